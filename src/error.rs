@@ -1,0 +1,131 @@
+//! The error type of every dwp operation, and the one place that maps it to an exit code.
+//!
+//! | exit | meaning |
+//! |---|---|
+//! | 0 | success / valid / conformant |
+//! | 1 | rejected or findings (nothing written) |
+//! | 2 | usage error |
+//! | 3 | contention: the lock is held or the snapshot moved; re-read and retry |
+//! | 4 | I/O failure (disk full, fsync failed): nothing claimed |
+//! | 5 | UNVERIFIED: a check could not be made, so no claim either way |
+
+use std::path::{Path, PathBuf};
+
+/// Exit codes, fixed by DESIGN.md §4.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    Ok = 0,
+    Rejected = 1,
+    Usage = 2,
+    Contention = 3,
+    Io = 4,
+    Unverified = 5,
+}
+
+impl Exit {
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+}
+
+/// Every way a dwp operation can fail. Each variant carries where it happened and, where a next
+/// step exists, a hint naming it.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Malformed or refused input: nothing was written.
+    #[error("{message} ({place})")]
+    Rejected {
+        message: String,
+        place: String,
+        hint: Option<String>,
+    },
+    /// Wrong use of the command line that clap could not catch.
+    #[error("{0}")]
+    Usage(String),
+    /// The cooperative lock is held by another writer.
+    #[error("{lock} is held{}", owner_suffix(.owner))]
+    LockHeld {
+        lock: PathBuf,
+        owner: Option<String>,
+    },
+    /// `--expected-sha256` no longer matches the bytes on disk.
+    #[error("the snapshot moved: expected sha256 {expected}, found {actual} ({path})")]
+    SnapshotMoved {
+        path: PathBuf,
+        expected: String,
+        actual: String,
+    },
+    /// The operating system refused a read or a write.
+    #[error("{op} failed: {source} ({})", .path.display())]
+    Io {
+        op: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A check could not be made; no claim either way.
+    #[error("UNVERIFIED: {message} ({place})")]
+    Unverified { message: String, place: String },
+}
+
+fn owner_suffix(owner: &Option<String>) -> String {
+    match owner {
+        Some(owner) => format!(" by {owner}"),
+        None => " (no owner record: a writer that does not record one, or one still starting)"
+            .to_string(),
+    }
+}
+
+impl Error {
+    /// The exit code for this error: the only place the mapping is made.
+    pub fn exit(&self) -> Exit {
+        match self {
+            Error::Rejected { .. } => Exit::Rejected,
+            Error::Usage(_) => Exit::Usage,
+            Error::LockHeld { .. } | Error::SnapshotMoved { .. } => Exit::Contention,
+            Error::Io { .. } => Exit::Io,
+            Error::Unverified { .. } => Exit::Unverified,
+        }
+    }
+
+    /// What to do next, when there is something to do.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            Error::Rejected { hint, .. } => hint.clone(),
+            Error::LockHeld { .. } => Some(
+                "retry with --wait SECONDS; if the owner is gone, `dwp lock status` then `dwp lock recover`"
+                    .into(),
+            ),
+            Error::SnapshotMoved { .. } => {
+                Some("re-read state.json and retry with its current sha256".into())
+            }
+            Error::Io { .. } => Some("nothing was claimed; fix the cause and retry".into()),
+            Error::Unverified { .. } | Error::Usage(_) => None,
+        }
+    }
+
+    pub fn rejected(place: impl Into<String>, message: impl Into<String>) -> Error {
+        Error::Rejected {
+            message: message.into(),
+            place: place.into(),
+            hint: None,
+        }
+    }
+
+    pub fn with_hint(mut self, text: impl Into<String>) -> Error {
+        if let Error::Rejected { hint, .. } = &mut self {
+            *hint = Some(text.into());
+        }
+        self
+    }
+
+    pub fn io(op: &'static str, path: &Path, source: std::io::Error) -> Error {
+        Error::Io {
+            op,
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,207 @@
+//! Findings: what `validate` (and later `verify`, `reconcile`, `finalize`) report about a plan.
+//!
+//! Every finding carries a stable code (`DWP###`), a severity, the file, a JSON path or line
+//! where known, the task where known, a message and a hint. Codes are never renumbered; they are
+//! documented, with the rule each enforces, in `docs/CONFORMANCE.md`.
+
+use serde::Serialize;
+
+macro_rules! codes {
+    ($($variant:ident = $number:literal, $summary:literal;)+) => {
+        /// The stable finding codes.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Code {
+            $($variant),+
+        }
+
+        impl Code {
+            pub const ALL: &'static [Code] = &[$(Code::$variant),+];
+
+            pub fn number(self) -> u16 {
+                match self { $(Code::$variant => $number),+ }
+            }
+
+            /// One line saying what the code means.
+            pub fn summary(self) -> &'static str {
+                match self { $(Code::$variant => $summary),+ }
+            }
+        }
+    };
+}
+
+codes! {
+    Unreadable = 1, "the file cannot be read: missing, not a regular file, a symlink leaving the plan folder, or too large";
+    NotJson = 2, "not exactly one strict JSON document: syntax, byte order mark, invalid UTF-8, trailing data or a duplicate key";
+    UnknownSchema = 3, "`schema` is missing, not a dwp-known plan schema URL, or names the other kind of document";
+    NewerSpec = 4, "the document is from a newer schema generation than this dwp knows: no claim is made";
+    SchemaViolation = 10, "the document does not match its JSON Schema";
+    Unrepresentable = 11, "a value the schema accepts but dwp cannot hold exactly (an integer beyond 64 bits)";
+    TaskIds = 20, "task ids are not 1..N in order";
+    TaskCount = 21, "`task_count` differs from the number of task entries";
+    CompletedCount = 22, "`completed_count` differs from the number of completed tasks";
+    DuplicateLocator = 23, "two tasks share a locator";
+    LocatorId = 24, "a locator does not agree with its task id (`#task-N` / `N.task_slug.md`)";
+    LocatorFormat = 25, "a locator kind does not agree with `format` (lite → inline, full → file)";
+    StatusNotDerived = 26, "plan `status` is not the one derived from the tasks and the blocker";
+    BlockerTask = 27, "the active blocker does not name a blocked task";
+    CheckpointTask = 28, "the checkpoint names a task that does not exist";
+    TerminalCheckpoint = 29, "a completed plan's checkpoint is not `{task: last id, step: \"done\"}`";
+    PlanIdentity = 30, "the folder name, manifest `name` and state `plan` disagree";
+    GenerationPair = 31, "manifest and state are of different schema generations";
+    Timestamp = 32, "a date-time field is not RFC 3339";
+}
+
+impl Code {
+    /// `DWP001` form.
+    pub fn id(self) -> String {
+        format!("DWP{:03}", self.number())
+    }
+}
+
+impl Serialize for Code {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.id())
+    }
+}
+
+impl std::fmt::Display for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DWP{:03}", self.number())
+    }
+}
+
+/// How much a finding weighs in the verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// The plan is not valid / not conformant.
+    Error,
+    /// Could not be checked: no claim either way.
+    Unverified,
+    /// Worth a look; fails only under `--strict`.
+    Advisory,
+}
+
+/// One reported problem.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    pub code: Code,
+    pub severity: Severity,
+    /// The file as the user named it (plan folder joined with the artifact name).
+    pub file: String,
+    /// JSON path (`$.tasks[2].status`) for JSON artifacts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// 1-based line, for markdown artifacts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task: Option<u64>,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+impl Finding {
+    pub fn error(code: Code, file: impl Into<String>, message: impl Into<String>) -> Finding {
+        Finding {
+            code,
+            severity: Severity::Error,
+            file: file.into(),
+            path: None,
+            line: None,
+            task: None,
+            message: message.into(),
+            hint: None,
+        }
+    }
+
+    pub fn at(mut self, path: impl Into<String>) -> Finding {
+        self.path = Some(path.into());
+        self
+    }
+
+    pub fn task(mut self, id: u64) -> Finding {
+        self.task = Some(id);
+        self
+    }
+
+    pub fn hint(mut self, hint: impl Into<String>) -> Finding {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    pub fn severity(mut self, severity: Severity) -> Finding {
+        self.severity = severity;
+        self
+    }
+
+    /// `file: $.path: message`, the human form.
+    pub fn render(&self) -> String {
+        let mut out = self.file.clone();
+        if let Some(line) = self.line {
+            out.push_str(&format!(":{line}"));
+        }
+        out.push_str(": ");
+        if let Some(path) = &self.path {
+            out.push_str(path);
+            out.push_str(": ");
+        }
+        out.push_str(&self.message);
+        out
+    }
+}
+
+/// The verdict a list of findings gives: definite errors first, then anything unverified.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Valid,
+    Invalid,
+    Unverified,
+}
+
+impl Verdict {
+    pub fn of(findings: &[Finding]) -> Verdict {
+        if findings.iter().any(|f| f.severity == Severity::Error) {
+            Verdict::Invalid
+        } else if findings.iter().any(|f| f.severity == Severity::Unverified) {
+            Verdict::Unverified
+        } else {
+            Verdict::Valid
+        }
+    }
+
+    pub fn exit(self) -> crate::error::Exit {
+        match self {
+            Verdict::Valid => crate::error::Exit::Ok,
+            Verdict::Invalid => crate::error::Exit::Rejected,
+            Verdict::Unverified => crate::error::Exit::Unverified,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_and_render_with_three_digits() {
+        let mut numbers: Vec<u16> = Code::ALL.iter().map(|c| c.number()).collect();
+        numbers.sort_unstable();
+        numbers.dedup();
+        assert_eq!(numbers.len(), Code::ALL.len());
+        assert_eq!(Code::Unreadable.id(), "DWP001");
+        assert_eq!(Code::Timestamp.to_string(), "DWP032");
+    }
+
+    #[test]
+    fn an_error_outweighs_an_unverified_check() {
+        let unverified =
+            Finding::error(Code::NewerSpec, "f", "m").severity(Severity::Unverified);
+        let error = Finding::error(Code::TaskIds, "f", "m");
+        assert_eq!(Verdict::of(&[]), Verdict::Valid);
+        assert_eq!(Verdict::of(std::slice::from_ref(&unverified)), Verdict::Unverified);
+        assert_eq!(Verdict::of(&[unverified, error]), Verdict::Invalid);
+    }
+}

@@ -1,0 +1,255 @@
+//! The state invariants beyond the schema (DESIGN.md §3 "State invariants"), shared by
+//! `validate`, every writer (input and output are checked), `finalize` and `verify`.
+//!
+//! Each check returns findings rather than stopping at the first, so a reader sees every problem.
+
+use crate::clock::parse_rfc3339;
+use crate::findings::{Code, Finding};
+use crate::model::{LocatorKind, Manifest, Materialization, PlanFormat, PlanStatus, State, TaskStatus};
+use crate::plan::Loaded;
+use std::collections::HashMap;
+
+/// Invariants of a manifest on its own.
+pub fn check_manifest(manifest: &Loaded<Manifest>) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    timestamp(&mut findings, &manifest.file, "$.created_at", &manifest.doc.created_at, None);
+    findings
+}
+
+/// Invariants of a state on its own.
+pub fn check_state(state: &Loaded<State>) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    let file = state.file.as_str();
+    let doc = &state.doc;
+    let error = |code, path: &str, message: String| Finding::error(code, file, message).at(path);
+
+    if doc.tasks.len() as u64 != doc.task_count {
+        findings.push(error(
+            Code::TaskCount,
+            "$.task_count",
+            format!("is {} but there are {} task entries", doc.task_count, doc.tasks.len()),
+        ));
+    }
+    for (index, task) in doc.tasks.iter().enumerate() {
+        let expected = index as u64 + 1;
+        if task.id != expected {
+            findings.push(
+                error(
+                    Code::TaskIds,
+                    &format!("$.tasks[{index}].id"),
+                    format!("is {} but entry {expected} must have id {expected} (ids are 1..N in order)", task.id),
+                )
+                .task(task.id),
+            );
+        }
+    }
+    let completed = doc.completed_tasks();
+    if doc.completed_count != completed {
+        findings.push(error(
+            Code::CompletedCount,
+            "$.completed_count",
+            format!("is {} but {completed} tasks are completed", doc.completed_count),
+        ));
+    }
+    check_locators(&mut findings, state);
+    check_status(&mut findings, state);
+    check_timestamps(&mut findings, state);
+    findings
+}
+
+fn check_locators(findings: &mut Vec<Finding>, state: &Loaded<State>) {
+    let doc = &state.doc;
+    let mut seen: HashMap<&str, u64> = HashMap::new();
+    // During a promotion, tasks move from inline to file: either kind is legitimate.
+    let promoting = doc.materialization == Some(Materialization::Promoting);
+    for (index, task) in doc.tasks.iter().enumerate() {
+        let field = if task.locator.is_some() { "locator.value" } else { "file" };
+        let path = format!("$.tasks[{index}].{field}");
+        let Some(value) = task.locator_value() else { continue };
+        if let Some(first) = seen.insert(value, task.id) {
+            findings.push(
+                Finding::error(
+                    Code::DuplicateLocator,
+                    &state.file,
+                    format!("`{value}` also locates task {first}"),
+                )
+                .at(&path)
+                .task(task.id),
+            );
+        }
+        let agrees = match value.strip_prefix("#task-") {
+            Some(number) => number == task.id.to_string(),
+            None => value.strip_prefix(&format!("{}.task_", task.id)).is_some(),
+        };
+        if !agrees {
+            findings.push(
+                Finding::error(
+                    Code::LocatorId,
+                    &state.file,
+                    format!(
+                        "`{value}` does not locate task {id} (expected `#task-{id}` or `{id}.task_<slug>.md`)",
+                        id = task.id
+                    ),
+                )
+                .at(&path)
+                .task(task.id),
+            );
+        }
+        if let (Some(locator), Some(format), false) = (&task.locator, doc.format, promoting) {
+            let expected = match format {
+                PlanFormat::Lite => LocatorKind::Inline,
+                PlanFormat::Full => LocatorKind::File,
+            };
+            if locator.kind != expected {
+                findings.push(
+                    Finding::error(
+                        Code::LocatorFormat,
+                        &state.file,
+                        format!("is {} but a {format} plan locates tasks {}", locator.kind,
+                            if expected == LocatorKind::Inline { "inline (`#task-N`)" } else { "by file" }),
+                    )
+                    .at(format!("$.tasks[{index}].locator.kind"))
+                    .task(task.id),
+                );
+            }
+        }
+    }
+}
+
+fn check_status(findings: &mut Vec<Finding>, state: &Loaded<State>) {
+    let doc = &state.doc;
+    let file = state.file.as_str();
+    let derived = doc.derived_status();
+    if doc.status != derived {
+        findings.push(
+            Finding::error(
+                Code::StatusNotDerived,
+                file,
+                format!("is {} but the tasks and blocker make it {derived}", doc.status),
+            )
+            .at("$.status"),
+        );
+    }
+    if let Some(blocker) = doc.blocked.value() {
+        let task_status = doc.task(blocker.task).map(|t| t.status);
+        if task_status != Some(TaskStatus::Blocked) {
+            let what = match task_status {
+                Some(status) => format!("task {} is {status}", blocker.task),
+                None => format!("there is no task {}", blocker.task),
+            };
+            findings.push(
+                Finding::error(Code::BlockerTask, file, format!("names task {} but {what}; an active blocker names a blocked task", blocker.task))
+                    .at("$.blocked.task")
+                    .task(blocker.task),
+            );
+        }
+    }
+    if let Some(checkpoint) = doc.checkpoint.value() {
+        if doc.task(checkpoint.task).is_none() {
+            findings.push(
+                Finding::error(Code::CheckpointTask, file, format!("names task {} which does not exist", checkpoint.task))
+                    .at("$.checkpoint.task"),
+            );
+        }
+    }
+    if doc.status == PlanStatus::Completed {
+        let last = doc.tasks.last().map_or(0, |t| t.id);
+        let terminal = doc
+            .checkpoint
+            .value()
+            .is_some_and(|c| c.task == last && c.step.as_deref() == Some("done"));
+        if !terminal {
+            findings.push(
+                Finding::error(
+                    Code::TerminalCheckpoint,
+                    file,
+                    format!("a completed plan's checkpoint must be {{\"task\": {last}, \"step\": \"done\"}}"),
+                )
+                .at("$.checkpoint")
+                .hint("publish the plan with `dwp finalize`"),
+            );
+        }
+    }
+}
+
+fn check_timestamps(findings: &mut Vec<Finding>, state: &Loaded<State>) {
+    let doc = &state.doc;
+    let file = state.file.as_str();
+    timestamp(findings, file, "$.updated_at", &doc.updated_at, None);
+    if let Some(checkpoint) = doc.checkpoint.value() {
+        timestamp(findings, file, "$.checkpoint.at", &checkpoint.at, None);
+    }
+    if let Some(blocker) = doc.blocked.value() {
+        timestamp(findings, file, "$.blocked.since", &blocker.since, Some(blocker.task));
+    }
+    for (index, task) in doc.tasks.iter().enumerate() {
+        let at = |field: &str| format!("$.tasks[{index}].{field}");
+        if let Some(t) = &task.started_at {
+            timestamp(findings, file, &at("started_at"), t, Some(task.id));
+        }
+        if let Some(t) = &task.completed_at {
+            timestamp(findings, file, &at("completed_at"), t, Some(task.id));
+        }
+        for (g, gate) in task.gates().iter().enumerate() {
+            timestamp(findings, file, &at(&format!("gates[{g}].last_run")), &gate.last_run, Some(task.id));
+        }
+    }
+}
+
+fn timestamp(findings: &mut Vec<Finding>, file: &str, path: &str, text: &str, task: Option<u64>) {
+    if parse_rfc3339(text).is_none() {
+        let mut finding = Finding::error(
+            Code::Timestamp,
+            file,
+            format!("`{text}` is not an RFC 3339 date-time (e.g. 2026-06-09T14:00:00Z)"),
+        )
+        .at(path);
+        finding.task = task;
+        findings.push(finding);
+    }
+}
+
+/// Invariants between a plan's folder, manifest and state. `folder` is the plan folder's name.
+pub fn check_identity(
+    folder: Option<&str>,
+    manifest: Option<&Loaded<Manifest>>,
+    state: Option<&Loaded<State>>,
+) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    let identity = |file: &str, path: &str, message: String| {
+        Finding::error(Code::PlanIdentity, file, message).at(path)
+    };
+    if let (Some(folder), Some(m)) = (folder, manifest) {
+        if m.doc.name != folder {
+            findings.push(identity(&m.file, "$.name", format!("is `{}` but the plan folder is `{folder}`", m.doc.name)));
+        }
+    }
+    if let (Some(folder), Some(s)) = (folder, state) {
+        if s.doc.plan != folder {
+            findings.push(identity(&s.file, "$.plan", format!("is `{}` but the plan folder is `{folder}`", s.doc.plan)));
+        }
+    }
+    if let (Some(m), Some(s)) = (manifest, state) {
+        if m.doc.name != s.doc.plan && folder.is_none() {
+            findings.push(identity(&s.file, "$.plan", format!("is `{}` but the manifest names `{}`", s.doc.plan, m.doc.name)));
+        }
+        if m.generation != s.generation {
+            findings.push(
+                Finding::error(
+                    Code::GenerationPair,
+                    &s.file,
+                    format!(
+                        "is a v{} state but the manifest is v{}; a v{} state pairs with a v{} manifest",
+                        s.generation.number(),
+                        m.generation.number(),
+                        s.generation.number(),
+                        s.generation.number()
+                    ),
+                )
+                .at("$.schema")
+                .hint("convert both deliberately with `dwp migrate`"),
+            );
+        }
+    }
+    findings
+}

@@ -1,0 +1,146 @@
+//! The JSON Schemas of `manifest.json` and `state.json`, embedded in the binary.
+//!
+//! The files in `schemas/` accept and reject exactly what the public schemas accept and reject
+//! (`tests/schema_parity.rs` proves it on a corpus). Each validator is compiled on first use and
+//! then shared for the life of the process. Formats (`date-time`) are annotations in draft
+//! 2020-12, as in the public tooling; [`crate::invariants`] checks RFC 3339 on top.
+
+use crate::json::{Segment, render_path};
+use crate::model::{DocKind, Generation};
+use jsonschema::Validator;
+use jsonschema::paths::LocationSegment;
+use serde_json::Value;
+use std::sync::OnceLock;
+
+/// One embedded schema: its file name under `schemas/` and its text.
+pub struct EmbeddedSchema {
+    pub file_name: &'static str,
+    pub text: &'static str,
+}
+
+macro_rules! embed {
+    ($file:literal) => {
+        EmbeddedSchema {
+            file_name: $file,
+            text: include_str!(concat!("../schemas/", $file)),
+        }
+    };
+}
+
+const MANIFEST: [EmbeddedSchema; 3] = [
+    embed!("plan-manifest-v1.schema.json"),
+    embed!("plan-manifest-v2.schema.json"),
+    embed!("plan-manifest-v5.schema.json"),
+];
+
+const STATE: [EmbeddedSchema; 3] = [
+    embed!("plan-state-v1.schema.json"),
+    embed!("plan-state-v2.schema.json"),
+    embed!("plan-state-v5.schema.json"),
+];
+
+fn slot(generation: Generation) -> usize {
+    match generation {
+        Generation::V1 => 0,
+        Generation::V2 => 1,
+        Generation::V5 => 2,
+    }
+}
+
+/// The embedded schema for a document kind and generation.
+pub fn embedded(kind: DocKind, generation: Generation) -> &'static EmbeddedSchema {
+    match kind {
+        DocKind::Manifest => &MANIFEST[slot(generation)],
+        DocKind::State => &STATE[slot(generation)],
+    }
+}
+
+/// A schema violation: where in the instance, and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    /// JSON path in `$.a.b[0]` form.
+    pub path: String,
+    pub message: String,
+}
+
+/// Compile a schema document (draft 2020-12). Used for the embedded schemas and by tests that
+/// compare them with the public reference copies.
+pub fn compile(schema: &Value) -> Result<Validator, String> {
+    jsonschema::draft202012::new(schema).map_err(|e| e.to_string())
+}
+
+fn validator(kind: DocKind, generation: Generation) -> &'static Validator {
+    static MANIFEST_VALIDATORS: [OnceLock<Validator>; 3] =
+        [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    static STATE_VALIDATORS: [OnceLock<Validator>; 3] =
+        [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    let cell = match kind {
+        DocKind::Manifest => &MANIFEST_VALIDATORS[slot(generation)],
+        DocKind::State => &STATE_VALIDATORS[slot(generation)],
+    };
+    cell.get_or_init(|| {
+        let schema = embedded(kind, generation);
+        let value: Value = serde_json::from_str(schema.text)
+            .unwrap_or_else(|e| panic!("embedded {} is not JSON: {e}", schema.file_name));
+        compile(&value)
+            .unwrap_or_else(|e| panic!("embedded {} does not compile: {e}", schema.file_name))
+    })
+}
+
+/// Every violation of the embedded schema, in the validator's order.
+pub fn validate(kind: DocKind, generation: Generation, instance: &Value) -> Vec<Violation> {
+    violations(validator(kind, generation), instance)
+}
+
+/// Every violation of `validator` by `instance`, with paths in `$.a[0]` form.
+pub fn violations(validator: &Validator, instance: &Value) -> Vec<Violation> {
+    validator
+        .iter_errors(instance)
+        .map(|error| Violation {
+            path: render_path(&location_segments(error.instance_path())),
+            message: error.to_string(),
+        })
+        .collect()
+}
+
+fn location_segments(location: &jsonschema::paths::Location) -> Vec<Segment> {
+    location
+        .iter()
+        .map(|segment| match segment {
+            LocationSegment::Property(key) => Segment::Key(key.to_string()),
+            LocationSegment::Index(i) => Segment::Index(i),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_embedded_schema_compiles_and_names_its_own_url() {
+        for generation in Generation::ALL {
+            for kind in [DocKind::Manifest, DocKind::State] {
+                let schema: Value = serde_json::from_str(embedded(kind, generation).text).unwrap();
+                assert_eq!(schema["$id"], generation.url(kind));
+                assert!(compile(&schema).is_ok());
+            }
+        }
+    }
+
+    #[test]
+    fn violations_carry_json_paths() {
+        let state = serde_json::json!({
+            "schema": Generation::V2.url(DocKind::State),
+            "plan": "PLAN_a_b", "updated_at": "2026-01-01T00:00:00Z", "status": "pending",
+            "completed_count": 0, "task_count": 1, "format": "lite", "materialization": "ready",
+            "tasks": [{"id": 1, "locator": {"kind": "inline", "value": "1.task_x.md"},
+                       "title": "t", "status": "pending", "gates": []}]
+        });
+        let found = validate(DocKind::State, Generation::V2, &state);
+        assert!(
+            found.iter().any(|v| v.path == "$.tasks[0].locator.value"),
+            "{found:?}"
+        );
+    }
+}

@@ -1,0 +1,379 @@
+//! The cooperative writer lock: a `state.json.lock` directory created with one atomic `mkdir`.
+//!
+//! The public reference updater uses the same directory name, so dwp and that tooling exclude
+//! each other. dwp also records an `owner.json` inside (pid, host, command line, start time) so a
+//! lock left by a killed writer can be judged: same host and the process gone (or its pid now
+//! belonging to a process that started later) means the owner is provably dead. The guard removes
+//! the directory on every exit path the process controls, panics included (unwinding runs
+//! `Drop`). Nothing protects against an editor that ignores the lock; the spec claims no more.
+
+use crate::error::{Error, Result};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+/// File inside the lock directory that names its owner.
+pub const OWNER_FILE: &str = "owner.json";
+
+/// The lock directory that guards `target` (`state.json` → `state.json.lock`).
+pub fn lock_dir(target: &Path) -> PathBuf {
+    let mut name = target.file_name().unwrap_or_default().to_os_string();
+    name.push(".lock");
+    target.with_file_name(name)
+}
+
+/// Who holds a lock, as recorded in `owner.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Owner {
+    pub pid: u32,
+    pub host: String,
+    pub command: String,
+    pub started_at: String,
+}
+
+impl Owner {
+    fn of_this_process() -> Owner {
+        Owner {
+            pid: std::process::id(),
+            host: host_name(),
+            command: command_line(),
+            // Real time, never the test clock: liveness compares it with process start times.
+            started_at: crate::clock::rfc3339(Utc::now()),
+        }
+    }
+}
+
+/// Whether a lock's owner still runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Liveness {
+    /// Same host, the pid runs and started before the lock was taken.
+    Alive,
+    /// Same host, no process has that pid.
+    Dead,
+    /// Same host, the pid runs but started after the lock was taken: a different process.
+    PidReused,
+    /// Recorded by another host: cannot be checked from here.
+    OtherHost,
+    /// No owner record (the reference tooling writes none, or a writer is still starting).
+    Unknown,
+}
+
+impl Liveness {
+    /// The owner is provably gone.
+    pub fn is_gone(self) -> bool {
+        matches!(self, Liveness::Dead | Liveness::PidReused)
+    }
+}
+
+/// What inspecting a held lock found.
+#[derive(Debug, Clone, Serialize)]
+pub struct LockInfo {
+    pub path: PathBuf,
+    pub owner: Option<Owner>,
+    /// Why `owner.json` could not be used, when it exists but is unreadable or malformed.
+    pub owner_problem: Option<String>,
+    /// Seconds since the owner recorded the lock (or since the directory was created).
+    pub age_seconds: Option<u64>,
+    pub liveness: Liveness,
+}
+
+impl LockInfo {
+    /// One line naming the owner, its age and whether it runs.
+    pub fn describe(&self) -> String {
+        let age = self
+            .age_seconds
+            .map(|s| format!(", {s}s old"))
+            .unwrap_or_default();
+        let alive = match self.liveness {
+            Liveness::Alive => "alive",
+            Liveness::Dead => "process gone",
+            Liveness::PidReused => "process gone, pid reused",
+            Liveness::OtherHost => "on another host, cannot check",
+            Liveness::Unknown => "owner unknown",
+        };
+        match &self.owner {
+            Some(o) => format!(
+                "pid {} on {} (`{}`{age}, {alive})",
+                o.pid, o.host, o.command
+            ),
+            None => format!("no owner record{age} ({alive})"),
+        }
+    }
+}
+
+/// A held lock. Dropping it releases the lock.
+#[derive(Debug)]
+pub struct LockGuard {
+    dir: PathBuf,
+    held: bool,
+}
+
+impl LockGuard {
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Release now and report a failure to do so (Drop can only ignore it).
+    pub fn release(mut self) -> Result<()> {
+        self.held = false;
+        remove_lock_dir(&self.dir)
+    }
+}
+
+impl Drop for LockGuard {
+    fn drop(&mut self) {
+        if self.held {
+            let _ = remove_lock_dir(&self.dir);
+        }
+    }
+}
+
+fn remove_lock_dir(dir: &Path) -> Result<()> {
+    match fs::remove_file(dir.join(OWNER_FILE)) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(Error::io("remove lock owner", dir, e)),
+    }
+    fs::remove_dir(dir).map_err(|e| Error::io("remove lock", dir, e))
+}
+
+/// Take the lock on `target` once, or report who holds it.
+pub fn try_acquire(target: &Path) -> Result<LockGuard> {
+    let dir = lock_dir(target);
+    match fs::create_dir(&dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            let info = inspect(target)?;
+            return Err(Error::LockHeld {
+                lock: dir,
+                owner: info.map(|i| i.describe()),
+            });
+        }
+        Err(e) => return Err(Error::io("create lock", &dir, e)),
+    }
+    let guard = LockGuard { dir, held: true };
+    let owner = crate::store::canonical_bytes(&Owner::of_this_process());
+    super::write_atomic(&guard.dir.join(OWNER_FILE), &owner)?;
+    Ok(guard)
+}
+
+/// Take the lock, retrying a held lock with jittered exponential backoff for up to `wait`.
+pub fn acquire(target: &Path, wait: Duration) -> Result<LockGuard> {
+    let deadline = Instant::now() + wait;
+    let mut backoff = Duration::from_millis(2);
+    loop {
+        match try_acquire(target) {
+            Err(Error::LockHeld { .. }) if Instant::now() < deadline => {
+                let jittered = backoff.mul_f64(0.5 + fastrand::f64());
+                let remaining = deadline.saturating_duration_since(Instant::now());
+                std::thread::sleep(jittered.min(remaining));
+                backoff = (backoff * 2).min(Duration::from_millis(100));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Inspect the lock on `target`: `None` when it is free.
+pub fn inspect(target: &Path) -> Result<Option<LockInfo>> {
+    let dir = lock_dir(target);
+    let dir_meta = match fs::metadata(&dir) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io("inspect lock", &dir, e)),
+    };
+    let (owner, owner_problem) = match fs::read(dir.join(OWNER_FILE)) {
+        Ok(bytes) => match serde_json::from_slice::<Owner>(&bytes) {
+            Ok(owner) => (Some(owner), None),
+            Err(e) => (None, Some(format!("{OWNER_FILE} is malformed: {e}"))),
+        },
+        Err(e) if e.kind() == io::ErrorKind::NotFound => (None, None),
+        Err(e) => (None, Some(format!("{OWNER_FILE} cannot be read: {e}"))),
+    };
+    let since = owner
+        .as_ref()
+        .and_then(|o| crate::clock::parse_rfc3339(&o.started_at))
+        .map(SystemTime::from)
+        .or_else(|| dir_meta.modified().ok());
+    let age_seconds = since
+        .and_then(|t| SystemTime::now().duration_since(t).ok())
+        .map(|d| d.as_secs());
+    let liveness = owner.as_ref().map_or(Liveness::Unknown, liveness_of);
+    Ok(Some(LockInfo {
+        path: dir,
+        owner,
+        owner_problem,
+        age_seconds,
+        liveness,
+    }))
+}
+
+fn liveness_of(owner: &Owner) -> Liveness {
+    if owner.host != host_name() {
+        return Liveness::OtherHost;
+    }
+    let Ok(pid) = i32::try_from(owner.pid) else {
+        return Liveness::Dead;
+    };
+    if !process_exists(pid) {
+        return Liveness::Dead;
+    }
+    let recorded = crate::clock::parse_rfc3339(&owner.started_at).map(SystemTime::from);
+    match (process_start_time(pid), recorded) {
+        // started_at has second precision and is written after the process starts: a process
+        // that started more than a second after it cannot be the one that wrote it.
+        (Some(started), Some(recorded)) if started > recorded + Duration::from_secs(1) => {
+            Liveness::PidReused
+        }
+        _ => Liveness::Alive,
+    }
+}
+
+/// Whether any process has this pid (a zombie counts until it is reaped).
+pub fn process_exists(pid: i32) -> bool {
+    let Some(pid) = rustix::process::Pid::from_raw(pid) else {
+        return false;
+    };
+    match rustix::process::test_kill_process(pid) {
+        Ok(()) => true,
+        Err(e) => e != rustix::io::Errno::SRCH,
+    }
+}
+
+/// When a process started, from `/proc` (Linux); `None` where that cannot be read.
+pub fn process_start_time(pid: i32) -> Option<SystemTime> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Field 22 (starttime, in clock ticks since boot) counts from after the `(comm)` field,
+    // whose text may itself hold spaces and parentheses.
+    let after_comm = &stat[stat.rfind(')')? + 1..];
+    let ticks: u64 = after_comm.split_whitespace().nth(19)?.parse().ok()?;
+    let boot = fs::read_to_string("/proc/stat").ok()?;
+    let boot_secs: u64 = boot
+        .lines()
+        .find_map(|l| l.strip_prefix("btime "))?
+        .trim()
+        .parse()
+        .ok()?;
+    let per_second = rustix::param::clock_ticks_per_second().max(1);
+    let since_boot = Duration::from_millis(ticks * 1000 / per_second);
+    Some(SystemTime::UNIX_EPOCH + Duration::from_secs(boot_secs) + since_boot)
+}
+
+/// This machine's node name, as recorded in lock owners.
+pub fn host_name() -> String {
+    rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// This process's command line as one string, arguments with spaces or quotes single-quoted.
+fn command_line() -> String {
+    std::env::args()
+        .map(|arg| {
+            if !arg.is_empty()
+                && arg
+                    .chars()
+                    .all(|c| !c.is_whitespace() && c != '\'' && c != '"')
+            {
+                arg
+            } else {
+                format!("'{}'", arg.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Parse a timestamp in `owner.json`, for display.
+pub fn started_at(owner: &Owner) -> Option<DateTime<Utc>> {
+    crate::clock::parse_rfc3339(&owner.started_at)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lock_is_exclusive_and_released_on_drop() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("state.json");
+        let guard = try_acquire(&state).unwrap();
+        let info = inspect(&state).unwrap().expect("held");
+        assert_eq!(info.liveness, Liveness::Alive);
+        assert_eq!(info.owner.as_ref().unwrap().pid, std::process::id());
+        let second = try_acquire(&state).unwrap_err();
+        assert!(matches!(second, Error::LockHeld { .. }), "{second}");
+        assert_eq!(second.exit(), crate::error::Exit::Contention);
+        drop(guard);
+        assert!(!lock_dir(&state).exists());
+        assert!(inspect(&state).unwrap().is_none());
+    }
+
+    #[test]
+    fn the_lock_is_released_when_the_holder_panics() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("state.json");
+        let result = std::panic::catch_unwind(|| {
+            let _guard = try_acquire(&state).unwrap();
+            panic!("writer failed mid-update");
+        });
+        assert!(result.is_err());
+        assert!(!lock_dir(&state).exists());
+    }
+
+    #[test]
+    fn a_bare_lock_directory_blocks_and_has_unknown_owner() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("state.json");
+        fs::create_dir(lock_dir(&state)).unwrap();
+        let err = try_acquire(&state).unwrap_err();
+        assert!(err.to_string().contains("no owner record"), "{err}");
+        let info = inspect(&state).unwrap().unwrap();
+        assert_eq!(info.liveness, Liveness::Unknown);
+        assert!(lock_dir(&state).exists(), "a lock dwp does not own is never removed");
+    }
+
+    #[test]
+    fn a_dead_or_reused_pid_is_judged_gone() {
+        let dead = Owner {
+            pid: 999_999_999,
+            host: host_name(),
+            command: "dwp update".into(),
+            started_at: "2026-01-01T00:00:00Z".into(),
+        };
+        assert_eq!(liveness_of(&dead), Liveness::Dead);
+        // pid 1 runs, but started long after this recorded time.
+        let reused = Owner {
+            pid: 1,
+            started_at: "1990-01-01T00:00:00Z".into(),
+            ..dead.clone()
+        };
+        assert_eq!(liveness_of(&reused), Liveness::PidReused);
+        let elsewhere = Owner {
+            host: format!("{}-elsewhere", host_name()),
+            ..dead
+        };
+        assert_eq!(liveness_of(&elsewhere), Liveness::OtherHost);
+    }
+
+    #[test]
+    fn waiting_acquires_once_the_holder_releases() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("state.json");
+        let guard = try_acquire(&state).unwrap();
+        let releaser = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            drop(guard);
+        });
+        let second = acquire(&state, Duration::from_secs(5)).unwrap();
+        releaser.join().unwrap();
+        drop(second);
+        assert!(!lock_dir(&state).exists());
+    }
+}

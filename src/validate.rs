@@ -1,0 +1,154 @@
+//! `dwp validate`: schema and state invariants of a plan folder or of one JSON artifact.
+//!
+//! Reports every problem it can reach, not only the first: all schema violations of each file,
+//! and, once a file matches its schema, every invariant it breaks. A file that does not match
+//! its schema is not checked further (its fields cannot be trusted to exist).
+
+use crate::findings::{Code, Finding, Verdict};
+use crate::invariants;
+use crate::model::{DocKind, Manifest, State};
+use crate::plan::{
+    Loaded, PlanPaths, declared_kind, from_value, load_manifest, load_state, read_value,
+};
+use std::path::Path;
+
+/// The outcome of validating one target.
+#[derive(Debug, Clone)]
+pub struct Validation {
+    /// The target as the user named it.
+    pub target: String,
+    /// What was found valid, e.g. `PLAN_x: manifest v2, state v2, 7 tasks`.
+    pub summary: String,
+    pub findings: Vec<Finding>,
+}
+
+impl Validation {
+    pub fn verdict(&self) -> Verdict {
+        Verdict::of(&self.findings)
+    }
+}
+
+/// Validate a plan folder, or a single `manifest.json` / `state.json`.
+pub fn validate(target: &Path) -> Validation {
+    let name = target.display().to_string();
+    let (summary, findings) = if target.is_dir() {
+        validate_folder(&PlanPaths::new(target))
+    } else if target.exists() {
+        validate_file(target)
+    } else {
+        (
+            String::new(),
+            vec![Finding::error(Code::Unreadable, &name, "no such plan folder or file")],
+        )
+    };
+    Validation {
+        target: name,
+        summary,
+        findings,
+    }
+}
+
+fn validate_folder(paths: &PlanPaths) -> (String, Vec<Finding>) {
+    let mut findings = Vec::new();
+    if !paths.manifest.exists() && !paths.state.exists() {
+        let finding = Finding::error(
+            Code::Unreadable,
+            paths.dir.display().to_string(),
+            "holds neither manifest.json nor state.json: not a materialized plan folder",
+        )
+        .hint("materialize the plan with `dwp init`");
+        return (String::new(), vec![finding]);
+    }
+    let manifest = collect(&mut findings, load_manifest(paths), invariants::check_manifest);
+    let state = collect(&mut findings, load_state(paths), invariants::check_state);
+    let folder = paths.folder_name();
+    findings.extend(invariants::check_identity(
+        folder.as_deref(),
+        manifest.as_ref(),
+        state.as_ref(),
+    ));
+    let mut parts = Vec::new();
+    if let Some(m) = &manifest {
+        parts.push(format!("manifest v{}", m.generation.number()));
+    }
+    if let Some(s) = &state {
+        parts.push(format!(
+            "state v{}, {} tasks, {}/{} completed, {}",
+            s.generation.number(),
+            s.doc.tasks.len(),
+            s.doc.completed_count,
+            s.doc.task_count,
+            s.doc.status
+        ));
+    }
+    let name = folder.unwrap_or_else(|| paths.dir.display().to_string());
+    (format!("{name}: {}", parts.join("; ")), findings)
+}
+
+fn validate_file(path: &Path) -> (String, Vec<Finding>) {
+    let plan_dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let by_name = [DocKind::Manifest, DocKind::State]
+        .into_iter()
+        .find(|k| k.file_name() == file_name);
+    // The document's own `schema` says what it is; the file name decides only when it is silent.
+    let (bytes, value) = match read_value(path, plan_dir) {
+        Ok(read) => read,
+        Err(findings) => return (String::new(), findings),
+    };
+    let mut findings = Vec::new();
+    let summary = match declared_kind(&value).or(by_name) {
+        Some(DocKind::Manifest) => collect(
+            &mut findings,
+            from_value::<Manifest>(path, bytes, value, DocKind::Manifest),
+            invariants::check_manifest,
+        )
+        .map(|m| format!("{}: manifest v{}", path.display(), m.generation.number())),
+        Some(DocKind::State) => collect(
+            &mut findings,
+            from_value::<State>(path, bytes, value, DocKind::State),
+            invariants::check_state,
+        )
+        .map(|s| {
+            format!(
+                "{}: state v{}, {} tasks",
+                path.display(),
+                s.generation.number(),
+                s.doc.tasks.len()
+            )
+        }),
+        None => {
+            findings.push(
+                Finding::error(
+                    Code::UnknownSchema,
+                    path.display().to_string(),
+                    "is neither a plan manifest nor a plan state: no known `schema` and not named manifest.json or state.json",
+                )
+                .at("$.schema"),
+            );
+            None
+        }
+    };
+    (summary.unwrap_or_default(), findings)
+}
+
+/// Keep a loaded document after adding its invariant findings, or keep its load findings.
+fn collect<T>(
+    findings: &mut Vec<Finding>,
+    loaded: Result<Loaded<T>, Vec<Finding>>,
+    check: fn(&Loaded<T>) -> Vec<Finding>,
+) -> Option<Loaded<T>> {
+    match loaded {
+        Ok(doc) => {
+            findings.extend(check(&doc));
+            Some(doc)
+        }
+        Err(found) => {
+            findings.extend(found);
+            None
+        }
+    }
+}
