@@ -197,11 +197,13 @@ mod tests {
 
     #[test]
     fn an_error_outweighs_an_unverified_check() {
-        let unverified =
-            Finding::error(Code::NewerSpec, "f", "m").severity(Severity::Unverified);
+        let unverified = Finding::error(Code::NewerSpec, "f", "m").severity(Severity::Unverified);
         let error = Finding::error(Code::TaskIds, "f", "m");
         assert_eq!(Verdict::of(&[]), Verdict::Valid);
-        assert_eq!(Verdict::of(std::slice::from_ref(&unverified)), Verdict::Unverified);
+        assert_eq!(
+            Verdict::of(std::slice::from_ref(&unverified)),
+            Verdict::Unverified
+        );
         assert_eq!(Verdict::of(&[unverified, error]), Verdict::Invalid);
     }
 }

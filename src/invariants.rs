@@ -5,14 +5,22 @@
 
 use crate::clock::parse_rfc3339;
 use crate::findings::{Code, Finding};
-use crate::model::{LocatorKind, Manifest, Materialization, PlanFormat, PlanStatus, State, TaskStatus};
+use crate::model::{
+    LocatorKind, Manifest, Materialization, PlanFormat, PlanStatus, State, TaskStatus,
+};
 use crate::plan::Loaded;
 use std::collections::HashMap;
 
 /// Invariants of a manifest on its own.
 pub fn check_manifest(manifest: &Loaded<Manifest>) -> Vec<Finding> {
     let mut findings = Vec::new();
-    timestamp(&mut findings, &manifest.file, "$.created_at", &manifest.doc.created_at, None);
+    timestamp(
+        &mut findings,
+        &manifest.file,
+        "$.created_at",
+        &manifest.doc.created_at,
+        None,
+    );
     findings
 }
 
@@ -27,7 +35,11 @@ pub fn check_state(state: &Loaded<State>) -> Vec<Finding> {
         findings.push(error(
             Code::TaskCount,
             "$.task_count",
-            format!("is {} but there are {} task entries", doc.task_count, doc.tasks.len()),
+            format!(
+                "is {} but there are {} task entries",
+                doc.task_count,
+                doc.tasks.len()
+            ),
         ));
     }
     for (index, task) in doc.tasks.iter().enumerate() {
@@ -48,7 +60,10 @@ pub fn check_state(state: &Loaded<State>) -> Vec<Finding> {
         findings.push(error(
             Code::CompletedCount,
             "$.completed_count",
-            format!("is {} but {completed} tasks are completed", doc.completed_count),
+            format!(
+                "is {} but {completed} tasks are completed",
+                doc.completed_count
+            ),
         ));
     }
     check_locators(&mut findings, state);
@@ -63,9 +78,15 @@ fn check_locators(findings: &mut Vec<Finding>, state: &Loaded<State>) {
     // During a promotion, tasks move from inline to file: either kind is legitimate.
     let promoting = doc.materialization == Some(Materialization::Promoting);
     for (index, task) in doc.tasks.iter().enumerate() {
-        let field = if task.locator.is_some() { "locator.value" } else { "file" };
+        let field = if task.locator.is_some() {
+            "locator.value"
+        } else {
+            "file"
+        };
         let path = format!("$.tasks[{index}].{field}");
-        let Some(value) = task.locator_value() else { continue };
+        let Some(value) = task.locator_value() else {
+            continue;
+        };
         if let Some(first) = seen.insert(value, task.id) {
             findings.push(
                 Finding::error(
@@ -105,8 +126,15 @@ fn check_locators(findings: &mut Vec<Finding>, state: &Loaded<State>) {
                     Finding::error(
                         Code::LocatorFormat,
                         &state.file,
-                        format!("is {} but a {format} plan locates tasks {}", locator.kind,
-                            if expected == LocatorKind::Inline { "inline (`#task-N`)" } else { "by file" }),
+                        format!(
+                            "is {} but a {format} plan locates tasks {}",
+                            locator.kind,
+                            if expected == LocatorKind::Inline {
+                                "inline (`#task-N`)"
+                            } else {
+                                "by file"
+                            }
+                        ),
                     )
                     .at(format!("$.tasks[{index}].locator.kind"))
                     .task(task.id),
@@ -125,7 +153,10 @@ fn check_status(findings: &mut Vec<Finding>, state: &Loaded<State>) {
             Finding::error(
                 Code::StatusNotDerived,
                 file,
-                format!("is {} but the tasks and blocker make it {derived}", doc.status),
+                format!(
+                    "is {} but the tasks and blocker make it {derived}",
+                    doc.status
+                ),
             )
             .at("$.status"),
         );
@@ -138,19 +169,30 @@ fn check_status(findings: &mut Vec<Finding>, state: &Loaded<State>) {
                 None => format!("there is no task {}", blocker.task),
             };
             findings.push(
-                Finding::error(Code::BlockerTask, file, format!("names task {} but {what}; an active blocker names a blocked task", blocker.task))
-                    .at("$.blocked.task")
-                    .task(blocker.task),
+                Finding::error(
+                    Code::BlockerTask,
+                    file,
+                    format!(
+                        "names task {} but {what}; an active blocker names a blocked task",
+                        blocker.task
+                    ),
+                )
+                .at("$.blocked.task")
+                .task(blocker.task),
             );
         }
     }
-    if let Some(checkpoint) = doc.checkpoint.value() {
-        if doc.task(checkpoint.task).is_none() {
-            findings.push(
-                Finding::error(Code::CheckpointTask, file, format!("names task {} which does not exist", checkpoint.task))
-                    .at("$.checkpoint.task"),
-            );
-        }
+    if let Some(checkpoint) = doc.checkpoint.value()
+        && doc.task(checkpoint.task).is_none()
+    {
+        findings.push(
+            Finding::error(
+                Code::CheckpointTask,
+                file,
+                format!("names task {} which does not exist", checkpoint.task),
+            )
+            .at("$.checkpoint.task"),
+        );
     }
     if doc.status == PlanStatus::Completed {
         let last = doc.tasks.last().map_or(0, |t| t.id);
@@ -180,7 +222,13 @@ fn check_timestamps(findings: &mut Vec<Finding>, state: &Loaded<State>) {
         timestamp(findings, file, "$.checkpoint.at", &checkpoint.at, None);
     }
     if let Some(blocker) = doc.blocked.value() {
-        timestamp(findings, file, "$.blocked.since", &blocker.since, Some(blocker.task));
+        timestamp(
+            findings,
+            file,
+            "$.blocked.since",
+            &blocker.since,
+            Some(blocker.task),
+        );
     }
     for (index, task) in doc.tasks.iter().enumerate() {
         let at = |field: &str| format!("$.tasks[{index}].{field}");
@@ -191,7 +239,13 @@ fn check_timestamps(findings: &mut Vec<Finding>, state: &Loaded<State>) {
             timestamp(findings, file, &at("completed_at"), t, Some(task.id));
         }
         for (g, gate) in task.gates().iter().enumerate() {
-            timestamp(findings, file, &at(&format!("gates[{g}].last_run")), &gate.last_run, Some(task.id));
+            timestamp(
+                findings,
+                file,
+                &at(&format!("gates[{g}].last_run")),
+                &gate.last_run,
+                Some(task.id),
+            );
         }
     }
 }
@@ -219,19 +273,34 @@ pub fn check_identity(
     let identity = |file: &str, path: &str, message: String| {
         Finding::error(Code::PlanIdentity, file, message).at(path)
     };
-    if let (Some(folder), Some(m)) = (folder, manifest) {
-        if m.doc.name != folder {
-            findings.push(identity(&m.file, "$.name", format!("is `{}` but the plan folder is `{folder}`", m.doc.name)));
-        }
+    if let (Some(folder), Some(m)) = (folder, manifest)
+        && m.doc.name != folder
+    {
+        findings.push(identity(
+            &m.file,
+            "$.name",
+            format!("is `{}` but the plan folder is `{folder}`", m.doc.name),
+        ));
     }
-    if let (Some(folder), Some(s)) = (folder, state) {
-        if s.doc.plan != folder {
-            findings.push(identity(&s.file, "$.plan", format!("is `{}` but the plan folder is `{folder}`", s.doc.plan)));
-        }
+    if let (Some(folder), Some(s)) = (folder, state)
+        && s.doc.plan != folder
+    {
+        findings.push(identity(
+            &s.file,
+            "$.plan",
+            format!("is `{}` but the plan folder is `{folder}`", s.doc.plan),
+        ));
     }
     if let (Some(m), Some(s)) = (manifest, state) {
         if m.doc.name != s.doc.plan && folder.is_none() {
-            findings.push(identity(&s.file, "$.plan", format!("is `{}` but the manifest names `{}`", s.doc.plan, m.doc.name)));
+            findings.push(identity(
+                &s.file,
+                "$.plan",
+                format!(
+                    "is `{}` but the manifest names `{}`",
+                    s.doc.plan, m.doc.name
+                ),
+            ));
         }
         if m.generation != s.generation {
             findings.push(

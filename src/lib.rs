@@ -14,14 +14,17 @@
 pub mod cli;
 pub mod clock;
 pub mod error;
+pub mod evidence;
 pub mod findings;
 pub mod invariants;
 pub mod json;
+pub mod markdown;
 pub mod model;
 pub mod plan;
 pub mod schema;
 pub mod store;
 pub mod synth;
+pub mod update;
 pub mod validate;
 
 pub use error::{Error, Exit, Result};

@@ -178,7 +178,9 @@ pub(crate) mod int {
             if v.fract() == 0.0 && v.abs() < 9.0e18 {
                 Ok(v as i128)
             } else {
-                Err(E::custom(format_args!("{v} is not an integer dwp can hold")))
+                Err(E::custom(format_args!(
+                    "{v} is not an integer dwp can hold"
+                )))
             }
         }
     }
@@ -549,10 +551,9 @@ mod tests {
 
     #[test]
     fn integral_floats_are_integers_as_json_schema_says() {
-        let gate: Gate = serde_json::from_str(
-            r#"{"command":"c","passes":true,"exit_code":0.0,"last_run":"t"}"#,
-        )
-        .unwrap();
+        let gate: Gate =
+            serde_json::from_str(r#"{"command":"c","passes":true,"exit_code":0.0,"last_run":"t"}"#)
+                .unwrap();
         assert_eq!(gate.exit_code, Some(0));
         let err = serde_json::from_str::<Gate>(
             r#"{"command":"c","passes":true,"exit_code":0.5,"last_run":"t"}"#,

@@ -77,15 +77,15 @@ pub fn read_value(path: &Path, plan_dir: &Path) -> Result<(Vec<u8>, Value), Vec<
             ReadFailure::Missing => Some("materialize the plan with `dwp init`"),
             _ => None,
         };
-        let finding = Finding::error(Code::Unreadable, &file, failure.to_string()).severity(severity);
+        let finding =
+            Finding::error(Code::Unreadable, &file, failure.to_string()).severity(severity);
         vec![match hint {
             Some(h) => finding.hint(h),
             None => finding,
         }]
     })?;
-    let value = parse_strict(&bytes).map_err(|e| {
-        vec![Finding::error(Code::NotJson, &file, e.message).at(e.path)]
-    })?;
+    let value = parse_strict(&bytes)
+        .map_err(|e| vec![Finding::error(Code::NotJson, &file, e.message).at(e.path)])?;
     Ok((bytes, value))
 }
 
@@ -110,25 +110,32 @@ pub fn from_value<T: DeserializeOwned>(
     type_checked(path, bytes, value, expected, generation)
 }
 
-fn generation_of(path: &Path, value: &Value, expected: DocKind) -> Result<Generation, Vec<Finding>> {
+fn generation_of(
+    path: &Path,
+    value: &Value,
+    expected: DocKind,
+) -> Result<Generation, Vec<Finding>> {
     let file = path.display().to_string();
     let url = value.get("schema").and_then(Value::as_str);
     let known = "https://deepworkplan.com/schema/plan-{manifest,state}/v{1,2,5}.json";
     match url.map(SchemaId::parse) {
         Some(SchemaId::Known(kind, generation)) if kind == expected => Ok(generation),
         Some(SchemaId::Known(kind, _)) | Some(SchemaId::Newer(kind, _)) if kind != expected => {
-            Err(vec![Finding::error(
-                Code::UnknownSchema,
-                &file,
-                format!(
-                    "declares a {} schema but stands where a {} belongs",
-                    kind.slug(),
-                    expected.slug()
-                ),
-            )
-            .at("$.schema")])
+            Err(vec![
+                Finding::error(
+                    Code::UnknownSchema,
+                    &file,
+                    format!(
+                        "declares a {} schema but stands where a {} belongs",
+                        kind.slug(),
+                        expected.slug()
+                    ),
+                )
+                .at("$.schema"),
+            ])
         }
-        Some(SchemaId::Newer(_, number)) => Err(vec![Finding::error(
+        Some(SchemaId::Newer(_, number)) => {
+            Err(vec![Finding::error(
             Code::NewerSpec,
             &file,
             format!(
@@ -138,16 +145,19 @@ fn generation_of(path: &Path, value: &Value, expected: DocKind) -> Result<Genera
         )
         .at("$.schema")
         .severity(Severity::Unverified)
-        .hint("upgrade dwp to a version that knows this schema")]),
-        _ => Err(vec![Finding::error(
-            Code::UnknownSchema,
-            &file,
-            match url {
-                Some(url) => format!("`{url}` is not a plan schema dwp knows ({known})"),
-                None => format!("has no string `schema` field naming one of {known}"),
-            },
-        )
-        .at("$.schema")]),
+        .hint("upgrade dwp to a version that knows this schema")])
+        }
+        _ => Err(vec![
+            Finding::error(
+                Code::UnknownSchema,
+                &file,
+                match url {
+                    Some(url) => format!("`{url}` is not a plan schema dwp knows ({known})"),
+                    None => format!("has no string `schema` field naming one of {known}"),
+                },
+            )
+            .at("$.schema"),
+        ]),
     }
 }
 
@@ -167,8 +177,14 @@ fn type_checked<T: DeserializeOwned>(
             .collect());
     }
     let doc = serde_path_to_error::deserialize(&value).map_err(|e| {
-        let path = format!("$.{}", e.path()).replace("$.[", "$[").replace(".[", "[");
-        let path = if path == "$.." || path == "$." { "$".into() } else { path };
+        let path = format!("$.{}", e.path())
+            .replace("$.[", "$[")
+            .replace(".[", "[");
+        let path = if path == "$.." || path == "$." {
+            "$".into()
+        } else {
+            path
+        };
         vec![Finding::error(Code::Unrepresentable, &file, e.into_inner().to_string()).at(path)]
     })?;
     Ok(Loaded {

@@ -4,8 +4,8 @@
 //! `benches/` share one generator.
 
 use crate::model::{
-    Actor, Approval, Archetype, Checkpoint, DocKind, Field, Gate, Generation, Locator,
-    LocatorKind, Manifest, Materialization, Outcome, PlanFormat, Rigor, State, Task, TaskStatus,
+    Actor, Approval, Archetype, Checkpoint, DocKind, Field, Gate, Generation, Locator, LocatorKind,
+    Manifest, Materialization, Outcome, PlanFormat, Rigor, State, Task, TaskStatus,
 };
 use crate::store::canonical_bytes;
 use chrono::{DateTime, Duration, Utc};
@@ -139,7 +139,11 @@ impl SynthPlan {
             file,
             locator,
             title: self.title(id),
-            status: if done { TaskStatus::Completed } else { TaskStatus::Pending },
+            status: if done {
+                TaskStatus::Completed
+            } else {
+                TaskStatus::Pending
+            },
             started_at: done.then(|| at(id * 10)),
             completed_at: done.then(|| at(id * 10 + 5)),
             commit: done.then(|| format!("{:07x}", 0xa1b2c3 + id)),
@@ -265,7 +269,10 @@ impl SynthPlan {
             let _ = writeln!(progress, "- {}: task {id} completed", at(id * 10 + 5));
         }
         std::fs::write(dir.join("PROGRESS.md"), progress)?;
-        std::fs::write(dir.join("PROMPTS.md"), "# Prompts\n\nSynthetic plan: no prompts.\n")?;
+        std::fs::write(
+            dir.join("PROMPTS.md"),
+            "# Prompts\n\nSynthetic plan: no prompts.\n",
+        )?;
         std::fs::write(
             dir.join("analysis_results/SECURITY_REVIEW.md"),
             "# Security review\n\nNo open critical findings.\n",
@@ -294,10 +301,7 @@ mod tests {
                     continue; // v1 has no inline locators
                 }
                 for completed in [0, 2, 5] {
-                    let name = format!(
-                        "PLAN_synth_v{}_{format}_{completed}",
-                        generation.number()
-                    );
+                    let name = format!("PLAN_synth_v{}_{format}_{completed}", generation.number());
                     let dir = SynthPlan::new(&name, 5)
                         .completed(completed)
                         .format(format)

@@ -38,7 +38,11 @@ pub fn validate(target: &Path) -> Validation {
     } else {
         (
             String::new(),
-            vec![Finding::error(Code::Unreadable, &name, "no such plan folder or file")],
+            vec![Finding::error(
+                Code::Unreadable,
+                &name,
+                "no such plan folder or file",
+            )],
         )
     };
     Validation {
@@ -59,7 +63,11 @@ fn validate_folder(paths: &PlanPaths) -> (String, Vec<Finding>) {
         .hint("materialize the plan with `dwp init`");
         return (String::new(), vec![finding]);
     }
-    let manifest = collect(&mut findings, load_manifest(paths), invariants::check_manifest);
+    let manifest = collect(
+        &mut findings,
+        load_manifest(paths),
+        invariants::check_manifest,
+    );
     let state = collect(&mut findings, load_state(paths), invariants::check_state);
     let folder = paths.folder_name();
     findings.extend(invariants::check_identity(

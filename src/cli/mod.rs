@@ -6,7 +6,8 @@
 mod render;
 
 use crate::error::{Error, Exit};
-use clap::{Parser, Subcommand};
+use crate::model::TaskStatus;
+use clap::{Args, Parser, Subcommand};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -48,12 +49,118 @@ pub enum Command {
         #[arg(required = true, value_name = "PLAN")]
         targets: Vec<PathBuf>,
     },
+    /// Change one task through the guarded updater: locked, atomic, compare-and-swap, evidence-checked.
+    #[command(after_help = EXIT_CODES)]
+    Update(Box<UpdateArgs>),
+    /// Inspect the writer lock, or remove it when its owner is provably gone.
+    #[command(subcommand)]
+    Lock(LockCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct UpdateArgs {
+    /// The plan folder, or its state.json.
+    #[arg(value_name = "PLAN")]
+    pub target: PathBuf,
+    /// The task to change (its id, 1..N).
+    #[arg(long, value_name = "N")]
+    pub task: u64,
+    /// The task's new status: pending, in_progress, completed, blocked or skipped.
+    #[arg(long, value_name = "STATUS", value_parser = parse_status)]
+    pub status: TaskStatus,
+    /// A gate record "COMMAND|EXIT_CODE|EVIDENCE", split on the first two `|`; passes = exit 0. Repeatable.
+    #[arg(long, value_name = "SPEC")]
+    pub gate: Vec<String>,
+    /// A closed gate object {command, passes, exit_code, last_run, evidence}. Repeatable.
+    #[arg(long, value_name = "JSON")]
+    pub gate_json: Vec<String>,
+    /// Why the task is blocked (with --status blocked).
+    #[arg(long, value_name = "TEXT")]
+    pub block_reason: Option<String>,
+    /// What the blocked task needs to go on (with --status blocked).
+    #[arg(long, value_name = "TEXT")]
+    pub block_needs: Option<String>,
+    /// Resolve this task's active blocker, into in_progress or completed.
+    #[arg(long)]
+    pub resolve_blocker: bool,
+    /// Why a completed or skipped task moves again, or why a task is skipped (refine).
+    #[arg(long, value_name = "TEXT")]
+    pub reopen_reason: Option<String>,
+    /// Refuse (exit 3) unless state.json still has this sha256.
+    #[arg(long, value_name = "HEX")]
+    pub expected_sha256: Option<String>,
+    /// Outcome: what worked.
+    #[arg(long, value_name = "TEXT")]
+    pub worked: Option<String>,
+    /// Outcome: something tried (repeatable, appended).
+    #[arg(long, value_name = "TEXT")]
+    pub tried: Vec<String>,
+    /// Outcome: something that failed (repeatable, appended).
+    #[arg(long, value_name = "TEXT")]
+    pub failed: Vec<String>,
+    /// Outcome: free-form notes.
+    #[arg(long, value_name = "TEXT")]
+    pub notes: Option<String>,
+    /// The task's commit (7-40 lower-case hex).
+    #[arg(long, value_name = "SHA")]
+    pub commit: Option<String>,
+    /// Checkpoint step locator (default: what the transition was).
+    #[arg(long, value_name = "TEXT")]
+    pub checkpoint_step: Option<String>,
+    /// Checkpoint note (default: the transition in words).
+    #[arg(long, value_name = "TEXT")]
+    pub checkpoint_note: Option<String>,
+    /// Who writes: the agent's name (updated_by.agent).
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
+    /// Who writes: the model's name (updated_by.model).
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+    /// Retry a held lock with jittered backoff for up to this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.0)]
+    pub wait: f64,
+    /// Validate and print the unified diff of what would be written; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LockCommand {
+    /// Whether the lock is held, by whom, since when, and whether that process is alive.
+    Status {
+        /// The plan folder, or its state.json.
+        #[arg(value_name = "PLAN")]
+        target: PathBuf,
+    },
+    /// Remove the lock only when its owner is provably gone; prints what it inspected.
+    #[command(after_help = EXIT_CODES)]
+    Recover {
+        /// The plan folder, or its state.json.
+        #[arg(value_name = "PLAN")]
+        target: PathBuf,
+        /// Also remove a lock with no owner record (the reference tooling's) this old or older.
+        #[arg(long, value_name = "SECONDS")]
+        older_than: Option<u64>,
+        /// Remove whatever holds it (another host's writer); needs --reason, appended to PROGRESS.md.
+        #[arg(long, requires = "reason")]
+        force: bool,
+        /// Why the lock is forced (with --force).
+        #[arg(long, value_name = "TEXT", requires = "force")]
+        reason: Option<String>,
+    },
+}
+
+fn parse_status(text: &str) -> Result<TaskStatus, String> {
+    text.parse()
 }
 
 impl Command {
     fn name(&self) -> &'static str {
         match self {
             Command::Validate { .. } => "validate",
+            Command::Update(_) => "update",
+            Command::Lock(LockCommand::Status { .. }) => "lock status",
+            Command::Lock(LockCommand::Recover { .. }) => "lock recover",
         }
     }
 }
@@ -77,12 +184,94 @@ fn run(cli: &Cli) -> Result<Exit, Error> {
     let mut out = std::io::stdout().lock();
     let exit = match &cli.command {
         Command::Validate { targets } => {
-            let results: Vec<_> = targets.iter().map(|t| crate::validate::validate(t)).collect();
+            let results: Vec<_> = targets
+                .iter()
+                .map(|t| crate::validate::validate(t))
+                .collect();
             render::validate(&mut out, &results, cli.json)
         }
+        Command::Update(args) => {
+            let request = update_request(args)?;
+            let outcome = crate::update::update(&args.target, &request)?;
+            render::update(&mut out, &outcome, cli.json)
+        }
+        Command::Lock(LockCommand::Status { target }) => {
+            let (_, state) = crate::update::resolve_target(target);
+            let info = crate::store::lock::inspect(&state)?;
+            render::lock_status(
+                &mut out,
+                &crate::store::lock::lock_dir(&state),
+                info.as_ref(),
+                cli.json,
+            )
+        }
+        Command::Lock(LockCommand::Recover {
+            target,
+            older_than,
+            force,
+            reason,
+        }) => {
+            let (plan_dir, state) = crate::update::resolve_target(target);
+            let older_than = older_than.map(std::time::Duration::from_secs);
+            let recovery = crate::store::lock::recover(&state, older_than, *force)?;
+            if let (Some(recovery), Some(reason)) = (&recovery, reason) {
+                let line = format!(
+                    "- {}: `dwp lock recover --force` removed {} ({}): {reason}",
+                    crate::clock::now_rfc3339(),
+                    recovery.inspected.path.display(),
+                    recovery.inspected.describe()
+                );
+                crate::store::append_line(&plan_dir.join("PROGRESS.md"), &line)?;
+            }
+            render::lock_recover(
+                &mut out,
+                &crate::store::lock::lock_dir(&state),
+                recovery.as_ref(),
+                cli.json,
+            )
+        }
     };
-    out.flush().map_err(|e| Error::io("write", std::path::Path::new("<stdout>"), e))?;
+    out.flush()
+        .map_err(|e| Error::io("write", std::path::Path::new("<stdout>"), e))?;
     Ok(exit)
+}
+
+fn update_request(args: &UpdateArgs) -> Result<crate::update::UpdateRequest, Error> {
+    let now = crate::clock::now_rfc3339();
+    let mut gates = Vec::new();
+    for spec in &args.gate {
+        gates.push(crate::update::parse_gate_spec(spec, &now)?);
+    }
+    for text in &args.gate_json {
+        gates.push(crate::update::parse_gate_json(text, &now)?);
+    }
+    if !(args.wait.is_finite() && args.wait >= 0.0) {
+        return Err(Error::Usage(format!(
+            "--wait {} is not a number of seconds",
+            args.wait
+        )));
+    }
+    Ok(crate::update::UpdateRequest {
+        task: args.task,
+        status: Some(args.status),
+        gates,
+        block_reason: args.block_reason.clone(),
+        block_needs: args.block_needs.clone(),
+        resolve_blocker: args.resolve_blocker,
+        reopen_reason: args.reopen_reason.clone(),
+        expected_sha256: args.expected_sha256.clone(),
+        worked: args.worked.clone(),
+        tried: args.tried.clone(),
+        failed: args.failed.clone(),
+        notes: args.notes.clone(),
+        commit: args.commit.clone(),
+        checkpoint_step: args.checkpoint_step.clone(),
+        checkpoint_note: args.checkpoint_note.clone(),
+        agent: args.agent.clone(),
+        model: args.model.clone(),
+        wait: std::time::Duration::from_secs_f64(args.wait.min(86_400.0)),
+        dry_run: args.dry_run,
+    })
 }
 
 fn report_error(command: &str, error: &Error) {

@@ -129,7 +129,11 @@ pub fn leftover_temps(dir: &Path, file_name: &str) -> Vec<std::path::PathBuf> {
     };
     entries
         .flatten()
-        .filter(|e| e.file_name().to_str().is_some_and(|n| n.starts_with(&prefix)))
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.starts_with(&prefix))
+        })
         .map(|e| e.path())
         .collect()
 }
@@ -177,7 +181,12 @@ mod tests {
         let err = write_atomic(&link, b"new").unwrap_err();
         assert!(err.to_string().contains("symlink"), "{err}");
         assert_eq!(fs::read(&real).unwrap(), b"real");
-        assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert!(
+            fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
     }
 
     #[test]

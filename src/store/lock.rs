@@ -234,6 +234,90 @@ fn liveness_of(owner: &Owner) -> Liveness {
     }
 }
 
+/// What `dwp lock recover` found and did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Recovery {
+    pub inspected: LockInfo,
+    /// Why removal was allowed.
+    pub grounds: String,
+}
+
+/// Remove the lock on `target` only when its owner is provably gone (same host, process dead or
+/// pid reused), or it has no owner record and is at least `older_than` old, or `force` (the
+/// caller confirmed no writer remains, e.g. across hosts). `Ok(None)`: there was no lock.
+///
+/// The lock directory is first renamed aside, then its owner re-read: if it changed hands
+/// between inspection and removal, it is put back and recovery refused, so a live writer's
+/// lock is never removed by a race.
+pub fn recover(
+    target: &Path,
+    older_than: Option<Duration>,
+    force: bool,
+) -> Result<Option<Recovery>> {
+    let Some(info) = inspect(target)? else {
+        return Ok(None);
+    };
+    let grounds = recovery_grounds(&info, older_than, force)?;
+    let aside = info.path.with_file_name(format!(
+        "{}.recovering.{}.{}",
+        info.path.file_name().unwrap_or_default().to_string_lossy(),
+        std::process::id(),
+        fastrand::u32(..)
+    ));
+    fs::rename(&info.path, &aside).map_err(|e| Error::io("move lock aside", &info.path, e))?;
+    let owner_now = fs::read(aside.join(OWNER_FILE))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Owner>(&b).ok());
+    if owner_now != info.owner {
+        let _ = fs::rename(&aside, &info.path);
+        return Err(Error::LockHeld {
+            lock: info.path.clone(),
+            owner: Some("a new writer (the lock changed hands during recovery)".into()),
+        });
+    }
+    fs::remove_dir_all(&aside).map_err(|e| Error::io("remove lock", &aside, e))?;
+    Ok(Some(Recovery {
+        inspected: info,
+        grounds,
+    }))
+}
+
+fn recovery_grounds(info: &LockInfo, older_than: Option<Duration>, force: bool) -> Result<String> {
+    let refuse = |why: String| Error::rejected(info.path.display().to_string(), why);
+    if force {
+        return Ok("forced by the caller, who confirmed no writer remains".into());
+    }
+    match info.liveness {
+        Liveness::Dead => Ok("its owner process is gone".into()),
+        Liveness::PidReused => Ok("its owner process is gone (the pid now belongs to a later process)".into()),
+        Liveness::Alive => Err(Error::LockHeld {
+            lock: info.path.clone(),
+            owner: Some(info.describe()),
+        }),
+        Liveness::OtherHost => Err(refuse(format!(
+            "held by {}: a process on another host cannot be checked from here",
+            info.describe()
+        ))
+        .with_hint("confirm on that host that no writer remains, then `dwp lock recover --force --reason TEXT`")),
+        Liveness::Unknown => match (older_than, info.age_seconds) {
+            (Some(min), Some(age)) if age >= min.as_secs() => Ok(format!(
+                "no owner record and {age}s old (at least the {}s given)",
+                min.as_secs()
+            )),
+            (Some(min), age) => Err(refuse(format!(
+                "no owner record and only {}s old, under the {}s given",
+                age.unwrap_or(0),
+                min.as_secs()
+            ))),
+            (None, _) => Err(refuse(format!(
+                "{}: a writer of the reference tooling, or one still starting, cannot be judged",
+                info.describe()
+            ))
+            .with_hint("once no writer is active, `dwp lock recover --older-than SECONDS`")),
+        },
+    }
+}
+
 /// Whether any process has this pid (a zombie counts until it is reaped).
 pub fn process_exists(pid: i32) -> bool {
     let Some(pid) = rustix::process::Pid::from_raw(pid) else {
@@ -336,7 +420,10 @@ mod tests {
         assert!(err.to_string().contains("no owner record"), "{err}");
         let info = inspect(&state).unwrap().unwrap();
         assert_eq!(info.liveness, Liveness::Unknown);
-        assert!(lock_dir(&state).exists(), "a lock dwp does not own is never removed");
+        assert!(
+            lock_dir(&state).exists(),
+            "a lock dwp does not own is never removed"
+        );
     }
 
     #[test]

@@ -41,6 +41,22 @@ pub fn canonical_bytes<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
     bytes
 }
 
+/// Append `line` (plus a newline) to a text file durably: read, append, atomic replace. Used for
+/// the records the spec tells dwp to append to PROGRESS.md.
+pub fn append_line(path: &Path, line: &str) -> crate::Result<WriteOutcome> {
+    let mut text = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(crate::Error::io("read", path, e)),
+    };
+    if !text.is_empty() && !text.ends_with(b"\n") {
+        text.push(b'\n');
+    }
+    text.extend_from_slice(line.as_bytes());
+    text.push(b'\n');
+    write_atomic(path, &text)
+}
+
 /// Why an artifact could not be read.
 #[derive(Debug)]
 pub enum ReadFailure {
@@ -164,9 +180,15 @@ mod tests {
         std::os::unix::fs::symlink("real.json", plan.path().join("inside.json")).unwrap();
 
         let escapes = read_artifact(&plan.path().join("state.json"), plan.path());
-        assert!(matches!(escapes, Err(ReadFailure::Escapes(_))), "{escapes:?}");
+        assert!(
+            matches!(escapes, Err(ReadFailure::Escapes(_))),
+            "{escapes:?}"
+        );
         let dir = read_artifact(&plan.path().join("manifest.json"), plan.path());
-        assert!(matches!(dir, Err(ReadFailure::NotRegular("directory"))), "{dir:?}");
+        assert!(
+            matches!(dir, Err(ReadFailure::NotRegular("directory"))),
+            "{dir:?}"
+        );
         let missing = read_artifact(&plan.path().join("nope.json"), plan.path());
         assert!(matches!(missing, Err(ReadFailure::Missing)));
         assert_eq!(

@@ -1,0 +1,395 @@
+//! Evidence truth: the one place that decides whether gate records may back a completion.
+//!
+//! Shared by `dwp update` (refuses to complete), `dwp finalize` and `dwp verify` (report), so the
+//! three can never disagree. The rules (seed 003 "Gate records", "Evidence truth and amendments"):
+//! the latest record per command counts; it must pass with exit code 0 and non-empty evidence;
+//! evidence "invalidated by refine" is history, never passing evidence; a passing record whose
+//! own text admits the check never ran, or selected nothing, is a contradiction; a `log=` pointer
+//! must name a file inside the plan folder that exists.
+
+use crate::model::Gate;
+use std::path::{Component, Path};
+
+/// Prefix that marks gate evidence invalidated by an amendment.
+pub const INVALIDATED_PREFIX: &str = "invalidated by refine";
+
+/// Phrases by which evidence admits the check never ran. When a count stands right before one
+/// ("12 passed, 0 not run") it is a tally of a run, not an admission.
+const NEVER_RAN: &[&str] = &[
+    "never ran",
+    "never run",
+    "never executed",
+    "never entered",
+    "did not run",
+    "didn't run",
+    "does not run",
+    "was not run",
+    "were not run",
+    "not run",
+    "not executed",
+    "unexecuted",
+    "structurally impossible",
+    "cannot be measured",
+    "could not be measured",
+    "can't be measured",
+    "cannot be run",
+    "could not run",
+    "couldn't run",
+];
+
+/// Evidence that the check selected nothing: it ran, but proved nothing.
+const ZERO_SELECTION: &[&str] = &[
+    "ran=0",
+    "collected 0 items",
+    "no tests ran",
+    "no tests to run",
+    "no tests collected",
+    "no test files found",
+    "ran 0 tests",
+    "0 tests ran",
+    "running 0 tests",
+    "0 passed",
+    "0 tests passed",
+    "executed 0 of",
+];
+
+/// What is wrong with one gate record as evidence for completing a task.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GateProblem {
+    EmptyCommand,
+    EmptyEvidence,
+    Fails,
+    /// `passes: true` but the exit code is missing or non-zero.
+    ExitCode(Option<i64>),
+    Invalidated,
+    AdmitsNeverRan(&'static str),
+    ZeroSelection(String),
+    LogEscapes(String),
+    LogMissing(String),
+}
+
+impl GateProblem {
+    pub fn describe(&self) -> String {
+        match self {
+            GateProblem::EmptyCommand => "has an empty command".into(),
+            GateProblem::EmptyEvidence => "has no evidence".into(),
+            GateProblem::Fails => "failed (passes: false) and no later run of it passed".into(),
+            GateProblem::ExitCode(None) => "records no exit code".into(),
+            GateProblem::ExitCode(Some(code)) => format!("exited {code}, not 0"),
+            GateProblem::Invalidated => {
+                "was invalidated by refine: retained history, never passing evidence".into()
+            }
+            GateProblem::AdmitsNeverRan(phrase) => {
+                format!("passes, but its evidence admits the check never ran (\"{phrase}\")")
+            }
+            GateProblem::ZeroSelection(phrase) => {
+                format!("passes, but its evidence shows it selected nothing (\"{phrase}\")")
+            }
+            GateProblem::LogEscapes(path) => {
+                format!("points at log `{path}` outside the plan folder")
+            }
+            GateProblem::LogMissing(path) => {
+                format!("points at log `{path}`, which does not exist")
+            }
+        }
+    }
+}
+
+/// The record that counts for each command: the last one in the list. Order of first appearance.
+pub fn latest_per_command(gates: &[Gate]) -> Vec<&Gate> {
+    let mut latest: Vec<&Gate> = Vec::new();
+    for gate in gates {
+        match latest.iter_mut().find(|g| g.command == gate.command) {
+            Some(slot) => *slot = gate,
+            None => latest.push(gate),
+        }
+    }
+    latest
+}
+
+/// Every problem of `gate` as completion evidence. `plan_dir` resolves `log=` pointers.
+pub fn gate_problems(gate: &Gate, plan_dir: &Path) -> Vec<GateProblem> {
+    let mut problems = Vec::new();
+    let evidence = gate.evidence.as_deref().unwrap_or("").trim();
+    if gate.command.trim().is_empty() {
+        problems.push(GateProblem::EmptyCommand);
+    }
+    if evidence.is_empty() {
+        problems.push(GateProblem::EmptyEvidence);
+    }
+    if !gate.passes {
+        problems.push(GateProblem::Fails);
+    } else if gate.exit_code != Some(0) {
+        problems.push(GateProblem::ExitCode(gate.exit_code));
+    }
+    if is_invalidated(evidence) {
+        problems.push(GateProblem::Invalidated);
+    } else if gate.passes {
+        if let Some(phrase) = admits_never_ran(evidence) {
+            problems.push(GateProblem::AdmitsNeverRan(phrase));
+        }
+        if let Some(phrase) = zero_selection(evidence) {
+            problems.push(GateProblem::ZeroSelection(phrase));
+        }
+    }
+    for log in log_pointers(evidence) {
+        match resolve_log(plan_dir, log) {
+            LogTarget::Escapes => problems.push(GateProblem::LogEscapes(log.to_owned())),
+            LogTarget::Missing => problems.push(GateProblem::LogMissing(log.to_owned())),
+            LogTarget::Present => {}
+        }
+    }
+    problems
+}
+
+/// Problems of a task's gate list as evidence for completion: at least one record, and the
+/// latest record of every command clean. Each problem names its command.
+pub fn completion_problems(gates: &[Gate], plan_dir: &Path) -> Vec<(String, GateProblem)> {
+    latest_per_command(gates)
+        .into_iter()
+        .flat_map(|gate| {
+            gate_problems(gate, plan_dir)
+                .into_iter()
+                .map(|p| (gate.command.clone(), p))
+        })
+        .collect()
+}
+
+pub fn is_invalidated(evidence: &str) -> bool {
+    evidence
+        .trim_start()
+        .to_ascii_lowercase()
+        .starts_with(INVALIDATED_PREFIX)
+}
+
+/// The never-ran phrase the evidence contains, unless a count stands right before it.
+pub fn admits_never_ran(evidence: &str) -> Option<&'static str> {
+    let lower = evidence.to_lowercase();
+    NEVER_RAN.iter().copied().find(|phrase| {
+        occurrences(&lower, phrase).any(|start| {
+            let before = lower[..start].trim_end();
+            !before.ends_with(|c: char| c.is_ascii_digit())
+        })
+    })
+}
+
+/// The zero-selection marker the evidence contains (`ran=0`, `selected=0/12`, `0 passed`...).
+pub fn zero_selection(evidence: &str) -> Option<String> {
+    let lower = evidence.to_lowercase();
+    for phrase in ZERO_SELECTION {
+        for start in occurrences(&lower, phrase) {
+            // "10 passed" contains "0 passed": a digit before the match means another number.
+            let digit_before = lower[..start].ends_with(|c: char| c.is_ascii_digit());
+            let end = start + phrase.len();
+            // "ran=0" must not match "ran=05"; "0 passed" needs nothing after.
+            let digit_after =
+                phrase.ends_with('0') && lower[end..].starts_with(|c: char| c.is_ascii_digit());
+            if !digit_before && !digit_after {
+                return Some((*phrase).to_owned());
+            }
+        }
+    }
+    occurrences(&lower, "selected=0")
+        .find(|&start| {
+            let after = &lower[start + "selected=0".len()..];
+            !lower[..start].ends_with(|c: char| c.is_ascii_alphanumeric())
+                && !after.starts_with(|c: char| c.is_ascii_digit())
+        })
+        .map(|_| "selected=0".to_owned())
+}
+
+fn occurrences<'a>(haystack: &'a str, needle: &'a str) -> impl Iterator<Item = usize> + 'a {
+    haystack
+        .match_indices(needle)
+        .map(|(i, _)| i)
+        .filter(move |&i| {
+            // Whole words only: "annotated" must not match "not".
+            let before_ok = !haystack[..i].ends_with(|c: char| c.is_alphabetic());
+            let after_ok = !haystack[i + needle.len()..].starts_with(|c: char| c.is_alphabetic());
+            before_ok && after_ok
+        })
+}
+
+/// The `log=PATH` pointers in an evidence string.
+pub fn log_pointers(evidence: &str) -> impl Iterator<Item = &str> {
+    evidence.split_whitespace().filter_map(|word| {
+        let path = word.strip_prefix("log=")?;
+        let path = path.trim_end_matches([',', ';', ')']);
+        (!path.is_empty()).then_some(path)
+    })
+}
+
+enum LogTarget {
+    Present,
+    Missing,
+    Escapes,
+}
+
+fn resolve_log(plan_dir: &Path, log: &str) -> LogTarget {
+    let relative = Path::new(log);
+    let lexically_inside = !relative.is_absolute()
+        && relative
+            .components()
+            .try_fold(0usize, |depth, c| match c {
+                Component::ParentDir => depth.checked_sub(1),
+                Component::Normal(_) => Some(depth + 1),
+                _ => Some(depth),
+            })
+            .is_some();
+    if !lexically_inside {
+        return LogTarget::Escapes;
+    }
+    let path = plan_dir.join(relative);
+    match (
+        std::fs::canonicalize(&path),
+        std::fs::canonicalize(plan_dir),
+    ) {
+        (Ok(target), Ok(root)) if target.starts_with(&root) && target.is_file() => {
+            LogTarget::Present
+        }
+        (Ok(target), Ok(root)) if !target.starts_with(&root) => LogTarget::Escapes,
+        _ => LogTarget::Missing,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gate(command: &str, passes: bool, exit: Option<i64>, evidence: &str) -> Gate {
+        Gate {
+            command: command.into(),
+            passes,
+            exit_code: exit,
+            last_run: "2026-06-09T14:00:00Z".into(),
+            evidence: Some(evidence.into()),
+        }
+    }
+
+    #[test]
+    fn honest_tallies_are_not_admissions() {
+        assert_eq!(admits_never_ran("12 passed, 0 not run"), None);
+        assert_eq!(admits_never_ran("42 passed, 3 not run"), None);
+        assert_eq!(admits_never_ran("annotated 12 files"), None);
+        assert_eq!(
+            admits_never_ran("scenario never entered"),
+            Some("never entered")
+        );
+        assert_eq!(
+            admits_never_ran("Load test: NOT RUN (no cluster)"),
+            Some("not run")
+        );
+        assert_eq!(
+            admits_never_ran("p99 cannot be measured here"),
+            Some("cannot be measured")
+        );
+        assert_eq!(
+            admits_never_ran("structurally impossible to exercise"),
+            Some("structurally impossible")
+        );
+    }
+
+    #[test]
+    fn zero_selection_is_caught_without_flagging_real_counts() {
+        assert_eq!(zero_selection("ran=0 failed=0").as_deref(), Some("ran=0"));
+        assert_eq!(
+            zero_selection("collected 0 items").as_deref(),
+            Some("collected 0 items")
+        );
+        assert_eq!(
+            zero_selection("selected=0/120").as_deref(),
+            Some("selected=0")
+        );
+        assert_eq!(
+            zero_selection("0 passed, 0 failed").as_deref(),
+            Some("0 passed")
+        );
+        assert_eq!(zero_selection("10 passed, 0 failed"), None);
+        assert_eq!(zero_selection("ran=05"), None);
+        assert_eq!(zero_selection("selected=10/120"), None);
+        assert_eq!(zero_selection("42 passed"), None);
+    }
+
+    #[test]
+    fn only_the_latest_record_per_command_counts() {
+        let gates = [
+            gate("test", false, Some(1), "1 failed"),
+            gate("lint", true, Some(0), "clean"),
+            gate("test", true, Some(0), "12 passed"),
+        ];
+        let latest = latest_per_command(&gates);
+        assert_eq!(latest.len(), 2);
+        assert!(latest.iter().all(|g| g.passes));
+        let dir = tempfile::tempdir().unwrap();
+        assert!(completion_problems(&gates, dir.path()).is_empty());
+        // A retry supersedes only its own command: a later failing lint is not masked by test.
+        let mut worse = gates.to_vec();
+        worse.push(gate("lint", false, Some(2), "3 warnings"));
+        let problems = completion_problems(&worse, dir.path());
+        assert_eq!(problems, vec![("lint".to_owned(), GateProblem::Fails)]);
+    }
+
+    #[test]
+    fn invalidated_evidence_never_passes() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = gate(
+            "t",
+            true,
+            Some(0),
+            "invalidated by refine 2026-06-10: 12 passed",
+        );
+        assert_eq!(
+            gate_problems(&g, dir.path()),
+            vec![GateProblem::Invalidated]
+        );
+    }
+
+    #[test]
+    fn passes_needs_exit_code_zero_and_evidence() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(
+            gate_problems(&gate("t", true, Some(3), "ok"), dir.path()),
+            vec![GateProblem::ExitCode(Some(3))]
+        );
+        assert_eq!(
+            gate_problems(&gate("t", true, None, "ok"), dir.path()),
+            vec![GateProblem::ExitCode(None)]
+        );
+        assert_eq!(
+            gate_problems(&gate(" ", true, Some(0), " "), dir.path()),
+            vec![GateProblem::EmptyCommand, GateProblem::EmptyEvidence]
+        );
+    }
+
+    #[test]
+    fn log_pointers_must_stay_inside_the_plan_and_exist() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("analysis_results")).unwrap();
+        std::fs::write(dir.path().join("analysis_results/test.log"), "ok").unwrap();
+        let ok = gate(
+            "t",
+            true,
+            Some(0),
+            "12 passed log=analysis_results/test.log",
+        );
+        assert!(gate_problems(&ok, dir.path()).is_empty());
+        let missing = gate(
+            "t",
+            true,
+            Some(0),
+            "12 passed log=analysis_results/nope.log",
+        );
+        assert_eq!(
+            gate_problems(&missing, dir.path()),
+            vec![GateProblem::LogMissing("analysis_results/nope.log".into())]
+        );
+        for escaping in ["log=../x.log", "log=/etc/passwd", "log=a/../../x"] {
+            let g = gate("t", true, Some(0), &format!("12 passed {escaping}"));
+            let problems = gate_problems(&g, dir.path());
+            assert!(
+                matches!(problems.as_slice(), [GateProblem::LogEscapes(_)]),
+                "{escaping}: {problems:?}"
+            );
+        }
+    }
+}

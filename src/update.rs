@@ -1,0 +1,939 @@
+//! `dwp update`: the guarded updater, the only way an agent changes `state.json`.
+//!
+//! One call is one compare-and-swap under the cooperative lock: lock, read, hash, compare with
+//! `--expected-sha256`, validate the input, apply one transition, validate the result, write
+//! durably, unlock. Every refusal happens before the write, so a refused call changes no byte.
+//!
+//! Transition rules (seed 003 "Guarded state updates", issue #3), each enforced in [`apply`]:
+//! - the plan must be materialized (`ready`, no promotion) and approved; an absent `approval`
+//!   means the README's Approval row, else pending, never approved;
+//! - tasks start and complete in order; a `skipped` earlier task counts as done for ordering
+//!   (it was removed from scope) but never completes the plan;
+//! - completing needs at least one gate and a clean latest record for every command
+//!   ([`crate::evidence`]); a task must be started before it completes;
+//! - while a blocker is active every other transition waits for `--resolve-blocker`, which only
+//!   the blocked task can use, into in_progress or completed; an unrelated blocker is never
+//!   replaced;
+//! - a completed or skipped task moves only with `--reopen-reason`, recorded in `outcome.notes`;
+//! - skipping needs `--reopen-reason` too: it is a change of scope made through refine;
+//! - the transition that completes the whole plan is publication, owned by `dwp finalize`.
+
+use crate::clock;
+use crate::error::{Error, Result};
+use crate::evidence;
+use crate::invariants;
+use crate::model::{
+    Actor, Approval, Blocker, Checkpoint, Field, Gate, Materialization, Outcome, State, TaskStatus,
+};
+use crate::plan::{self, Loaded};
+use crate::store::{self, ReadFailure, lock};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Marker of a publication in progress (issue #6); writers refuse while it exists.
+pub const FINALIZING_MARKER: &str = ".finalizing.json";
+
+/// What the caller asks for. Built by the CLI from flags; every field maps to one flag.
+#[derive(Debug, Clone, Default)]
+pub struct UpdateRequest {
+    pub task: u64,
+    pub status: Option<TaskStatus>,
+    pub gates: Vec<Gate>,
+    pub block_reason: Option<String>,
+    pub block_needs: Option<String>,
+    pub resolve_blocker: bool,
+    pub reopen_reason: Option<String>,
+    pub expected_sha256: Option<String>,
+    pub worked: Option<String>,
+    pub tried: Vec<String>,
+    pub failed: Vec<String>,
+    pub notes: Option<String>,
+    pub commit: Option<String>,
+    pub checkpoint_step: Option<String>,
+    pub checkpoint_note: Option<String>,
+    pub agent: Option<String>,
+    pub model: Option<String>,
+    pub wait: Duration,
+    pub dry_run: bool,
+}
+
+/// What an update did (or, with `--dry-run`, would do).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct UpdateOutcome {
+    pub task: u64,
+    pub status: TaskStatus,
+    pub completed_count: u64,
+    pub task_count: u64,
+    pub plan_status: crate::model::PlanStatus,
+    pub changed: bool,
+    pub dry_run: bool,
+    pub old_sha256: String,
+    pub new_sha256: String,
+    /// What happened, in words (also the checkpoint note when no note was given).
+    pub transition: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+}
+
+/// The plan folder and state file a target names (the folder, or its `state.json`).
+pub fn resolve_target(target: &Path) -> (PathBuf, PathBuf) {
+    if target.is_dir() {
+        (target.to_path_buf(), target.join("state.json"))
+    } else {
+        let dir = match target.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        (dir, target.to_path_buf())
+    }
+}
+
+/// Parse `--gate "COMMAND|EXIT_CODE|EVIDENCE"`: split on the first two `|` (so evidence may
+/// hold pipes; a command with a pipe uses `--gate-json`); passes is `EXIT_CODE == 0`.
+pub fn parse_gate_spec(spec: &str, now: &str) -> Result<Gate> {
+    let flag = || format!("--gate {spec:?}");
+    let mut parts = spec.splitn(3, '|');
+    let (Some(command), Some(exit), Some(evidence)) = (parts.next(), parts.next(), parts.next())
+    else {
+        return Err(Error::Usage(format!(
+            "{} is not COMMAND|EXIT_CODE|EVIDENCE (use --gate-json for a command with a pipe)",
+            flag()
+        )));
+    };
+    let exit_code: i64 = exit
+        .trim()
+        .parse()
+        .map_err(|_| Error::Usage(format!("{}: exit code `{exit}` is not an integer", flag())))?;
+    Ok(Gate {
+        command: command.trim().to_owned(),
+        passes: exit_code == 0,
+        exit_code: Some(exit_code),
+        last_run: now.to_owned(),
+        evidence: Some(evidence.trim().to_owned()),
+    })
+}
+
+/// The `--gate-json` object: the closed gate record; `last_run` defaults to now.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GateJson {
+    command: String,
+    passes: bool,
+    #[serde(default, deserialize_with = "crate::model::int::opt_i64")]
+    exit_code: Option<i64>,
+    #[serde(default)]
+    last_run: Option<String>,
+    #[serde(default)]
+    evidence: Option<String>,
+}
+
+/// Parse `--gate-json '{...}'`, refusing unknown keys, duplicate keys and wrong types.
+pub fn parse_gate_json(text: &str, now: &str) -> Result<Gate> {
+    let place = "--gate-json";
+    let value = crate::json::parse_strict(text.as_bytes())
+        .map_err(|e| Error::rejected(format!("{place}: {}", e.path), e.message))?;
+    let gate: GateJson = serde_path_to_error::deserialize(&value).map_err(|e| {
+        Error::rejected(
+            format!("{place}: $.{}", e.path()),
+            e.into_inner().to_string(),
+        )
+    })?;
+    if let Some(last_run) = &gate.last_run
+        && clock::parse_rfc3339(last_run).is_none()
+    {
+        return Err(Error::rejected(
+            format!("{place}: $.last_run"),
+            format!("`{last_run}` is not an RFC 3339 date-time"),
+        ));
+    }
+    Ok(Gate {
+        command: gate.command,
+        passes: gate.passes,
+        exit_code: gate.exit_code,
+        last_run: gate.last_run.unwrap_or_else(|| now.to_owned()),
+        evidence: gate.evidence,
+    })
+}
+
+/// Run one guarded update of the plan at `target`.
+pub fn update(target: &Path, request: &UpdateRequest) -> Result<UpdateOutcome> {
+    check_request(request)?;
+    let (plan_dir, state_path) = resolve_target(target);
+    let guard = lock::acquire(&state_path, request.wait)?;
+    let outcome = update_locked(&plan_dir, &state_path, request)?;
+    guard.release()?;
+    Ok(outcome)
+}
+
+fn update_locked(
+    plan_dir: &Path,
+    state_path: &Path,
+    request: &UpdateRequest,
+) -> Result<UpdateOutcome> {
+    refuse_while_finalizing(plan_dir)?;
+    let loaded = load_for_write(plan_dir, state_path)?;
+    if let Some(expected) = &request.expected_sha256
+        && *expected != loaded.sha256
+    {
+        return Err(Error::SnapshotMoved {
+            path: state_path.to_path_buf(),
+            expected: expected.clone(),
+            actual: loaded.sha256.clone(),
+        });
+    }
+    check_preconditions(plan_dir, &loaded)?;
+    let now = clock::now_rfc3339();
+    let mut next = loaded.doc.clone();
+    let transition = apply(&mut next, request, plan_dir, &now, &loaded.file)?;
+    let changed = next != loaded.doc;
+    if changed {
+        stamp(&mut next, request, &transition, &now);
+        refuse_plan_completion(&next, request.task)?;
+    }
+    let bytes = if changed {
+        store::canonical_bytes(&next)
+    } else {
+        loaded.bytes.clone()
+    };
+    if changed {
+        check_result(state_path, &loaded, &bytes)?;
+    }
+    let new_sha256 = store::sha256_hex(&bytes);
+    let diff = request
+        .dry_run
+        .then(|| unified_diff(&loaded.bytes, &bytes, &loaded.file));
+    if changed && !request.dry_run {
+        store::write_atomic(state_path, &bytes)?;
+    }
+    let task = next
+        .task(request.task)
+        .expect("task exists: checked in apply");
+    Ok(UpdateOutcome {
+        task: request.task,
+        status: task.status,
+        completed_count: next.completed_count,
+        task_count: next.task_count,
+        plan_status: next.status,
+        changed,
+        dry_run: request.dry_run,
+        old_sha256: loaded.sha256.clone(),
+        new_sha256,
+        transition: transition.describe(request.task),
+        diff,
+    })
+}
+
+/// Refuse every state change while a publication is in progress.
+pub fn refuse_while_finalizing(plan_dir: &Path) -> Result<()> {
+    let marker = plan_dir.join(FINALIZING_MARKER);
+    if marker.exists() {
+        return Err(Error::rejected(
+            marker.display().to_string(),
+            "a publication is in progress (interrupted?): the state may not change until it is recovered",
+        )
+        .with_hint("inspect it, then run `dwp finalize --recover` against the same candidate"));
+    }
+    Ok(())
+}
+
+/// Read and check the state a writer is about to change: it must validate, invariants included.
+pub fn load_for_write(plan_dir: &Path, state_path: &Path) -> Result<Loaded<State>> {
+    let file = state_path.display().to_string();
+    let bytes = store::read_artifact(state_path, plan_dir).map_err(|failure| match failure {
+        ReadFailure::Io(e) => Error::io("read", state_path, e),
+        other => Error::rejected(&file, other.to_string()),
+    })?;
+    let value = crate::json::parse_strict(&bytes)
+        .map_err(|e| Error::rejected(format!("{file}: {}", e.path), e.message))?;
+    let loaded: Loaded<State> =
+        plan::from_value(state_path, bytes, value, crate::model::DocKind::State).map_err(
+            |findings| refusal_from_findings(findings, "the input state does not validate"),
+        )?;
+    let problems: Vec<_> = invariants::check_state(&loaded);
+    if !problems.is_empty() {
+        return Err(refusal_from_findings(
+            problems,
+            "the input state breaks an invariant",
+        ));
+    }
+    Ok(loaded)
+}
+
+fn refusal_from_findings(findings: Vec<crate::findings::Finding>, what: &str) -> Error {
+    let first = &findings[0];
+    let more = match findings.len() {
+        1 => String::new(),
+        n => format!(" (and {} more)", n - 1),
+    };
+    if first.severity == crate::findings::Severity::Unverified {
+        return Error::Unverified {
+            message: format!("{what}: {}", first.message),
+            place: first.file.clone(),
+        };
+    }
+    let place = match &first.path {
+        Some(path) => format!("{}: {path}", first.file),
+        None => first.file.clone(),
+    };
+    Error::rejected(place, format!("{what}: {}{more}", first.message))
+        .with_hint("`dwp validate` lists every problem; `dwp reconcile --write` regenerates state.json from the markdown")
+}
+
+/// Materialized, not promoting, approved (absent approval: the README's row, else pending).
+fn check_preconditions(plan_dir: &Path, loaded: &Loaded<State>) -> Result<()> {
+    let state = &loaded.doc;
+    let file = &loaded.file;
+    if let Some(m) = state.materialization
+        && m != Materialization::Ready
+    {
+        return Err(Error::rejected(
+            format!("{file}: $.materialization"),
+            format!("the plan is {m}, not ready: tasks change only in a materialized plan"),
+        ));
+    }
+    if state.promotion.value().is_some() {
+        return Err(Error::rejected(
+            format!("{file}: $.promotion"),
+            "a Lite-to-Full promotion is in progress: tasks change only once it is finished",
+        ));
+    }
+    let (approval, source) = match state.approval {
+        Some(approval) => (approval, format!("{file}: $.approval")),
+        None => {
+            let readme = plan_dir.join("README.md");
+            let from_readme = std::fs::read_to_string(&readme)
+                .ok()
+                .and_then(|text| crate::markdown::readme_approval(&text));
+            let source = format!("{}: Approval row", readme.display());
+            (from_readme.unwrap_or(Approval::Pending), source)
+        }
+    };
+    if approval == Approval::Pending {
+        return Err(Error::rejected(
+            source,
+            "the plan is not approved (approval pending): no task may change before approval",
+        )
+        .with_hint(
+            "record the user's approval (state.json `approval`, or the README's Approval row)",
+        ));
+    }
+    Ok(())
+}
+
+/// The transition an update made, for the checkpoint note and the output line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Transition {
+    Started,
+    Completed,
+    Blocked(String),
+    Resolved(TaskStatus),
+    Reopened(TaskStatus, String),
+    Skipped(String),
+    Unstarted,
+    /// Status unchanged: gates, outcome, commit or checkpoint recorded.
+    Recorded {
+        gates: usize,
+    },
+}
+
+impl Transition {
+    fn describe(&self, task: u64) -> String {
+        match self {
+            Transition::Started => format!("task {task} started"),
+            Transition::Completed => format!("task {task} completed"),
+            Transition::Blocked(reason) => format!("task {task} blocked: {reason}"),
+            Transition::Resolved(to) => {
+                format!("blocker of task {task} resolved; task {task} {to}")
+            }
+            Transition::Reopened(to, reason) => format!("task {task} reopened ({to}): {reason}"),
+            Transition::Skipped(reason) => format!("task {task} skipped: {reason}"),
+            Transition::Unstarted => format!("task {task} back to pending"),
+            Transition::Recorded { gates: 0 } => format!("task {task} record updated"),
+            Transition::Recorded { gates } => {
+                let plural = if *gates == 1 { "" } else { "s" };
+                format!("task {task}: {gates} gate record{plural} added")
+            }
+        }
+    }
+
+    fn step(&self) -> &'static str {
+        match self {
+            Transition::Started => "started",
+            Transition::Completed => "done",
+            Transition::Blocked(_) => "blocked",
+            Transition::Resolved(_) => "resumed",
+            Transition::Reopened(..) => "reopened",
+            Transition::Skipped(_) => "skipped",
+            Transition::Unstarted => "unstarted",
+            Transition::Recorded { .. } => "recorded",
+        }
+    }
+}
+
+/// Apply the request to `state` (a copy), or refuse. Changes nothing derived: see [`stamp`].
+fn apply(
+    state: &mut State,
+    request: &UpdateRequest,
+    plan_dir: &Path,
+    now: &str,
+    file: &str,
+) -> Result<Transition> {
+    let id = request.task;
+    let Some(index) = state.tasks.iter().position(|t| t.id == id) else {
+        return Err(Error::rejected(
+            "--task",
+            format!(
+                "there is no task {id}; the plan has tasks 1..{}",
+                state.tasks.len()
+            ),
+        ));
+    };
+    let place = |field: &str| format!("{file}: $.tasks[{index}].{field}");
+    let current = state.tasks[index].status;
+    let wanted = request.status.unwrap_or(current);
+
+    check_blocker(state, request, current, wanted, file)?;
+    let added = record_gates(state, index, &request.gates);
+    record_outcome(state, index, request);
+
+    let transition = match (current, wanted) {
+        (_, TaskStatus::Blocked) if current != TaskStatus::Blocked => {
+            refuse_if_closed(current, id, &place("status"))?;
+            let reason = request.block_reason.clone().unwrap_or_default();
+            if reason.trim().is_empty() {
+                return Err(Error::rejected(
+                    "--block-reason",
+                    "blocking a task needs a non-empty reason",
+                )
+                .with_hint("say why the plan stopped and, with --block-needs, what it needs"));
+            }
+            state.tasks[index].status = TaskStatus::Blocked;
+            state.blocked = Field::Value(Blocker {
+                task: id,
+                reason: reason.clone(),
+                since: now.to_owned(),
+                needs: request.block_needs.clone(),
+            });
+            Transition::Blocked(reason)
+        }
+        (TaskStatus::Blocked, TaskStatus::Blocked) => Transition::Recorded { gates: added },
+        (TaskStatus::Blocked, to) => {
+            // check_blocker let this through only with --resolve-blocker into in_progress/completed.
+            state.blocked = Field::Null;
+            if to == TaskStatus::Completed {
+                complete(state, index, plan_dir, now, &place("gates"))?;
+            } else {
+                require_earlier_done(state, index)?;
+                state.tasks[index].status = to;
+            }
+            Transition::Resolved(to)
+        }
+        (TaskStatus::Completed | TaskStatus::Skipped, to) if to != current => {
+            let reason = reopen_reason(request, id, current)?;
+            if to == TaskStatus::Completed {
+                return Err(Error::rejected(
+                    place("status"),
+                    format!("task {id} is skipped: reopen it to in_progress before completing it"),
+                ));
+            }
+            let task = &mut state.tasks[index];
+            task.status = to;
+            task.completed_at = None;
+            let verb = if to == TaskStatus::Skipped {
+                "skipped"
+            } else {
+                "reopened"
+            };
+            append_note(
+                task.outcome.get_or_insert_with(Outcome::default),
+                &format!("{verb} {now}: {reason}"),
+            );
+            if to == TaskStatus::Skipped {
+                Transition::Skipped(reason)
+            } else {
+                Transition::Reopened(to, reason)
+            }
+        }
+        (_, TaskStatus::Skipped) if current != TaskStatus::Skipped => {
+            let reason = request.reopen_reason.clone().filter(|r| !r.trim().is_empty()).ok_or_else(|| {
+                Error::rejected(
+                    "--reopen-reason",
+                    format!("skipping task {id} removes it from scope: only the user may, through refine"),
+                )
+                .with_hint("record the refine intent with --reopen-reason (and the amendment in the task log)")
+            })?;
+            let task = &mut state.tasks[index];
+            task.status = TaskStatus::Skipped;
+            append_note(
+                task.outcome.get_or_insert_with(Outcome::default),
+                &format!("skipped {now}: {reason}"),
+            );
+            Transition::Skipped(reason)
+        }
+        (TaskStatus::Pending, TaskStatus::InProgress) => {
+            require_earlier_done(state, index)?;
+            let task = &mut state.tasks[index];
+            task.status = TaskStatus::InProgress;
+            task.started_at.get_or_insert_with(|| now.to_owned());
+            Transition::Started
+        }
+        (TaskStatus::Pending, TaskStatus::Completed) => {
+            return Err(Error::rejected(
+                place("status"),
+                format!("task {id} has not started: a task is started before it completes"),
+            )
+            .with_hint(format!("dwp update --task {id} --status in_progress")));
+        }
+        (TaskStatus::InProgress, TaskStatus::Completed) => {
+            complete(state, index, plan_dir, now, &place("gates"))?;
+            Transition::Completed
+        }
+        (TaskStatus::Completed, TaskStatus::Completed) => {
+            // A replay, or more records on a completed task: the evidence must still hold.
+            check_evidence(state, index, plan_dir, &place("gates"))?;
+            Transition::Recorded { gates: added }
+        }
+        (TaskStatus::InProgress, TaskStatus::Pending) => {
+            state.tasks[index].status = TaskStatus::Pending;
+            Transition::Unstarted
+        }
+        _ => Transition::Recorded { gates: added },
+    };
+    if request.reopen_reason.is_some()
+        && !matches!(
+            transition,
+            Transition::Reopened(..) | Transition::Skipped(_)
+        )
+    {
+        return Err(Error::rejected(
+            "--reopen-reason",
+            format!(
+                "task {id} is {current}: --reopen-reason moves a completed or skipped task, or skips one"
+            ),
+        ));
+    }
+    if let Some(commit) = &request.commit {
+        state.tasks[index].commit = Some(commit.clone());
+    }
+    record_checkpoint_flags(state, request, now);
+    Ok(transition)
+}
+
+/// While a blocker is active every other transition waits for `--resolve-blocker`, which only
+/// the blocked task may use, into in_progress or completed.
+fn check_blocker(
+    state: &State,
+    request: &UpdateRequest,
+    current: TaskStatus,
+    wanted: TaskStatus,
+    file: &str,
+) -> Result<()> {
+    let id = request.task;
+    let active = state.blocked.value();
+    if request.resolve_blocker {
+        if let Some(blocker) = active.filter(|b| b.task != id) {
+            return Err(Error::rejected(
+                format!("{file}: $.blocked"),
+                format!(
+                    "the active blocker is task {}'s: --resolve-blocker resolves only the current task's blocker, never another task's",
+                    blocker.task
+                ),
+            ));
+        }
+        if current != TaskStatus::Blocked {
+            return Err(Error::rejected(
+                "--resolve-blocker",
+                format!("task {id} is {current}, not blocked: there is no blocker to resolve"),
+            ));
+        }
+        if !matches!(wanted, TaskStatus::InProgress | TaskStatus::Completed) {
+            return Err(Error::rejected(
+                "--resolve-blocker",
+                "a resolved blocker leads to in_progress or completed",
+            ));
+        }
+        return Ok(());
+    }
+    if let Some(blocker) = active {
+        let replay = blocker.task == id
+            && wanted == TaskStatus::Blocked
+            && request
+                .block_reason
+                .as_deref()
+                .is_none_or(|r| r == blocker.reason)
+            && request
+                .block_needs
+                .as_deref()
+                .is_none_or(|n| Some(n) == blocker.needs.as_deref());
+        if !replay {
+            let what = if blocker.task == id && wanted == TaskStatus::Blocked {
+                "its blocker is never replaced".to_owned()
+            } else {
+                "every other transition waits".to_owned()
+            };
+            return Err(Error::rejected(
+                format!("{file}: $.blocked"),
+                format!(
+                    "task {} is blocked since {}: {}; {what}",
+                    blocker.task, blocker.since, blocker.reason
+                ),
+            )
+            .with_hint(format!(
+                "dwp update --task {} --status in_progress --resolve-blocker",
+                blocker.task
+            )));
+        }
+    } else if current == TaskStatus::Blocked && wanted != TaskStatus::Blocked {
+        return Err(Error::rejected(
+            format!("{file}: $.tasks"),
+            format!("task {id} is blocked: resolve it with --resolve-blocker"),
+        ));
+    }
+    Ok(())
+}
+
+fn refuse_if_closed(current: TaskStatus, id: u64, place: &str) -> Result<()> {
+    if matches!(current, TaskStatus::Completed | TaskStatus::Skipped) {
+        return Err(Error::rejected(
+            place,
+            format!("task {id} is {current}: reopen it (--reopen-reason) before blocking it"),
+        ));
+    }
+    Ok(())
+}
+
+fn reopen_reason(request: &UpdateRequest, id: u64, current: TaskStatus) -> Result<String> {
+    request
+        .reopen_reason
+        .clone()
+        .filter(|r| !r.trim().is_empty())
+        .ok_or_else(|| {
+            Error::rejected(
+                "--reopen-reason",
+                format!("task {id} is {current}: it changes status only with --reopen-reason"),
+            )
+            .with_hint("record the amendment in the task log first, then pass --reopen-reason")
+        })
+}
+
+/// Tasks run in order: every earlier task is completed (or skipped: removed from scope).
+fn require_earlier_done(state: &State, index: usize) -> Result<()> {
+    if let Some(open) = state.tasks[..index]
+        .iter()
+        .find(|t| !matches!(t.status, TaskStatus::Completed | TaskStatus::Skipped))
+    {
+        return Err(Error::rejected(
+            "--task",
+            format!(
+                "task {} cannot start or complete before task {} (which is {}): tasks run in order",
+                state.tasks[index].id, open.id, open.status
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn complete(
+    state: &mut State,
+    index: usize,
+    plan_dir: &Path,
+    now: &str,
+    place: &str,
+) -> Result<()> {
+    require_earlier_done(state, index)?;
+    check_evidence(state, index, plan_dir, place)?;
+    let task = &mut state.tasks[index];
+    task.status = TaskStatus::Completed;
+    task.completed_at = Some(now.to_owned());
+    Ok(())
+}
+
+/// At least one gate, and every command's latest record clean ([`evidence::completion_problems`]).
+fn check_evidence(state: &State, index: usize, plan_dir: &Path, place: &str) -> Result<()> {
+    let task = &state.tasks[index];
+    if task.gates().is_empty() {
+        return Err(Error::rejected(
+            place,
+            format!("task {} cannot complete without gate evidence", task.id),
+        )
+        .with_hint(
+            "attach the validation run: --gate \"COMMAND|EXIT_CODE|EVIDENCE\" or --gate-json",
+        ));
+    }
+    let problems = evidence::completion_problems(task.gates(), plan_dir);
+    if !problems.is_empty() {
+        let list = problems
+            .iter()
+            .map(|(command, problem)| format!("gate `{command}` {}", problem.describe()))
+            .collect::<Vec<_>>()
+            .join("; ");
+        return Err(
+            Error::rejected(place, format!("task {} cannot complete: {list}", task.id))
+                .with_hint("re-run the failing check and record a passing run of the same command"),
+        );
+    }
+    Ok(())
+}
+
+/// Append each new gate unless it repeats the latest record of its command (ignoring
+/// `last_run`), so a replayed call is idempotent. Returns how many were appended.
+fn record_gates(state: &mut State, index: usize, gates: &[Gate]) -> usize {
+    let list = state.tasks[index].gates.get_or_insert_with(Vec::new);
+    let mut added = 0;
+    for gate in gates {
+        let repeats = list
+            .iter()
+            .rev()
+            .find(|g| g.command == gate.command)
+            .is_some_and(|latest| {
+                latest.passes == gate.passes
+                    && latest.exit_code == gate.exit_code
+                    && latest.evidence == gate.evidence
+            });
+        if !repeats {
+            list.push(gate.clone());
+            added += 1;
+        }
+    }
+    added
+}
+
+fn record_outcome(state: &mut State, index: usize, request: &UpdateRequest) {
+    let touches = request.worked.is_some()
+        || request.notes.is_some()
+        || !request.tried.is_empty()
+        || !request.failed.is_empty();
+    if !touches {
+        return;
+    }
+    let outcome = state.tasks[index]
+        .outcome
+        .get_or_insert_with(Outcome::default);
+    if let Some(worked) = &request.worked {
+        outcome.worked = Some(worked.clone());
+    }
+    if let Some(notes) = &request.notes {
+        outcome.notes = Some(notes.clone());
+    }
+    for (flag_values, list) in [
+        (&request.tried, &mut outcome.tried),
+        (&request.failed, &mut outcome.failed),
+    ] {
+        for value in flag_values {
+            let list = list.get_or_insert_with(Vec::new);
+            if !list.contains(value) {
+                list.push(value.clone());
+            }
+        }
+    }
+}
+
+fn append_note(outcome: &mut Outcome, line: &str) {
+    outcome.notes = Some(match outcome.notes.take() {
+        Some(notes) if !notes.is_empty() => format!("{notes}; {line}"),
+        _ => line.to_owned(),
+    });
+}
+
+/// Explicit `--checkpoint-step` / `--checkpoint-note`: a change only if they say something new.
+fn record_checkpoint_flags(state: &mut State, request: &UpdateRequest, now: &str) {
+    if request.checkpoint_step.is_none() && request.checkpoint_note.is_none() {
+        return;
+    }
+    let current = state.checkpoint.value();
+    let same = current.is_some_and(|c| {
+        c.task == request.task
+            && request
+                .checkpoint_step
+                .as_ref()
+                .is_none_or(|s| Some(s) == c.step.as_ref())
+            && request
+                .checkpoint_note
+                .as_ref()
+                .is_none_or(|n| Some(n) == c.note.as_ref())
+    });
+    if !same {
+        state.checkpoint = Field::Value(Checkpoint {
+            task: request.task,
+            step: request
+                .checkpoint_step
+                .clone()
+                .or_else(|| current.and_then(|c| c.step.clone())),
+            at: now.to_owned(),
+            note: request.checkpoint_note.clone(),
+        });
+    }
+}
+
+/// Recompute what is derived once something changed: counts, status, who and when, and a
+/// checkpoint whose note says what actually happened.
+fn stamp(state: &mut State, request: &UpdateRequest, transition: &Transition, now: &str) {
+    state.completed_count = state.completed_tasks();
+    state.status = state.derived_status();
+    state.updated_at = now.to_owned();
+    if request.agent.is_some() || request.model.is_some() {
+        let previous = state.updated_by.clone().unwrap_or_default();
+        state.updated_by = Some(Actor {
+            agent: request.agent.clone().or(previous.agent),
+            model: request.model.clone().or(previous.model),
+        });
+    }
+    let note = request
+        .checkpoint_note
+        .clone()
+        .unwrap_or_else(|| truncate(&transition.describe(request.task), 500));
+    state.checkpoint = Field::Value(Checkpoint {
+        task: request.task,
+        step: Some(
+            request
+                .checkpoint_step
+                .clone()
+                .unwrap_or_else(|| transition.step().to_owned()),
+        ),
+        at: now.to_owned(),
+        note: Some(note),
+    });
+}
+
+fn truncate(text: &str, max_chars: usize) -> String {
+    if text.chars().count() <= max_chars {
+        return text.to_owned();
+    }
+    let mut out: String = text.chars().take(max_chars - 1).collect();
+    out.push('…');
+    out
+}
+
+/// Completing the last open task publishes the plan: that is `dwp finalize`'s transition.
+fn refuse_plan_completion(next: &State, task: u64) -> Result<()> {
+    if next.derived_status() == crate::model::PlanStatus::Completed {
+        return Err(Error::rejected(
+            "--task",
+            format!("completing task {task} completes the plan: publication is `dwp finalize`'s terminal transition"),
+        )
+        .with_hint("publish with `dwp finalize PLAN`, which checks every artifact and writes a receipt"));
+    }
+    Ok(())
+}
+
+/// The result must validate like any input: schema and invariants. Flags are checked before;
+/// this is the safety net that keeps a bug from writing an invalid state.
+fn check_result(state_path: &Path, before: &Loaded<State>, bytes: &[u8]) -> Result<()> {
+    let value = crate::json::parse_strict(bytes)
+        .map_err(|e| Error::rejected(format!("{}: {}", before.file, e.path), e.message))?;
+    let loaded: Loaded<State> = plan::from_value(
+        state_path,
+        bytes.to_vec(),
+        value,
+        crate::model::DocKind::State,
+    )
+    .map_err(|f| refusal_from_findings(f, "the updated state would not validate"))?;
+    let problems = invariants::check_state(&loaded);
+    if !problems.is_empty() {
+        return Err(refusal_from_findings(
+            problems,
+            "the updated state would break an invariant",
+        ));
+    }
+    Ok(())
+}
+
+/// Field limits of the schema and the shape of each flag, checked before anything is read.
+fn check_request(request: &UpdateRequest) -> Result<()> {
+    let limits: [(&str, Option<&String>, usize); 9] = [
+        ("--block-reason", request.block_reason.as_ref(), 1000),
+        ("--block-needs", request.block_needs.as_ref(), 500),
+        ("--reopen-reason", request.reopen_reason.as_ref(), 400),
+        ("--worked", request.worked.as_ref(), 500),
+        ("--notes", request.notes.as_ref(), 1000),
+        ("--checkpoint-step", request.checkpoint_step.as_ref(), 200),
+        ("--checkpoint-note", request.checkpoint_note.as_ref(), 500),
+        ("--agent", request.agent.as_ref(), 100),
+        ("--model", request.model.as_ref(), 100),
+    ];
+    for (flag, value, max) in limits {
+        if let Some(value) = value {
+            too_long(flag, value, max)?;
+        }
+    }
+    for (flag, values) in [("--tried", &request.tried), ("--failed", &request.failed)] {
+        for value in values {
+            too_long(flag, value, 300)?;
+        }
+    }
+    for gate in &request.gates {
+        too_long("--gate command", &gate.command, 500)?;
+        if let Some(evidence) = &gate.evidence {
+            too_long("--gate evidence", evidence, 500)?;
+        }
+        if gate.passes && gate.exit_code.is_some_and(|c| c != 0) {
+            return Err(Error::rejected(
+                "--gate-json",
+                format!(
+                    "gate `{}` says passes: true with exit code {}: a record that contradicts itself",
+                    gate.command,
+                    gate.exit_code.unwrap_or_default()
+                ),
+            ));
+        }
+    }
+    if let Some(commit) = &request.commit {
+        let ok = (7..=40).contains(&commit.len())
+            && commit
+                .bytes()
+                .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+        if !ok {
+            return Err(Error::rejected(
+                "--commit",
+                format!(
+                    "`{commit}` is not a short or full lower-case hex commit hash (7-40 characters)"
+                ),
+            ));
+        }
+    }
+    if let Some(expected) = &request.expected_sha256
+        && (expected.len() != 64
+            || !expected
+                .bytes()
+                .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+    {
+        return Err(Error::Usage(format!(
+            "--expected-sha256 `{expected}` is not 64 lower-case hex digits"
+        )));
+    }
+    let blocking = request.status == Some(TaskStatus::Blocked);
+    if !blocking && (request.block_reason.is_some() || request.block_needs.is_some()) {
+        return Err(Error::Usage(
+            "--block-reason and --block-needs go with --status blocked".into(),
+        ));
+    }
+    if blocking && request.resolve_blocker {
+        return Err(Error::Usage(
+            "--resolve-blocker goes with --status in_progress or completed".into(),
+        ));
+    }
+    Ok(())
+}
+
+fn too_long(flag: &str, value: &str, max: usize) -> Result<()> {
+    let length = value.chars().count();
+    if length > max {
+        return Err(Error::rejected(
+            flag,
+            format!("is {length} characters; the schema allows at most {max}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Unified diff of a file's bytes before and after, for `--dry-run` and `--diff` previews.
+pub fn unified_diff(before: &[u8], after: &[u8], name: &str) -> String {
+    let before = String::from_utf8_lossy(before);
+    let after = String::from_utf8_lossy(after);
+    similar::TextDiff::from_lines(before.as_ref(), after.as_ref())
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("{name} (on disk)"), &format!("{name} (after)"))
+        .to_string()
+}
