@@ -167,8 +167,8 @@ pub fn admits_never_ran(evidence: &str) -> Option<&'static str> {
     let lower = evidence.to_lowercase();
     NEVER_RAN.iter().copied().find(|phrase| {
         occurrences(&lower, phrase).any(|start| {
-            let before = lower[..start].trim_end();
-            !before.ends_with(|c: char| c.is_ascii_digit())
+            let count = lower[..start].split_whitespace().next_back().unwrap_or("");
+            count.is_empty() || !count.bytes().all(|b| b.is_ascii_digit())
         })
     })
 }
