@@ -162,15 +162,35 @@ pub fn is_invalidated(evidence: &str) -> bool {
         .starts_with(INVALIDATED_PREFIX)
 }
 
-/// The never-ran phrase the evidence contains, unless a count stands right before it.
+/// Phrases that also serve as a column of a test tally ("12 passed, 0 not run").
+const TALLY_PHRASES: &[&str] = &["not run", "not executed", "unexecuted"];
+
+/// The never-ran phrase the evidence contains, unless it is a tally: a tally phrase right after
+/// a bare count that opens the text or follows a separator ("12 passed, 0 not run"). A number
+/// that names something ("scenario 2 never entered", "step 4 not run") is no count.
 pub fn admits_never_ran(evidence: &str) -> Option<&'static str> {
     let lower = evidence.to_lowercase();
     NEVER_RAN.iter().copied().find(|phrase| {
-        occurrences(&lower, phrase).any(|start| {
-            let count = lower[..start].split_whitespace().next_back().unwrap_or("");
-            count.is_empty() || !count.bytes().all(|b| b.is_ascii_digit())
-        })
+        occurrences(&lower, phrase)
+            .any(|start| !(TALLY_PHRASES.contains(phrase) && is_tally(&lower[..start])))
     })
+}
+
+/// Whether `before` ends with a count that stands on its own: `0`, `passed, 0`, `(3`.
+fn is_tally(before: &str) -> bool {
+    let mut words = before.split_whitespace().rev();
+    let count = words.next().unwrap_or("");
+    let count = count.trim_start_matches(['(', '[', '|', ',', ';']);
+    if count.is_empty() || !count.bytes().all(|b| b.is_ascii_digit()) {
+        return false;
+    }
+    match words.next() {
+        None => true,
+        Some(previous) => {
+            previous.ends_with([',', ';', '(', '|', ':'])
+                || previous.bytes().all(|b| b.is_ascii_digit())
+        }
+    }
 }
 
 /// The zero-selection marker the evidence contains (`ran=0`, `selected=0/12`, `0 passed`...).
@@ -271,6 +291,16 @@ mod tests {
         assert_eq!(admits_never_ran("12 passed, 0 not run"), None);
         assert_eq!(admits_never_ran("42 passed, 3 not run"), None);
         assert_eq!(admits_never_ran("annotated 12 files"), None);
+        assert_eq!(admits_never_ran("3 not run"), None);
+        assert_eq!(
+            admits_never_ran("scenario 2 never entered"),
+            Some("never entered")
+        );
+        assert_eq!(admits_never_ran("step 4 not run"), Some("not run"));
+        assert_eq!(
+            admits_never_ran("step 4 cannot be measured"),
+            Some("cannot be measured")
+        );
         assert_eq!(
             admits_never_ran("scenario never entered"),
             Some("never entered")

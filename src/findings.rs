@@ -49,6 +49,9 @@ codes! {
     PlanIdentity = 30, "the folder name, manifest `name` and state `plan` disagree";
     GenerationPair = 31, "manifest and state are of different schema generations";
     Timestamp = 32, "a date-time field is not RFC 3339";
+    PromotionState = 33, "`promotion` and `materialization` disagree (a promotion object exactly while promoting)";
+    FormatDemoted = 34, "the state is lite but the manifest was created full: plans promote lite to full, never back";
+    CompletedWithoutTime = 35, "a completed task has no `completed_at`";
 }
 
 impl Code {

@@ -66,10 +66,42 @@ pub fn check_state(state: &Loaded<State>) -> Vec<Finding> {
             ),
         ));
     }
+    for (index, task) in doc.tasks.iter().enumerate() {
+        if task.status == TaskStatus::Completed && task.completed_at.is_none() {
+            findings.push(
+                error(
+                    Code::CompletedWithoutTime,
+                    &format!("$.tasks[{index}]"),
+                    format!("task {} is completed but has no completed_at", task.id),
+                )
+                .task(task.id),
+            );
+        }
+    }
+    check_promotion(&mut findings, state);
     check_locators(&mut findings, state);
     check_status(&mut findings, state);
     check_timestamps(&mut findings, state);
     findings
+}
+
+/// `promotion` is an object exactly while `materialization` is `promoting` (003 "Format,
+/// materialization, approval, and promotion"). v1 has neither field.
+fn check_promotion(findings: &mut Vec<Finding>, state: &Loaded<State>) {
+    let doc = &state.doc;
+    let Some(materialization) = doc.materialization else {
+        return;
+    };
+    let promoting = materialization == Materialization::Promoting;
+    let has_promotion = doc.promotion.value().is_some();
+    if promoting != has_promotion {
+        let message = if promoting {
+            "materialization is promoting but there is no promotion record".to_owned()
+        } else {
+            format!("a promotion record is present but materialization is {materialization}")
+        };
+        findings.push(Finding::error(Code::PromotionState, &state.file, message).at("$.promotion"));
+    }
 }
 
 fn check_locators(findings: &mut Vec<Finding>, state: &Loaded<State>) {
@@ -290,6 +322,19 @@ pub fn check_identity(
             "$.plan",
             format!("is `{}` but the plan folder is `{folder}`", s.doc.plan),
         ));
+    }
+    if let (Some(m), Some(s)) = (manifest, state)
+        && m.doc.plan_format == Some(PlanFormat::Full)
+        && s.doc.format == Some(PlanFormat::Lite)
+    {
+        findings.push(
+            Finding::error(
+                Code::FormatDemoted,
+                &s.file,
+                "is lite but the manifest was created full: a plan promotes lite to full, never back",
+            )
+            .at("$.format"),
+        );
     }
     if let (Some(m), Some(s)) = (manifest, state) {
         if m.doc.name != s.doc.plan && folder.is_none() {

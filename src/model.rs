@@ -175,12 +175,17 @@ pub(crate) mod int {
         }
 
         fn visit_f64<E: Error>(self, v: f64) -> Result<i128, E> {
-            if v.fract() == 0.0 && v.abs() < 9.0e18 {
-                Ok(v as i128)
+            // Beyond 2^53 a float no longer holds every integer: the value read may not be the
+            // value written, so it is refused rather than silently rounded.
+            const EXACT: f64 = 9_007_199_254_740_992.0;
+            if v.fract() != 0.0 {
+                Err(E::custom(format_args!("{v} is not an integer")))
+            } else if v.abs() >= EXACT {
+                Err(E::custom(
+                    "is an integer beyond what dwp can hold exactly (written as a float, or over 64 bits)",
+                ))
             } else {
-                Err(E::custom(format_args!(
-                    "{v} is not an integer dwp can hold"
-                )))
+                Ok(v as i128)
             }
         }
     }
@@ -560,5 +565,10 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("not an integer"), "{err}");
+        let inexact = serde_json::from_str::<Gate>(
+            r#"{"command":"c","passes":true,"exit_code":9007199254740993.0,"last_run":"t"}"#,
+        )
+        .unwrap_err();
+        assert!(inexact.to_string().contains("exactly"), "{inexact}");
     }
 }

@@ -64,10 +64,20 @@ pub fn declared_kind(value: &Value) -> Option<DocKind> {
     }
 }
 
+/// The JSON state of a plan is never a symlink (DESIGN.md §4: symlinked state files are bad
+/// input), wherever it points: writers replace files, and a link would split what is read from
+/// what is written.
+fn read_json_artifact(path: &Path, plan_dir: &Path) -> Result<Vec<u8>, ReadFailure> {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(ReadFailure::Symlink);
+    }
+    read_artifact(path, plan_dir)
+}
+
 /// Read and parse an artifact into a JSON value, or the findings that stop it.
 pub fn read_value(path: &Path, plan_dir: &Path) -> Result<(Vec<u8>, Value), Vec<Finding>> {
     let file = path.display().to_string();
-    let bytes = read_artifact(path, plan_dir).map_err(|failure| {
+    let bytes = read_json_artifact(path, plan_dir).map_err(|failure| {
         let severity = if failure.is_unverifiable() {
             Severity::Unverified
         } else {
@@ -77,8 +87,9 @@ pub fn read_value(path: &Path, plan_dir: &Path) -> Result<(Vec<u8>, Value), Vec<
             ReadFailure::Missing => Some("materialize the plan with `dwp init`"),
             _ => None,
         };
-        let finding =
-            Finding::error(Code::Unreadable, &file, failure.to_string()).severity(severity);
+        let finding = Finding::error(Code::Unreadable, &file, failure.to_string())
+            .at("$")
+            .severity(severity);
         vec![match hint {
             Some(h) => finding.hint(h),
             None => finding,

@@ -98,9 +98,26 @@ pub fn violations(validator: &Validator, instance: &Value) -> Vec<Violation> {
         .iter_errors(instance)
         .map(|error| Violation {
             path: render_path(&location_segments(error.instance_path())),
-            message: error.to_string(),
+            message: shorten(&error.to_string()),
         })
         .collect()
+}
+
+/// Messages quote the offending value; a 100,000-character string must not become a
+/// 100,000-character finding. Keeps the head and the tail (which says what is wrong).
+fn shorten(message: &str) -> String {
+    const HEAD: usize = 160;
+    const TAIL: usize = 120;
+    let count = message.chars().count();
+    if count <= HEAD + TAIL + 40 {
+        return message.to_owned();
+    }
+    let head: String = message.chars().take(HEAD).collect();
+    let tail: String = message.chars().skip(count - TAIL).collect();
+    format!(
+        "{head}… ({} characters elided) …{tail}",
+        count - HEAD - TAIL
+    )
 }
 
 fn location_segments(location: &jsonschema::paths::Location) -> Vec<Segment> {
@@ -126,6 +143,15 @@ mod tests {
                 assert!(compile(&schema).is_ok());
             }
         }
+    }
+
+    #[test]
+    fn long_messages_keep_head_and_tail() {
+        let long = format!("\"{}\" is longer than 500 characters", "x".repeat(10_000));
+        let short = shorten(&long);
+        assert!(short.len() < 400, "{}", short.len());
+        assert!(short.ends_with("is longer than 500 characters"));
+        assert_eq!(shorten("short"), "short");
     }
 
     #[test]

@@ -400,6 +400,9 @@ fn apply(
     let transition = match (current, wanted) {
         (_, TaskStatus::Blocked) if current != TaskStatus::Blocked => {
             refuse_if_closed(current, id, &place("status"))?;
+            // Only the task whose turn it is can block: a later task blocked while an earlier
+            // one is open could never be resolved (resolving re-checks the order).
+            require_earlier_done(state, index)?;
             let reason = request.block_reason.clone().unwrap_or_default();
             if reason.trim().is_empty() {
                 return Err(Error::rejected(
@@ -679,6 +682,9 @@ fn check_evidence(state: &State, index: usize, plan_dir: &Path, place: &str) -> 
 /// Append each new gate unless it repeats the latest record of its command (ignoring
 /// `last_run`), so a replayed call is idempotent. Returns how many were appended.
 fn record_gates(state: &mut State, index: usize, gates: &[Gate]) -> usize {
+    if gates.is_empty() {
+        return 0; // a v1 task without `gates` keeps it absent
+    }
     let list = state.tasks[index].gates.get_or_insert_with(Vec::new);
     let mut added = 0;
     for gate in gates {
@@ -783,14 +789,23 @@ fn stamp(state: &mut State, request: &UpdateRequest, transition: &Transition, no
         .checkpoint_note
         .clone()
         .unwrap_or_else(|| truncate(&transition.describe(request.task), 500));
+    // Without a status change the resume point inside the task stays where it was.
+    let kept_step = match transition {
+        Transition::Recorded { .. } => state
+            .checkpoint
+            .value()
+            .filter(|c| c.task == request.task)
+            .and_then(|c| c.step.clone()),
+        _ => None,
+    };
+    let step = request
+        .checkpoint_step
+        .clone()
+        .or(kept_step)
+        .unwrap_or_else(|| transition.step().to_owned());
     state.checkpoint = Field::Value(Checkpoint {
         task: request.task,
-        step: Some(
-            request
-                .checkpoint_step
-                .clone()
-                .unwrap_or_else(|| transition.step().to_owned()),
-        ),
+        step: Some(step),
         at: now.to_owned(),
         note: Some(note),
     });

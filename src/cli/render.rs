@@ -33,11 +33,16 @@ pub fn validate(out: &mut impl Write, results: &[Validation], as_json: bool) -> 
     let verdict = overall(results.iter().map(Validation::verdict));
     if as_json {
         let findings: Vec<&Finding> = results.iter().flat_map(|r| &r.findings).collect();
+        let targets: Vec<_> = results
+            .iter()
+            .map(|r| json!({"target": r.target, "verdict": r.verdict(), "summary": r.summary}))
+            .collect();
         let document = json!({
             "dwp": FORMAT_VERSION,
             "command": "validate",
             "ok": verdict == Verdict::Valid,
             "verdict": verdict,
+            "targets": targets,
             "findings": findings,
         });
         let _ = writeln!(out, "{document:#}");

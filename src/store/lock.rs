@@ -133,33 +133,113 @@ impl Drop for LockGuard {
     }
 }
 
+/// Release: rename the lock aside in one step (so it never lingers without its owner record),
+/// then delete what was moved.
 fn remove_lock_dir(dir: &Path) -> Result<()> {
-    match fs::remove_file(dir.join(OWNER_FILE)) {
-        Ok(()) => {}
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        Err(e) => return Err(Error::io("remove lock owner", dir, e)),
-    }
-    fs::remove_dir(dir).map_err(|e| Error::io("remove lock", dir, e))
+    let aside = aside_dir(dir, "released");
+    fs::rename(dir, &aside).map_err(|e| Error::io("release lock", dir, e))?;
+    fs::remove_dir_all(&aside).map_err(|e| Error::io("remove released lock", &aside, e))
 }
 
 /// Take the lock on `target` once, or report who holds it.
+///
+/// The lock directory is built aside with its `owner.json` and renamed into place with
+/// `RENAME_NOREPLACE`, so it never exists without its owner record: a writer killed at any
+/// instant leaves either no lock or a lock whose owner can be judged. Where the filesystem lacks
+/// that flag, a plain `mkdir` (the reference tooling's own method) takes the lock instead.
 pub fn try_acquire(target: &Path) -> Result<LockGuard> {
     let dir = lock_dir(target);
+    let owner = crate::store::canonical_bytes(&Owner::of_this_process());
+    let staging = aside_dir(&dir, "staging");
+    remove_dead_stagings(&dir);
+    fs::create_dir(&staging).map_err(|e| match e.kind() {
+        io::ErrorKind::NotFound => Error::rejected(
+            target.display().to_string(),
+            "the plan folder does not exist",
+        ),
+        _ => Error::io("create lock", &staging, e),
+    })?;
+    let placed = fs::write(staging.join(OWNER_FILE), &owner)
+        .map_err(|e| Error::io("write lock owner", &staging, e))
+        .and_then(|()| place_without_replacing(&staging, &dir));
+    if !matches!(placed, Ok(Placement::Placed)) {
+        let _ = fs::remove_dir_all(&staging);
+    }
+    match placed? {
+        Placement::Placed => return Ok(LockGuard { dir, held: true }),
+        Placement::Held => return Err(held_error(target, dir)),
+        Placement::Unsupported => {}
+    }
+    // No RENAME_NOREPLACE here: fall back to mkdir, then record the owner.
     match fs::create_dir(&dir) {
         Ok(()) => {}
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-            let info = inspect(target)?;
-            return Err(Error::LockHeld {
-                lock: dir,
-                owner: info.map(|i| i.describe()),
-            });
-        }
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Err(held_error(target, dir)),
         Err(e) => return Err(Error::io("create lock", &dir, e)),
     }
     let guard = LockGuard { dir, held: true };
-    let owner = crate::store::canonical_bytes(&Owner::of_this_process());
-    super::write_atomic(&guard.dir.join(OWNER_FILE), &owner)?;
+    fs::write(guard.dir.join(OWNER_FILE), &owner)
+        .map_err(|e| Error::io("write lock owner", &guard.dir, e))?;
     Ok(guard)
+}
+
+enum Placement {
+    Placed,
+    Held,
+    /// The filesystem cannot rename without replacing.
+    Unsupported,
+}
+
+/// Rename `staging` to `dir` unless `dir` exists, atomically.
+fn place_without_replacing(staging: &Path, dir: &Path) -> Result<Placement> {
+    use rustix::fs::{CWD, RenameFlags, renameat_with};
+    match renameat_with(CWD, staging, CWD, dir, RenameFlags::NOREPLACE) {
+        Ok(()) => Ok(Placement::Placed),
+        Err(rustix::io::Errno::EXIST | rustix::io::Errno::NOTEMPTY) => Ok(Placement::Held),
+        Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOSYS) => Ok(Placement::Unsupported),
+        Err(e) => Err(Error::io("place lock", dir, e.into())),
+    }
+}
+
+fn held_error(target: &Path, dir: PathBuf) -> Error {
+    let owner = inspect(target).ok().flatten().map(|i| i.describe());
+    Error::LockHeld { lock: dir, owner }
+}
+
+/// Stages a lock directory passes through beside the lock itself, named
+/// `{lock}.{stage}.{pid}.{random}` so leftovers of killed processes can be recognised.
+const STAGES: [&str; 3] = ["staging", "released", "recovering"];
+
+fn aside_dir(dir: &Path, stage: &str) -> PathBuf {
+    dir.with_file_name(format!(
+        "{}.{stage}.{}.{:08x}",
+        dir.file_name().unwrap_or_default().to_string_lossy(),
+        std::process::id(),
+        fastrand::u32(..)
+    ))
+}
+
+/// Remove lock directories that killed processes left aside while taking, releasing or
+/// recovering a lock. A live process's directory is never touched.
+fn remove_dead_stagings(dir: &Path) {
+    let lock_name = dir.file_name().unwrap_or_default().to_string_lossy();
+    let prefixes = STAGES.map(|stage| format!("{lock_name}.{stage}."));
+    let Some(parent) = dir.parent() else { return };
+    let Ok(entries) = fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name
+            .to_str()
+            .and_then(|n| prefixes.iter().find_map(|p| n.strip_prefix(p.as_str())))
+        else {
+            continue;
+        };
+        let pid = rest.split('.').next().and_then(|p| p.parse::<i32>().ok());
+        if pid.is_some_and(|pid| !process_exists(pid)) {
+            let _ = fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// Take the lock, retrying a held lock with jittered exponential backoff for up to `wait`.
@@ -258,12 +338,7 @@ pub fn recover(
         return Ok(None);
     };
     let grounds = recovery_grounds(&info, older_than, force)?;
-    let aside = info.path.with_file_name(format!(
-        "{}.recovering.{}.{}",
-        info.path.file_name().unwrap_or_default().to_string_lossy(),
-        std::process::id(),
-        fastrand::u32(..)
-    ));
+    let aside = aside_dir(&info.path, "recovering");
     fs::rename(&info.path, &aside).map_err(|e| Error::io("move lock aside", &info.path, e))?;
     let owner_now = fs::read(aside.join(OWNER_FILE))
         .ok()
@@ -284,9 +359,10 @@ pub fn recover(
 
 fn recovery_grounds(info: &LockInfo, older_than: Option<Duration>, force: bool) -> Result<String> {
     let refuse = |why: String| Error::rejected(info.path.display().to_string(), why);
-    if force {
+    if force && info.liveness != Liveness::Alive {
         return Ok("forced by the caller, who confirmed no writer remains".into());
     }
+    // Even --force never removes a lock whose owner this host can see running.
     match info.liveness {
         Liveness::Dead => Ok("its owner process is gone".into()),
         Liveness::PidReused => Ok("its owner process is gone (the pid now belongs to a later process)".into()),

@@ -65,6 +65,8 @@ pub enum ReadFailure {
     NotRegular(&'static str),
     /// A symlink whose target is outside the plan folder.
     Escapes(PathBuf),
+    /// A symlink where the plan's JSON state must be a regular file.
+    Symlink,
     TooLarge(u64),
     Io(io::Error),
 }
@@ -85,6 +87,9 @@ impl fmt::Display for ReadFailure {
                 f,
                 "is a symlink to {}, outside the plan folder",
                 target.display()
+            ),
+            ReadFailure::Symlink => f.write_str(
+                "is a symlink; manifest.json and state.json must be regular files in the plan folder",
             ),
             ReadFailure::TooLarge(size) => write!(
                 f,
@@ -118,7 +123,7 @@ pub fn read_artifact(path: &Path, plan_dir: &Path) -> Result<Vec<u8>, ReadFailur
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(ReadFailure::Missing),
         Err(e) => return Err(ReadFailure::Io(e)),
     };
-    if link.file_type().is_symlink() {
+    let meta = if link.file_type().is_symlink() {
         let target = std::fs::canonicalize(path).map_err(|e| match e.kind() {
             io::ErrorKind::NotFound => ReadFailure::Missing,
             _ => ReadFailure::Io(e),
@@ -127,6 +132,13 @@ pub fn read_artifact(path: &Path, plan_dir: &Path) -> Result<Vec<u8>, ReadFailur
         if !target.starts_with(&root) {
             return Err(ReadFailure::Escapes(target));
         }
+        std::fs::metadata(&target).map_err(ReadFailure::Io)?
+    } else {
+        link
+    };
+    // Checked before opening: opening a named pipe would block until a writer appears.
+    if !meta.file_type().is_file() {
+        return Err(ReadFailure::NotRegular(file_kind(meta.file_type())));
     }
     let mut file = std::fs::File::open(path).map_err(ReadFailure::Io)?;
     let meta = file.metadata().map_err(ReadFailure::Io)?;
