@@ -19,6 +19,7 @@ use dwp::model::{DocKind, Generation, State};
 use dwp::plan::{Loaded, PlanPaths};
 use dwp::store::{canonical_bytes, read_artifact, sha256_hex, write_atomic};
 use dwp::synth::SynthPlan;
+use serde::Deserialize;
 use std::fs::{self, File};
 use std::hint::black_box;
 use std::io::Write;
@@ -194,6 +195,21 @@ fn filesystem_type(path: &Path) -> String {
         .unwrap_or_else(|| "unknown".to_owned())
 }
 
+/// Minor page faults of this process so far (`/proc/self/stat`, field 10): memory the
+/// allocator returned to the kernel and takes back costs a fault per page touched again.
+fn minor_faults() -> Option<u64> {
+    let stat = fs::read_to_string("/proc/self/stat").ok()?;
+    let after_name = &stat[stat.rfind(')')? + 2..];
+    after_name.split_whitespace().nth(7)?.parse().ok()
+}
+
+/// `/proc/loadavg`'s first three fields: other work on the machine skews every figure.
+fn load_average() -> String {
+    fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".to_owned())
+}
+
 fn kib(bytes: usize) -> String {
     format!("{:.0} KiB", bytes as f64 / 1024.0)
 }
@@ -225,6 +241,13 @@ fn main() {
             .map(|f| format!("; filter `{f}`"))
             .unwrap_or_default(),
     );
+    println!("load average at start: {}", load_average());
+    if std::env::var_os("DWP_BENCH_KEEP").is_some() {
+        println!(
+            "DWP_BENCH_KEEP: the plans stay under {} for profiling",
+            root.path().display()
+        );
+    }
     let plans = fixtures(root.path());
 
     let mut validate_10k = None;
@@ -243,8 +266,14 @@ fn main() {
         ratios = bench_store(&config, &plans, root.path());
     }
 
+    if std::env::var_os("DWP_BENCH_KEEP").is_some() {
+        let _ = root.keep();
+    }
+
     println!();
     println!("## Targets (issue 2)");
+    println!();
+    println!("load average at end: {}", load_average());
     println!();
     if let Some(stats) = validate_10k {
         let median = ms(stats.median);
@@ -279,8 +308,10 @@ fn bench_validate(config: &Config, plans: &[Fixture]) -> Option<Stats> {
         "## validate (in process: `dwp::validate::validate(&plan_dir)`, schemas already compiled)"
     );
     println!();
-    println!("| tasks | state.json | iterations | median ms | p90 ms | min ms |");
-    println!("|---:|---:|---:|---:|---:|---:|");
+    println!(
+        "| tasks | state.json | iterations | median ms | p90 ms | min ms | minor page faults per validate |"
+    );
+    println!("|---:|---:|---:|---:|---:|---:|---:|");
     let mut ten_k = None;
     for plan in plans {
         let result = dwp::validate::validate(&plan.dir);
@@ -290,13 +321,20 @@ fn bench_validate(config: &Config, plans: &[Fixture]) -> Option<Stats> {
             plan.tasks,
             result.findings
         );
+        let faults_before = minor_faults();
         let stats = bench(config.validate_iters(plan.tasks), || {
             let result = dwp::validate::validate(&plan.dir);
             assert!(result.findings.is_empty());
             result
         });
+        let faults = match (faults_before, minor_faults()) {
+            (Some(before), Some(after)) => {
+                format!("{}", (after - before) / (stats.n as u64 + 1))
+            }
+            _ => "n/a".to_owned(),
+        };
         println!(
-            "| {} | {} | {} | {:.3} | {:.3} | {:.3} |",
+            "| {} | {} | {} | {:.3} | {:.3} | {:.3} | {faults} |",
             plan.tasks,
             kib(plan.state_bytes),
             stats.n,
@@ -386,9 +424,16 @@ fn bench_split(config: &Config, plans: &[Fixture]) {
     );
     println!();
     println!(
-        "| tasks | validate | read | parse_strict | schema | typing | sha256 | invariants | manifest | drops | sum | from_slice::<Value> | from_value::<State> | from_slice::<State> |"
+        "| tasks | validate | read | parse_strict | schema | typing | sha256 | invariants | manifest | drop Value | drop State | sum | schema is_valid | typing, no path tracking | from_slice::<Value> | from_value::<State> | from_slice::<State> |"
     );
-    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!(
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
+    let state_validator = {
+        let text = dwp::schema::embedded(DocKind::State, Generation::V5).text;
+        dwp::schema::compile(&serde_json::from_str(text).unwrap()).unwrap()
+    };
+    let mut shapes = Vec::new();
     for plan in plans {
         let iters = config.validate_iters(plan.tasks);
         let paths = PlanPaths::new(&plan.dir);
@@ -428,9 +473,15 @@ fn bench_split(config: &Config, plans: &[Fixture]) {
             assert!(invariants::check_manifest(&m).is_empty());
             m
         });
-        let drops = bench_with(iters, || (value.clone(), state.clone()), drop);
-        let parts = [read, parse, schema, typing, sha, checks, manifest, drops];
+        let drop_value = bench_with(iters, || value.clone(), drop);
+        let drop_state = bench_with(iters, || state.clone(), drop);
+        let parts = [
+            read, parse, schema, typing, sha, checks, manifest, drop_value, drop_state,
+        ];
         let sum: f64 = parts.iter().map(|s| ms(s.median)).sum();
+        let is_valid = bench(iters, || assert!(state_validator.is_valid(&value)));
+        let plain_typing = bench(iters, || State::deserialize(&value).unwrap());
+        shapes.push((plan.tasks, Shape::of(&value)));
         let loose = bench(iters, || {
             serde_json::from_slice::<serde_json::Value>(&bytes).unwrap()
         });
@@ -445,10 +496,18 @@ fn bench_split(config: &Config, plans: &[Fixture]) {
             row.push_str(&format!(" {:.3} |", ms(part.median)));
         }
         row.push_str(&format!(" {sum:.3} |"));
-        for reference in [loose, from_value, direct] {
+        for reference in [is_valid, plain_typing, loose, from_value, direct] {
             row.push_str(&format!(" {:.3} |", ms(reference.median)));
         }
         println!("{row}");
+    }
+
+    println!();
+    for (tasks, shape) in shapes {
+        println!(
+            "{tasks} tasks: the parsed state.json holds {} JSON values: {} objects ({} keys), {} arrays, {} strings.",
+            shape.values, shape.objects, shape.keys, shape.arrays, shape.strings
+        );
     }
 
     // Once per process (first use of each validator): what the binary pays on every run.
@@ -469,6 +528,57 @@ fn bench_split(config: &Config, plans: &[Fixture]) {
         ms(manifest_schema.median),
         state_schema.n
     );
+}
+
+/// How many nodes a JSON value holds: what parsing, schema checking and dropping walk over.
+#[derive(Default)]
+struct Shape {
+    values: usize,
+    objects: usize,
+    keys: usize,
+    arrays: usize,
+    strings: usize,
+}
+
+impl Shape {
+    fn of(value: &serde_json::Value) -> Shape {
+        let mut shape = Shape::default();
+        shape.visit(value);
+        shape
+    }
+
+    fn visit(&mut self, value: &serde_json::Value) {
+        use serde_json::Value;
+        self.values += 1;
+        match value {
+            Value::Object(map) => {
+                self.objects += 1;
+                self.keys += map.len();
+                map.values().for_each(|v| self.visit(v));
+            }
+            Value::Array(items) => {
+                self.arrays += 1;
+                items.iter().for_each(|v| self.visit(v));
+            }
+            Value::String(_) => self.strings += 1,
+            _ => {}
+        }
+    }
+}
+
+/// What `write_atomic` does after every write to remove dead writers' temp files: list the
+/// folder and match each name against the temp prefix (the same loop as `store::atomic`).
+fn sweep(dir: &Path, file_name: &str) -> usize {
+    let prefix = format!(".{file_name}.dwp-tmp.");
+    fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.strip_prefix(&prefix).is_some())
+        })
+        .count()
 }
 
 /// The bare durable replace: what any correct atomic write must at least do.
@@ -495,13 +605,15 @@ fn bench_store(config: &Config, plans: &[Fixture], root: &Path) -> Vec<(usize, f
          `File::open(dir)?.sync_all()`. store (plan dir) = `write_atomic(plan/state.json)` in the \
          plan folder with its N task files (the real case); store (bare dir) = the same write in \
          a folder holding only that file. Consecutive writes alternate between two canonical \
-         states of equal length that differ in the checkpoint note, so each one replaces bytes."
+         states of equal length that differ in the checkpoint note, so each one replaces bytes. The last three columns time alone the store's own extra work on \
+         these bytes: hashing them, reading the old file back to compare (same length), and the \
+         sweep of the folder for dead writers' temp files that follows every write."
     );
     println!();
     println!(
-        "| tasks | bytes | rounds | floor median | floor p90 | store median | store p90 | store/floor | paired ratio median | store (bare dir) median | bare/floor | sha256 | read+compare |"
+        "| tasks | bytes | rounds | floor median | floor p90 | store median | store p90 | store/floor | paired ratio median | store (bare dir) median | bare/floor | sha256 | read+compare | folder sweep |"
     );
-    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut ratios = Vec::new();
     for plan in plans {
         let payload = |note: &str| {
@@ -564,11 +676,12 @@ fn bench_store(config: &Config, plans: &[Fixture], root: &Path) -> Vec<(usize, f
         let iters = config.validate_iters(plan.tasks);
         let sha = bench(iters, || sha256_hex(&payloads[0]));
         let compare = bench(iters, || fs::read(&store_target).unwrap() == payloads[0]);
+        let swept = bench(iters, || sweep(&plan.dir, "state.json"));
 
         let (floor, store, bare) = (Stats::of(floor), Stats::of(store), Stats::of(bare));
         let ratio = ms(store.median) / ms(floor.median);
         println!(
-            "| {} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.2}x | {:.2}x | {:.3} | {:.2}x | {:.3} | {:.3} |",
+            "| {} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.2}x | {:.2}x | {:.3} | {:.2}x | {:.3} | {:.3} | {:.3} |",
             plan.tasks,
             kib(payloads[0].len()),
             floor.n,
@@ -582,6 +695,7 @@ fn bench_store(config: &Config, plans: &[Fixture], root: &Path) -> Vec<(usize, f
             ms(bare.median) / ms(floor.median),
             ms(sha.median),
             ms(compare.median),
+            ms(swept.median),
         );
         ratios.push((plan.tasks, ratio));
     }

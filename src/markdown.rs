@@ -478,7 +478,7 @@ fn section_named(text: &str, outline: &Outline, lines: &Lines, name: &str) -> Op
     }
     plain_lines(text, 0..text.len(), &outline.code, lines).find_map(|(line_no, line)| {
         let (label, value) = label_line(line).filter(|_| line.contains("**"))?;
-        label.eq_ignore_ascii_case(name).then(|| Section {
+        label.eq_ignore_ascii_case(name).then_some(Section {
             name: label,
             body: value,
             line: line_no,
