@@ -52,6 +52,15 @@ codes! {
     PromotionState = 33, "`promotion` and `materialization` disagree (a promotion object exactly while promoting)";
     FormatDemoted = 34, "the state is lite but the manifest was created full: plans promote lite to full, never back";
     CompletedWithoutTime = 35, "a completed task has no `completed_at`";
+    StateAhead = 40, "state ahead: state.json says completed, the README box is unchecked (the state is stale)";
+    MarkdownAhead = 41, "markdown ahead: the README box is checked, state.json does not say completed";
+    TitleDrift = 42, "a task's title differs between the README index and state.json";
+    MissingInState = 43, "a task of the README index has no entry in state.json";
+    MissingInMarkdown = 44, "a task of state.json is missing from the README index";
+    OrderDrift = 45, "the README index lists tasks out of id order";
+    PlanStatusCount = 46, "`Plan Status: X/N` disagrees with the README boxes";
+    CompletedCountDrift = 47, "`completed_count` disagrees with the checked README boxes";
+    OddMarker = 48, "a task checkbox uses a marker other than `[ ]`, `[x]`, `[X]` (read as not done)";
 }
 
 impl Code {

@@ -217,3 +217,51 @@ pub fn load_manifest(paths: &PlanPaths) -> Result<Loaded<Manifest>, Vec<Finding>
 pub fn load_state(paths: &PlanPaths) -> Result<Loaded<State>, Vec<Finding>> {
     load(&paths.state, &paths.dir, DocKind::State)
 }
+
+/// The error a writer gives for findings that stop it: the first finding, counted with the rest.
+pub fn refusal(findings: Vec<Finding>, what: &str) -> crate::Error {
+    let Some(first) = findings.first() else {
+        return crate::Error::rejected("", what);
+    };
+    let more = match findings.len() {
+        1 => String::new(),
+        n => format!(" (and {} more)", n - 1),
+    };
+    if first.severity == Severity::Unverified {
+        return crate::Error::Unverified {
+            message: format!("{what}: {}", first.message),
+            place: first.file.clone(),
+        };
+    }
+    let place = match &first.path {
+        Some(path) => format!("{}: {path}", first.file),
+        None => first.file.clone(),
+    };
+    crate::Error::rejected(place, format!("{what}: {}{more}", first.message))
+        .with_hint("`dwp validate` lists every problem")
+}
+
+/// Load the state a writer is about to change: readable, strict JSON, schema-valid, typed, and,
+/// with `invariants`, free of invariant findings. A read the OS refuses is an I/O failure.
+pub fn load_state_for_write(
+    plan_dir: &Path,
+    state_path: &Path,
+    invariants: bool,
+) -> crate::Result<Loaded<State>> {
+    let loaded: Loaded<State> = load(state_path, plan_dir, DocKind::State).map_err(|findings| {
+        let unreadable = findings
+            .first()
+            .is_some_and(|f| f.severity == Severity::Unverified);
+        match std::fs::read(state_path) {
+            Err(e) if unreadable => crate::Error::io("read", state_path, e),
+            _ => refusal(findings, "the input state does not validate"),
+        }
+    })?;
+    if invariants {
+        let problems = crate::invariants::check_state(&loaded);
+        if !problems.is_empty() {
+            return Err(refusal(problems, "the input state breaks an invariant"));
+        }
+    }
+    Ok(loaded)
+}

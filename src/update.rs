@@ -26,7 +26,7 @@ use crate::model::{
     Actor, Approval, Blocker, Checkpoint, Field, Gate, Materialization, Outcome, State, TaskStatus,
 };
 use crate::plan::{self, Loaded};
-use crate::store::{self, ReadFailure, lock};
+use crate::store::{self, lock};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -239,45 +239,7 @@ pub fn refuse_while_finalizing(plan_dir: &Path) -> Result<()> {
 
 /// Read and check the state a writer is about to change: it must validate, invariants included.
 pub fn load_for_write(plan_dir: &Path, state_path: &Path) -> Result<Loaded<State>> {
-    let file = state_path.display().to_string();
-    let bytes = store::read_artifact(state_path, plan_dir).map_err(|failure| match failure {
-        ReadFailure::Io(e) => Error::io("read", state_path, e),
-        other => Error::rejected(&file, other.to_string()),
-    })?;
-    let value = crate::json::parse_strict(&bytes)
-        .map_err(|e| Error::rejected(format!("{file}: {}", e.path), e.message))?;
-    let loaded: Loaded<State> =
-        plan::from_value(state_path, bytes, value, crate::model::DocKind::State).map_err(
-            |findings| refusal_from_findings(findings, "the input state does not validate"),
-        )?;
-    let problems: Vec<_> = invariants::check_state(&loaded);
-    if !problems.is_empty() {
-        return Err(refusal_from_findings(
-            problems,
-            "the input state breaks an invariant",
-        ));
-    }
-    Ok(loaded)
-}
-
-fn refusal_from_findings(findings: Vec<crate::findings::Finding>, what: &str) -> Error {
-    let first = &findings[0];
-    let more = match findings.len() {
-        1 => String::new(),
-        n => format!(" (and {} more)", n - 1),
-    };
-    if first.severity == crate::findings::Severity::Unverified {
-        return Error::Unverified {
-            message: format!("{what}: {}", first.message),
-            place: first.file.clone(),
-        };
-    }
-    let place = match &first.path {
-        Some(path) => format!("{}: {path}", first.file),
-        None => first.file.clone(),
-    };
-    Error::rejected(place, format!("{what}: {}{more}", first.message))
-        .with_hint("`dwp validate` lists every problem; `dwp reconcile --write` regenerates state.json from the markdown")
+    plan::load_state_for_write(plan_dir, state_path, true)
 }
 
 /// Materialized, not promoting, approved (absent approval: the README's row, else pending).
@@ -843,10 +805,10 @@ fn check_result(state_path: &Path, before: &Loaded<State>, bytes: &[u8]) -> Resu
         value,
         crate::model::DocKind::State,
     )
-    .map_err(|f| refusal_from_findings(f, "the updated state would not validate"))?;
+    .map_err(|f| plan::refusal(f, "the updated state would not validate"))?;
     let problems = invariants::check_state(&loaded);
     if !problems.is_empty() {
-        return Err(refusal_from_findings(
+        return Err(plan::refusal(
             problems,
             "the updated state would break an invariant",
         ));

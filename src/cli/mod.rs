@@ -49,12 +49,43 @@ pub enum Command {
         #[arg(required = true, value_name = "PLAN")]
         targets: Vec<PathBuf>,
     },
-    /// Change one task through the guarded updater: locked, atomic, compare-and-swap, evidence-checked.
+    /// Change one task through the guarded updater (locked, atomic, evidence-checked).
     #[command(after_help = EXIT_CODES)]
     Update(Box<UpdateArgs>),
     /// Inspect the writer lock, or remove it when its owner is provably gone.
     #[command(subcommand)]
     Lock(LockCommand),
+    /// Compare the markdown with state.json; the markdown wins (--write regenerates).
+    #[command(after_help = EXIT_CODES)]
+    Reconcile {
+        /// The plan folder, or its state.json.
+        #[arg(value_name = "PLAN")]
+        target: PathBuf,
+        /// Regenerate state.json from the markdown under the lock and log it in PROGRESS.md.
+        #[arg(long)]
+        write: bool,
+        /// Print the unified diff of state.json (before → after).
+        #[arg(long)]
+        diff: bool,
+        /// Take commit hashes from `git log` (commits naming `Task N of PLAN_name`).
+        #[arg(long)]
+        git: bool,
+        /// Refuse (exit 3) unless state.json still has this sha256.
+        #[arg(long, value_name = "HEX")]
+        expected_sha256: Option<String>,
+        /// Retry a held lock for up to this many seconds (with --write).
+        #[arg(long, value_name = "SECONDS", default_value_t = 0.0)]
+        wait: f64,
+    },
+    /// A person's view of a plan: progress, current task, blocker, gates, desync.
+    Status {
+        /// The plan folder (or its state.json); with --all, the repository root.
+        #[arg(value_name = "PLAN")]
+        target: PathBuf,
+        /// List every plan under ROOT/.dwp/plans/, one line each.
+        #[arg(long)]
+        all: bool,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -161,6 +192,8 @@ impl Command {
             Command::Update(_) => "update",
             Command::Lock(LockCommand::Status { .. }) => "lock status",
             Command::Lock(LockCommand::Recover { .. }) => "lock recover",
+            Command::Reconcile { .. } => "reconcile",
+            Command::Status { .. } => "status",
         }
     }
 }
@@ -230,6 +263,33 @@ fn run(cli: &Cli) -> Result<Exit, Error> {
                 cli.json,
             )
         }
+        Command::Reconcile {
+            target,
+            write,
+            diff,
+            git,
+            expected_sha256,
+            wait,
+        } => {
+            check_sha256(expected_sha256.as_deref())?;
+            let request = crate::reconcile::ReconcileRequest {
+                write: *write,
+                diff: *diff,
+                git: *git,
+                expected_sha256: expected_sha256.clone(),
+                wait: wait_duration(*wait)?,
+            };
+            let report = crate::reconcile::reconcile(target, &request)?;
+            render::reconcile(&mut out, &report, *write, cli.json)
+        }
+        Command::Status { target, all: false } => {
+            let summary = crate::status::summarize(target)?;
+            render::status(&mut out, &summary, cli.json, render::use_colour())
+        }
+        Command::Status { target, all: true } => {
+            let lines = crate::status::summarize_all(target)?;
+            render::status_all(&mut out, &lines, cli.json)
+        }
     };
     out.flush()
         .map_err(|e| Error::io("write", std::path::Path::new("<stdout>"), e))?;
@@ -245,12 +305,7 @@ fn update_request(args: &UpdateArgs) -> Result<crate::update::UpdateRequest, Err
     for text in &args.gate_json {
         gates.push(crate::update::parse_gate_json(text, &now)?);
     }
-    if !(args.wait.is_finite() && args.wait >= 0.0) {
-        return Err(Error::Usage(format!(
-            "--wait {} is not a number of seconds",
-            args.wait
-        )));
-    }
+    let wait = wait_duration(args.wait)?;
     Ok(crate::update::UpdateRequest {
         task: args.task,
         status: Some(args.status),
@@ -269,9 +324,31 @@ fn update_request(args: &UpdateArgs) -> Result<crate::update::UpdateRequest, Err
         checkpoint_note: args.checkpoint_note.clone(),
         agent: args.agent.clone(),
         model: args.model.clone(),
-        wait: std::time::Duration::from_secs_f64(args.wait.min(86_400.0)),
+        wait,
         dry_run: args.dry_run,
     })
+}
+
+fn wait_duration(seconds: f64) -> Result<std::time::Duration, Error> {
+    if !(seconds.is_finite() && seconds >= 0.0) {
+        return Err(Error::Usage(format!(
+            "--wait {seconds} is not a number of seconds"
+        )));
+    }
+    Ok(std::time::Duration::from_secs_f64(seconds.min(86_400.0)))
+}
+
+fn check_sha256(expected: Option<&str>) -> Result<(), Error> {
+    match expected {
+        Some(hex)
+            if hex.len() != 64 || !hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) =>
+        {
+            Err(Error::Usage(format!(
+                "--expected-sha256 `{hex}` is not 64 lower-case hex digits"
+            )))
+        }
+        _ => Ok(()),
+    }
 }
 
 fn report_error(command: &str, error: &Error) {

@@ -2,6 +2,8 @@
 
 use crate::error::Exit;
 use crate::findings::{Finding, Verdict};
+use crate::reconcile::ReconcileReport;
+use crate::status::{PlanLine, Summary};
 use crate::store::lock::{LockInfo, Recovery};
 use crate::update::UpdateOutcome;
 use crate::validate::Validation;
@@ -160,5 +162,279 @@ pub fn lock_recover(
             r.grounds
         ),
     };
+    Exit::Ok
+}
+
+pub fn reconcile(
+    out: &mut impl Write,
+    report: &ReconcileReport,
+    write: bool,
+    as_json: bool,
+) -> Exit {
+    // Check: any disagreement fails. Write: the state now follows the markdown; what remains is
+    // the markdown's own to fix, reported but not a failure of the write.
+    let exit = if report.in_sync || write {
+        Exit::Ok
+    } else {
+        Exit::Rejected
+    };
+    if as_json {
+        let document = json!({
+            "dwp": FORMAT_VERSION,
+            "command": "reconcile",
+            "ok": exit == Exit::Ok,
+            "report": report,
+        });
+        let _ = writeln!(out, "{document:#}");
+        return exit;
+    }
+    for d in &report.desync {
+        let line = d.line.map(|l| format!(":{l}")).unwrap_or_default();
+        let task = d.task.map(|t| format!("task {t}: ")).unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "{}{line}: {task}{}: {}",
+            report.readme, d.direction, d.message
+        );
+    }
+    if let Some(diff) = &report.diff {
+        let _ = write!(out, "{diff}");
+    }
+    for d in &report.remaining {
+        let line = d.line.map(|l| format!(":{l}")).unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "  still to fix in the markdown: {}{line}: {}",
+            report.readme, d.message
+        );
+    }
+    if report.written {
+        for change in &report.changes {
+            let _ = writeln!(
+                out,
+                "  task {}: {} — {}",
+                change.task, change.direction, change.what
+            );
+        }
+        let _ = writeln!(
+            out,
+            "reconciled: {} · state.json regenerated from the markdown · PROGRESS.md appended · sha256 {}",
+            report.plan, report.new_sha256
+        );
+    } else if report.in_sync || write {
+        let _ = writeln!(
+            out,
+            "in sync: {} · state.json follows the markdown · sha256 {}",
+            report.plan, report.new_sha256
+        );
+    } else {
+        let count = report.desync.len();
+        let plural = if count == 1 { "" } else { "s" };
+        let next = if write {
+            ""
+        } else {
+            " (the markdown wins: `dwp reconcile --write` regenerates state.json)"
+        };
+        let _ = writeln!(
+            out,
+            "desync: {} · {count} disagreement{plural}{next}",
+            report.plan
+        );
+    }
+    exit
+}
+
+/// Colour only for a terminal, and never with NO_COLOR set.
+pub fn use_colour() -> bool {
+    use std::io::IsTerminal;
+    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal()
+}
+
+fn paint(text: &str, code: &str, colour: bool) -> String {
+    if colour {
+        format!("\x1b[{code}m{text}\x1b[0m")
+    } else {
+        text.to_owned()
+    }
+}
+
+fn status_colour(status: &str) -> &'static str {
+    match status {
+        "completed" => "32",
+        "in_progress" => "33",
+        "blocked" => "31",
+        "skipped" => "90",
+        _ => "0",
+    }
+}
+
+fn progress_bar(done: u64, total: u64) -> String {
+    const WIDTH: u64 = 20;
+    let filled = (done * WIDTH).checked_div(total).unwrap_or(0).min(WIDTH);
+    format!(
+        "[{}{}] {done}/{total}",
+        "#".repeat(filled as usize),
+        ".".repeat((WIDTH - filled) as usize)
+    )
+}
+
+/// Most tasks a `--json` summary lists, so its size stays bounded on huge plans.
+const JSON_TASK_LIMIT: usize = 50;
+
+pub fn status(out: &mut impl Write, summary: &Summary, as_json: bool, colour: bool) -> Exit {
+    if as_json {
+        let open: Vec<_> = summary
+            .tasks
+            .iter()
+            .filter(|t| t.status != crate::model::TaskStatus::Completed)
+            .take(JSON_TASK_LIMIT)
+            .collect();
+        let desync = summary
+            .desync
+            .as_ref()
+            .map(|d| json!({"count": d.len(), "first": d.iter().take(10).collect::<Vec<_>>()}));
+        let document = json!({
+            "dwp": FORMAT_VERSION,
+            "command": "status",
+            "plan": summary.plan,
+            "title": summary.title,
+            "status": summary.status,
+            "completed": summary.completed,
+            "total": summary.total,
+            "current": summary.current,
+            "checkpoint": summary.checkpoint,
+            "blocker": summary.blocker,
+            "open_tasks": open,
+            "open_tasks_omitted": summary.tasks.iter().filter(|t| t.status != crate::model::TaskStatus::Completed).count().saturating_sub(JSON_TASK_LIMIT),
+            "desync": desync,
+        });
+        let _ = writeln!(out, "{document:#}");
+        return Exit::Ok;
+    }
+    let status = summary.status.as_str();
+    let title = summary.title.as_deref().unwrap_or(&summary.plan);
+    let _ = writeln!(out, "{} — {}", paint(title, "1", colour), summary.plan);
+    let _ = writeln!(
+        out,
+        "{} {}",
+        paint(status, status_colour(status), colour),
+        progress_bar(summary.completed, summary.total)
+    );
+    if let Some(current) = &summary.current {
+        let _ = writeln!(out, "current: task {}: {}", current.id, current.title);
+    }
+    if let Some(c) = &summary.checkpoint {
+        let step = c
+            .step
+            .as_deref()
+            .map(|s| format!(" at {s}"))
+            .unwrap_or_default();
+        let note = c
+            .note
+            .as_deref()
+            .map(|n| format!(": {n}"))
+            .unwrap_or_default();
+        let _ = writeln!(out, "checkpoint: task {}{step} ({}){note}", c.task, c.at);
+    }
+    if let Some(b) = &summary.blocker {
+        let needs = b
+            .needs
+            .as_deref()
+            .map(|n| format!("; needs: {n}"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "{} task {} since {}: {}{needs}",
+            paint("BLOCKED", "31;1", colour),
+            b.task,
+            b.since,
+            b.reason
+        );
+    }
+    let _ = writeln!(out);
+    for task in &summary.tasks {
+        let gates: Vec<String> = task
+            .gates
+            .iter()
+            .map(|g| {
+                let mark = if g.passes {
+                    paint("pass", "32", colour)
+                } else {
+                    paint("FAIL", "31", colour)
+                };
+                format!("{} {mark}", g.command)
+            })
+            .collect();
+        let gates = if gates.is_empty() {
+            String::new()
+        } else {
+            format!("  [{}]", gates.join(", "))
+        };
+        let status = task.status.as_str();
+        let _ = writeln!(
+            out,
+            "{:>4}  {:<11}  {}{gates}",
+            task.id,
+            paint(status, status_colour(status), colour),
+            task.title
+        );
+    }
+    let _ = writeln!(out);
+    let _ = match &summary.desync {
+        None => writeln!(out, "desync: not checked (README.md could not be read)"),
+        Some(d) if d.is_empty() => writeln!(out, "markdown and state agree"),
+        Some(d) => {
+            let first = &d[0];
+            writeln!(
+                out,
+                "{}: {} disagreement(s), first: {}: {} (dwp reconcile)",
+                paint("desync", "31", colour),
+                d.len(),
+                first.direction,
+                first.message
+            )
+        }
+    };
+    Exit::Ok
+}
+
+pub fn status_all(out: &mut impl Write, lines: &[PlanLine], as_json: bool) -> Exit {
+    if as_json {
+        let plans: Vec<_> = lines.iter().map(|l| match &l.summary {
+            Ok(s) => json!({"plan": s.plan, "status": s.status, "completed": s.completed, "total": s.total,
+                "current": s.current.as_ref().map(|c| c.id), "blocked": s.blocker.is_some(),
+                "desync": s.desync.as_ref().map(Vec::len)}),
+            Err(e) => json!({"dir": l.dir, "error": e.to_string()}),
+        }).collect();
+        let _ = writeln!(
+            out,
+            "{:#}",
+            json!({"dwp": FORMAT_VERSION, "command": "status", "plans": plans})
+        );
+        return Exit::Ok;
+    }
+    for line in lines {
+        let name = line.dir.file_name().unwrap_or_default().to_string_lossy();
+        let _ = match &line.summary {
+            Ok(s) => {
+                let current = s
+                    .current
+                    .as_ref()
+                    .map(|c| format!("task {}: {}", c.id, c.title))
+                    .unwrap_or_default();
+                let desync = match &s.desync {
+                    Some(d) if !d.is_empty() => format!("  desync {}", d.len()),
+                    _ => String::new(),
+                };
+                writeln!(
+                    out,
+                    "{name:<40} {:<11} {:>7}  {current}{desync}",
+                    s.status.as_str(),
+                    format!("{}/{}", s.completed, s.total)
+                )
+            }
+            Err(e) => writeln!(out, "{name:<40} unreadable: {e}"),
+        };
+    }
     Exit::Ok
 }

@@ -1,0 +1,155 @@
+//! `dwp status`: the facts a person (or an agent, with `--json`) wants about a plan at a glance:
+//! title and status, progress, the current task and its checkpoint, an active blocker, each
+//! task's status with its latest gate results, and whether the markdown and the state agree.
+//! It reads and never writes. Rendering (colour, layout) lives in the CLI.
+
+use crate::error::Result;
+use crate::evidence::latest_per_command;
+use crate::model::{PlanStatus, State, TaskStatus};
+use crate::plan::{self, Loaded};
+use crate::reconcile::{self, Desync};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// The latest record of one gate command.
+#[derive(Debug, Clone, Serialize)]
+pub struct GateSummary {
+    pub command: String,
+    pub passes: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TaskSummary {
+    pub id: u64,
+    pub title: String,
+    pub status: TaskStatus,
+    pub gates: Vec<GateSummary>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckpointSummary {
+    pub task: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<String>,
+    pub at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BlockerSummary {
+    pub task: u64,
+    pub reason: String,
+    pub since: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub needs: Option<String>,
+}
+
+/// Everything `dwp status` shows about one plan.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub plan: String,
+    pub title: Option<String>,
+    pub status: PlanStatus,
+    pub completed: u64,
+    pub total: u64,
+    /// The task being worked on: the checkpoint's, else the first task not completed.
+    pub current: Option<TaskSummary>,
+    pub checkpoint: Option<CheckpointSummary>,
+    pub blocker: Option<BlockerSummary>,
+    pub tasks: Vec<TaskSummary>,
+    /// Disagreements between the markdown and the state (`None`: the markdown could not be read).
+    pub desync: Option<Vec<Desync>>,
+}
+
+fn task_summary(task: &crate::model::Task) -> TaskSummary {
+    TaskSummary {
+        id: task.id,
+        title: task.title.clone(),
+        status: task.status,
+        gates: latest_per_command(task.gates())
+            .into_iter()
+            .map(|g| GateSummary {
+                command: g.command.clone(),
+                passes: g.passes,
+                exit_code: g.exit_code,
+            })
+            .collect(),
+    }
+}
+
+/// Summarize the plan at `target` (its folder or its state.json).
+pub fn summarize(target: &Path) -> Result<Summary> {
+    let (plan_dir, state_path) = crate::update::resolve_target(target);
+    let loaded: Loaded<State> = plan::load_state_for_write(&plan_dir, &state_path, false)?;
+    let state = &loaded.doc;
+    let markdown = reconcile::read_markdown(&plan_dir).ok();
+    let current = state
+        .checkpoint
+        .value()
+        .and_then(|c| state.task(c.task))
+        .filter(|t| t.status != TaskStatus::Completed || state.status == PlanStatus::Completed)
+        .or_else(|| {
+            state
+                .tasks
+                .iter()
+                .find(|t| t.status != TaskStatus::Completed)
+        })
+        .map(task_summary);
+    Ok(Summary {
+        plan: state.plan.clone(),
+        title: markdown.as_ref().and_then(|m| m.readme.title.clone()),
+        status: state.status,
+        completed: state.completed_count,
+        total: state.task_count,
+        current,
+        checkpoint: state.checkpoint.value().map(|c| CheckpointSummary {
+            task: c.task,
+            step: c.step.clone(),
+            at: c.at.clone(),
+            note: c.note.clone(),
+        }),
+        blocker: state.blocked.value().map(|b| BlockerSummary {
+            task: b.task,
+            reason: b.reason.clone(),
+            since: b.since.clone(),
+            needs: b.needs.clone(),
+        }),
+        tasks: state.tasks.iter().map(task_summary).collect(),
+        desync: markdown.map(|m| reconcile::compare(&m, state)),
+    })
+}
+
+/// One line of `dwp status --all`: a plan folder and its summary, or why it could not be read.
+pub struct PlanLine {
+    pub dir: PathBuf,
+    pub summary: Result<Summary>,
+}
+
+/// Every plan under `ROOT/.dwp/plans/` (folders named `PLAN_*`), sorted by name.
+pub fn plan_dirs(root: &Path) -> Result<Vec<PathBuf>> {
+    let plans = root.join(".dwp").join("plans");
+    let entries =
+        std::fs::read_dir(&plans).map_err(|e| crate::Error::io("list plans", &plans, e))?;
+    let mut dirs: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter(|e| e.file_name().to_string_lossy().starts_with("PLAN_"))
+        .map(|e| e.path())
+        .collect();
+    dirs.sort();
+    Ok(dirs)
+}
+
+/// Summaries of every plan under `root`.
+pub fn summarize_all(root: &Path) -> Result<Vec<PlanLine>> {
+    Ok(plan_dirs(root)?
+        .into_iter()
+        .map(|dir| PlanLine {
+            summary: summarize(&dir),
+            dir,
+        })
+        .collect())
+}
