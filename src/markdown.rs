@@ -348,8 +348,14 @@ fn plain_lines<'a>(
             *offset += line.len();
             Some((at, line))
         })
-        .filter(move |(at, _)| !code.iter().any(|c| c.contains(at)))
+        .filter(move |(at, _)| !in_code(code, *at))
         .map(move |(at, line)| (lines.of(at), line.trim_end_matches(['\n', '\r'])))
+}
+
+/// Whether `offset` lies in a code block (`code` is in document order, as events come).
+fn in_code(code: &[Range<usize>], offset: usize) -> bool {
+    let after = code.partition_point(|c| c.start <= offset);
+    after > 0 && code[after - 1].contains(&offset)
 }
 
 /// `Label: value`, `**Label:** value`, `- **Label**: value`: the label and value, if any.

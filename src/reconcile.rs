@@ -264,8 +264,9 @@ pub fn compare(md: &PlanMarkdown, state: &State) -> Vec<Desync> {
             ));
         }
     }
+    let indexed: std::collections::HashSet<u64> = readme.index.iter().map(|e| e.id).collect();
     for task in &state.tasks {
-        if !readme.index.iter().any(|e| e.id == task.id) {
+        if !indexed.contains(&task.id) {
             found.push(Desync::new(
                 Some(task.id),
                 readme.index_line,
@@ -435,8 +436,9 @@ pub fn regenerate(
             task
         })
         .collect();
+    let indexed: std::collections::HashSet<u64> = ids.iter().copied().collect();
     for task in &current.tasks {
-        if !ids.contains(&task.id) {
+        if !indexed.contains(&task.id) {
             changes.push(Change {
                 task: task.id,
                 direction: "missing in markdown",
