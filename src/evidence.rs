@@ -163,6 +163,12 @@ pub fn is_invalidated(evidence: &str) -> bool {
 }
 
 /// Phrases that also serve as a column of a test tally ("12 passed, 0 not run").
+///
+/// ```
+/// use dwp::evidence::admits_never_ran;
+/// assert_eq!(admits_never_ran("12 passed, 0 not run"), None);
+/// assert_eq!(admits_never_ran("load scenario never entered"), Some("never entered"));
+/// ```
 const TALLY_PHRASES: &[&str] = &["not run", "not executed", "unexecuted"];
 
 /// The never-ran phrase the evidence contains, unless it is a tally: a tally phrase right after
@@ -194,6 +200,12 @@ fn is_tally(before: &str) -> bool {
 }
 
 /// The zero-selection marker the evidence contains (`ran=0`, `selected=0/12`, `0 passed`...).
+///
+/// ```
+/// use dwp::evidence::zero_selection;
+/// assert_eq!(zero_selection("collected 0 items").as_deref(), Some("collected 0 items"));
+/// assert_eq!(zero_selection("10 passed, 0 failed"), None);
+/// ```
 pub fn zero_selection(evidence: &str) -> Option<String> {
     let lower = evidence.to_lowercase();
     for phrase in ZERO_SELECTION {

@@ -77,6 +77,15 @@ pub enum SchemaId {
 }
 
 impl SchemaId {
+    /// What a `schema` URL names.
+    ///
+    /// ```
+    /// use dwp::model::{DocKind, Generation, SchemaId};
+    /// let url = "https://deepworkplan.com/schema/plan-state/v5.json";
+    /// assert_eq!(SchemaId::parse(url), SchemaId::Known(DocKind::State, Generation::V5));
+    /// let newer = "https://deepworkplan.com/schema/plan-state/v6.json";
+    /// assert_eq!(SchemaId::parse(newer), SchemaId::Newer(DocKind::State, 6));
+    /// ```
     pub fn parse(url: &str) -> SchemaId {
         let Some(rest) = url.strip_prefix(URL_PREFIX) else {
             return SchemaId::Unknown;

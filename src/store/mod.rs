@@ -35,6 +35,11 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
 
 /// Canonical JSON bytes: 2-space indent, the model's field order, a trailing newline. The same
 /// value always gives the same bytes, so hashes are reproducible.
+///
+/// ```
+/// let bytes = dwp::store::canonical_bytes(&serde_json::json!({"task": 3}));
+/// assert_eq!(bytes, b"{\n  \"task\": 3\n}\n");
+/// ```
 pub fn canonical_bytes<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
     let mut bytes = serde_json::to_vec_pretty(value).expect("plan models serialize infallibly");
     bytes.push(b'\n');
