@@ -280,6 +280,18 @@ fn outline(text: &str) -> Outline {
                     cells.push(String::new());
                 }
             }
+            Event::Code(t) if row.is_none() => {
+                // Titles keep their inline code as written: ``Add `--json` flag``.
+                let quoted = format!("`{t}`");
+                if let Some(h) = heading.as_mut() {
+                    h.text.push_str(&quoted);
+                } else if let Some(item) = items.last_mut() {
+                    item.text.push_str(&quoted);
+                    if item.links.is_empty() && !in_link {
+                        item.lead.push_str(&quoted);
+                    }
+                }
+            }
             Event::Text(t) | Event::Code(t) => {
                 if let Some(h) = heading.as_mut() {
                     h.text.push_str(&t);

@@ -321,9 +321,12 @@ fn normalize(title: &str) -> String {
     title.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// A task's status as the markdown records it: the box decides done or not; an unchecked box
-/// takes its log's `Status:` line (pending, in_progress, blocked, skipped), else keeps the
-/// state's non-completed status, else pending.
+/// A task's status as the markdown records it. The box decides done or not done, and that is
+/// all [`compare`] checks; so that a plan the check calls in sync is never rewritten, a state
+/// status that agrees with the box is kept as it is (an in_progress or blocked task whose log
+/// still reads `Status: pending` stays in_progress or blocked). Only a task the state calls
+/// completed against an unchecked box, or a task the state lacks, takes its log's `Status:`
+/// (pending, in_progress, blocked, skipped), else in_progress if it was started, else pending.
 fn markdown_status(
     entry: &markdown::IndexEntry,
     record: Option<&TaskRecord>,
@@ -331,6 +334,12 @@ fn markdown_status(
 ) -> TaskStatus {
     if entry.marker.is_done() {
         return TaskStatus::Completed;
+    }
+    if let Some(status) = current
+        .map(|t| t.status)
+        .filter(|s| *s != TaskStatus::Completed)
+    {
+        return status;
     }
     let logged = record
         .and_then(|r| r.log.as_ref())
@@ -347,11 +356,12 @@ fn markdown_status(
                 .ok()
         })
         .filter(|s| *s != TaskStatus::Completed);
-    logged
-        .or(current
-            .map(|t| t.status)
-            .filter(|s| *s != TaskStatus::Completed))
-        .unwrap_or(TaskStatus::Pending)
+    let started = current.is_some_and(|t| t.started_at.is_some());
+    logged.unwrap_or(if started {
+        TaskStatus::InProgress
+    } else {
+        TaskStatus::Pending
+    })
 }
 
 /// One change regeneration made, for the report and the PROGRESS.md entry.
@@ -554,7 +564,8 @@ fn apply_status(
 }
 
 /// `Gate record: COMMAND → EVIDENCE` (or `->`), or the updater's `COMMAND|EXIT|EVIDENCE`.
-/// A record in the log is a run the author says passed; nothing more is assumed.
+/// Only what the log says is taken: the arrow form records no exit code (so `verify` will ask
+/// for one), and evidence that counts failures (`3 failed`) is a failing record.
 pub fn gate_from_log(text: &str, last_run: &str) -> Option<Gate> {
     let text = text.trim().trim_matches('`');
     if text.is_empty() {
@@ -576,10 +587,31 @@ pub fn gate_from_log(text: &str, last_run: &str) -> Option<Gate> {
     let (command, evidence) = (command.trim().trim_matches('`'), evidence.trim());
     (!command.is_empty() && !evidence.is_empty()).then(|| Gate {
         command: command.to_owned(),
-        passes: true,
-        exit_code: Some(0),
+        passes: !counts_failures(evidence),
+        exit_code: None,
         last_run: last_run.to_owned(),
         evidence: Some(evidence.to_owned()),
+    })
+}
+
+/// `3 failed`, `1 error`: a non-zero count of failures.
+fn counts_failures(evidence: &str) -> bool {
+    let lower = evidence.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .filter(|w| !w.is_empty())
+        .collect();
+    words.windows(2).any(|pair| {
+        let count = pair[0].trim_matches(|c: char| !c.is_ascii_digit());
+        let failing = [
+            "failed", "failures", "failure", "errors", "error", "failing",
+        ]
+        .iter()
+        .any(|w| pair[1].starts_with(w));
+        failing
+            && !count.is_empty()
+            && count.bytes().any(|b| b != b'0')
+            && pair[0].bytes().all(|b| b.is_ascii_digit())
     })
 }
 
@@ -610,8 +642,13 @@ pub fn git_commits(plan_dir: &Path, plan_name: &str) -> Result<BTreeMap<u64, Str
         while let Some(at) = rest.find("Task ") {
             let after = &rest[at + 5..];
             let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+            let named = after[digits..]
+                .strip_prefix(needle.as_str())
+                .is_some_and(|rest| {
+                    !rest.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+                });
             if digits > 0
-                && after[digits..].starts_with(&needle)
+                && named
                 && let Ok(id) = after[..digits].parse::<u64>()
             {
                 commits.entry(id).or_insert_with(|| hash.to_owned());
@@ -644,6 +681,7 @@ pub struct ReconcileReport {
     pub changes: Vec<Change>,
     pub written: bool,
     pub old_sha256: String,
+    /// sha256 of state.json on disk after the command (the old one unless it wrote).
     pub new_sha256: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
@@ -682,15 +720,27 @@ pub fn reconcile(target: &Path, request: &ReconcileRequest) -> Result<ReconcileR
     } else {
         BTreeMap::new()
     };
-    let (next, changes) = regenerate(&md, &loaded.doc, &now, &commits)?;
+    // The check reports every disagreement even where no state can be derived (an index with a
+    // gap, every box checked): only --write and --diff need the regenerated state.
+    let regenerated = if request.write || request.diff {
+        match regenerate(&md, &loaded.doc, &now, &commits) {
+            Ok(result) => Some(result),
+            Err(e) if request.write => return Err(e),
+            Err(_) => None,
+        }
+    } else {
+        None
+    };
+    let (next, changes) = regenerated.unwrap_or_else(|| (loaded.doc.clone(), Vec::new()));
     let bytes = if next == loaded.doc {
         loaded.bytes.clone()
     } else {
         store::canonical_bytes(&next)
     };
-    let diff = (request.diff || (request.write && bytes != loaded.bytes))
+    let diff = request
+        .diff
         .then(|| crate::update::unified_diff(&loaded.bytes, &bytes, &loaded.file))
-        .filter(|d| request.diff && !d.is_empty());
+        .filter(|d| !d.is_empty());
     let mut written = false;
     if request.write && bytes != loaded.bytes {
         check_regenerated(&state_path, &bytes)?;
@@ -706,19 +756,20 @@ pub fn reconcile(target: &Path, request: &ReconcileRequest) -> Result<ReconcileR
     } else {
         Vec::new()
     };
+    let on_disk = if written { &bytes } else { &loaded.bytes };
     Ok(ReconcileReport {
         plan: loaded.doc.plan.clone(),
         in_sync: desync.is_empty(),
         desync,
         remaining,
-        changes: if bytes == loaded.bytes {
-            Vec::new()
-        } else {
+        changes: if bytes != loaded.bytes {
             changes
+        } else {
+            Vec::new()
         },
         written,
         old_sha256: loaded.sha256.clone(),
-        new_sha256: store::sha256_hex(&bytes),
+        new_sha256: store::sha256_hex(on_disk),
         diff,
         readme: md.readme_path.display().to_string(),
     })

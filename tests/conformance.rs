@@ -4,14 +4,21 @@
 //! plan folder beside it (`conformance-fixtures/<case>/PLAN_<name>/`):
 //!
 //! ```json
-//! {"description": "...", "validate": {"exit": 1, "codes": ["DWP020", "DWP020"]}}
+//! {"description": "...", "validate": {"exit": 1, "codes": ["DWP020", "DWP020"]},
+//!  "reconcile": {"exit": 1, "directions": ["completed_count drift", "markdown ahead"]}}
 //! ```
 //!
 //! `codes` is the exact multiset of finding codes, sorted: no code may be missing and none may be
-//! extra. Only the `validate` key is checked here; keys for later commands are ignored until
-//! their command exists. The one test runs every fixture, collects every mismatch, and fails once
-//! listing all of them, so a change in `src/` shows its whole effect at once. It also proves that
-//! `dwp validate` changed no byte of any fixture.
+//! extra. `reconcile` (optional) is the exit code of `dwp reconcile PLAN --json` (check mode) and
+//! the exact multiset of directions of its `report.desync`, sorted. Keys for later commands are
+//! ignored until their command exists. The one test runs every fixture, collects every mismatch,
+//! and fails once listing all of them, so a change in `src/` shows its whole effect at once. It
+//! also runs `dwp reconcile` (check mode) on every fixture, with or without a `reconcile` key, and
+//! proves that neither `dwp validate` nor `dwp reconcile` changed a byte of any fixture.
+//!
+//! A `reconcile` expectation may carry `"bug": "..."`: the expectation is the correct behaviour,
+//! which dwp does not have yet; such a case is left out of the main test (and named in its
+//! output) until the bug is fixed. No fixture carries one today.
 
 use assert_cmd::Command;
 use serde_json::Value;
@@ -30,6 +37,22 @@ const TEST_NOW: &str = "2026-06-09T16:42:10Z";
 /// Fewer fixtures than this means the walk silently missed some.
 const MIN_FIXTURES: usize = 45;
 
+/// Fewer fixtures with a `reconcile` key than this means the walk silently missed some.
+const MIN_RECONCILE_FIXTURES: usize = 30;
+
+/// Every direction `dwp reconcile` reports (`DesyncKind::direction`).
+const DIRECTIONS: [&str; 9] = [
+    "state ahead",
+    "markdown ahead",
+    "title drift",
+    "missing in state",
+    "missing in markdown",
+    "order drift",
+    "plan status drift",
+    "completed_count drift",
+    "odd marker",
+];
+
 fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -41,13 +64,24 @@ struct Expected {
     codes: Vec<String>,
 }
 
+/// What `expected.json` says about `dwp reconcile` (check mode).
+#[derive(Debug)]
+struct ReconcileExpected {
+    exit: i32,
+    directions: Vec<String>,
+    /// The expectation is the correct behaviour, not dwp's yet: why.
+    bug: Option<String>,
+}
+
 /// One fixture: its case name, its plan folder (relative to the repository root) and the
-/// expectation, or why the fixture itself is malformed.
+/// expectations, or why the fixture itself is malformed.
 #[derive(Debug)]
 struct Case {
     name: String,
     plan: PathBuf,
     validate: Result<Expected, String>,
+    /// `None` when the fixture has no `reconcile` key.
+    reconcile: Option<Result<ReconcileExpected, String>>,
 }
 
 /// `^PLAN_[a-z0-9]+(_[a-z0-9]+){1,4}$`, the plan name pattern of the schemas.
@@ -100,6 +134,67 @@ fn parse_expected(text: &str) -> Result<Expected, String> {
     })
 }
 
+/// The `reconcile` key of `expected.json`, if there is one.
+fn parse_reconcile(text: &str) -> Option<Result<ReconcileExpected, String>> {
+    let doc: Value = match serde_json::from_str(text) {
+        Ok(doc) => doc,
+        Err(e) => return Some(Err(format!("expected.json is not JSON: {e}"))),
+    };
+    let reconcile = doc.get("reconcile")?;
+    Some(reconcile_expectation(reconcile))
+}
+
+fn reconcile_expectation(reconcile: &Value) -> Result<ReconcileExpected, String> {
+    let reconcile = reconcile
+        .as_object()
+        .ok_or("`reconcile` must be an object")?;
+    if let Some(key) = reconcile
+        .keys()
+        .find(|k| !["exit", "directions", "bug"].contains(&k.as_str()))
+    {
+        return Err(format!("`reconcile` has an unknown key `{key}`"));
+    }
+    let exit = reconcile
+        .get("exit")
+        .and_then(Value::as_i64)
+        .filter(|e| [0, 1].contains(e))
+        .ok_or("`reconcile.exit` must be 0 (in sync) or 1 (desync)")?;
+    let directions: Vec<String> = reconcile
+        .get("directions")
+        .and_then(Value::as_array)
+        .ok_or("`reconcile.directions` must be an array")?
+        .iter()
+        .map(|d| d.as_str().map(str::to_owned))
+        .collect::<Option<_>>()
+        .ok_or("`reconcile.directions` must hold strings")?;
+    if let Some(unknown) = directions
+        .iter()
+        .find(|d| !DIRECTIONS.contains(&d.as_str()))
+    {
+        return Err(format!(
+            "`reconcile.directions` holds `{unknown}`, not one of {DIRECTIONS:?}"
+        ));
+    }
+    if !directions.is_sorted() {
+        return Err(format!(
+            "`reconcile.directions` must be sorted: {directions:?}"
+        ));
+    }
+    if (exit == 0) != directions.is_empty() {
+        return Err("`reconcile.exit` is 0 exactly when `directions` is empty".into());
+    }
+    let bug = match reconcile.get("bug") {
+        None => None,
+        Some(Value::String(why)) if !why.trim().is_empty() => Some(why.clone()),
+        Some(_) => return Err("`reconcile.bug` must be a non-empty string".into()),
+    };
+    Ok(ReconcileExpected {
+        exit: exit as i32,
+        directions,
+        bug,
+    })
+}
+
 /// Every fixture under `conformance-fixtures/`, in name order.
 fn cases(root: &Path) -> Vec<Case> {
     let mut dirs: Vec<PathBuf> = fs::read_dir(root.join(FIXTURES))
@@ -132,16 +227,18 @@ fn cases(root: &Path) -> Vec<Case> {
                     Some(format!("needs exactly one PLAN_* folder, has {plans:?}")),
                 ),
             };
-            let validate = match plan_problem {
-                Some(problem) => Err(problem),
-                None => fs::read_to_string(dir.join("expected.json"))
-                    .map_err(|e| format!("expected.json: {e}"))
-                    .and_then(|text| parse_expected(&text)),
+            let text = fs::read_to_string(dir.join("expected.json"))
+                .map_err(|e| format!("expected.json: {e}"));
+            let validate = match &plan_problem {
+                Some(problem) => Err(problem.clone()),
+                None => text.clone().and_then(|text| parse_expected(&text)),
             };
+            let reconcile = text.ok().and_then(|text| parse_reconcile(&text));
             Case {
                 name,
                 plan,
                 validate,
+                reconcile,
             }
         })
         .collect()
@@ -236,6 +333,119 @@ fn check(root: &Path, case: &Case, expected: &Expected) -> Option<String> {
     Some(report)
 }
 
+/// What `dwp reconcile PLAN --json` (check mode) said.
+struct ReconcileRun {
+    exit: Option<i32>,
+    stdout: String,
+    stderr: String,
+    doc: Option<Value>,
+}
+
+fn run_reconcile(root: &Path, case: &Case) -> ReconcileRun {
+    let output = Command::cargo_bin("dwp")
+        .expect("the dwp binary is built")
+        .current_dir(root)
+        .env("DWP_TEST_NOW", TEST_NOW)
+        .arg("reconcile")
+        .arg(&case.plan)
+        .arg("--json")
+        .output()
+        .expect("dwp runs");
+    ReconcileRun {
+        exit: output.status.code(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        doc: serde_json::from_slice(&output.stdout).ok(),
+    }
+}
+
+/// Compare a reconcile run with the expectation; `None` when they agree.
+fn check_reconcile(run: &ReconcileRun, expected: &ReconcileExpected) -> Option<String> {
+    let (exit, stdout, stderr) = (run.exit, &run.stdout, &run.stderr);
+    let Some(doc) = &run.doc else {
+        return Some(format!(
+            "reconcile: stdout is not one JSON document; exit {exit:?}\n  stdout: {stdout}\n  stderr: {stderr}"
+        ));
+    };
+    let report = &doc["report"];
+    let desync = report["desync"].as_array().cloned().unwrap_or_default();
+    let mut directions: Vec<String> = desync
+        .iter()
+        .map(|d| {
+            d["direction"]
+                .as_str()
+                .unwrap_or("<no direction>")
+                .to_owned()
+        })
+        .collect();
+    directions.sort();
+    let mut problems = Vec::new();
+    if exit != Some(expected.exit) {
+        problems.push(format!(
+            "reconcile exit {exit:?}, expected {}",
+            expected.exit
+        ));
+    }
+    if directions != expected.directions {
+        problems.push(format!(
+            "reconcile directions {directions:?}, expected {:?}",
+            expected.directions
+        ));
+    }
+    if doc["command"] != "reconcile" || doc["dwp"] != 1 {
+        problems.push(format!(
+            "not a `reconcile` document of format 1: dwp={}, command={}",
+            doc["dwp"], doc["command"]
+        ));
+    }
+    if doc["ok"] != Value::Bool(exit == Some(0)) {
+        problems.push(format!("`ok` is {} with exit {exit:?}", doc["ok"]));
+    }
+    if report["in_sync"] != Value::Bool(desync.is_empty()) {
+        problems.push(format!(
+            "`in_sync` is {} with {} disagreement(s)",
+            report["in_sync"],
+            desync.len()
+        ));
+    }
+    if report["written"] != Value::Bool(false) {
+        problems.push(format!("check mode says written: {}", report["written"]));
+    }
+    if stderr.contains("panicked") {
+        problems.push(format!("panicked: {stderr}"));
+    }
+    if problems.is_empty() {
+        return None;
+    }
+    let mut text = problems.join("; ");
+    for d in &desync {
+        let _ = write!(
+            text,
+            "\n    {} task {} line {}: {}",
+            d["direction"].as_str().unwrap_or("?"),
+            d["task"],
+            d["line"],
+            d["message"].as_str().unwrap_or("?"),
+        );
+    }
+    Some(text)
+}
+
+/// Paths whose digest differs between two walks of the fixture tree.
+fn changed_paths(
+    before: &BTreeMap<PathBuf, String>,
+    after: &BTreeMap<PathBuf, String>,
+) -> Vec<String> {
+    before
+        .keys()
+        .chain(after.keys())
+        .filter(|path| before.get(*path) != after.get(*path))
+        .map(|path| path.display().to_string())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect()
+}
+
 #[test]
 fn every_conformance_fixture_gives_exactly_its_expected_findings() {
     let root = repo_root();
@@ -263,17 +473,49 @@ fn every_conformance_fixture_gives_exactly_its_expected_findings() {
     }
 
     let after = tree_digest(&root.join(FIXTURES));
-    let changed: Vec<String> = before
-        .keys()
-        .chain(after.keys())
-        .filter(|path| before.get(*path) != after.get(*path))
-        .map(|path| path.display().to_string())
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
-        .collect();
+    let changed = changed_paths(&before, &after);
     assert!(
         changed.is_empty(),
         "`dwp validate` changed the fixture tree:\n  {}",
+        changed.join("\n  ")
+    );
+
+    // `dwp reconcile` in check mode, on every fixture: a `reconcile` key is compared exactly;
+    // without one, the command must still not panic (nor, below, change a byte).
+    let with_reconcile = cases
+        .iter()
+        .filter(|c| c.reconcile.as_ref().is_some_and(|r| r.is_ok()))
+        .count();
+    assert!(
+        with_reconcile >= MIN_RECONCILE_FIXTURES,
+        "only {with_reconcile} fixtures with a `reconcile` key (at least {MIN_RECONCILE_FIXTURES} expected)"
+    );
+    for case in &cases {
+        let problem = match &case.reconcile {
+            Some(Err(malformed)) => Some(format!("malformed fixture: {malformed}")),
+            Some(Ok(expected)) if expected.bug.is_none() => {
+                check_reconcile(&run_reconcile(&root, case), expected)
+            }
+            _ => {
+                let run = run_reconcile(&root, case);
+                run.stderr
+                    .contains("panicked")
+                    .then(|| format!("reconcile panicked: {}", run.stderr))
+            }
+        };
+        if let Some(problem) = problem {
+            mismatches.push(format!(
+                "{} ({}): {problem}",
+                case.name,
+                case.plan.display()
+            ));
+        }
+    }
+    let after_reconcile = tree_digest(&root.join(FIXTURES));
+    let changed = changed_paths(&after, &after_reconcile);
+    assert!(
+        changed.is_empty(),
+        "`dwp reconcile` (check mode) changed the fixture tree:\n  {}",
         changed.join("\n  ")
     );
     assert!(

@@ -54,11 +54,19 @@ pub fn append_line(path: &Path, line: &str) -> crate::Result<WriteOutcome> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
         Err(e) => return Err(crate::Error::io("read", path, e)),
     };
+    // Keep the file's own line endings.
+    let crlf = text.windows(2).any(|w| w == b"\r\n");
+    let newline: &[u8] = if crlf { b"\r\n" } else { b"\n" };
     if !text.is_empty() && !text.ends_with(b"\n") {
-        text.push(b'\n');
+        text.extend_from_slice(newline);
     }
-    text.extend_from_slice(line.as_bytes());
-    text.push(b'\n');
+    for (i, part) in line.split('\n').enumerate() {
+        if i > 0 {
+            text.extend_from_slice(newline);
+        }
+        text.extend_from_slice(part.trim_end_matches('\r').as_bytes());
+    }
+    text.extend_from_slice(newline);
     write_atomic(path, &text)
 }
 
