@@ -826,10 +826,13 @@ mod tests {
     fn gate_records_in_a_log_become_gates_without_inventing_failure_or_success() {
         let gate =
             gate_from_log("cargo test → 12 passed, 0 failed", "2026-06-09T15:00:00Z").unwrap();
+        // The arrow form records no exit code: none is invented.
         assert_eq!(
             (gate.command.as_str(), gate.passes, gate.exit_code),
-            ("cargo test", true, Some(0))
+            ("cargo test", true, None)
         );
+        let failing = gate_from_log("cargo test → 9 passed, 3 failed", "t").unwrap();
+        assert!(!failing.passes);
         let piped = gate_from_log("pnpm test|1|3 failed", "2026-06-09T15:00:00Z").unwrap();
         assert_eq!((piped.passes, piped.exit_code), (false, Some(1)));
         assert!(gate_from_log("", "t").is_none());
