@@ -64,6 +64,11 @@ pub struct Summary {
     pub desync: Option<Vec<Desync>>,
 }
 
+/// Work remains on a task that is neither completed nor skipped.
+pub fn is_open(status: TaskStatus) -> bool {
+    !matches!(status, TaskStatus::Completed | TaskStatus::Skipped)
+}
+
 fn task_summary(task: &crate::model::Task) -> TaskSummary {
     TaskSummary {
         id: task.id,
@@ -86,17 +91,19 @@ pub fn summarize(target: &Path) -> Result<Summary> {
     let loaded: Loaded<State> = plan::load_state_for_write(&plan_dir, &state_path, false)?;
     let state = &loaded.doc;
     let markdown = reconcile::read_markdown(&plan_dir).ok();
-    let current = state
-        .checkpoint
-        .value()
-        .and_then(|c| state.task(c.task))
-        .filter(|t| t.status != TaskStatus::Completed || state.status == PlanStatus::Completed)
-        .or_else(|| {
+    // The task being worked on: none once the plan is completed; else the checkpoint's task while
+    // it is open, else the first task neither completed nor skipped (skipped is out of scope).
+    let open = |t: &&crate::model::Task| is_open(t.status);
+    let current = (state.status != PlanStatus::Completed)
+        .then(|| {
             state
-                .tasks
-                .iter()
-                .find(|t| t.status != TaskStatus::Completed)
+                .checkpoint
+                .value()
+                .and_then(|c| state.task(c.task))
+                .filter(open)
+                .or_else(|| state.tasks.iter().find(open))
         })
+        .flatten()
         .map(task_summary);
     Ok(Summary {
         plan: state.plan.clone(),

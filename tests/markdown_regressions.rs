@@ -234,5 +234,5 @@ fn mutated_seeds_never_panic() {
 
 // ---------------------------------------------------------------------------------------------
 // Minimized crashes found by the fuzzer, one test each. None so far: the first runs (readme
-// 210 s / 320k inputs, task_file 150 s / 480k inputs, ASan and debug assertions) found nothing.
+// 275 s / 430k inputs, task_file 215 s / 709k inputs, ASan and debug assertions) found nothing.
 // ---------------------------------------------------------------------------------------------

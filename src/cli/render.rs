@@ -286,7 +286,7 @@ pub fn status(out: &mut impl Write, summary: &Summary, as_json: bool, colour: bo
         let open: Vec<_> = summary
             .tasks
             .iter()
-            .filter(|t| t.status != crate::model::TaskStatus::Completed)
+            .filter(|t| crate::status::is_open(t.status))
             .take(JSON_TASK_LIMIT)
             .collect();
         let desync = summary
@@ -296,6 +296,7 @@ pub fn status(out: &mut impl Write, summary: &Summary, as_json: bool, colour: bo
         let document = json!({
             "dwp": FORMAT_VERSION,
             "command": "status",
+            "ok": true,
             "plan": summary.plan,
             "title": summary.title,
             "status": summary.status,
@@ -305,7 +306,7 @@ pub fn status(out: &mut impl Write, summary: &Summary, as_json: bool, colour: bo
             "checkpoint": summary.checkpoint,
             "blocker": summary.blocker,
             "open_tasks": open,
-            "open_tasks_omitted": summary.tasks.iter().filter(|t| t.status != crate::model::TaskStatus::Completed).count().saturating_sub(JSON_TASK_LIMIT),
+            "open_tasks_omitted": summary.tasks.iter().filter(|t| crate::status::is_open(t.status)).count().saturating_sub(JSON_TASK_LIMIT),
             "desync": desync,
         });
         let _ = writeln!(out, "{document:#}");
@@ -373,9 +374,10 @@ pub fn status(out: &mut impl Write, summary: &Summary, as_json: bool, colour: bo
         let status = task.status.as_str();
         let _ = writeln!(
             out,
-            "{:>4}  {:<11}  {}{gates}",
+            "{:>4}  {}  {}{gates}",
             task.id,
-            paint(status, status_colour(status), colour),
+            // Pad before colouring: escape codes would count as width.
+            paint(&format!("{status:<11}"), status_colour(status), colour),
             task.title
         );
     }
@@ -387,10 +389,14 @@ pub fn status(out: &mut impl Write, summary: &Summary, as_json: bool, colour: bo
             let first = &d[0];
             writeln!(
                 out,
-                "{}: {} disagreement(s), first: {}: {} (dwp reconcile)",
+                "{}: {} disagreement(s), first: {}{}: {} (dwp reconcile)",
                 paint("desync", "31", colour),
                 d.len(),
                 first.direction,
+                first
+                    .line
+                    .map(|l| format!(" at README.md:{l}"))
+                    .unwrap_or_default(),
                 first.message
             )
         }
@@ -409,7 +415,7 @@ pub fn status_all(out: &mut impl Write, lines: &[PlanLine], as_json: bool) -> Ex
         let _ = writeln!(
             out,
             "{:#}",
-            json!({"dwp": FORMAT_VERSION, "command": "status", "plans": plans})
+            json!({"dwp": FORMAT_VERSION, "command": "status", "ok": true, "plans": plans})
         );
         return Exit::Ok;
     }
