@@ -6,6 +6,7 @@
 //! (`$.tasks[2].gates`) and the line and column where the reader stopped.
 
 use serde::de::{DeserializeSeed, Error as _, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
 use serde_json::{Map, Number, Value};
 use std::cell::RefCell;
 use std::fmt::{self, Write as _};
@@ -61,28 +62,114 @@ pub(crate) fn push_key(out: &mut String, key: &str) {
 /// Parse `bytes` as exactly one JSON document: UTF-8 without BOM, no duplicate keys, nothing
 /// but whitespace after the value.
 pub fn parse_strict(bytes: &[u8]) -> Result<Value, JsonError> {
+    let text = checked_text(bytes)?;
+    parse_text(text, None).map(|(value, _)| value)
+}
+
+/// A document read with its top-level `tasks` array kept as raw JSON text, one slice per task,
+/// so that each task can be parsed, checked, typed and freed in turn: a 10,000-task state then
+/// never exists as one 45 MB tree of JSON values.
+#[derive(Debug)]
+pub struct Shell<'a> {
+    /// The document; when `tasks` is an array it holds one `null` per task.
+    pub value: Value,
+    /// Each task's JSON text, when `tasks` is an array.
+    pub tasks: Option<Vec<&'a RawValue>>,
+    /// The whole text, to place errors inside a task at their real line and column.
+    pub text: &'a str,
+}
+
+/// [`parse_strict`] with the top-level `tasks` array left raw (see [`Shell`]).
+pub fn parse_strict_shell(bytes: &[u8]) -> Result<Shell<'_>, JsonError> {
+    let text = checked_text(bytes)?;
+    let slot = RefCell::new(None);
+    let (mut value, raw) = parse_text(text, Some(&slot))?;
+    let mut tasks = None;
+    if let (Some(raw), Value::Object(map)) = (raw, &mut value) {
+        let placeholder = if raw.get().trim_start().starts_with('[') {
+            let items: Vec<&RawValue> = serde_json::from_str(raw.get()).map_err(|e| JsonError {
+                path: "$.tasks".into(),
+                message: e.to_string(),
+            })?;
+            let nulls = Value::Array(vec![Value::Null; items.len()]);
+            tasks = Some(items);
+            nulls
+        } else {
+            parse_task_text(text, raw.get(), "$.tasks")?
+        };
+        map.insert("tasks".into(), placeholder);
+    }
+    Ok(Shell { value, tasks, text })
+}
+
+/// Parse one raw slice of `whole` strictly; errors carry `path` as their prefix and the line
+/// and column in `whole`.
+pub fn parse_task_text(whole: &str, part: &str, path: &str) -> Result<Value, JsonError> {
+    parse_text(part, None).map(|(value, _)| value).map_err(|e| {
+        let offset = (part.as_ptr() as usize).saturating_sub(whole.as_ptr() as usize);
+        let (base_line, base_column) = line_column(whole.as_bytes(), offset);
+        let message = rebase_position(&e.message, base_line, base_column)
+            .replace("in the object at $", &format!("in the object at {path}"));
+        JsonError {
+            path: format!("{path}{}", e.path.strip_prefix('$').unwrap_or(&e.path)),
+            message,
+        }
+    })
+}
+
+/// serde_json ends messages with "at line L column C" relative to the text it read; move that
+/// position into the enclosing document.
+fn rebase_position(message: &str, base_line: usize, base_column: usize) -> String {
+    let Some(at) = message.rfind(" at line ") else {
+        return message.to_owned();
+    };
+    let mut numbers = message[at + 9..]
+        .split(" column ")
+        .map(|n| n.trim().parse::<usize>().ok());
+    match (numbers.next().flatten(), numbers.next().flatten()) {
+        (Some(line), Some(column)) => {
+            let (line, column) = if line == 1 {
+                (base_line, base_column + column - 1)
+            } else {
+                (base_line + line - 1, column)
+            };
+            format!("{} at line {line} column {column}", &message[..at])
+        }
+        _ => message.to_owned(),
+    }
+}
+
+fn checked_text(bytes: &[u8]) -> Result<&str, JsonError> {
     if bytes.starts_with(b"\xEF\xBB\xBF") {
         return Err(at_root(
             "starts with a UTF-8 byte order mark; JSON text must not (RFC 8259 §8.1)",
         ));
     }
-    let text = std::str::from_utf8(bytes).map_err(|e| {
+    std::str::from_utf8(bytes).map_err(|e| {
         let (line, column) = line_column(bytes, e.valid_up_to());
         at_root(format!(
             "invalid UTF-8 at line {line} column {column} (byte {})",
             e.valid_up_to()
         ))
-    })?;
+    })
+}
+
+type TasksSlot<'p, 'de> = &'p RefCell<Option<&'de RawValue>>;
+
+fn parse_text<'de>(
+    text: &'de str,
+    tasks: Option<TasksSlot<'_, 'de>>,
+) -> Result<(Value, Option<&'de RawValue>), JsonError> {
     let path = RefCell::new(Vec::new());
     let mut deserializer = serde_json::Deserializer::from_str(text);
-    let value = StrictSeed { path: &path }
+    let value = StrictSeed { path: &path, tasks }
         .deserialize(&mut deserializer)
         .and_then(|value| deserializer.end().map(|()| value))
         .map_err(|e| JsonError {
             path: render_path(path.borrow().iter()),
             message: e.to_string(),
         })?;
-    Ok(value)
+    Ok((value, tasks.and_then(|slot| slot.take())))
 }
 
 fn at_root(message: impl Into<String>) -> JsonError {
@@ -101,11 +188,13 @@ fn line_column(bytes: &[u8], offset: usize) -> (usize, usize) {
 
 /// Builds a `serde_json::Value`, refusing duplicate keys. The shared path stack is pushed on the
 /// way down and popped on the way up, so on error it still names where reading stopped.
-struct StrictSeed<'p> {
+struct StrictSeed<'p, 'de> {
     path: &'p RefCell<Vec<Segment>>,
+    /// At the top level only: where to leave the raw text of `tasks`.
+    tasks: Option<TasksSlot<'p, 'de>>,
 }
 
-impl<'de> DeserializeSeed<'de> for StrictSeed<'_> {
+impl<'de> DeserializeSeed<'de> for StrictSeed<'_, 'de> {
     type Value = Value;
 
     fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
@@ -113,7 +202,7 @@ impl<'de> DeserializeSeed<'de> for StrictSeed<'_> {
     }
 }
 
-impl<'de> Visitor<'de> for StrictSeed<'_> {
+impl<'de> Visitor<'de> for StrictSeed<'_, 'de> {
     type Value = Value;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -154,7 +243,11 @@ impl<'de> Visitor<'de> for StrictSeed<'_> {
         let mut items = Vec::new();
         loop {
             self.path.borrow_mut().push(Segment::Index(items.len()));
-            match seq.next_element_seed(StrictSeed { path: self.path })? {
+            let seed = StrictSeed {
+                path: self.path,
+                tasks: None,
+            };
+            match seq.next_element_seed(seed)? {
                 Some(item) => items.push(item),
                 None => break,
             }
@@ -173,7 +266,17 @@ impl<'de> Visitor<'de> for StrictSeed<'_> {
                 return Err(A::Error::custom(message));
             }
             self.path.borrow_mut().push(Segment::Key(key));
-            let value = map.next_value_seed(StrictSeed { path: self.path })?;
+            let value = match self.tasks.filter(|_| self.path.borrow().len() == 1) {
+                Some(slot) if matches!(self.path.borrow().last(), Some(Segment::Key(k)) if k == "tasks") =>
+                {
+                    *slot.borrow_mut() = Some(map.next_value::<&'de RawValue>()?);
+                    Value::Null
+                }
+                _ => map.next_value_seed(StrictSeed {
+                    path: self.path,
+                    tasks: None,
+                })?,
+            };
             let Some(Segment::Key(key)) = self.path.borrow_mut().pop() else {
                 unreachable!("the key pushed above is on top of the path stack")
             };
@@ -227,6 +330,29 @@ mod tests {
         let text = r#"{"a":[1,2.5,"x",null,true],"b":{"c":{}}}"#;
         let value = parse_strict(text.as_bytes()).unwrap();
         assert_eq!(value, serde_json::from_str::<Value>(text).unwrap());
+    }
+
+    #[test]
+    fn a_shell_keeps_each_task_raw_and_places_errors_in_the_whole_text() {
+        let text = "{\"a\": 1,\n \"tasks\": [{\"id\": 1}, {\"id\": 2}]}";
+        let shell = parse_strict_shell(text.as_bytes()).unwrap();
+        assert_eq!(shell.value["tasks"], serde_json::json!([null, null]));
+        let tasks = shell.tasks.unwrap();
+        assert_eq!(tasks[1].get(), "{\"id\": 2}");
+        let bad = "{\"tasks\": [{\"id\": 1},\n  {\"id\": 2, \"id\": 3}]}";
+        let shell = parse_strict_shell(bad.as_bytes()).unwrap();
+        let raw = shell.tasks.unwrap()[1];
+        let err = parse_task_text(shell.text, raw.get(), "$.tasks[1]").unwrap_err();
+        assert_eq!(err.path, "$.tasks[1]");
+        assert!(err.message.contains("duplicate key `id`"), "{err}");
+        assert!(err.message.contains("in the object at $.tasks[1]"), "{err}");
+        assert!(err.message.ends_with("at line 2 column 16"), "{err}");
+        // Not an array: parsed in place, for the schema to report.
+        let odd = parse_strict_shell(br#"{"tasks": {"x": 1}}"#).unwrap();
+        assert!(odd.tasks.is_none());
+        assert_eq!(odd.value["tasks"]["x"], 1);
+        // Duplicate `tasks` keys are still refused.
+        assert!(parse_strict_shell(br#"{"tasks": [], "tasks": []}"#).is_err());
     }
 
     #[test]

@@ -7,6 +7,7 @@ use crate::findings::{Code, Finding, Severity};
 use crate::json::parse_strict;
 use crate::model::{DocKind, Generation, Manifest, SchemaId, State};
 use crate::store::{ReadFailure, read_artifact, sha256_hex};
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -74,27 +75,35 @@ fn read_json_artifact(path: &Path, plan_dir: &Path) -> Result<Vec<u8>, ReadFailu
     read_artifact(path, plan_dir)
 }
 
+fn read_findings(path: &Path, failure: ReadFailure) -> Vec<Finding> {
+    let severity = if failure.is_unverifiable() {
+        Severity::Unverified
+    } else {
+        Severity::Error
+    };
+    let finding = Finding::error(
+        Code::Unreadable,
+        path.display().to_string(),
+        failure.to_string(),
+    )
+    .at("$")
+    .severity(severity);
+    vec![match failure {
+        ReadFailure::Missing => finding.hint("materialize the plan with `dwp init`"),
+        _ => finding,
+    }]
+}
+
+/// Read a JSON artifact's bytes, or the finding that stops it.
+pub fn read_bytes(path: &Path, plan_dir: &Path) -> Result<Vec<u8>, Vec<Finding>> {
+    read_json_artifact(path, plan_dir).map_err(|failure| read_findings(path, failure))
+}
+
 /// Read and parse an artifact into a JSON value, or the findings that stop it.
 pub fn read_value(path: &Path, plan_dir: &Path) -> Result<(Vec<u8>, Value), Vec<Finding>> {
     let file = path.display().to_string();
-    let bytes = read_json_artifact(path, plan_dir).map_err(|failure| {
-        let severity = if failure.is_unverifiable() {
-            Severity::Unverified
-        } else {
-            Severity::Error
-        };
-        let hint = match failure {
-            ReadFailure::Missing => Some("materialize the plan with `dwp init`"),
-            _ => None,
-        };
-        let finding = Finding::error(Code::Unreadable, &file, failure.to_string())
-            .at("$")
-            .severity(severity);
-        vec![match hint {
-            Some(h) => finding.hint(h),
-            None => finding,
-        }]
-    })?;
+    let bytes =
+        read_json_artifact(path, plan_dir).map_err(|failure| read_findings(path, failure))?;
     let value = parse_strict(&bytes)
         .map_err(|e| vec![Finding::error(Code::NotJson, &file, e.message).at(e.path)])?;
     Ok((bytes, value))
@@ -187,17 +196,22 @@ fn type_checked<T: DeserializeOwned>(
             .map(|v| Finding::error(Code::SchemaViolation, &file, v.message).at(v.path))
             .collect());
     }
-    let doc = serde_path_to_error::deserialize(&value).map_err(|e| {
-        let path = format!("$.{}", e.path())
-            .replace("$.[", "$[")
-            .replace(".[", "[");
-        let path = if path == "$.." || path == "$." {
-            "$".into()
-        } else {
-            path
-        };
-        vec![Finding::error(Code::Unrepresentable, &file, e.into_inner().to_string()).at(path)]
-    })?;
+    // Typing without path tracking is twice as fast; the path is needed only to report a failure.
+    let typed = T::deserialize(&value).or_else(|_| {
+        serde_path_to_error::deserialize(&value).map_err(|e| {
+            let path = format!("$.{}", e.path())
+                .replace("$.[", "$[")
+                .replace(".[", "[");
+            let path = if path == "$.." || path == "$." {
+                "$".into()
+            } else {
+                path
+            };
+            vec![Finding::error(Code::Unrepresentable, &file, e.into_inner().to_string()).at(path)]
+        })
+    });
+    drop_in_background(value);
+    let doc = typed?;
     Ok(Loaded {
         path: path.to_path_buf(),
         file,
@@ -208,6 +222,19 @@ fn type_checked<T: DeserializeOwned>(
     })
 }
 
+/// Freeing a large JSON tree takes a fifth of the time it took to build (a 10,000-task state:
+/// ~16 ms of 80); nothing waits for it, so it is freed on another thread.
+fn drop_in_background(value: Value) {
+    const SMALL: usize = 64;
+    let large = value
+        .get("tasks")
+        .and_then(Value::as_array)
+        .is_some_and(|t| t.len() > SMALL);
+    if large {
+        std::thread::spawn(move || drop(value));
+    }
+}
+
 /// Load `manifest.json` of a plan.
 pub fn load_manifest(paths: &PlanPaths) -> Result<Loaded<Manifest>, Vec<Finding>> {
     load(&paths.manifest, &paths.dir, DocKind::Manifest)
@@ -215,7 +242,105 @@ pub fn load_manifest(paths: &PlanPaths) -> Result<Loaded<Manifest>, Vec<Finding>
 
 /// Load `state.json` of a plan.
 pub fn load_state(paths: &PlanPaths) -> Result<Loaded<State>, Vec<Finding>> {
-    load(&paths.state, &paths.dir, DocKind::State)
+    load_state_at(&paths.state, &paths.dir)
+}
+
+/// Load a state file: like [`load`], but one task at a time (see [`state_from_bytes`]).
+pub fn load_state_at(path: &Path, plan_dir: &Path) -> Result<Loaded<State>, Vec<Finding>> {
+    let bytes =
+        read_json_artifact(path, plan_dir).map_err(|failure| read_findings(path, failure))?;
+    state_from_bytes(path, bytes)
+}
+
+/// Identify, schema-check and type state bytes with each task parsed, checked, typed and freed
+/// in turn: the same verdicts and findings as checking the whole document, without building the
+/// whole document as one tree of JSON values (a 10,000-task state: ~45 MB, half the time).
+pub fn state_from_bytes(path: &Path, bytes: Vec<u8>) -> Result<Loaded<State>, Vec<Finding>> {
+    let file = path.display().to_string();
+    let not_json = |e: crate::json::JsonError| {
+        vec![Finding::error(Code::NotJson, &file, e.message).at(e.path)]
+    };
+    let shell = crate::json::parse_strict_shell(&bytes).map_err(not_json)?;
+    let generation = generation_of(path, &shell.value, DocKind::State)?;
+    let Some(raw_tasks) = shell.tasks else {
+        // `tasks` is not an array: the whole schema reports it.
+        let value = shell.value;
+        return type_checked(path, bytes.clone(), value, DocKind::State, generation);
+    };
+    // A task that is not strict JSON makes the document not JSON: report that alone, as the
+    // whole-document reader would.
+    let mut task_values = Vec::new();
+    let mut findings: Vec<Finding> = Vec::new();
+    let mut tasks = Vec::with_capacity(raw_tasks.len());
+    for (index, raw) in raw_tasks.iter().enumerate() {
+        let at = format!("$.tasks[{index}]");
+        let value = crate::json::parse_task_text(shell.text, raw.get(), &at).map_err(not_json)?;
+        let violations = crate::schema::validate_task(generation, &value, index);
+        if !violations.is_empty() {
+            findings.extend(
+                violations
+                    .into_iter()
+                    .map(|v| Finding::error(Code::SchemaViolation, &file, v.message).at(v.path)),
+            );
+            continue;
+        }
+        match crate::model::Task::deserialize(&value) {
+            Ok(task) => tasks.push(task),
+            Err(_) => task_values.push((index, value)),
+        }
+    }
+    let shell_findings: Vec<Finding> =
+        crate::schema::validate_state_shell(generation, &shell.value)
+            .into_iter()
+            .map(|v| Finding::error(Code::SchemaViolation, &file, v.message).at(v.path))
+            .collect();
+    let mut all = shell_findings;
+    all.extend(findings);
+    if !all.is_empty() {
+        return Err(all);
+    }
+    if let Some((index, value)) = task_values.into_iter().next() {
+        return Err(vec![unrepresentable(
+            &file,
+            &format!("$.tasks[{index}]"),
+            &value,
+        )]);
+    }
+    let mut value = shell.value;
+    value["tasks"] = Value::Array(Vec::new());
+    let mut state: State =
+        State::deserialize(&value).map_err(|_| vec![unrepresentable(&file, "$", &value)])?;
+    state.tasks = tasks;
+    Ok(Loaded {
+        path: path.to_path_buf(),
+        file,
+        sha256: sha256_hex(&bytes),
+        bytes,
+        generation,
+        doc: state,
+    })
+}
+
+/// The typing error of `value` as a finding, with its path under `prefix`.
+fn unrepresentable(file: &str, prefix: &str, value: &Value) -> Finding {
+    let error = match serde_path_to_error::deserialize::<_, State>(value) {
+        Err(e) if prefix == "$" => e,
+        _ => match serde_path_to_error::deserialize::<_, crate::model::Task>(value) {
+            Err(e) => e,
+            Ok(_) => {
+                return Finding::error(Code::Unrepresentable, file, "cannot be typed").at(prefix);
+            }
+        },
+    };
+    let inner = error.path().to_string();
+    let path = if inner == "." || inner.is_empty() {
+        prefix.to_owned()
+    } else if inner.starts_with('[') {
+        format!("{prefix}{inner}")
+    } else {
+        format!("{prefix}.{inner}")
+    };
+    Finding::error(Code::Unrepresentable, file, error.into_inner().to_string()).at(path)
 }
 
 /// The error a writer gives for findings that stop it: the first finding, counted with the rest.
@@ -248,7 +373,7 @@ pub fn load_state_for_write(
     state_path: &Path,
     invariants: bool,
 ) -> crate::Result<Loaded<State>> {
-    let loaded: Loaded<State> = load(state_path, plan_dir, DocKind::State).map_err(|findings| {
+    let loaded: Loaded<State> = load_state_at(state_path, plan_dir).map_err(|findings| {
         let unreadable = findings
             .first()
             .is_some_and(|f| f.severity == Severity::Unverified);
@@ -264,4 +389,19 @@ pub fn load_state_for_write(
         }
     }
     Ok(loaded)
+}
+
+/// The safety net of every writer: the bytes about to be written must validate like any input
+/// (schema and invariants), or nothing is written. `what` names them in the refusal.
+pub fn check_before_write(state_path: &Path, bytes: &[u8], what: &str) -> crate::Result<()> {
+    let loaded = state_from_bytes(state_path, bytes.to_vec())
+        .map_err(|f| refusal(f, &format!("{what} would not validate")))?;
+    let problems = crate::invariants::check_state(&loaded);
+    if !problems.is_empty() {
+        return Err(refusal(
+            problems,
+            &format!("{what} would break an invariant"),
+        ));
+    }
+    Ok(())
 }

@@ -743,7 +743,7 @@ pub fn reconcile(target: &Path, request: &ReconcileRequest) -> Result<ReconcileR
         .filter(|d| !d.is_empty());
     let mut written = false;
     if request.write && bytes != loaded.bytes {
-        check_regenerated(&state_path, &bytes)?;
+        plan::check_before_write(&state_path, &bytes, "the regenerated state")?;
         store::write_atomic(&state_path, &bytes)?;
         append_progress(&plan_dir, &now, &changes, &desync)?;
         written = true;
@@ -773,26 +773,6 @@ pub fn reconcile(target: &Path, request: &ReconcileRequest) -> Result<ReconcileR
         diff,
         readme: md.readme_path.display().to_string(),
     })
-}
-
-fn check_regenerated(state_path: &Path, bytes: &[u8]) -> Result<()> {
-    let value = crate::json::parse_strict(bytes)
-        .map_err(|e| Error::rejected(state_path.display().to_string(), e.message))?;
-    let loaded: Loaded<State> = plan::from_value(
-        state_path,
-        bytes.to_vec(),
-        value,
-        crate::model::DocKind::State,
-    )
-    .map_err(|f| plan::refusal(f, "the regenerated state would not validate"))?;
-    let problems = crate::invariants::check_state(&loaded);
-    if !problems.is_empty() {
-        return Err(plan::refusal(
-            problems,
-            "the regenerated state would break an invariant",
-        ));
-    }
-    Ok(())
 }
 
 /// One dated entry in PROGRESS.md listing what was reconciled and in which direction.

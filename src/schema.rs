@@ -87,6 +87,50 @@ fn validator(kind: DocKind, generation: Generation) -> &'static Validator {
     })
 }
 
+/// The state schema split in two, so that a state can be checked one task at a time: the
+/// document with any `tasks` items accepted, and the task definition on its own. The state
+/// schemas constrain tasks only through `tasks.items: {$ref: #/$defs/task}`, so a document
+/// passes the whole schema exactly when it passes the first and every task passes the second
+/// (`tests` below and `tests/schema_parity.rs` hold both to the whole schema's verdicts).
+struct SplitState {
+    shell: Validator,
+    task: Validator,
+}
+
+fn split_state(generation: Generation) -> &'static SplitState {
+    static SPLIT: [OnceLock<SplitState>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    SPLIT[slot(generation)].get_or_init(|| {
+        let schema = embedded(DocKind::State, generation);
+        let whole: Value = serde_json::from_str(schema.text).expect("embedded schema is JSON");
+        let mut shell = whole.clone();
+        shell["properties"]["tasks"]["items"] = Value::Bool(true);
+        let task = serde_json::json!({
+            "$schema": whole["$schema"],
+            "$defs": whole["$defs"],
+            "$ref": "#/$defs/task",
+        });
+        SplitState {
+            shell: compile(&shell).expect("the shell schema compiles"),
+            task: compile(&task).expect("the task schema compiles"),
+        }
+    })
+}
+
+/// Violations of the state schema by a document whose `tasks` are checked apart.
+pub fn validate_state_shell(generation: Generation, instance: &Value) -> Vec<Violation> {
+    violations(&split_state(generation).shell, instance)
+}
+
+/// Violations of the task definition by task `index`, with paths from the document root.
+pub fn validate_task(generation: Generation, task: &Value, index: usize) -> Vec<Violation> {
+    let mut found = violations(&split_state(generation).task, task);
+    for violation in &mut found {
+        let rest = violation.path.strip_prefix('$').unwrap_or(&violation.path);
+        violation.path = format!("$.tasks[{index}]{rest}");
+    }
+    found
+}
+
 /// Every violation of the embedded schema, in the validator's order.
 pub fn validate(kind: DocKind, generation: Generation, instance: &Value) -> Vec<Violation> {
     violations(validator(kind, generation), instance)
@@ -94,6 +138,10 @@ pub fn validate(kind: DocKind, generation: Generation, instance: &Value) -> Vec<
 
 /// Every violation of `validator` by `instance`, with paths in `$.a[0]` form.
 pub fn violations(validator: &Validator, instance: &Value) -> Vec<Violation> {
+    // The common case is a valid document: a yes/no check is much cheaper than collecting errors.
+    if validator.is_valid(instance) {
+        return Vec::new();
+    }
     validator
         .iter_errors(instance)
         .map(|error| Violation {
@@ -141,6 +189,57 @@ mod tests {
                 let schema: Value = serde_json::from_str(embedded(kind, generation).text).unwrap();
                 assert_eq!(schema["$id"], generation.url(kind));
                 assert!(compile(&schema).is_ok());
+            }
+        }
+    }
+
+    #[test]
+    fn the_split_state_schema_gives_the_whole_schemas_verdicts() {
+        use crate::synth::SynthPlan;
+        for generation in Generation::ALL {
+            let state = serde_json::to_value(
+                SynthPlan::new("PLAN_split_check", 3)
+                    .completed(1)
+                    .generation(generation)
+                    .state(),
+            )
+            .unwrap();
+            let mutations: [(&str, Value); 7] = [
+                ("/tasks/0/status", Value::from("done")),
+                ("/tasks/1/title", Value::from(7)),
+                ("/tasks/2/extra", Value::from(true)),
+                ("/tasks/0/commit", Value::from("XYZ")),
+                ("/tasks", Value::Array(Vec::new())),
+                ("/tasks", Value::from("none")),
+                ("/status", Value::from("stuck")),
+            ];
+            let split_verdict = |doc: &Value| {
+                let mut shell = doc.clone();
+                let tasks = match doc["tasks"].as_array() {
+                    Some(tasks) => {
+                        shell["tasks"] = Value::Array(vec![Value::Null; tasks.len()]);
+                        tasks.clone()
+                    }
+                    None => Vec::new(),
+                };
+                validate_state_shell(generation, &shell).is_empty()
+                    && tasks
+                        .iter()
+                        .enumerate()
+                        .all(|(i, t)| validate_task(generation, t, i).is_empty())
+            };
+            assert!(split_verdict(&state));
+            for (pointer, replacement) in mutations {
+                let mut doc = state.clone();
+                match doc.pointer_mut(pointer) {
+                    Some(slot) => *slot = replacement,
+                    None => {
+                        let (parent, key) = pointer.rsplit_once('/').unwrap();
+                        doc.pointer_mut(parent).unwrap()[key] = replacement;
+                    }
+                }
+                let whole = validate(DocKind::State, generation, &doc).is_empty();
+                assert_eq!(split_verdict(&doc), whole, "{generation:?} {pointer}");
             }
         }
     }

@@ -21,7 +21,6 @@
 use crate::clock;
 use crate::error::{Error, Result};
 use crate::evidence;
-use crate::invariants;
 use crate::model::{
     Actor, Approval, Blocker, Checkpoint, Field, Gate, Materialization, Outcome, State, TaskStatus,
 };
@@ -197,7 +196,7 @@ fn update_locked(
         loaded.bytes.clone()
     };
     if changed {
-        check_result(state_path, &loaded, &bytes)?;
+        plan::check_before_write(state_path, &bytes, "the updated state")?;
     }
     let new_sha256 = store::sha256_hex(&bytes);
     let diff = request
@@ -790,28 +789,6 @@ fn refuse_plan_completion(next: &State, task: u64) -> Result<()> {
             format!("completing task {task} completes the plan: publication is `dwp finalize`'s terminal transition"),
         )
         .with_hint("publish with `dwp finalize PLAN`, which checks every artifact and writes a receipt"));
-    }
-    Ok(())
-}
-
-/// The result must validate like any input: schema and invariants. Flags are checked before;
-/// this is the safety net that keeps a bug from writing an invalid state.
-fn check_result(state_path: &Path, before: &Loaded<State>, bytes: &[u8]) -> Result<()> {
-    let value = crate::json::parse_strict(bytes)
-        .map_err(|e| Error::rejected(format!("{}: {}", before.file, e.path), e.message))?;
-    let loaded: Loaded<State> = plan::from_value(
-        state_path,
-        bytes.to_vec(),
-        value,
-        crate::model::DocKind::State,
-    )
-    .map_err(|f| plan::refusal(f, "the updated state would not validate"))?;
-    let problems = invariants::check_state(&loaded);
-    if !problems.is_empty() {
-        return Err(plan::refusal(
-            problems,
-            "the updated state would break an invariant",
-        ));
     }
     Ok(())
 }

@@ -6,9 +6,9 @@
 
 use crate::findings::{Code, Finding, Verdict};
 use crate::invariants;
-use crate::model::{DocKind, Manifest, State};
+use crate::model::{DocKind, Manifest};
 use crate::plan::{
-    Loaded, PlanPaths, declared_kind, from_value, load_manifest, load_state, read_value,
+    Loaded, PlanPaths, declared_kind, load, load_manifest, load_state, read_bytes, state_from_bytes,
 };
 use std::path::Path;
 
@@ -103,21 +103,29 @@ fn validate_file(path: &Path) -> (String, Vec<Finding>) {
         .into_iter()
         .find(|k| k.file_name() == file_name);
     // The document's own `schema` says what it is; the file name decides only when it is silent.
-    let (bytes, value) = match read_value(path, plan_dir) {
-        Ok(read) => read,
+    let bytes = match read_bytes(path, plan_dir) {
+        Ok(bytes) => bytes,
         Err(findings) => return (String::new(), findings),
     };
+    // A shell read (tasks left raw) is enough to learn the kind.
+    let declared = match crate::json::parse_strict_shell(&bytes) {
+        Ok(shell) => declared_kind(&shell.value),
+        Err(e) => {
+            let finding = Finding::error(Code::NotJson, path.display().to_string(), e.message);
+            return (String::new(), vec![finding.at(e.path)]);
+        }
+    };
     let mut findings = Vec::new();
-    let summary = match declared_kind(&value).or(by_name) {
+    let summary = match declared.or(by_name) {
         Some(DocKind::Manifest) => collect(
             &mut findings,
-            from_value::<Manifest>(path, bytes, value, DocKind::Manifest),
+            load::<Manifest>(path, plan_dir, DocKind::Manifest),
             invariants::check_manifest,
         )
         .map(|m| format!("{}: manifest v{}", path.display(), m.generation.number())),
         Some(DocKind::State) => collect(
             &mut findings,
-            from_value::<State>(path, bytes, value, DocKind::State),
+            state_from_bytes(path, bytes),
             invariants::check_state,
         )
         .map(|s| {

@@ -850,8 +850,34 @@ impl Judges {
                 verdict(dwp)
             ));
         }
+        if case.kind == DocKind::State {
+            let split = split_verdict(case.generation, &case.doc);
+            if split != ours {
+                failures.push(format!(
+                    "{}: the whole schema finds it {}, the task-by-task check (dwp's loader) {}",
+                    case.name,
+                    verdict(ours),
+                    verdict(split)
+                ));
+            }
+        }
         failures
     }
+}
+
+/// The verdict of dwp's state loader, which checks the document with its tasks apart and then
+/// each task on its own (`dwp::schema::validate_state_shell` / `validate_task`).
+fn split_verdict(generation: Generation, doc: &Value) -> bool {
+    let Some(tasks) = doc.get("tasks").and_then(Value::as_array) else {
+        return dwp::schema::validate(DocKind::State, generation, doc).is_empty();
+    };
+    let mut shell = doc.clone();
+    shell["tasks"] = Value::Array(vec![Value::Null; tasks.len()]);
+    dwp::schema::validate_state_shell(generation, &shell).is_empty()
+        && tasks
+            .iter()
+            .enumerate()
+            .all(|(i, task)| dwp::schema::validate_task(generation, task, i).is_empty())
 }
 
 /// Judge every case of `rule` and fail with the name of each case that went wrong.

@@ -10,6 +10,7 @@
 use crate::error::{Error, Result};
 use std::fs::{self, File, Permissions};
 use std::io::{self, Write};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
@@ -31,7 +32,6 @@ fn temp_prefix(file_name: &str) -> String {
 
 /// Replace `path` with `bytes` durably and atomically. Refuses to write through a symlink.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<WriteOutcome> {
-    let sha256 = super::sha256_hex(bytes);
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
@@ -61,7 +61,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<WriteOutcome> {
             {
                 return Ok(WriteOutcome {
                     changed: false,
-                    sha256,
+                    sha256: super::sha256_hex(bytes),
                 });
             }
             meta.permissions().mode() & 0o7777
@@ -70,6 +70,36 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<WriteOutcome> {
         Err(e) => return Err(Error::io("stat", path, e)),
     };
 
+    // Hashing the new bytes and sweeping a killed writer's leftovers are CPU work that does not
+    // depend on the write: for a large file they run on another core while this one waits on
+    // fsync (a 4 MiB state: ~2 ms of hashing, ~1 ms of listing a 10,000-file plan folder).
+    if bytes.len() < PARALLEL_ABOVE {
+        replace(path, dir, file_name, bytes, mode)?;
+        remove_stale_temps(dir, file_name);
+        return Ok(WriteOutcome {
+            changed: true,
+            sha256: super::sha256_hex(bytes),
+        });
+    }
+    std::thread::scope(|scope| {
+        let side = scope.spawn(|| {
+            remove_stale_temps(dir, file_name);
+            super::sha256_hex(bytes)
+        });
+        let replaced = replace(path, dir, file_name, bytes, mode);
+        let sha256 = side.join().unwrap_or_else(|_| super::sha256_hex(bytes));
+        replaced.map(|()| WriteOutcome {
+            changed: true,
+            sha256,
+        })
+    })
+}
+
+/// Files at least this large hash and sweep on a second thread during the write.
+const PARALLEL_ABOVE: usize = 256 * 1024;
+
+/// Temp file in `dir` with `mode`, write, fsync, rename over `path`, fsync `dir`.
+fn replace(path: &Path, dir: &Path, file_name: &str, bytes: &[u8], mode: u32) -> Result<()> {
     let prefix = format!("{}{}.", temp_prefix(file_name), std::process::id());
     let mut temp = tempfile::Builder::new()
         .prefix(&prefix)
@@ -87,12 +117,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<WriteOutcome> {
         .map_err(|e| Error::io("fsync", &temp_path, e))?;
     temp.persist(path)
         .map_err(|e| Error::io("rename", path, e.error))?;
-    sync_dir(dir)?;
-    remove_stale_temps(dir, file_name);
-    Ok(WriteOutcome {
-        changed: true,
-        sha256,
-    })
+    sync_dir(dir)
 }
 
 /// fsync a directory, so that a rename or creation in it survives a crash.
@@ -105,19 +130,36 @@ pub fn sync_dir(dir: &Path) -> Result<()> {
 /// Remove temp files of `file_name` left by writers that are no longer alive. Best effort: a
 /// leftover that cannot be removed now is removed by a later write.
 fn remove_stale_temps(dir: &Path, file_name: &str) {
+    use rustix::fs::{Dir, Mode, OFlags};
     let prefix = temp_prefix(file_name);
-    let Ok(entries) = fs::read_dir(dir) else {
+    // Raw directory entries, no allocation per entry: a Full plan folder holds a file per task.
+    let Ok(fd) = rustix::fs::open(
+        dir,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) else {
         return;
     };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(&prefix)) else {
+    let Ok(mut entries) = Dir::read_from(&fd) else {
+        return;
+    };
+    let mut stale = Vec::new();
+    while let Some(Ok(entry)) = entries.read() {
+        let name = entry.file_name().to_bytes();
+        let Some(rest) = name.strip_prefix(prefix.as_bytes()) else {
             continue;
         };
-        let pid = rest.split('.').next().and_then(|p| p.parse::<i32>().ok());
+        let pid = rest
+            .split(|&b| b == b'.')
+            .next()
+            .and_then(|p| std::str::from_utf8(p).ok())
+            .and_then(|p| p.parse::<i32>().ok());
         if pid.is_some_and(|pid| !super::lock::process_exists(pid)) {
-            let _ = fs::remove_file(entry.path());
+            stale.push(dir.join(std::ffi::OsStr::from_bytes(name)));
         }
+    }
+    for path in stale {
+        let _ = fs::remove_file(path);
     }
 }
 
