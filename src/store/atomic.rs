@@ -75,7 +75,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<WriteOutcome> {
     // fsync (a 4 MiB state: ~2 ms of hashing, ~1 ms of listing a 10,000-file plan folder).
     if bytes.len() < PARALLEL_ABOVE {
         replace(path, dir, file_name, bytes, mode)?;
-        remove_stale_temps(dir, file_name);
+        sweep_leftovers(dir, file_name);
         return Ok(WriteOutcome {
             changed: true,
             sha256: super::sha256_hex(bytes),
@@ -83,7 +83,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<WriteOutcome> {
     }
     std::thread::scope(|scope| {
         let side = scope.spawn(|| {
-            remove_stale_temps(dir, file_name);
+            sweep_leftovers(dir, file_name);
             super::sha256_hex(bytes)
         });
         let replaced = replace(path, dir, file_name, bytes, mode);
@@ -127,12 +127,16 @@ pub fn sync_dir(dir: &Path) -> Result<()> {
         .map_err(|e| Error::io("fsync directory", dir, e))
 }
 
-/// Remove temp files of `file_name` left by writers that are no longer alive. Best effort: a
-/// leftover that cannot be removed now is removed by a later write.
-fn remove_stale_temps(dir: &Path, file_name: &str) {
+/// Remove what killed writers of `file_name` left in `dir`: temp files
+/// (`.{name}.dwp-tmp.{pid}.*`) and lock directories set aside while taking, releasing or
+/// recovering the lock (`{name}.lock.{staging,released,recovering}.{pid}.*`). Only leftovers of
+/// pids that no longer run are removed, so this is safe without the lock. One listing of the
+/// folder, through raw directory entries (no allocation per entry: a Full plan folder holds a
+/// file per task). Best effort: what cannot be removed now is removed by a later write.
+pub fn sweep_leftovers(dir: &Path, file_name: &str) {
     use rustix::fs::{Dir, Mode, OFlags};
-    let prefix = temp_prefix(file_name);
-    // Raw directory entries, no allocation per entry: a Full plan folder holds a file per task.
+    let temp = temp_prefix(file_name);
+    let asides = super::lock::STAGES.map(|stage| format!("{file_name}.lock.{stage}."));
     let Ok(fd) = rustix::fs::open(
         dir,
         OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
@@ -146,8 +150,12 @@ fn remove_stale_temps(dir: &Path, file_name: &str) {
     let mut stale = Vec::new();
     while let Some(Ok(entry)) = entries.read() {
         let name = entry.file_name().to_bytes();
-        let Some(rest) = name.strip_prefix(prefix.as_bytes()) else {
-            continue;
+        let (rest, is_dir) = match name.strip_prefix(temp.as_bytes()) {
+            Some(rest) => (rest, false),
+            None => match asides.iter().find_map(|p| name.strip_prefix(p.as_bytes())) {
+                Some(rest) => (rest, true),
+                None => continue,
+            },
         };
         let pid = rest
             .split(|&b| b == b'.')
@@ -155,11 +163,15 @@ fn remove_stale_temps(dir: &Path, file_name: &str) {
             .and_then(|p| std::str::from_utf8(p).ok())
             .and_then(|p| p.parse::<i32>().ok());
         if pid.is_some_and(|pid| !super::lock::process_exists(pid)) {
-            stale.push(dir.join(std::ffi::OsStr::from_bytes(name)));
+            stale.push((dir.join(std::ffi::OsStr::from_bytes(name)), is_dir));
         }
     }
-    for path in stale {
-        let _ = fs::remove_file(path);
+    for (path, is_dir) in stale {
+        let _ = if is_dir {
+            fs::remove_dir_all(path)
+        } else {
+            fs::remove_file(path)
+        };
     }
 }
 

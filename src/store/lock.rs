@@ -151,7 +151,6 @@ pub fn try_acquire(target: &Path) -> Result<LockGuard> {
     let dir = lock_dir(target);
     let owner = crate::store::canonical_bytes(&Owner::of_this_process());
     let staging = aside_dir(&dir, "staging");
-    remove_dead_stagings(&dir);
     fs::create_dir(&staging).map_err(|e| match e.kind() {
         io::ErrorKind::NotFound => Error::rejected(
             target.display().to_string(),
@@ -207,7 +206,7 @@ fn held_error(target: &Path, dir: PathBuf) -> Error {
 
 /// Stages a lock directory passes through beside the lock itself, named
 /// `{lock}.{stage}.{pid}.{random}` so leftovers of killed processes can be recognised.
-const STAGES: [&str; 3] = ["staging", "released", "recovering"];
+pub(crate) const STAGES: [&str; 3] = ["staging", "released", "recovering"];
 
 fn aside_dir(dir: &Path, stage: &str) -> PathBuf {
     dir.with_file_name(format!(
@@ -216,30 +215,6 @@ fn aside_dir(dir: &Path, stage: &str) -> PathBuf {
         std::process::id(),
         fastrand::u32(..)
     ))
-}
-
-/// Remove lock directories that killed processes left aside while taking, releasing or
-/// recovering a lock. A live process's directory is never touched.
-fn remove_dead_stagings(dir: &Path) {
-    let lock_name = dir.file_name().unwrap_or_default().to_string_lossy();
-    let prefixes = STAGES.map(|stage| format!("{lock_name}.{stage}."));
-    let Some(parent) = dir.parent() else { return };
-    let Ok(entries) = fs::read_dir(parent) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(rest) = name
-            .to_str()
-            .and_then(|n| prefixes.iter().find_map(|p| n.strip_prefix(p.as_str())))
-        else {
-            continue;
-        };
-        let pid = rest.split('.').next().and_then(|p| p.parse::<i32>().ok());
-        if pid.is_some_and(|pid| !process_exists(pid)) {
-            let _ = fs::remove_dir_all(entry.path());
-        }
-    }
 }
 
 /// Take the lock, retrying a held lock with jittered exponential backoff for up to `wait`.
@@ -351,6 +326,11 @@ pub fn recover(
         });
     }
     fs::remove_dir_all(&aside).map_err(|e| Error::io("remove lock", &aside, e))?;
+    // A killed writer may also have left a temp file or a lock set aside: clear those too.
+    if let (Some(dir), Some(name)) = (target.parent(), target.file_name().and_then(|n| n.to_str()))
+    {
+        super::atomic::sweep_leftovers(dir, name);
+    }
     Ok(Some(Recovery {
         inspected: info,
         grounds,
