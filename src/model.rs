@@ -509,6 +509,26 @@ impl State {
         }
     }
 
+    /// A copy with no task entries: the document around the tasks (cheap, for checks of it).
+    pub fn clone_without_tasks(&self) -> State {
+        State {
+            schema: self.schema.clone(),
+            plan: self.plan.clone(),
+            updated_at: self.updated_at.clone(),
+            updated_by: self.updated_by.clone(),
+            status: self.status,
+            completed_count: self.completed_count,
+            task_count: self.task_count,
+            format: self.format,
+            materialization: self.materialization,
+            approval: self.approval,
+            promotion: self.promotion.clone(),
+            tasks: Vec::new(),
+            checkpoint: self.checkpoint.clone(),
+            blocked: self.blocked.clone(),
+        }
+    }
+
     pub fn completed_tasks(&self) -> u64 {
         self.tasks
             .iter()

@@ -405,3 +405,58 @@ pub fn check_before_write(state_path: &Path, bytes: &[u8], what: &str) -> crate:
     }
     Ok(())
 }
+
+/// The safety net of a writer that changed one task of a state that validated on input: the
+/// changed task against the task definition, the document around the tasks against the state
+/// schema, and every invariant of the result. Equivalent to checking the whole result, since the
+/// other tasks are the input's, without parsing it back.
+pub fn check_changed_task(
+    before: &Loaded<State>,
+    next: &State,
+    task: u64,
+    what: &str,
+) -> crate::Result<()> {
+    let file = &before.file;
+    let as_findings = |violations: Vec<crate::schema::Violation>| -> Vec<Finding> {
+        violations
+            .into_iter()
+            .map(|v| Finding::error(Code::SchemaViolation, file, v.message).at(v.path))
+            .collect()
+    };
+    let refused = |findings: Vec<Finding>| refusal(findings, &format!("{what} would not validate"));
+    let to_value = |value: Result<Value, serde_json::Error>| {
+        value.map_err(|e| crate::Error::rejected(file.as_str(), e.to_string()))
+    };
+    let mut shell = to_value(serde_json::to_value(next.clone_without_tasks()))?;
+    shell["tasks"] = Value::Array(vec![Value::Null; next.tasks.len()]);
+    let mut findings = as_findings(crate::schema::validate_state_shell(
+        before.generation,
+        &shell,
+    ));
+    if let Some(index) = next.tasks.iter().position(|t| t.id == task) {
+        let value = to_value(serde_json::to_value(&next.tasks[index]))?;
+        findings.extend(as_findings(crate::schema::validate_task(
+            before.generation,
+            &value,
+            index,
+        )));
+    }
+    if !findings.is_empty() {
+        return Err(refused(findings));
+    }
+    let problems = crate::invariants::check_state(&Loaded {
+        path: before.path.clone(),
+        file: before.file.clone(),
+        bytes: Vec::new(),
+        sha256: String::new(),
+        generation: before.generation,
+        doc: next.clone(),
+    });
+    if !problems.is_empty() {
+        return Err(refusal(
+            problems,
+            &format!("{what} would break an invariant"),
+        ));
+    }
+    Ok(())
+}

@@ -196,7 +196,9 @@ fn update_locked(
         loaded.bytes.clone()
     };
     if changed {
-        plan::check_before_write(state_path, &bytes, "the updated state")?;
+        // The input validated in full; an update changes one task and the document around the
+        // tasks, so those are what the safety net checks again (with every invariant).
+        plan::check_changed_task(&loaded, &next, request.task, "the updated state")?;
     }
     let new_sha256 = store::sha256_hex(&bytes);
     let diff = request

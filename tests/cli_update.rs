@@ -2070,3 +2070,28 @@ fn lock_recover_needs_force_for_another_hosts_owner() {
     assert_eq!(added.lines().count(), 1, "one line:\n{added}");
     assert_words(added, &["moved hosts", "--force", &elsewhere]);
 }
+
+#[test]
+fn the_updated_state_is_checked_before_it_is_written() {
+    // The safety net: a change that would break the schema is refused, even when every flag
+    // was within its own limit. Here the reopen reason appended to outcome.notes would take
+    // the notes past the schema's 1,000 characters.
+    let plan = Plan::new(5, 2);
+    plan.edit_state(|s| {
+        s["tasks"][1]["outcome"]["notes"] = json!("n".repeat(990));
+    });
+    let run = refused(
+        &plan,
+        &[
+            "--task",
+            "2",
+            "--status",
+            "in_progress",
+            "--reopen-reason",
+            "criterion amended by refine",
+        ],
+        1,
+        &["the updated state would not validate", "1000"],
+    );
+    run.assert_place("state.json: $.tasks[1].outcome.notes");
+}
