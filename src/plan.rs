@@ -197,19 +197,7 @@ fn type_checked<T: DeserializeOwned>(
             .collect());
     }
     // Typing without path tracking is twice as fast; the path is needed only to report a failure.
-    let typed = T::deserialize(&value).or_else(|_| {
-        serde_path_to_error::deserialize(&value).map_err(|e| {
-            let path = format!("$.{}", e.path())
-                .replace("$.[", "$[")
-                .replace(".[", "[");
-            let path = if path == "$.." || path == "$." {
-                "$".into()
-            } else {
-                path
-            };
-            vec![Finding::error(Code::Unrepresentable, &file, e.into_inner().to_string()).at(path)]
-        })
-    });
+    let typed = T::deserialize(&value).map_err(|_| vec![typing_finding::<T>(&file, "$", &value)]);
     drop_in_background(value);
     let doc = typed?;
     Ok(Loaded {
@@ -300,16 +288,15 @@ pub fn state_from_bytes(path: &Path, bytes: Vec<u8>) -> Result<Loaded<State>, Ve
         return Err(all);
     }
     if let Some((index, value)) = task_values.into_iter().next() {
-        return Err(vec![unrepresentable(
-            &file,
-            &format!("$.tasks[{index}]"),
-            &value,
+        let at = format!("$.tasks[{index}]");
+        return Err(vec![typing_finding::<crate::model::Task>(
+            &file, &at, &value,
         )]);
     }
     let mut value = shell.value;
     value["tasks"] = Value::Array(Vec::new());
-    let mut state: State =
-        State::deserialize(&value).map_err(|_| vec![unrepresentable(&file, "$", &value)])?;
+    let mut state: State = State::deserialize(&value)
+        .map_err(|_| vec![typing_finding::<State>(&file, "$", &value)])?;
     state.tasks = tasks;
     Ok(Loaded {
         path: path.to_path_buf(),
@@ -321,16 +308,12 @@ pub fn state_from_bytes(path: &Path, bytes: Vec<u8>) -> Result<Loaded<State>, Ve
     })
 }
 
-/// The typing error of `value` as a finding, with its path under `prefix`.
-fn unrepresentable(file: &str, prefix: &str, value: &Value) -> Finding {
-    let error = match serde_path_to_error::deserialize::<_, State>(value) {
-        Err(e) if prefix == "$" => e,
-        _ => match serde_path_to_error::deserialize::<_, crate::model::Task>(value) {
-            Err(e) => e,
-            Ok(_) => {
-                return Finding::error(Code::Unrepresentable, file, "cannot be typed").at(prefix);
-            }
-        },
+/// Why `value` cannot be typed as `T`, as a finding whose path is under `prefix`. Typing runs
+/// without path tracking first (twice as fast); this re-runs it with the path only on failure.
+fn typing_finding<T: DeserializeOwned>(file: &str, prefix: &str, value: &Value) -> Finding {
+    let error = match serde_path_to_error::deserialize::<_, T>(value) {
+        Err(error) => error,
+        Ok(_) => return Finding::error(Code::Unrepresentable, file, "cannot be typed").at(prefix),
     };
     let inner = error.path().to_string();
     let path = if inner == "." || inner.is_empty() {

@@ -8,7 +8,7 @@
 //! `Drop`). Nothing protects against an editor that ignores the lock; the spec claims no more.
 
 use crate::error::{Error, Result};
-use chrono::{DateTime, Utc};
+use chrono::Utc;
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::io;
@@ -428,11 +428,6 @@ fn command_line() -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-/// Parse a timestamp in `owner.json`, for display.
-pub fn started_at(owner: &Owner) -> Option<DateTime<Utc>> {
-    crate::clock::parse_rfc3339(&owner.started_at)
 }
 
 #[cfg(test)]
