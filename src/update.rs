@@ -200,13 +200,15 @@ fn update_locked(
         // tasks, so those are what the safety net checks again (with every invariant).
         plan::check_changed_task(&loaded, &next, request.task, "the updated state")?;
     }
-    let new_sha256 = store::sha256_hex(&bytes);
     let diff = request
         .dry_run
         .then(|| unified_diff(&loaded.bytes, &bytes, &loaded.file));
-    if changed && !request.dry_run {
-        store::write_atomic(state_path, &bytes)?;
-    }
+    // The write hashes the bytes it writes (during its fsync); only a dry run hashes here.
+    let new_sha256 = match (changed, request.dry_run) {
+        (false, _) => loaded.sha256.clone(),
+        (true, true) => store::sha256_hex(&bytes),
+        (true, false) => store::write_atomic(state_path, &bytes)?.sha256,
+    };
     let task = next
         .task(request.task)
         .expect("task exists: checked in apply");
