@@ -61,6 +61,20 @@ codes! {
     PlanStatusCount = 46, "`Plan Status: X/N` disagrees with the README boxes";
     CompletedCountDrift = 47, "`completed_count` disagrees with the checked README boxes";
     OddMarker = 48, "a task checkbox uses a marker other than `[ ]`, `[x]`, `[X]` (read as not done)";
+    MissingPlanFile = 50, "README.md, PROGRESS.md, PROMPTS.md or analysis_results/ is missing";
+    NotMaterialized = 51, "materialization is not ready, or a promotion is unresolved";
+    NewerStandard = 52, "the declared standard is newer than this dwp knows (or unreadable): no claim is made";
+    MissingSection = 53, "the README has no Goal or no Context";
+    FailingGate = 60, "a completed task's latest gate record fails, has no exit code 0, or no evidence";
+    InvalidatedEvidence = 61, "a completed task relies on evidence invalidated by refine";
+    NeverRan = 62, "a passing gate record whose own evidence admits the check never ran";
+    ZeroSelection = 63, "a passing gate record whose evidence shows the check selected nothing";
+    LogPointer = 64, "a gate's `log=` pointer leaves the plan folder or names a missing file";
+    LogStillPending = 65, "a completed task whose task log still reads `Status: pending`";
+    CompletedWithoutGates = 66, "a completed task without any gate record";
+    PublicationInProgress = 80, "`.finalizing.json` is present: an interrupted publication awaits recovery";
+    DeadLock = 90, "the writer lock is held by a process that is gone (advisory)";
+    ApprovalPending = 91, "the plan is not approved (advisory)";
 }
 
 impl Code {

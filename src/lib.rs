@@ -28,5 +28,6 @@ pub mod store;
 pub mod synth;
 pub mod update;
 pub mod validate;
+pub mod verify;
 
 pub use error::{Error, Exit, Result};

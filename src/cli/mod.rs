@@ -77,6 +77,19 @@ pub enum Command {
         #[arg(long, value_name = "SECONDS", default_value_t = 0.0)]
         wait: f64,
     },
+    /// Conformance: schema, desync and evidence truth (CONFORMANT, NOT CONFORMANT, UNVERIFIED).
+    #[command(after_help = EXIT_CODES)]
+    Verify {
+        /// Plan folders (or, with --all, the repository root).
+        #[arg(value_name = "PLAN", required = true)]
+        targets: Vec<PathBuf>,
+        /// Verify every ROOT/.dwp/plans/PLAN_* (one ROOT).
+        #[arg(long)]
+        all: bool,
+        /// Advisories count as failures.
+        #[arg(long)]
+        strict: bool,
+    },
     /// A person's view of a plan: progress, current task, blocker, gates, desync.
     Status {
         /// The plan folder (or its state.json); with --all, the repository root.
@@ -194,6 +207,7 @@ impl Command {
             Command::Lock(LockCommand::Recover { .. }) => "lock recover",
             Command::Reconcile { .. } => "reconcile",
             Command::Status { .. } => "status",
+            Command::Verify { .. } => "verify",
         }
     }
 }
@@ -281,6 +295,21 @@ fn run(cli: &Cli) -> Result<Exit, Error> {
             };
             let report = crate::reconcile::reconcile(target, &request)?;
             render::reconcile(&mut out, &report, *write, cli.json)
+        }
+        Command::Verify {
+            targets,
+            all,
+            strict,
+        } => {
+            let reports = if *all {
+                let [root] = targets.as_slice() else {
+                    return Err(Error::Usage("--all takes exactly one ROOT".into()));
+                };
+                crate::verify::verify_all(root, *strict)?
+            } else {
+                crate::verify::verify_many(targets, *strict)
+            };
+            render::verify(&mut out, &reports, cli.json)
         }
         Command::Status { target, all: false } => {
             let summary = crate::status::summarize(target)?;

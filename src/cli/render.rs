@@ -444,3 +444,45 @@ pub fn status_all(out: &mut impl Write, lines: &[PlanLine], as_json: bool) -> Ex
     }
     Exit::Ok
 }
+
+pub fn verify(out: &mut impl Write, reports: &[crate::verify::PlanReport], as_json: bool) -> Exit {
+    use crate::verify::VerifyVerdict;
+    let verdict = VerifyVerdict::worst(reports.iter().map(|r| r.verdict));
+    if as_json {
+        let document = json!({
+            "dwp": FORMAT_VERSION,
+            "command": "verify",
+            "verdict": verdict,
+            "plans": reports,
+        });
+        let _ = writeln!(out, "{document:#}");
+        return verdict.exit();
+    }
+    for report in reports {
+        let _ = writeln!(out, "{}: {}", report.plan, report.verdict.word());
+        for finding in &report.findings {
+            let task = finding
+                .task
+                .map(|t| format!(" task {t}:"))
+                .unwrap_or_default();
+            let severity = match finding.severity {
+                crate::findings::Severity::Error => "",
+                crate::findings::Severity::Advisory => " (advisory)",
+                crate::findings::Severity::Unverified => " (unverified)",
+            };
+            let _ = writeln!(
+                out,
+                "  {} {}{task}{severity}",
+                finding.code,
+                finding.render()
+            );
+            if let Some(hint) = &finding.hint {
+                let _ = writeln!(out, "    hint: {hint}");
+            }
+        }
+    }
+    if reports.len() > 1 {
+        let _ = writeln!(out, "{} plans: {}", reports.len(), verdict.word());
+    }
+    verdict.exit()
+}

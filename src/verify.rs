@@ -1,0 +1,373 @@
+//! `dwp verify`: whether a plan's records tell the truth, mechanically, wherever the records
+//! allow it. It never executes a stored gate command and never changes a file.
+//!
+//! This first step (issue #5, in progress) composes the rules other modules already own:
+//! structure (`validate`), desync (`reconcile::compare`), evidence truth (`evidence`), plus the
+//! plan files, the declared standard, Goal and Context, the publication marker, a dead writer's
+//! lock and a pending approval. Amendments, receipts, task-file inventory, the Final Review and
+//! SARIF output follow.
+
+use crate::evidence::{self, GateProblem};
+use crate::findings::{Code, Finding, Severity};
+use crate::model::{Approval, Materialization, State, TaskStatus};
+use crate::plan::PlanPaths;
+use crate::reconcile;
+use crate::store::lock;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// The newest DWP standard (major version) this dwp knows.
+pub const KNOWN_STANDARD_MAJOR: u64 = 5;
+
+/// The verdict on one plan, or on all of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum VerifyVerdict {
+    Conformant,
+    NotConformant,
+    Unverified,
+}
+
+impl VerifyVerdict {
+    pub fn word(self) -> &'static str {
+        match self {
+            VerifyVerdict::Conformant => "CONFORMANT",
+            VerifyVerdict::NotConformant => "NOT CONFORMANT",
+            VerifyVerdict::Unverified => "UNVERIFIED",
+        }
+    }
+
+    pub fn exit(self) -> crate::error::Exit {
+        match self {
+            VerifyVerdict::Conformant => crate::error::Exit::Ok,
+            VerifyVerdict::NotConformant => crate::error::Exit::Rejected,
+            VerifyVerdict::Unverified => crate::error::Exit::Unverified,
+        }
+    }
+
+    /// Errors (and, with `strict`, advisories) make a plan not conformant; anything that could
+    /// not be checked makes it unverified; never conformant by default.
+    pub fn of(findings: &[Finding], strict: bool) -> VerifyVerdict {
+        let counts = |f: &&Finding| {
+            f.severity == Severity::Error || (strict && f.severity == Severity::Advisory)
+        };
+        if findings.iter().any(|f| counts(&f)) {
+            VerifyVerdict::NotConformant
+        } else if findings.iter().any(|f| f.severity == Severity::Unverified) {
+            VerifyVerdict::Unverified
+        } else {
+            VerifyVerdict::Conformant
+        }
+    }
+
+    /// The overall verdict of several plans: the worst one.
+    pub fn worst(verdicts: impl Iterator<Item = VerifyVerdict>) -> VerifyVerdict {
+        verdicts.fold(VerifyVerdict::Conformant, |acc, v| match (acc, v) {
+            (VerifyVerdict::NotConformant, _) | (_, VerifyVerdict::NotConformant) => {
+                VerifyVerdict::NotConformant
+            }
+            (VerifyVerdict::Unverified, _) | (_, VerifyVerdict::Unverified) => {
+                VerifyVerdict::Unverified
+            }
+            _ => VerifyVerdict::Conformant,
+        })
+    }
+}
+
+/// What `verify` found in one plan.
+#[derive(Debug, Clone, Serialize)]
+pub struct PlanReport {
+    pub plan: String,
+    pub verdict: VerifyVerdict,
+    pub findings: Vec<Finding>,
+}
+
+/// Verify one plan folder.
+pub fn verify_plan(dir: &Path, strict: bool) -> PlanReport {
+    let paths = PlanPaths::new(dir);
+    let mut findings = crate::validate::validate(dir).findings;
+    findings.extend(plan_files(&paths));
+    let state = crate::plan::load_state(&paths).ok().map(|l| l.doc);
+    let markdown = reconcile::read_markdown(dir).ok();
+    if let Some(md) = &markdown {
+        findings.extend(readme_rules(&paths, &md.readme));
+    }
+    if let Some(state) = &state {
+        findings.extend(state_rules(&paths, state));
+        if let Some(md) = &markdown {
+            let readme = md.readme_path.display().to_string();
+            findings.extend(
+                reconcile::compare(md, state)
+                    .iter()
+                    .map(|d| d.finding(&readme)),
+            );
+            findings.extend(evidence_rules(&paths, state, Some(md)));
+        } else {
+            findings.extend(evidence_rules(&paths, state, None));
+        }
+    }
+    findings.extend(publication_rules(&paths));
+    PlanReport {
+        plan: dir.display().to_string(),
+        verdict: VerifyVerdict::of(&findings, strict),
+        findings,
+    }
+}
+
+/// Every `ROOT/.dwp/plans/PLAN_*`, verified on both cores.
+pub fn verify_all(root: &Path, strict: bool) -> crate::Result<Vec<PlanReport>> {
+    let dirs = crate::status::plan_dirs(root)?;
+    Ok(verify_many(&dirs, strict))
+}
+
+/// Verify several plans in parallel (one thread per core), in the given order.
+pub fn verify_many(dirs: &[PathBuf], strict: bool) -> Vec<PlanReport> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(dirs.len().max(1));
+    let chunk = dirs.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = dirs
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter()
+                        .map(|d| verify_plan(d, strict))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a verify thread panicked"))
+            .collect()
+    })
+}
+
+fn plan_files(paths: &PlanPaths) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for name in ["README.md", "PROGRESS.md", "PROMPTS.md"] {
+        let path = paths.dir.join(name);
+        if !path.is_file() {
+            findings.push(
+                Finding::error(
+                    Code::MissingPlanFile,
+                    path.display().to_string(),
+                    format!("{name} is missing: every plan carries it"),
+                )
+                .hint("restore the file from the plan's history"),
+            );
+        }
+    }
+    let results = paths.dir.join("analysis_results");
+    if !results.is_dir() {
+        findings.push(Finding::error(
+            Code::MissingPlanFile,
+            results.display().to_string(),
+            "analysis_results/ is missing: every plan carries it",
+        ));
+    }
+    findings
+}
+
+fn readme_rules(paths: &PlanPaths, readme: &crate::markdown::Readme) -> Vec<Finding> {
+    let file = paths.dir.join("README.md").display().to_string();
+    let mut findings = Vec::new();
+    for (name, section) in [("Goal", &readme.goal), ("Context", &readme.context)] {
+        if section.as_ref().is_none_or(|s| s.body.trim().is_empty()) {
+            let mut finding = Finding::error(
+                Code::MissingSection,
+                &file,
+                format!("the README has no {name} (or it is empty)"),
+            );
+            finding.line = section.as_ref().map(|s| s.line);
+            findings.push(finding);
+        }
+    }
+    if let Some(standard) = &readme.standard {
+        let major = standard
+            .version
+            .split('.')
+            .next()
+            .and_then(|m| m.parse::<u64>().ok());
+        match major {
+            Some(major) if major > KNOWN_STANDARD_MAJOR => {
+                let mut finding = Finding::error(
+                    Code::NewerStandard,
+                    &file,
+                    format!("declares DWP spec {}, newer than this dwp knows (up to {KNOWN_STANDARD_MAJOR}.x): no claim is made", standard.version),
+                )
+                .severity(Severity::Unverified)
+                .hint("upgrade dwp to a version that knows this standard");
+                finding.line = Some(standard.line);
+                findings.push(finding);
+            }
+            Some(_) => {}
+            None => {
+                let mut finding = Finding::error(
+                    Code::NewerStandard,
+                    &file,
+                    format!(
+                        "the declared standard `{}` is not a version dwp can read",
+                        standard.version
+                    ),
+                )
+                .severity(Severity::Unverified);
+                finding.line = Some(standard.line);
+                findings.push(finding);
+            }
+        }
+    }
+    findings
+}
+
+fn state_rules(paths: &PlanPaths, state: &State) -> Vec<Finding> {
+    let file = paths.state.display().to_string();
+    let mut findings = Vec::new();
+    if let Some(m) = state.materialization
+        && m != Materialization::Ready
+    {
+        findings.push(
+            Finding::error(
+                Code::NotMaterialized,
+                &file,
+                format!("materialization is {m}, not ready"),
+            )
+            .at("$.materialization"),
+        );
+    }
+    if state.promotion.value().is_some()
+        && state.materialization != Some(Materialization::Promoting)
+    {
+        findings.push(
+            Finding::error(
+                Code::NotMaterialized,
+                &file,
+                "a Lite-to-Full promotion is unresolved",
+            )
+            .at("$.promotion"),
+        );
+    }
+    let readme_approval = || {
+        std::fs::read_to_string(paths.dir.join("README.md"))
+            .ok()
+            .and_then(|t| crate::markdown::readme_approval(&t))
+    };
+    if state
+        .approval
+        .or_else(readme_approval)
+        .unwrap_or(Approval::Pending)
+        == Approval::Pending
+    {
+        findings.push(
+            Finding::error(
+                Code::ApprovalPending,
+                &file,
+                "the plan is not approved (approval pending)",
+            )
+            .at("$.approval")
+            .severity(Severity::Advisory),
+        );
+    }
+    if let Ok(Some(info)) = lock::inspect(&paths.state)
+        && info.liveness.is_gone()
+    {
+        findings.push(
+            Finding::error(
+                Code::DeadLock,
+                info.path.display().to_string(),
+                format!("the writer lock is held by {}", info.describe()),
+            )
+            .severity(Severity::Advisory)
+            .hint("inspect it, then `dwp lock recover`"),
+        );
+    }
+    findings
+}
+
+/// Evidence truth of every completed task (shared rules: [`crate::evidence`]).
+fn evidence_rules(
+    paths: &PlanPaths,
+    state: &State,
+    md: Option<&reconcile::PlanMarkdown>,
+) -> Vec<Finding> {
+    let file = paths.state.display().to_string();
+    let mut findings = Vec::new();
+    for (index, task) in state.tasks.iter().enumerate() {
+        if task.status != TaskStatus::Completed {
+            continue;
+        }
+        let at = format!("$.tasks[{index}].gates");
+        if task.gates().is_empty() {
+            findings.push(
+                Finding::error(
+                    Code::CompletedWithoutGates,
+                    &file,
+                    format!("task {} is completed without gate evidence", task.id),
+                )
+                .at(&at)
+                .task(task.id),
+            );
+        }
+        for (command, problem) in evidence::completion_problems(task.gates(), &paths.dir) {
+            let code = match problem {
+                GateProblem::Invalidated => Code::InvalidatedEvidence,
+                GateProblem::AdmitsNeverRan(_) => Code::NeverRan,
+                GateProblem::ZeroSelection(_) => Code::ZeroSelection,
+                GateProblem::LogEscapes(_) | GateProblem::LogMissing(_) => Code::LogPointer,
+                _ => Code::FailingGate,
+            };
+            findings.push(
+                Finding::error(
+                    code,
+                    &file,
+                    format!(
+                        "task {} is completed but its gate `{command}` {}",
+                        task.id,
+                        problem.describe()
+                    ),
+                )
+                .at(&at)
+                .task(task.id),
+            );
+        }
+        let logged = md
+            .and_then(|m| m.records.get(&task.id))
+            .and_then(|(path, record)| Some((path, record.log.as_ref()?.status.as_ref()?)));
+        if let Some((path, status)) = logged
+            && status
+                .value
+                .split_whitespace()
+                .next()
+                .is_some_and(|w| w.trim_matches('*').eq_ignore_ascii_case("pending"))
+        {
+            let mut finding = Finding::error(
+                Code::LogStillPending,
+                path.display().to_string(),
+                format!(
+                    "task {} is completed in state.json but its log still reads `Status: {}`",
+                    task.id, status.value
+                ),
+            )
+            .task(task.id);
+            finding.line = Some(status.line);
+            findings.push(finding);
+        }
+    }
+    findings
+}
+
+fn publication_rules(paths: &PlanPaths) -> Vec<Finding> {
+    let marker = paths.dir.join(crate::update::FINALIZING_MARKER);
+    if marker.exists() {
+        return vec![
+            Finding::error(
+                Code::PublicationInProgress,
+                marker.display().to_string(),
+                "a publication was interrupted: nothing is conformant until it is recovered",
+            )
+            .hint("inspect it, then `dwp finalize --recover` against the same candidate"),
+        ];
+    }
+    Vec::new()
+}

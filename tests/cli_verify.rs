@@ -1,0 +1,277 @@
+//! `dwp verify` through the real binary: one test per rule of this first step (issue #5 is in
+//! progress), each on a synthetic plan broken in exactly one way, plus the verdicts, the exit
+//! codes, `--all` and the promise that verify writes nothing.
+
+use assert_cmd::Command;
+use dwp::synth::SynthPlan;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+const NOW: &str = "2026-06-09T16:42:10Z";
+
+fn plan(root: &Path, name: &str) -> PathBuf {
+    SynthPlan::new(name, 4).completed(2).write(root).unwrap()
+}
+
+fn verify(args: &[&str]) -> (i32, Value) {
+    let output = Command::cargo_bin("dwp")
+        .unwrap()
+        .env("DWP_TEST_NOW", NOW)
+        .arg("verify")
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    let json = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}):\n{}\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    });
+    (output.status.code().unwrap(), json)
+}
+
+fn codes(report: &Value) -> Vec<String> {
+    let mut codes: Vec<String> = report["plans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| p["findings"].as_array().unwrap().clone())
+        .map(|f| f["code"].as_str().unwrap().to_owned())
+        .collect();
+    codes.sort();
+    codes
+}
+
+fn edit(path: &Path, change: impl FnOnce(String) -> String) {
+    let text = std::fs::read_to_string(path).unwrap();
+    std::fs::write(path, change(text)).unwrap();
+}
+
+fn edit_state(plan: &Path, change: impl FnOnce(&mut Value)) {
+    let path = plan.join("state.json");
+    let mut state: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    change(&mut state);
+    std::fs::write(path, dwp::store::canonical_bytes(&state)).unwrap();
+}
+
+/// Exit code and sorted codes for a plan broken by `breaking`.
+fn verdict_of(breaking: impl FnOnce(&Path)) -> (i32, Vec<String>, Value) {
+    let root = tempfile::tempdir().unwrap();
+    let plan = plan(root.path(), "PLAN_verify_rule");
+    breaking(&plan);
+    let (code, report) = verify(&[plan.to_str().unwrap()]);
+    let found = codes(&report);
+    (code, found, report)
+}
+
+#[test]
+fn a_clean_plan_is_conformant_and_verify_writes_nothing() {
+    let root = tempfile::tempdir().unwrap();
+    let plan = plan(root.path(), "PLAN_verify_clean");
+    let before = tree(&plan);
+    let (code, report) = verify(&[plan.to_str().unwrap()]);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(report["verdict"], "CONFORMANT");
+    assert_eq!(report["command"], "verify");
+    assert!(codes(&report).is_empty());
+    assert_eq!(before, tree(&plan), "verify changed a file");
+}
+
+fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(tree(&path));
+        } else {
+            files.push((path.clone(), std::fs::read(&path).unwrap()));
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn structure_findings_of_validate_make_a_plan_not_conformant() {
+    let (code, found, _) = verdict_of(|p| edit_state(p, |s| s["completed_count"] = 3.into()));
+    assert_eq!(code, 1);
+    // completed_count breaks an invariant and disagrees with the boxes.
+    assert_eq!(found, ["DWP022", "DWP047"]);
+}
+
+#[test]
+fn a_missing_plan_file_is_reported() {
+    let (code, found, _) = verdict_of(|p| std::fs::remove_file(p.join("PROMPTS.md")).unwrap());
+    assert_eq!((code, found), (1, vec!["DWP050".to_owned()]));
+}
+
+#[test]
+fn a_missing_goal_is_reported_with_its_rule() {
+    let (code, found, _) =
+        verdict_of(|p| edit(&p.join("README.md"), |t| t.replace("## Goal", "## Aim")));
+    assert_eq!((code, found), (1, vec!["DWP053".to_owned()]));
+}
+
+#[test]
+fn a_newer_standard_is_unverified_never_conformant() {
+    let (code, found, report) = verdict_of(|p| {
+        edit(&p.join("README.md"), |t| {
+            t.replace("DWP spec 5.0.0", "DWP spec 6.1.0")
+        })
+    });
+    assert_eq!((code, found), (5, vec!["DWP052".to_owned()]));
+    assert_eq!(report["verdict"], "UNVERIFIED");
+}
+
+#[test]
+fn desync_is_a_finding_with_its_direction() {
+    let (code, found, report) = verdict_of(|p| {
+        edit(&p.join("README.md"), |t| {
+            t.replace("- [ ] Task 3:", "- [x] Task 3:")
+        })
+    });
+    assert_eq!(code, 1);
+    assert!(found.contains(&"DWP041".to_owned()), "{found:?}");
+    let finding = report["plans"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "DWP041")
+        .unwrap()
+        .clone();
+    assert_eq!(finding["task"], 3);
+    assert!(finding["line"].is_u64());
+}
+
+#[test]
+fn a_completed_task_with_a_failing_latest_gate_is_reported() {
+    let (code, found, _) = verdict_of(|p| {
+        edit_state(p, |s| {
+            let gates = s["tasks"][0]["gates"].as_array_mut().unwrap();
+            let mut retry = gates[0].clone();
+            retry["passes"] = false.into();
+            retry["exit_code"] = 1.into();
+            retry["evidence"] = "2 failed".into();
+            gates.push(retry);
+        })
+    });
+    assert_eq!((code, found), (1, vec!["DWP060".to_owned()]));
+}
+
+#[test]
+fn evidence_invalidated_by_refine_never_backs_a_completion() {
+    let (code, found, _) = verdict_of(|p| {
+        edit_state(p, |s| {
+            s["tasks"][1]["gates"][0]["evidence"] =
+                "invalidated by refine 2026-06-10: 12 passed".into()
+        })
+    });
+    assert_eq!((code, found), (1, vec!["DWP061".to_owned()]));
+}
+
+#[test]
+fn a_passing_record_that_admits_it_never_ran_is_a_contradiction() {
+    let (_, found, _) = verdict_of(|p| {
+        edit_state(p, |s| {
+            s["tasks"][0]["gates"][0]["evidence"] = "load scenario never entered".into()
+        })
+    });
+    assert_eq!(found, ["DWP062"]);
+    // An honest tally is not.
+    let (code, found, _) = verdict_of(|p| {
+        edit_state(p, |s| {
+            s["tasks"][0]["gates"][0]["evidence"] = "12 passed, 0 not run".into()
+        })
+    });
+    assert_eq!((code, found), (0, Vec::<String>::new()));
+}
+
+#[test]
+fn zero_selection_evidence_proves_nothing() {
+    let (_, found, _) = verdict_of(|p| {
+        edit_state(p, |s| {
+            s["tasks"][0]["gates"][0]["evidence"] = "collected 0 items".into()
+        })
+    });
+    assert_eq!(found, ["DWP063"]);
+}
+
+#[test]
+fn a_log_pointer_must_stay_inside_the_plan_and_exist() {
+    let (_, found, _) = verdict_of(|p| {
+        edit_state(p, |s| {
+            s["tasks"][0]["gates"][0]["evidence"] = "12 passed log=../outside.log".into()
+        })
+    });
+    assert_eq!(found, ["DWP064"]);
+}
+
+#[test]
+fn a_completed_task_whose_log_still_reads_pending_is_reported() {
+    let (_, found, report) = verdict_of(|p| {
+        edit(&p.join("1.task_synthetic_1.md"), |t| {
+            t.replace("Status: completed", "**Status:** pending")
+        })
+    });
+    assert_eq!(found, ["DWP065"], "{report:#}");
+}
+
+#[test]
+fn a_completed_task_without_gates_is_reported() {
+    let (_, found, _) =
+        verdict_of(|p| edit_state(p, |s| s["tasks"][1]["gates"] = Value::Array(vec![])));
+    assert_eq!(found, ["DWP066"]);
+}
+
+#[test]
+fn an_interrupted_publication_is_not_conformant() {
+    let (code, found, _) =
+        verdict_of(|p| std::fs::write(p.join(".finalizing.json"), "{}").unwrap());
+    assert_eq!((code, found), (1, vec!["DWP080".to_owned()]));
+}
+
+#[test]
+fn advisories_fail_only_under_strict() {
+    let root = tempfile::tempdir().unwrap();
+    let plan = plan(root.path(), "PLAN_verify_advisory");
+    edit_state(&plan, |s| s["approval"] = "pending".into());
+    let (code, report) = verify(&[plan.to_str().unwrap()]);
+    assert_eq!((code, codes(&report)), (0, vec!["DWP091".to_owned()]));
+    let (code, _) = verify(&[plan.to_str().unwrap(), "--strict"]);
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn a_lock_held_by_a_dead_writer_is_an_advisory() {
+    let root = tempfile::tempdir().unwrap();
+    let plan = plan(root.path(), "PLAN_verify_dead_lock");
+    let lock = plan.join("state.json.lock");
+    std::fs::create_dir(&lock).unwrap();
+    let owner = serde_json::json!({"pid": 999_999_999u32, "host": dwp::store::lock::host_name(),
+        "command": "dwp update", "started_at": "2026-06-09T16:00:00Z"});
+    std::fs::write(lock.join("owner.json"), owner.to_string()).unwrap();
+    let (code, report) = verify(&[plan.to_str().unwrap()]);
+    assert_eq!((code, codes(&report)), (0, vec!["DWP090".to_owned()]));
+}
+
+#[test]
+fn all_verifies_every_plan_under_root_and_gives_the_worst_verdict() {
+    let root = tempfile::tempdir().unwrap();
+    let plans = root.path().join(".dwp/plans");
+    std::fs::create_dir_all(&plans).unwrap();
+    plan(&plans, "PLAN_alpha_clean");
+    let broken = plan(&plans, "PLAN_beta_broken");
+    std::fs::remove_file(broken.join("PROGRESS.md")).unwrap();
+    let (code, report) = verify(&["--all", root.path().to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert_eq!(report["verdict"], "NOT_CONFORMANT");
+    let verdicts: Vec<&str> = report["plans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["verdict"].as_str().unwrap())
+        .collect();
+    assert_eq!(verdicts, ["CONFORMANT", "NOT_CONFORMANT"]);
+}
