@@ -72,7 +72,9 @@ codes! {
     LogPointer = 64, "a gate's `log=` pointer leaves the plan folder or names a missing file";
     LogStillPending = 65, "a completed task whose task log still reads `Status: pending`";
     CompletedWithoutGates = 66, "a completed task without any gate record";
+    TimestampOrder = 67, "timestamps out of order: completed before started, after `updated_at`, or in the future";
     PublicationInProgress = 80, "`.finalizing.json` is present: an interrupted publication awaits recovery";
+    SecurityReview = 83, "a completed plan lacks analysis_results/SECURITY_REVIEW.md, or it records an open critical finding";
     DeadLock = 90, "the writer lock is held by a process that is gone (advisory)";
     ApprovalPending = 91, "the plan is not approved (advisory)";
 }

@@ -3,9 +3,9 @@
 //!
 //! This first step (issue #5, in progress) composes the rules other modules already own:
 //! structure (`validate`), desync (`reconcile::compare`), evidence truth (`evidence`), plus the
-//! plan files, the declared standard, Goal and Context, the publication marker, a dead writer's
-//! lock and a pending approval. Amendments, receipts, task-file inventory, the Final Review and
-//! SARIF output follow.
+//! plan files, the declared standard, Goal and Context, timestamp order, the publication marker,
+//! a completed plan's security review, a dead writer's lock and a pending approval. Amendments,
+//! receipts, task-file inventory, the Final Review and SARIF output follow.
 
 use crate::evidence::{self, GateProblem};
 use crate::findings::{Code, Finding, Severity};
@@ -94,6 +94,7 @@ pub fn verify_plan(dir: &Path, strict: bool) -> PlanReport {
     }
     if let Some(state) = &state {
         findings.extend(state_rules(&paths, state));
+        findings.extend(timestamp_order(&paths, state, crate::clock::now()));
         if let Some(md) = &markdown {
             let readme = md.readme_path.display().to_string();
             findings.extend(
@@ -107,6 +108,12 @@ pub fn verify_plan(dir: &Path, strict: bool) -> PlanReport {
         }
     }
     findings.extend(publication_rules(&paths));
+    if state
+        .as_ref()
+        .is_some_and(|s| s.status == crate::model::PlanStatus::Completed)
+    {
+        findings.extend(security_review(&paths));
+    }
     PlanReport {
         plan: dir.display().to_string(),
         verdict: VerifyVerdict::of(&findings, strict),
@@ -355,6 +362,132 @@ fn evidence_rules(
         }
     }
     findings
+}
+
+/// Clock skew tolerated before a timestamp counts as "in the future".
+const FUTURE_SKEW_SECONDS: i64 = 300;
+
+/// Completed after started; nothing after `updated_at`; nothing in the future (`now`).
+fn timestamp_order(
+    paths: &PlanPaths,
+    state: &State,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Vec<Finding> {
+    use crate::clock::parse_rfc3339;
+    let file = paths.state.display().to_string();
+    let mut findings = Vec::new();
+    let updated = parse_rfc3339(&state.updated_at);
+    let horizon = now + chrono::Duration::seconds(FUTURE_SKEW_SECONDS);
+    let mut check = |path: String, text: &str, task: Option<u64>| {
+        let Some(time) = parse_rfc3339(text) else {
+            return;
+        };
+        let problem = if time > horizon {
+            Some(format!("`{text}` is in the future"))
+        } else if updated.is_some_and(|u| time > u) {
+            Some(format!(
+                "`{text}` is after updated_at `{}`",
+                state.updated_at
+            ))
+        } else {
+            None
+        };
+        if let Some(message) = problem {
+            let mut finding = Finding::error(Code::TimestampOrder, &file, message).at(path);
+            finding.task = task;
+            findings.push(finding);
+        }
+    };
+    check("$.updated_at".into(), &state.updated_at, None);
+    for (index, task) in state.tasks.iter().enumerate() {
+        let at = |field: &str| format!("$.tasks[{index}].{field}");
+        for (field, value) in [
+            ("started_at", &task.started_at),
+            ("completed_at", &task.completed_at),
+        ] {
+            if let Some(value) = value {
+                check(at(field), value, Some(task.id));
+            }
+        }
+        for (g, gate) in task.gates().iter().enumerate() {
+            check(
+                at(&format!("gates[{g}].last_run")),
+                &gate.last_run,
+                Some(task.id),
+            );
+        }
+    }
+    if let Some(c) = state.checkpoint.value() {
+        check("$.checkpoint.at".into(), &c.at, Some(c.task));
+    }
+    if let Some(b) = state.blocked.value() {
+        check("$.blocked.since".into(), &b.since, Some(b.task));
+    }
+    for (index, task) in state.tasks.iter().enumerate() {
+        let started = task.started_at.as_deref().and_then(parse_rfc3339);
+        let completed = task.completed_at.as_deref().and_then(parse_rfc3339);
+        if let (Some(started), Some(completed)) = (started, completed)
+            && completed < started
+        {
+            findings.push(
+                Finding::error(
+                    Code::TimestampOrder,
+                    &file,
+                    format!(
+                        "task {} completed ({}) before it started ({})",
+                        task.id,
+                        task.completed_at.as_deref().unwrap_or(""),
+                        task.started_at.as_deref().unwrap_or("")
+                    ),
+                )
+                .at(format!("$.tasks[{index}].completed_at"))
+                .task(task.id),
+            );
+        }
+    }
+    findings
+}
+
+/// A completed plan carries a security review with no open critical finding. "Open critical" is
+/// read line by line: a line naming both "critical" and "open" (a table row `| critical | open |`,
+/// `Severity: critical, status: open`), unless it says there is none ("No open critical ...").
+fn security_review(paths: &PlanPaths) -> Vec<Finding> {
+    let path = paths
+        .dir
+        .join("analysis_results")
+        .join("SECURITY_REVIEW.md");
+    let file = path.display().to_string();
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return vec![
+            Finding::error(
+                Code::SecurityReview,
+                file,
+                "a completed plan has no security review",
+            )
+            .hint("write analysis_results/SECURITY_REVIEW.md in the Final Review"),
+        ];
+    };
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| {
+            let lower = line.to_lowercase();
+            let words: Vec<&str> = lower.split(|c: char| !c.is_alphanumeric()).collect();
+            words.contains(&"critical")
+                && words.contains(&"open")
+                && !words.contains(&"no")
+                && !words.contains(&"none")
+        })
+        .map(|(index, line)| {
+            let mut finding = Finding::error(
+                Code::SecurityReview,
+                &file,
+                format!("records an open critical finding: {}", line.trim()),
+            )
+            .hint("close or accept it with recorded authority before publication");
+            finding.line = Some(index + 1);
+            finding
+        })
+        .collect()
 }
 
 fn publication_rules(paths: &PlanPaths) -> Vec<Finding> {

@@ -275,3 +275,51 @@ fn all_verifies_every_plan_under_root_and_gives_the_worst_verdict() {
         .collect();
     assert_eq!(verdicts, ["CONFORMANT", "NOT_CONFORMANT"]);
 }
+
+#[test]
+fn timestamps_out_of_order_are_reported() {
+    let (_, found, _) = verdict_of(|p| {
+        edit_state(p, |s| {
+            s["tasks"][0]["completed_at"] = "2026-06-09T14:01:00Z".into()
+        })
+    });
+    assert_eq!(found, ["DWP067"], "completed before started");
+    let (_, found, _) = verdict_of(|p| {
+        edit_state(p, |s| {
+            s["tasks"][1]["gates"][0]["last_run"] = "2026-06-09T15:30:00Z".into()
+        })
+    });
+    assert_eq!(found, ["DWP067"], "after updated_at");
+    let (_, found, _) = verdict_of(|p| {
+        edit_state(p, |s| {
+            s["updated_at"] = "2026-06-09T18:00:00Z".into();
+        })
+    });
+    assert_eq!(found, ["DWP067"], "in the future of DWP_TEST_NOW");
+}
+
+#[test]
+fn a_completed_plan_needs_a_security_review_without_an_open_critical_finding() {
+    let root = tempfile::tempdir().unwrap();
+    let plan = SynthPlan::new("PLAN_verify_security", 3)
+        .completed(3)
+        .write(root.path())
+        .unwrap();
+    let review = plan.join("analysis_results/SECURITY_REVIEW.md");
+    let (_, report) = verify(&[plan.to_str().unwrap()]);
+    assert!(!codes(&report).contains(&"DWP083".to_owned()), "{report:#}");
+    std::fs::write(&review, "# Security review\n\n| id | severity | status |\n|---|---|---|\n| S1 | critical | open |\n").unwrap();
+    let (_, report) = verify(&[plan.to_str().unwrap()]);
+    let finding = report["plans"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "DWP083")
+        .unwrap_or_else(|| panic!("{report:#}"))
+        .clone();
+    assert_eq!(finding["line"], 5);
+    std::fs::remove_file(&review).unwrap();
+    let (code, report) = verify(&[plan.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(codes(&report).contains(&"DWP083".to_owned()));
+}
