@@ -74,7 +74,10 @@ codes! {
     CompletedWithoutGates = 66, "a completed task without any gate record";
     TimestampOrder = 67, "timestamps out of order: completed before started, after `updated_at`, or in the future";
     PublicationInProgress = 80, "`.finalizing.json` is present: an interrupted publication awaits recovery";
+    MissingReceipt = 81, "a completed v2/v5 plan has no analysis_results/FINALIZATION.json";
+    ReceiptMismatch = 82, "the receipt's hashes no longer match the files (an artifact changed after publication)";
     SecurityReview = 83, "a completed plan lacks analysis_results/SECURITY_REVIEW.md, or it records an open critical finding";
+    MalformedReceipt = 84, "analysis_results/FINALIZATION.json is not a receipt (JSON or schema)";
     DeadLock = 90, "the writer lock is held by a process that is gone (advisory)";
     ApprovalPending = 91, "the plan is not approved (advisory)";
 }

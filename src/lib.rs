@@ -21,6 +21,7 @@ pub mod json;
 pub mod markdown;
 pub mod model;
 pub mod plan;
+pub mod receipt;
 pub mod reconcile;
 pub mod schema;
 pub mod status;

@@ -4,8 +4,8 @@
 //! This first step (issue #5, in progress) composes the rules other modules already own:
 //! structure (`validate`), desync (`reconcile::compare`), evidence truth (`evidence`), plus the
 //! plan files, the declared standard, Goal and Context, timestamp order, the publication marker,
-//! a completed plan's security review, a dead writer's lock and a pending approval. Amendments,
-//! receipts, task-file inventory, the Final Review and SARIF output follow.
+//! a completed plan's security review and publication receipt, a dead writer's lock and a
+//! pending approval. Amendments, the task-file inventory, the Final Review and SARIF follow.
 
 use crate::evidence::{self, GateProblem};
 use crate::findings::{Code, Finding, Severity};
@@ -108,11 +108,12 @@ pub fn verify_plan(dir: &Path, strict: bool) -> PlanReport {
         }
     }
     findings.extend(publication_rules(&paths));
-    if state
+    if let Some(state) = state
         .as_ref()
-        .is_some_and(|s| s.status == crate::model::PlanStatus::Completed)
+        .filter(|s| s.status == crate::model::PlanStatus::Completed)
     {
         findings.extend(security_review(&paths));
+        findings.extend(receipt_rules(&paths, state));
     }
     PlanReport {
         plan: dir.display().to_string(),
@@ -488,6 +489,78 @@ fn security_review(paths: &PlanPaths) -> Vec<Finding> {
             finding
         })
         .collect()
+}
+
+/// A completed v2/v5 plan carries a receipt whose hashes still match the files: the state's
+/// bytes, the reference digest over the plan's artifacts, and (dwp's receipts) each listed
+/// artifact's own sha256. v1 plans predate publication receipts.
+fn receipt_rules(paths: &PlanPaths, state: &State) -> Vec<Finding> {
+    let path = paths.dir.join(crate::receipt::RECEIPT);
+    let file = path.display().to_string();
+    let bytes = match std::fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(_) if state.format.is_none() => return Vec::new(),
+        Err(_) => {
+            return vec![
+                Finding::error(
+                    Code::MissingReceipt,
+                    file,
+                    "the plan is completed but has no publication receipt",
+                )
+                .hint("publish with `dwp finalize`, which checks every artifact and writes it"),
+            ];
+        }
+    };
+    let receipt = match crate::json::parse_strict(&bytes) {
+        Ok(value) => value,
+        Err(e) => return vec![Finding::error(Code::MalformedReceipt, file, e.message).at(e.path)],
+    };
+    let violations = crate::receipt::schema_violations(&receipt);
+    if !violations.is_empty() {
+        return violations
+            .into_iter()
+            .map(|v| Finding::error(Code::MalformedReceipt, &file, v.message).at(v.path))
+            .collect();
+    }
+    let mut findings = Vec::new();
+    let mismatch = |path: &str, message: String| {
+        Finding::error(Code::ReceiptMismatch, &file, message)
+            .at(path)
+            .hint("an artifact changed after publication: review the change, then republish with `dwp finalize`")
+    };
+    let state_sha = std::fs::read(&paths.state)
+        .map(|b| crate::store::sha256_hex(&b))
+        .unwrap_or_default();
+    if receipt["state_sha256"] != state_sha.as_str() {
+        findings.push(mismatch(
+            "$.state_sha256",
+            "state.json changed since publication".into(),
+        ));
+    }
+    if receipt["artifacts_sha256"] != crate::receipt::artifacts_digest(&paths.dir, state).as_str() {
+        findings.push(mismatch(
+            "$.artifacts_sha256",
+            "the plan's artifacts changed since publication".into(),
+        ));
+    }
+    for (index, artifact) in receipt["artifacts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let name = artifact["path"].as_str().unwrap_or_default();
+        let now = std::fs::read(paths.dir.join(name))
+            .ok()
+            .map(|b| crate::store::sha256_hex(&b));
+        if artifact["sha256"].as_str() != now.as_deref() {
+            findings.push(mismatch(
+                &format!("$.artifacts[{index}].sha256"),
+                format!("{name} changed since publication"),
+            ));
+        }
+    }
+    findings
 }
 
 fn publication_rules(paths: &PlanPaths) -> Vec<Finding> {

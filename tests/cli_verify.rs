@@ -306,6 +306,7 @@ fn a_completed_plan_needs_a_security_review_without_an_open_critical_finding() {
         .write(root.path())
         .unwrap();
     let review = plan.join("analysis_results/SECURITY_REVIEW.md");
+    write_reference_receipt(&plan);
     let (_, report) = verify(&[plan.to_str().unwrap()]);
     assert!(!codes(&report).contains(&"DWP083".to_owned()), "{report:#}");
     std::fs::write(&review, "# Security review\n\n| id | severity | status |\n|---|---|---|\n| S1 | critical | open |\n").unwrap();
@@ -322,4 +323,97 @@ fn a_completed_plan_needs_a_security_review_without_an_open_critical_finding() {
     let (code, report) = verify(&[plan.to_str().unwrap()]);
     assert_eq!(code, 1);
     assert!(codes(&report).contains(&"DWP083".to_owned()));
+}
+
+/// A receipt in the public reference's three-key form, computed here independently of dwp:
+/// sha256 of state.json, and sha256 over the sorted artifact names, each fed as the name, a NUL
+/// byte, then the file's bytes or `<absent>` (DESIGN.md §3).
+fn write_reference_receipt(plan: &Path) {
+    use sha2::{Digest, Sha256};
+    let hex = |bytes: &[u8]| {
+        Sha256::digest(bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    };
+    let state: Value =
+        serde_json::from_slice(&std::fs::read(plan.join("state.json")).unwrap()).unwrap();
+    let mut names: Vec<String> = [
+        "README.md",
+        "PROGRESS.md",
+        "PROMPTS.md",
+        "manifest.json",
+        "analysis_results/SECURITY_REVIEW.md",
+        "analysis_results/SKILLS_CANDIDATES.md",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for task in state["tasks"].as_array().unwrap() {
+        if let Some(file) = task["locator"]["value"]
+            .as_str()
+            .filter(|v| !v.starts_with('#'))
+        {
+            names.push(file.to_owned());
+        }
+    }
+    names.sort();
+    let mut hasher = Sha256::new();
+    for name in &names {
+        hasher.update(name.as_bytes());
+        hasher.update([0u8]);
+        match std::fs::read(plan.join(name)) {
+            Ok(bytes) => hasher.update(&bytes),
+            Err(_) => hasher.update(b"<absent>"),
+        }
+    }
+    let artifacts: String = hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let receipt = serde_json::json!({
+        "state_sha256": hex(&std::fs::read(plan.join("state.json")).unwrap()),
+        "artifacts_sha256": artifacts,
+        "result": "verified",
+    });
+    std::fs::write(
+        plan.join("analysis_results/FINALIZATION.json"),
+        receipt.to_string(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_completed_plan_is_checked_against_its_receipt() {
+    let root = tempfile::tempdir().unwrap();
+    let plan = SynthPlan::new("PLAN_verify_receipt", 3)
+        .completed(3)
+        .write(root.path())
+        .unwrap();
+    let path = plan.to_str().unwrap();
+    // No receipt: the public reference never checks this.
+    let (code, report) = verify(&[path]);
+    assert_eq!((code, codes(&report)), (1, vec!["DWP081".to_owned()]));
+    // A receipt of the reference's form, computed independently, is accepted.
+    write_reference_receipt(&plan);
+    let (code, report) = verify(&[path]);
+    assert_eq!(
+        (code, codes(&report)),
+        (0, Vec::<String>::new()),
+        "{report:#}"
+    );
+    // One changed byte in a covered artifact is caught.
+    edit(&plan.join("PROGRESS.md"), |t| t + " ");
+    let (code, report) = verify(&[path]);
+    assert_eq!((code, codes(&report)), (1, vec!["DWP082".to_owned()]));
+    // A receipt that is not one.
+    std::fs::write(
+        plan.join("analysis_results/FINALIZATION.json"),
+        r#"{"result": "trust me"}"#,
+    )
+    .unwrap();
+    let (code, report) = verify(&[path]);
+    assert_eq!(code, 1);
+    assert!(codes(&report).iter().all(|c| c == "DWP084"), "{report:#}");
 }

@@ -1,0 +1,70 @@
+//! The publication receipt, `analysis_results/FINALIZATION.json`: its schema (embedded from
+//! `schemas/finalization-receipt.schema.json`) and the digest rule both dwp and the public
+//! reference finalizer use, so that either tool can check the other's receipt.
+//!
+//! `artifacts_sha256` is the sha256 over the sorted names of README.md, PROGRESS.md, PROMPTS.md,
+//! manifest.json, analysis_results/SECURITY_REVIEW.md, analysis_results/SKILLS_CANDIDATES.md and
+//! every task file, each fed as the name, a NUL byte, then the file's bytes (or the literal
+//! `<absent>`), as DESIGN.md §3 describes the reference's digest. `dwp finalize` (issue #6) writes
+//! receipts with this module; `dwp verify` checks them.
+
+use crate::model::State;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::path::Path;
+use std::sync::OnceLock;
+
+/// Where the receipt lives, relative to the plan folder.
+pub const RECEIPT: &str = "analysis_results/FINALIZATION.json";
+
+const SCHEMA: &str = include_str!("../schemas/finalization-receipt.schema.json");
+
+/// The names the reference digest covers, sorted.
+pub fn digest_names(state: &State) -> Vec<String> {
+    let mut names: Vec<String> = [
+        "README.md",
+        "PROGRESS.md",
+        "PROMPTS.md",
+        "manifest.json",
+        "analysis_results/SECURITY_REVIEW.md",
+        "analysis_results/SKILLS_CANDIDATES.md",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    names.extend(
+        state
+            .tasks
+            .iter()
+            .filter_map(|t| t.locator_value())
+            .filter(|v| !v.starts_with('#'))
+            .map(str::to_owned),
+    );
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// The `artifacts_sha256` of a plan folder.
+pub fn artifacts_digest(plan_dir: &Path, state: &State) -> String {
+    let mut hasher = Sha256::new();
+    for name in digest_names(state) {
+        hasher.update(name.as_bytes());
+        hasher.update([0u8]);
+        match std::fs::read(plan_dir.join(&name)) {
+            Ok(bytes) => hasher.update(&bytes),
+            Err(_) => hasher.update(b"<absent>"),
+        }
+    }
+    crate::store::hex(&hasher.finalize())
+}
+
+/// Schema violations of a receipt document.
+pub fn schema_violations(receipt: &Value) -> Vec<crate::schema::Violation> {
+    static VALIDATOR: OnceLock<jsonschema::Validator> = OnceLock::new();
+    let validator = VALIDATOR.get_or_init(|| {
+        let schema: Value = serde_json::from_str(SCHEMA).expect("embedded receipt schema is JSON");
+        crate::schema::compile(&schema).expect("embedded receipt schema compiles")
+    });
+    crate::schema::violations(validator, receipt)
+}
