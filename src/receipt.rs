@@ -17,7 +17,8 @@ use std::sync::OnceLock;
 /// Where the receipt lives, relative to the plan folder.
 pub const RECEIPT: &str = "analysis_results/FINALIZATION.json";
 
-const SCHEMA: &str = include_str!("../schemas/finalization-receipt.schema.json");
+/// The receipt schema as embedded (its file: `schemas/finalization-receipt.schema.json`).
+pub const SCHEMA: &str = include_str!("../schemas/finalization-receipt.schema.json");
 
 /// The names the reference digest covers, sorted.
 pub fn digest_names(state: &State) -> Vec<String> {

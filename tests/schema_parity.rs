@@ -964,6 +964,15 @@ fn embedded_schemas_parse_to_the_files_in_the_schemas_dir() {
             embedded_names.insert(embedded.file_name.to_owned());
         }
     }
+    // The publication receipt's schema is embedded by `dwp::receipt`.
+    let receipt: Value =
+        serde_json::from_str(dwp::receipt::SCHEMA).expect("receipt schema is JSON");
+    assert_eq!(
+        receipt,
+        read_json(&dir.join("finalization-receipt.schema.json")),
+        "the embedded receipt schema differs from schemas/finalization-receipt.schema.json"
+    );
+    embedded_names.insert("finalization-receipt.schema.json".to_owned());
     let on_disk: HashSet<String> = std::fs::read_dir(&dir)
         .expect("schemas/ is readable")
         .map(|entry| {
