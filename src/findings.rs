@@ -65,6 +65,9 @@ codes! {
     NotMaterialized = 51, "materialization is not ready, or a promotion is unresolved";
     NewerStandard = 52, "the declared standard is newer than this dwp knows (or unreadable): no claim is made";
     MissingSection = 53, "the README has no Goal or no Context";
+    TaskFileInventory = 54, "Full task files disagree with the state inventory or the README links";
+    LocatorEscapes = 55, "a task file is a symlink leaving the plan folder";
+    LiteAnchor = 56, "Lite anchors are duplicated, or do not match their task headings or the index links";
     FailingGate = 60, "a completed task's latest gate record fails, has no exit code 0, or no evidence";
     InvalidatedEvidence = 61, "a completed task relies on evidence invalidated by refine";
     NeverRan = 62, "a passing gate record whose own evidence admits the check never ran";

@@ -5,7 +5,8 @@
 //! structure (`validate`), desync (`reconcile::compare`), evidence truth (`evidence`), plus the
 //! plan files, the declared standard, Goal and Context, timestamp order, the publication marker,
 //! a completed plan's security review and publication receipt, a dead writer's lock and a
-//! pending approval. Amendments, the task-file inventory, the Final Review and SARIF follow.
+//! pending approval, and the Full task-file inventory and Lite anchors. Amendments, required
+//! task sections, the Final Review and SARIF follow.
 
 use crate::evidence::{self, GateProblem};
 use crate::findings::{Code, Finding, Severity};
@@ -103,6 +104,7 @@ pub fn verify_plan(dir: &Path, strict: bool) -> PlanReport {
                     .map(|d| d.finding(&readme)),
             );
             findings.extend(evidence_rules(&paths, state, Some(md)));
+            findings.extend(inventory_rules(&paths, state, md));
         } else {
             findings.extend(evidence_rules(&paths, state, None));
         }
@@ -360,6 +362,131 @@ fn evidence_rules(
             .task(task.id);
             finding.line = Some(status.line);
             findings.push(finding);
+        }
+    }
+    findings
+}
+
+/// Full plans: every file locator names a task file inside the plan folder that the README links
+/// from the task's index line, and every `N.task_*.md` in the folder is in the state. Lite
+/// plans: one `{#task-N}` section per task, its anchor unique, and the index links to it.
+fn inventory_rules(paths: &PlanPaths, state: &State, md: &reconcile::PlanMarkdown) -> Vec<Finding> {
+    let readme = md.readme_path.display().to_string();
+    let state_file = paths.state.display().to_string();
+    let mut findings = Vec::new();
+    let root = std::fs::canonicalize(&paths.dir).ok();
+    let mut named = std::collections::HashSet::new();
+    for (index, task) in state.tasks.iter().enumerate() {
+        let Some(value) = task.locator_value() else {
+            continue;
+        };
+        let entry = md.readme.index.iter().find(|e| e.id == task.id);
+        if value.starts_with('#') {
+            let anchor = &value[1..];
+            let sections: Vec<_> = md
+                .readme
+                .inline_tasks
+                .iter()
+                .filter(|r| r.id == task.id)
+                .collect();
+            let problem = match sections.as_slice() {
+                [] => Some(format!(
+                    "task {} has no `## Task {} ... {{#{anchor}}}` section",
+                    task.id, task.id
+                )),
+                [one] if one.anchor.as_deref() != Some(anchor) => Some(format!(
+                    "task {}'s section is anchored `{}`, not `{anchor}`",
+                    task.id,
+                    one.anchor.as_deref().unwrap_or("(none)")
+                )),
+                [_] => None,
+                _ => Some(format!("task {} has {} sections", task.id, sections.len())),
+            };
+            let linked = entry.is_none_or(|e| e.links.iter().any(|l| l == value));
+            for message in problem.into_iter().chain((!linked).then(|| {
+                format!(
+                    "the index line of task {} does not link to `{value}`",
+                    task.id
+                )
+            })) {
+                let mut finding = Finding::error(Code::LiteAnchor, &readme, message).task(task.id);
+                finding.line = entry.map(|e| e.line);
+                findings.push(finding);
+            }
+            continue;
+        }
+        named.insert(value.to_owned());
+        let path = paths.dir.join(value);
+        let at = format!("$.tasks[{index}]");
+        match std::fs::symlink_metadata(&path) {
+            Err(_) => findings.push(
+                Finding::error(
+                    Code::TaskFileInventory,
+                    &state_file,
+                    format!("task {}'s file `{value}` does not exist", task.id),
+                )
+                .at(&at)
+                .task(task.id),
+            ),
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let inside = std::fs::canonicalize(&path)
+                    .ok()
+                    .zip(root.as_ref())
+                    .is_some_and(|(t, r)| t.starts_with(r));
+                if !inside {
+                    findings.push(
+                        Finding::error(
+                            Code::LocatorEscapes,
+                            path.display().to_string(),
+                            format!(
+                                "task {}'s file is a symlink leaving the plan folder",
+                                task.id
+                            ),
+                        )
+                        .task(task.id),
+                    );
+                }
+            }
+            Ok(_) => {}
+        }
+        if let Some(entry) = entry
+            && reconcile::linked_file(&entry.links).is_some_and(|l| l != value)
+        {
+            let mut finding = Finding::error(
+                Code::TaskFileInventory,
+                &readme,
+                format!(
+                    "task {}'s index line links `{}` but state.json locates it at `{value}`",
+                    task.id,
+                    reconcile::linked_file(&entry.links).unwrap_or("")
+                ),
+            )
+            .task(task.id);
+            finding.line = Some(entry.line);
+            findings.push(finding);
+        }
+    }
+    if let Ok(entries) = std::fs::read_dir(&paths.dir) {
+        let mut strays: Vec<String> = entries
+            .flatten()
+            .filter_map(|e| e.file_name().to_str().map(str::to_owned))
+            .filter(|n| {
+                n.contains(".task_")
+                    && n.ends_with(".md")
+                    && n.starts_with(|c: char| c.is_ascii_digit())
+            })
+            .filter(|n| !named.contains(n))
+            .collect();
+        strays.sort();
+        for name in strays
+            .into_iter()
+            .filter(|_| state.format != Some(crate::model::PlanFormat::Lite))
+        {
+            findings.push(Finding::error(
+                Code::TaskFileInventory,
+                paths.dir.join(&name).display().to_string(),
+                format!("`{name}` is a task file the state does not list"),
+            ));
         }
     }
     findings

@@ -417,3 +417,53 @@ fn a_completed_plan_is_checked_against_its_receipt() {
     assert_eq!(code, 1);
     assert!(codes(&report).iter().all(|c| c == "DWP084"), "{report:#}");
 }
+
+#[test]
+fn full_task_files_must_match_the_state_inventory_and_the_links() {
+    let (_, found, _) =
+        verdict_of(|p| std::fs::remove_file(p.join("3.task_synthetic_3.md")).unwrap());
+    assert_eq!(found, ["DWP054"], "a located task file is missing");
+    let (_, found, _) =
+        verdict_of(|p| std::fs::write(p.join("9.task_stray.md"), "# Task 9: stray\n").unwrap());
+    assert_eq!(found, ["DWP054"], "a task file the state does not list");
+    let (_, found, _) = verdict_of(|p| {
+        edit(&p.join("README.md"), |t| {
+            t.replace(
+                "[2.task_synthetic_2.md](2.task_synthetic_2.md)",
+                "[2.task_other.md](2.task_other.md)",
+            )
+        })
+    });
+    assert!(found.contains(&"DWP054".to_owned()), "{found:?}");
+}
+
+#[test]
+fn a_task_file_symlinked_out_of_the_plan_is_reported() {
+    let (_, found, _) = verdict_of(|p| {
+        let outside = p.parent().unwrap().join("elsewhere.md");
+        std::fs::rename(p.join("3.task_synthetic_3.md"), &outside).unwrap();
+        std::os::unix::fs::symlink(&outside, p.join("3.task_synthetic_3.md")).unwrap();
+    });
+    assert_eq!(found, ["DWP055"]);
+}
+
+#[test]
+fn lite_anchors_must_match_their_sections() {
+    let root = tempfile::tempdir().unwrap();
+    let plan = SynthPlan::new("PLAN_verify_lite", 3)
+        .format(dwp::model::PlanFormat::Lite)
+        .completed(1)
+        .write(root.path())
+        .unwrap();
+    let (code, report) = verify(&[plan.to_str().unwrap()]);
+    assert_eq!(
+        (code, codes(&report)),
+        (0, Vec::<String>::new()),
+        "{report:#}"
+    );
+    edit(&plan.join("README.md"), |t| {
+        t.replace("{#task-2}", "{#task-two}")
+    });
+    let (_, report) = verify(&[plan.to_str().unwrap()]);
+    assert_eq!(codes(&report), ["DWP056"]);
+}
