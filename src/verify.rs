@@ -381,8 +381,7 @@ fn inventory_rules(paths: &PlanPaths, state: &State, md: &reconcile::PlanMarkdow
             continue;
         };
         let entry = md.readme.index.iter().find(|e| e.id == task.id);
-        if value.starts_with('#') {
-            let anchor = &value[1..];
+        if let Some(anchor) = value.strip_prefix('#') {
             let sections: Vec<_> = md
                 .readme
                 .inline_tasks
