@@ -6,7 +6,7 @@
 
 use crate::findings::{Code, Finding, Verdict};
 use crate::invariants;
-use crate::model::{DocKind, Manifest};
+use crate::model::{DocKind, Manifest, State};
 use crate::plan::{
     Loaded, PlanPaths, declared_kind, load, load_manifest, load_state, read_bytes, state_from_bytes,
 };
@@ -53,6 +53,13 @@ pub fn validate(target: &Path) -> Validation {
 }
 
 fn validate_folder(paths: &PlanPaths) -> (String, Vec<Finding>) {
+    let (summary, findings, _) = validate_plan(paths);
+    (summary, findings)
+}
+
+/// Validate a plan folder and hand back its state when it loaded, so a caller that goes on to
+/// check more (`verify`) does not read and parse it a second time.
+pub fn validate_plan(paths: &PlanPaths) -> (String, Vec<Finding>, Option<Loaded<State>>) {
     let mut findings = Vec::new();
     if !paths.manifest.exists() && !paths.state.exists() {
         let finding = Finding::error(
@@ -61,7 +68,7 @@ fn validate_folder(paths: &PlanPaths) -> (String, Vec<Finding>) {
             "holds neither manifest.json nor state.json: not a materialized plan folder",
         )
         .hint("materialize the plan with `dwp init`");
-        return (String::new(), vec![finding]);
+        return (String::new(), vec![finding], None);
     }
     let manifest = collect(
         &mut findings,
@@ -90,7 +97,7 @@ fn validate_folder(paths: &PlanPaths) -> (String, Vec<Finding>) {
         ));
     }
     let name = folder.unwrap_or_else(|| paths.dir.display().to_string());
-    (format!("{name}: {}", parts.join("; ")), findings)
+    (format!("{name}: {}", parts.join("; ")), findings, state)
 }
 
 fn validate_file(path: &Path) -> (String, Vec<Finding>) {

@@ -86,9 +86,9 @@ pub struct PlanReport {
 /// Verify one plan folder.
 pub fn verify_plan(dir: &Path, strict: bool) -> PlanReport {
     let paths = PlanPaths::new(dir);
-    let mut findings = crate::validate::validate(dir).findings;
+    let (_, mut findings, state) = crate::validate::validate_plan(&paths);
+    let state = state.map(|loaded| loaded.doc);
     findings.extend(plan_files(&paths));
-    let state = crate::plan::load_state(&paths).ok().map(|l| l.doc);
     let markdown = reconcile::read_markdown(dir).ok();
     if let Some(md) = &markdown {
         findings.extend(readme_rules(&paths, &md.readme));
