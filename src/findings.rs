@@ -76,6 +76,11 @@ codes! {
     LogStillPending = 65, "a completed task whose task log still reads `Status: pending`";
     CompletedWithoutGates = 66, "a completed task without any gate record";
     TimestampOrder = 67, "timestamps out of order: completed before started, after `updated_at`, or in the future";
+    AmendmentFields = 70, "an amendment block lacks a field the spec requires";
+    AmendmentAuthority = 71, "an amendment's authority is not user, developer or evidence";
+    AmendmentOrder = 72, "amendments are not numbered 1..n in order, or their dates go backwards or are not dates";
+    DeferredDestination = 73, "a deferred requirement names no existing destination task";
+    SkippedWithoutAuthority = 74, "a skipped task has no amendment with user authority removing it from scope";
     PublicationInProgress = 80, "`.finalizing.json` is present: an interrupted publication awaits recovery";
     MissingReceipt = 81, "a completed v2/v5 plan has no analysis_results/FINALIZATION.json";
     ReceiptMismatch = 82, "the receipt's hashes no longer match the files (an artifact changed after publication)";

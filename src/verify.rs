@@ -5,7 +5,7 @@
 //! structure (`validate`), desync (`reconcile::compare`), evidence truth (`evidence`), plus the
 //! plan files, the declared standard, Goal and Context, timestamp order, the publication marker,
 //! a completed plan's security review and publication receipt, a dead writer's lock and a
-//! pending approval, and the Full task-file inventory and Lite anchors. Amendments, required
+//! pending approval, the Full task-file inventory and Lite anchors, and amendments. Required
 //! task sections, the Final Review and SARIF follow.
 
 use crate::evidence::{self, GateProblem};
@@ -105,6 +105,7 @@ pub fn verify_plan(dir: &Path, strict: bool) -> PlanReport {
             );
             findings.extend(evidence_rules(&paths, state, Some(md)));
             findings.extend(inventory_rules(&paths, state, md));
+            findings.extend(amendment_rules(state, md));
         } else {
             findings.extend(evidence_rules(&paths, state, None));
         }
@@ -489,6 +490,161 @@ fn inventory_rules(paths: &PlanPaths, state: &State, md: &reconcile::PlanMarkdow
         }
     }
     findings
+}
+
+/// The fields every amendment block carries (DESIGN.md §3 "Amendment block"); `Revised
+/// criterion` is required only for a revised criterion.
+const AMENDMENT_FIELDS: [&str; 8] = [
+    "Original criterion",
+    "Observed",
+    "Disposition",
+    "Reason",
+    "Authority",
+    "Affected tasks",
+    "Evidence invalidated",
+    "Evidence preserved",
+];
+
+/// Amendments: every field, a known authority, numbers 1..n in order, dates that are dates and
+/// never go backwards, a deferred requirement's destination that exists, and a skipped task
+/// removed from scope by the user.
+fn amendment_rules(state: &State, md: &reconcile::PlanMarkdown) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for (id, (path, record)) in &md.records {
+        let file = path.display().to_string();
+        let at = |line: usize, code: Code, message: String| {
+            let mut finding = Finding::error(code, &file, message).task(*id);
+            finding.line = Some(line);
+            finding
+        };
+        let mut previous_date: Option<chrono::NaiveDate> = None;
+        for (position, amendment) in record.amendments.iter().enumerate() {
+            let label = format!(
+                "amendment {}",
+                amendment.number.map_or("?".into(), |n| n.to_string())
+            );
+            let expected = position as u64 + 1;
+            if amendment.number != Some(expected) {
+                findings.push(at(amendment.line, Code::AmendmentOrder, format!("{label} of task {id} should be amendment {expected}: amendments are numbered in order")));
+            }
+            match chrono::NaiveDate::parse_from_str(&amendment.date, "%Y-%m-%d") {
+                Err(_) => findings.push(at(
+                    amendment.line,
+                    Code::AmendmentOrder,
+                    format!(
+                        "{label} of task {id} is dated `{}`, not YYYY-MM-DD",
+                        amendment.date
+                    ),
+                )),
+                Ok(date) => {
+                    if previous_date.is_some_and(|p| date < p) {
+                        findings.push(at(amendment.line, Code::AmendmentOrder, format!("{label} of task {id} is dated {date}, before the amendment above it: amendments are never backdated")));
+                    }
+                    previous_date = Some(date);
+                }
+            }
+            let disposition = amendment
+                .field("Disposition")
+                .map(|d| d.value.to_lowercase())
+                .unwrap_or_default();
+            let mut required: Vec<&str> = AMENDMENT_FIELDS.to_vec();
+            if disposition.starts_with("revised criterion") {
+                required.push("Revised criterion");
+            }
+            let missing: Vec<&str> = required
+                .into_iter()
+                .filter(|f| amendment.field(f).is_none())
+                .collect();
+            if !missing.is_empty() {
+                findings.push(at(
+                    amendment.line,
+                    Code::AmendmentFields,
+                    format!("{label} of task {id} lacks {}", missing.join(", ")),
+                ));
+            }
+            if let Some(authority) = amendment.field("Authority") {
+                let word = authority
+                    .value
+                    .split(|c: char| !c.is_alphanumeric())
+                    .find(|w| !w.is_empty())
+                    .unwrap_or("")
+                    .to_lowercase();
+                if !matches!(word.as_str(), "user" | "developer" | "evidence") {
+                    findings.push(at(
+                        authority.line,
+                        Code::AmendmentAuthority,
+                        format!(
+                            "{label} of task {id} has authority `{}`: user, developer or evidence",
+                            authority.value
+                        ),
+                    ));
+                }
+            }
+            if disposition.starts_with("deferred requirement") {
+                let text = [
+                    amendment.field("Destination"),
+                    amendment.field("Disposition"),
+                    amendment.field("Revised criterion"),
+                ]
+                .into_iter()
+                .flatten()
+                .map(|f| f.value.clone())
+                .collect::<Vec<_>>()
+                .join(" ");
+                let destination = task_numbers(&text).into_iter().find(|n| *n != *id);
+                if destination.is_none_or(|n| state.task(n).is_none()) {
+                    findings.push(at(
+                        amendment.line,
+                        Code::DeferredDestination,
+                        format!(
+                            "{label} of task {id} defers a requirement to {}",
+                            destination.map_or("no task".into(), |n| format!(
+                                "task {n}, which does not exist"
+                            ))
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    for task in state
+        .tasks
+        .iter()
+        .filter(|t| t.status == TaskStatus::Skipped)
+    {
+        let removed = md.records.get(&task.id).is_some_and(|(_, record)| {
+            record.amendments.iter().any(|a| {
+                a.field("Authority")
+                    .is_some_and(|f| f.value.trim().to_lowercase().starts_with("user"))
+            })
+        });
+        if !removed {
+            findings.push(
+                Finding::error(
+                    Code::SkippedWithoutAuthority,
+                    md.records.get(&task.id).map_or(md.readme_path.display().to_string(), |(p, _)| p.display().to_string()),
+                    format!("task {} is skipped without an amendment in which the user removed it from scope", task.id),
+                )
+                .task(task.id)
+                .hint("record the user's amendment (`dwp amend --authority user`), or reopen the task"),
+            );
+        }
+    }
+    findings
+}
+
+/// The task numbers a text names: `task 5`, `Task 5`, `#task-5`.
+fn task_numbers(text: &str) -> Vec<u64> {
+    let lower = text.to_lowercase();
+    let mut numbers = Vec::new();
+    for (at, _) in lower.match_indices("task") {
+        let rest = lower[at + 4..].trim_start_matches([' ', '-', '#']);
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        if let Ok(n) = digits.parse() {
+            numbers.push(n);
+        }
+    }
+    numbers
 }
 
 /// Clock skew tolerated before a timestamp counts as "in the future".

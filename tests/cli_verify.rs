@@ -467,3 +467,94 @@ fn lite_anchors_must_match_their_sections() {
     let (_, report) = verify(&[plan.to_str().unwrap()]);
     assert_eq!(codes(&report), ["DWP056"]);
 }
+
+/// A complete amendment block for task 3's log, numbered `n` and dated `date`.
+fn amendment(n: u32, date: &str, disposition: &str, authority: &str) -> String {
+    format!(
+        "\n### Amendment {n} — {date}\n\nOriginal criterion: synthetic behaviour 3 is covered by a test\n\
+         Observed: the test harness cannot reach the device\nDisposition: {disposition}\n\
+         Revised criterion: covered by a simulated device\nReason: no device in CI\n\
+         Authority: {authority}\nAffected tasks: 3\nEvidence invalidated: none\nEvidence preserved: cargo test\n"
+    )
+}
+
+fn with_amendments(blocks: &[String]) -> (i32, Vec<String>, Value) {
+    verdict_of(|p| {
+        let file = p.join("3.task_synthetic_3.md");
+        edit(&file, |t| t + &blocks.concat());
+    })
+}
+
+#[test]
+fn a_complete_amendment_is_accepted() {
+    let (code, found, report) =
+        with_amendments(&[amendment(1, "2026-06-09", "revised criterion", "user")]);
+    assert_eq!((code, found), (0, Vec::<String>::new()), "{report:#}");
+}
+
+#[test]
+fn an_amendment_lacking_a_field_is_reported() {
+    let block = amendment(1, "2026-06-09", "revised criterion", "user")
+        .replace("Reason: no device in CI\n", "");
+    let (_, found, _) = with_amendments(&[block]);
+    assert_eq!(found, ["DWP070"]);
+}
+
+#[test]
+fn an_amendment_authority_is_user_developer_or_evidence() {
+    let (_, found, _) =
+        with_amendments(&[amendment(1, "2026-06-09", "revised criterion", "the agent")]);
+    assert_eq!(found, ["DWP071"]);
+}
+
+#[test]
+fn amendments_are_numbered_in_order_and_never_backdated() {
+    let (_, found, _) = with_amendments(&[
+        amendment(1, "2026-06-09", "revised criterion", "user"),
+        amendment(3, "2026-06-10", "revised criterion", "user"),
+    ]);
+    assert_eq!(found, ["DWP072"], "numbering");
+    let (_, found, _) = with_amendments(&[
+        amendment(1, "2026-06-09", "revised criterion", "user"),
+        amendment(2, "2026-06-08", "revised criterion", "user"),
+    ]);
+    assert_eq!(found, ["DWP072"], "backdated");
+}
+
+#[test]
+fn a_deferred_requirement_names_an_existing_destination() {
+    let (code, found, _) = with_amendments(&[amendment(
+        1,
+        "2026-06-09",
+        "deferred requirement to task 4",
+        "user",
+    )]);
+    assert_eq!((code, found), (0, Vec::<String>::new()));
+    let (_, found, _) = with_amendments(&[amendment(
+        1,
+        "2026-06-09",
+        "deferred requirement to task 9",
+        "user",
+    )]);
+    assert_eq!(found, ["DWP073"]);
+}
+
+#[test]
+fn a_skipped_task_needs_the_users_amendment() {
+    let skip = |authority: &'static str| {
+        verdict_of(move |p| {
+            edit_state(p, |s| {
+                s["tasks"][2]["status"] = "skipped".into();
+                s["status"] = "in_progress".into();
+            });
+            let file = p.join("3.task_synthetic_3.md");
+            edit(&file, |t| {
+                t + &amendment(1, "2026-06-09", "removed from scope", authority)
+            });
+        })
+    };
+    let (_, found, report) = skip("developer");
+    assert_eq!(found, ["DWP074"], "{report:#}");
+    let (code, found, report) = skip("user");
+    assert_eq!((code, found), (0, Vec::<String>::new()), "{report:#}");
+}
