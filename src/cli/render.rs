@@ -470,11 +470,16 @@ pub fn verify(out: &mut impl Write, reports: &[crate::verify::PlanReport], as_js
                 crate::findings::Severity::Advisory => " (advisory)",
                 crate::findings::Severity::Unverified => " (unverified)",
             };
+            let line = finding.line.map(|l| format!(":{l}")).unwrap_or_default();
+            let path = finding
+                .path
+                .as_deref()
+                .map(|p| format!(" {p}:"))
+                .unwrap_or_default();
             let _ = writeln!(
                 out,
-                "  {} {}{task}{severity}",
-                finding.code,
-                finding.render()
+                "  {} {}{line}:{path}{task} {}{severity}",
+                finding.code, finding.file, finding.message
             );
             if let Some(hint) = &finding.hint {
                 let _ = writeln!(out, "    hint: {hint}");
