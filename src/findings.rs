@@ -67,6 +67,7 @@ codes! {
     MissingSection = 53, "the README has no Goal or no Context";
     TaskFileInventory = 54, "Full task files disagree with the state inventory or the README links";
     LocatorEscapes = 55, "a task file is a symlink leaving the plan folder";
+    TaskSection = 57, "a task record lacks a required section, or it is empty";
     LiteAnchor = 56, "Lite anchors are duplicated, or do not match their task headings or the index links";
     FailingGate = 60, "a completed task's latest gate record fails, has no exit code 0, or no evidence";
     InvalidatedEvidence = 61, "a completed task relies on evidence invalidated by refine";

@@ -658,6 +658,22 @@ fn is_log_heading(name: &str) -> bool {
     )
 }
 
+/// The sections a task record has by name (DESIGN.md §3): recognised at any heading level
+/// inside the record, since plans in the wild nest them at `##` or `###`.
+fn is_known_section(name: &str) -> bool {
+    const KNOWN: [&str; 7] = [
+        "context",
+        "goal",
+        "touched surface",
+        "acceptance criteria",
+        "validation",
+        "instructions",
+        "steps",
+    ];
+    let name = name.trim().to_ascii_lowercase();
+    KNOWN.contains(&name.as_str()) || is_log_heading(&name)
+}
+
 /// The record whose heading is `outline.headings[index]`, reaching to `end`.
 fn task_record(
     text: &str,
@@ -699,7 +715,7 @@ fn task_record(
         let body = h.range.end.min(fields_end)..fields_end;
         if let Some(amendment) = amendment(text, outline, lines, h, body.clone()) {
             record.amendments.push(amendment);
-        } else if Some(h.level) == section_level {
+        } else if Some(h.level) == section_level || is_known_section(&h.text) {
             if is_log_heading(&h.text) {
                 record.log = Some(task_log(text, outline, lines, h.range.start, body.clone()));
             }
@@ -931,6 +947,16 @@ mod tests {
             (Some(1), "2026-06-10")
         );
         assert_eq!(amendment.field("authority").unwrap().value, "user");
+    }
+
+    #[test]
+    fn known_sections_are_found_at_any_level_inside_the_record() {
+        let text = "# Task 1: Mixed\n\n### Context\n\nWhy.\n\n### Goal\n\nWhat.\n\n\
+            ## Completion & Log\n\nStatus: pending\n";
+        let record = parse_task_file(text).unwrap();
+        assert_eq!(record.section("Context").unwrap().body, "Why.");
+        assert_eq!(record.section("Goal").unwrap().body, "What.");
+        assert_eq!(record.log.unwrap().status.unwrap().value, "pending");
     }
 
     #[test]

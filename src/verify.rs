@@ -5,8 +5,8 @@
 //! structure (`validate`), desync (`reconcile::compare`), evidence truth (`evidence`), plus the
 //! plan files, the declared standard, Goal and Context, timestamp order, the publication marker,
 //! a completed plan's security review and publication receipt, a dead writer's lock and a
-//! pending approval, the Full task-file inventory and Lite anchors, and amendments. Required
-//! task sections, the Final Review and SARIF follow.
+//! pending approval, the Full task-file inventory and Lite anchors, required task sections, and
+//! amendments. The Final Review and SARIF follow.
 
 use crate::evidence::{self, GateProblem};
 use crate::findings::{Code, Finding, Severity};
@@ -106,6 +106,7 @@ pub fn verify_plan(dir: &Path, strict: bool) -> PlanReport {
             findings.extend(evidence_rules(&paths, state, Some(md)));
             findings.extend(inventory_rules(&paths, state, md));
             findings.extend(amendment_rules(state, md));
+            findings.extend(section_rules(state, md));
         } else {
             findings.extend(evidence_rules(&paths, state, None));
         }
@@ -487,6 +488,53 @@ fn inventory_rules(paths: &PlanPaths, state: &State, md: &reconcile::PlanMarkdow
                 paths.dir.join(&name).display().to_string(),
                 format!("`{name}` is a task file the state does not list"),
             ));
+        }
+    }
+    findings
+}
+
+/// The sections every task record carries (DESIGN.md §3 "Task records"), by heading or bold
+/// label; the log is `Completion & Log` (Full) or `Completion log` (Lite).
+const TASK_SECTIONS: [&str; 5] = [
+    "Context",
+    "Goal",
+    "Touched Surface",
+    "Acceptance Criteria",
+    "Validation",
+];
+
+/// Every task record has each required section, not empty, and a log with a `Status:` line.
+fn section_rules(state: &State, md: &reconcile::PlanMarkdown) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for task in &state.tasks {
+        let Some((path, record)) = md.records.get(&task.id) else {
+            continue; // a missing record is the inventory's finding
+        };
+        let file = path.display().to_string();
+        let mut problems: Vec<String> = TASK_SECTIONS
+            .iter()
+            .filter_map(|name| match record.section(name) {
+                None => Some(format!("has no {name} section")),
+                Some(s) if s.body.trim().is_empty() => Some(format!("has an empty {name} section")),
+                Some(_) => None,
+            })
+            .collect();
+        match &record.log {
+            None => problems.push("has no Completion & Log section".into()),
+            Some(log) if log.status.is_none() => {
+                problems.push("has a log without a `Status:` line".into())
+            }
+            Some(_) => {}
+        }
+        for problem in problems {
+            let mut finding = Finding::error(
+                Code::TaskSection,
+                &file,
+                format!("task {} {problem}", task.id),
+            )
+            .task(task.id);
+            finding.line = Some(record.line);
+            findings.push(finding);
         }
     }
     findings

@@ -558,3 +558,25 @@ fn a_skipped_task_needs_the_users_amendment() {
     let (code, found, report) = skip("user");
     assert_eq!((code, found), (0, Vec::<String>::new()), "{report:#}");
 }
+
+#[test]
+fn a_task_record_needs_its_sections_and_a_status_line() {
+    let (_, found, _) = verdict_of(|p| {
+        edit(&p.join("2.task_synthetic_2.md"), |t| {
+            t.replace("### Acceptance Criteria", "### Notes")
+        })
+    });
+    assert_eq!(found, ["DWP057"], "a missing section");
+    let (_, found, _) = verdict_of(|p| {
+        edit(&p.join("2.task_synthetic_2.md"), |t| {
+            t.replace("Make synthetic behaviour 2 work.", "")
+        })
+    });
+    assert_eq!(found, ["DWP057"], "an empty section");
+    let (_, found, _) = verdict_of(|p| {
+        edit(&p.join("3.task_synthetic_3.md"), |t| {
+            t.replace("Status: pending", "Progress: none")
+        })
+    });
+    assert_eq!(found, ["DWP057"], "a log without a Status line");
+}
