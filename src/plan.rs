@@ -57,6 +57,19 @@ pub struct Loaded<T> {
     pub doc: T,
 }
 
+impl<T> Loaded<T> {
+    fn new(path: &Path, bytes: Vec<u8>, generation: Generation, doc: T) -> Loaded<T> {
+        Loaded {
+            path: path.to_path_buf(),
+            file: path.display().to_string(),
+            sha256: sha256_hex(&bytes),
+            bytes,
+            generation,
+            doc,
+        }
+    }
+}
+
 /// Which kind a document declares itself to be, from its `schema` URL.
 pub fn declared_kind(value: &Value) -> Option<DocKind> {
     match SchemaId::parse(value.get("schema")?.as_str()?) {
@@ -199,15 +212,7 @@ fn type_checked<T: DeserializeOwned>(
     // Typing without path tracking is twice as fast; the path is needed only to report a failure.
     let typed = T::deserialize(&value).map_err(|_| vec![typing_finding::<T>(&file, "$", &value)]);
     drop_in_background(value);
-    let doc = typed?;
-    Ok(Loaded {
-        path: path.to_path_buf(),
-        file,
-        sha256: sha256_hex(&bytes),
-        bytes,
-        generation,
-        doc,
-    })
+    Ok(Loaded::new(path, bytes, generation, typed?))
 }
 
 /// Freeing a large JSON tree takes a fifth of the time it took to build (a 10,000-task state:
@@ -298,14 +303,7 @@ pub fn state_from_bytes(path: &Path, bytes: Vec<u8>) -> Result<Loaded<State>, Ve
     let mut state: State = State::deserialize(&value)
         .map_err(|_| vec![typing_finding::<State>(&file, "$", &value)])?;
     state.tasks = tasks;
-    Ok(Loaded {
-        path: path.to_path_buf(),
-        file,
-        sha256: sha256_hex(&bytes),
-        bytes,
-        generation,
-        doc: state,
-    })
+    Ok(Loaded::new(path, bytes, generation, state))
 }
 
 /// Why `value` cannot be typed as `T`, as a finding whose path is under `prefix`. Typing runs

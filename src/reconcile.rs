@@ -9,7 +9,7 @@
 
 use crate::clock;
 use crate::error::{Error, Result};
-use crate::findings::{Code, Finding, Severity};
+use crate::findings::{Code, Finding};
 use crate::markdown::{self, Marker, PlanStatusValue, Readme, TaskRecord};
 use crate::model::{
     Field, Gate, Locator, LocatorKind, PlanFormat, PlanStatus, State, Task, TaskStatus,
@@ -180,7 +180,6 @@ impl Desync {
         finding.line = self.line;
         finding.task = self.task;
         if matches!(self.kind, DesyncKind::OddMarker { .. }) {
-            finding.severity = Severity::Error;
             finding.hint = Some("use `[ ]` or `[x]`".into());
         }
         finding

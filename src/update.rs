@@ -171,7 +171,8 @@ fn update_locked(
     request: &UpdateRequest,
 ) -> Result<UpdateOutcome> {
     refuse_while_finalizing(plan_dir)?;
-    let loaded = load_for_write(plan_dir, state_path)?;
+    // The input must validate, invariants included.
+    let loaded = plan::load_state_for_write(plan_dir, state_path, true)?;
     if let Some(expected) = &request.expected_sha256
         && *expected != loaded.sha256
     {
@@ -238,11 +239,6 @@ pub fn refuse_while_finalizing(plan_dir: &Path) -> Result<()> {
         .with_hint("inspect it, then run `dwp finalize --recover` against the same candidate"));
     }
     Ok(())
-}
-
-/// Read and check the state a writer is about to change: it must validate, invariants included.
-pub fn load_for_write(plan_dir: &Path, state_path: &Path) -> Result<Loaded<State>> {
-    plan::load_state_for_write(plan_dir, state_path, true)
 }
 
 /// Materialized, not promoting, approved (absent approval: the README's row, else pending).

@@ -94,7 +94,8 @@ pub fn verify_plan(dir: &Path, strict: bool) -> PlanReport {
         findings.extend(readme_rules(&paths, &md.readme));
     }
     if let Some(state) = &state {
-        findings.extend(state_rules(&paths, state));
+        let readme_approval = markdown.as_ref().and_then(|m| m.readme.approval());
+        findings.extend(state_rules(&paths, state, readme_approval));
         findings.extend(timestamp_order(&paths, state, crate::clock::now()));
         if let Some(md) = &markdown {
             let readme = md.readme_path.display().to_string();
@@ -233,7 +234,11 @@ fn readme_rules(paths: &PlanPaths, readme: &crate::markdown::Readme) -> Vec<Find
     findings
 }
 
-fn state_rules(paths: &PlanPaths, state: &State) -> Vec<Finding> {
+fn state_rules(
+    paths: &PlanPaths,
+    state: &State,
+    readme_approval: Option<Approval>,
+) -> Vec<Finding> {
     let file = paths.state.display().to_string();
     let mut findings = Vec::new();
     if let Some(m) = state.materialization
@@ -260,14 +265,10 @@ fn state_rules(paths: &PlanPaths, state: &State) -> Vec<Finding> {
             .at("$.promotion"),
         );
     }
-    let readme_approval = || {
-        std::fs::read_to_string(paths.dir.join("README.md"))
-            .ok()
-            .and_then(|t| crate::markdown::readme_approval(&t))
-    };
+    // An absent approval is the README's Approval row, else pending (never approved).
     if state
         .approval
-        .or_else(readme_approval)
+        .or(readme_approval)
         .unwrap_or(Approval::Pending)
         == Approval::Pending
     {

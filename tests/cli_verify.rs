@@ -580,3 +580,24 @@ fn a_task_record_needs_its_sections_and_a_status_line() {
     });
     assert_eq!(found, ["DWP057"], "a log without a Status line");
 }
+
+#[test]
+fn an_absent_approval_is_the_readme_row_never_approved_by_default() {
+    // The README's Approval row says approved: no advisory.
+    let (code, found, _) = verdict_of(|p| {
+        edit_state(p, |s| {
+            s.as_object_mut().unwrap().remove("approval");
+        })
+    });
+    assert_eq!((code, found), (0, Vec::<String>::new()));
+    // No row either: pending, never approved.
+    let (_, found, _) = verdict_of(|p| {
+        edit_state(p, |s| {
+            s.as_object_mut().unwrap().remove("approval");
+        });
+        edit(&p.join("README.md"), |t| {
+            t.replace("| Approval | approved |\n", "")
+        });
+    });
+    assert_eq!(found, ["DWP091"]);
+}
