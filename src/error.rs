@@ -14,17 +14,26 @@ use std::path::{Path, PathBuf};
 /// Exit codes, fixed by DESIGN.md §4.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
-    Ok = 0,
-    Rejected = 1,
-    Usage = 2,
-    Contention = 3,
-    Io = 4,
-    Unverified = 5,
+    Ok,
+    Rejected,
+    Usage,
+    Contention,
+    Io,
+    Unverified,
+    /// Only `dwp contract check --hook`: the Stop hook protocol blocks a stop with exit 2.
+    BlockStop,
 }
 
 impl Exit {
     pub fn code(self) -> u8 {
-        self as u8
+        match self {
+            Exit::Ok => 0,
+            Exit::Rejected => 1,
+            Exit::Usage | Exit::BlockStop => 2,
+            Exit::Contention => 3,
+            Exit::Io => 4,
+            Exit::Unverified => 5,
+        }
     }
 }
 

@@ -13,11 +13,13 @@
 
 pub mod cli;
 pub mod clock;
+pub mod contract;
 pub mod error;
 pub mod evidence;
 pub mod findings;
 pub mod invariants;
 pub mod json;
+pub mod r#loop;
 pub mod markdown;
 pub mod model;
 pub mod plan;

@@ -3,6 +3,8 @@
 //! and errors into `dwp <command>: <what> (<where>)` plus a hint, with the exit code from
 //! [`crate::error::Error::exit`].
 
+mod contract_cmd;
+mod loop_cmd;
 mod render;
 
 use crate::error::{Error, Exit};
@@ -99,6 +101,12 @@ pub enum Command {
         #[arg(long)]
         all: bool,
     },
+    /// Loop contracts: the .ak-loop/ phase artifacts and the two-list definition of done.
+    #[command(subcommand)]
+    Loop(loop_cmd::LoopCommand),
+    /// The hook-enforced file contract: declare, record, check at stop.
+    #[command(subcommand)]
+    Contract(contract_cmd::ContractCommand),
 }
 
 #[derive(Debug, Args)]
@@ -208,6 +216,8 @@ impl Command {
             Command::Reconcile { .. } => "reconcile",
             Command::Status { .. } => "status",
             Command::Verify { .. } => "verify",
+            Command::Loop(command) => command.name(),
+            Command::Contract(command) => command.name(),
         }
     }
 }
@@ -319,6 +329,8 @@ fn run(cli: &Cli) -> Result<Exit, Error> {
             let lines = crate::status::summarize_all(target)?;
             render::status_all(&mut out, &lines, cli.json)
         }
+        Command::Loop(command) => loop_cmd::run(command, &mut out, cli.json)?,
+        Command::Contract(command) => contract_cmd::run(command, &mut out, cli.json)?,
     };
     out.flush()
         .map_err(|e| Error::io("write", std::path::Path::new("<stdout>"), e))?;
