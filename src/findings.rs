@@ -68,6 +68,7 @@ codes! {
     TaskFileInventory = 54, "Full task files disagree with the state inventory or the README links";
     LocatorEscapes = 55, "a task file is a symlink leaving the plan folder";
     TaskSection = 57, "a task record lacks a required section, or it is empty";
+    FinalReview = 58, "the Final Review is not the last task, or its record does not name its security, final-state and skills parts";
     LiteAnchor = 56, "Lite anchors are duplicated, or do not match their task headings or the index links";
     FailingGate = 60, "a completed task's latest gate record fails, has no exit code 0, or no evidence";
     InvalidatedEvidence = 61, "a completed task relies on evidence invalidated by refine";
@@ -82,6 +83,7 @@ codes! {
     AmendmentOrder = 72, "amendments are not numbered 1..n in order, or their dates go backwards or are not dates";
     DeferredDestination = 73, "a deferred requirement names no existing destination task";
     SkippedWithoutAuthority = 74, "a skipped task has no amendment with user authority removing it from scope";
+    UnexecutedScenario = 75, "a passing gate record stands for a scenario an amendment records as unexecuted";
     PublicationInProgress = 80, "`.finalizing.json` is present: an interrupted publication awaits recovery";
     MissingReceipt = 81, "a completed v2/v5 plan has no analysis_results/FINALIZATION.json";
     ReceiptMismatch = 82, "the receipt's hashes no longer match the files (an artifact changed after publication)";

@@ -208,12 +208,21 @@ impl SynthPlan {
 
     fn task_body(&self, id: usize, heading: &str, log_heading: &str) -> String {
         let done = id <= self.completed;
+        // The Final Review names its three parts (security, final state, skills).
+        let criteria = if self.title(id) == "Final review" {
+            "- the security review records no open critical finding\n\
+             - the final state of the code and of this plan's records is verified\n\
+             - skills candidates from the outcome records are reconciled"
+                .to_owned()
+        } else {
+            format!("- synthetic behaviour {id} is covered by a test")
+        };
         let mut body = String::new();
         let _ = write!(
             body,
             "{heading}\n\n### Context\n\nPart {id} of a synthetic plan.\n\n### Goal\n\n\
              Make synthetic behaviour {id} work.\n\n### Touched Surface\n\n- `src/synthetic_{id}.rs`\n\n\
-             ### Acceptance Criteria\n\n- synthetic behaviour {id} is covered by a test\n\n\
+             ### Acceptance Criteria\n\n{criteria}\n\n\
              ### Validation\n\n- `cargo test`\n\n{log_heading}\n\n"
         );
         if done {

@@ -53,13 +53,21 @@ pub fn validate(target: &Path) -> Validation {
 }
 
 fn validate_folder(paths: &PlanPaths) -> (String, Vec<Finding>) {
-    let (summary, findings, _) = validate_plan(paths);
-    (summary, findings)
+    let plan = validate_plan(paths);
+    (plan.summary, plan.findings)
 }
 
-/// Validate a plan folder and hand back its state when it loaded, so a caller that goes on to
-/// check more (`verify`) does not read and parse it a second time.
-pub fn validate_plan(paths: &PlanPaths) -> (String, Vec<Finding>, Option<Loaded<State>>) {
+/// A validated plan folder: its findings, and the documents that loaded, so a caller that goes
+/// on to check more (`verify`) does not read and parse them a second time.
+pub struct PlanValidation {
+    pub summary: String,
+    pub findings: Vec<Finding>,
+    pub manifest: Option<Loaded<Manifest>>,
+    pub state: Option<Loaded<State>>,
+}
+
+/// Validate a plan folder: both documents, their invariants and the plan's identity.
+pub fn validate_plan(paths: &PlanPaths) -> PlanValidation {
     let mut findings = Vec::new();
     if !paths.manifest.exists() && !paths.state.exists() {
         let finding = Finding::error(
@@ -68,7 +76,12 @@ pub fn validate_plan(paths: &PlanPaths) -> (String, Vec<Finding>, Option<Loaded<
             "holds neither manifest.json nor state.json: not a materialized plan folder",
         )
         .hint("materialize the plan with `dwp init`");
-        return (String::new(), vec![finding], None);
+        return PlanValidation {
+            summary: String::new(),
+            findings: vec![finding],
+            manifest: None,
+            state: None,
+        };
     }
     let manifest = collect(
         &mut findings,
@@ -97,7 +110,12 @@ pub fn validate_plan(paths: &PlanPaths) -> (String, Vec<Finding>, Option<Loaded<
         ));
     }
     let name = folder.unwrap_or_else(|| paths.dir.display().to_string());
-    (format!("{name}: {}", parts.join("; ")), findings, state)
+    PlanValidation {
+        summary: format!("{name}: {}", parts.join("; ")),
+        findings,
+        manifest,
+        state,
+    }
 }
 
 fn validate_file(path: &Path) -> (String, Vec<Finding>) {

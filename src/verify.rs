@@ -86,13 +86,20 @@ pub struct PlanReport {
 /// Verify one plan folder.
 pub fn verify_plan(dir: &Path, strict: bool) -> PlanReport {
     let paths = PlanPaths::new(dir);
-    let (_, mut findings, state) = crate::validate::validate_plan(&paths);
-    let state = state.map(|loaded| loaded.doc);
+    let validation = crate::validate::validate_plan(&paths);
+    let mut findings = validation.findings;
+    let state = validation.state.map(|loaded| loaded.doc);
     findings.extend(plan_files(&paths));
     let markdown = reconcile::read_markdown(dir).ok();
     if let Some(md) = &markdown {
         findings.extend(readme_rules(&paths, &md.readme));
     }
+    let manifest_version = validation.manifest.map(|m| m.doc.spec_version);
+    findings.extend(standard_rule(
+        &paths,
+        markdown.as_ref().and_then(|m| m.readme.standard.as_ref()),
+        manifest_version.as_deref(),
+    ));
     if let Some(state) = &state {
         let readme_approval = markdown.as_ref().and_then(|m| m.readme.approval());
         findings.extend(state_rules(&paths, state, readme_approval));
@@ -107,7 +114,9 @@ pub fn verify_plan(dir: &Path, strict: bool) -> PlanReport {
             findings.extend(evidence_rules(&paths, state, Some(md)));
             findings.extend(inventory_rules(&paths, state, md));
             findings.extend(amendment_rules(state, md));
+            findings.extend(unexecuted_scenarios(&paths, state, md));
             findings.extend(section_rules(state, md));
+            findings.extend(final_review(state, md));
         } else {
             findings.extend(evidence_rules(&paths, state, None));
         }
@@ -120,10 +129,71 @@ pub fn verify_plan(dir: &Path, strict: bool) -> PlanReport {
         findings.extend(security_review(&paths));
         findings.extend(receipt_rules(&paths, state));
     }
+    for finding in &mut findings {
+        if finding.hint.is_none() {
+            finding.hint = Some(fix_hint(finding.code).to_owned());
+        }
+    }
     PlanReport {
         plan: dir.display().to_string(),
         verdict: VerifyVerdict::of(&findings, strict),
         findings,
+    }
+}
+
+/// The command (or edit) that fixes a finding of this code, for findings that carry no more
+/// specific hint: every verify finding names its next step.
+pub fn fix_hint(code: Code) -> &'static str {
+    use Code::*;
+    match code {
+        Unreadable | NotJson | UnknownSchema | SchemaViolation | Unrepresentable => {
+            "restore the file from the plan's history; `dwp validate` shows every problem"
+        }
+        NewerSpec | NewerStandard => "upgrade dwp to a version that knows this standard",
+        TaskIds | TaskCount | CompletedCount | DuplicateLocator | LocatorId | LocatorFormat
+        | StatusNotDerived | BlockerTask | CheckpointTask | TerminalCheckpoint
+        | CompletedWithoutTime | Timestamp => {
+            "regenerate state.json from the markdown with `dwp reconcile --write`"
+        }
+        PlanIdentity | GenerationPair | FormatDemoted => {
+            "the manifest is written once: restore it, or convert the pair with `dwp migrate`"
+        }
+        PromotionState | NotMaterialized => {
+            "finish (or undo) the promotion, then materialize with `dwp init`"
+        }
+        StateAhead | MarkdownAhead | TitleDrift | MissingInState | MissingInMarkdown
+        | OrderDrift | CompletedCountDrift => {
+            "the markdown wins: `dwp reconcile --write` regenerates state.json from it"
+        }
+        PlanStatusCount | OddMarker => {
+            "edit the README (`[ ]`/`[x]` markers, `Plan Status: X/N`), then `dwp reconcile`"
+        }
+        MissingPlanFile | MissingSection | TaskSection | FinalReview => {
+            "author the missing part in the markdown, then `dwp verify` again"
+        }
+        TaskFileInventory | LocatorEscapes | LiteAnchor => {
+            "make the README links, task files and state locators agree, then `dwp reconcile`"
+        }
+        FailingGate | NeverRan | ZeroSelection | LogPointer | CompletedWithoutGates => {
+            "re-run the gate and record it: `dwp update --task N --status completed --gate ...`"
+        }
+        InvalidatedEvidence | UnexecutedScenario => {
+            "re-run the acceptance intent and record a passing gate with `dwp update --gate`"
+        }
+        LogStillPending => "fill the task log's Status line from the recorded evidence",
+        TimestampOrder => "record the transition again with `dwp update` (a correct clock)",
+        AmendmentFields
+        | AmendmentAuthority
+        | AmendmentOrder
+        | DeferredDestination
+        | SkippedWithoutAuthority => "record amendments with `dwp amend`, never by hand",
+        PublicationInProgress => "inspect it, then `dwp finalize --recover`",
+        MissingReceipt | ReceiptMismatch | MalformedReceipt => {
+            "publish (or republish) with `dwp finalize`; `dwp finalize --check` lists changes"
+        }
+        SecurityReview => "update analysis_results/SECURITY_REVIEW.md, then `dwp finalize`",
+        DeadLock => "inspect it with `dwp lock status`, then `dwp lock recover`",
+        ApprovalPending => "approve the plan (the README's Approval row) before work starts",
     }
 }
 
@@ -197,41 +267,49 @@ fn readme_rules(paths: &PlanPaths, readme: &crate::markdown::Readme) -> Vec<Find
             findings.push(finding);
         }
     }
-    if let Some(standard) = &readme.standard {
-        let major = standard
-            .version
-            .split('.')
-            .next()
-            .and_then(|m| m.parse::<u64>().ok());
-        match major {
-            Some(major) if major > KNOWN_STANDARD_MAJOR => {
-                let mut finding = Finding::error(
-                    Code::NewerStandard,
-                    &file,
-                    format!("declares DWP spec {}, newer than this dwp knows (up to {KNOWN_STANDARD_MAJOR}.x): no claim is made", standard.version),
-                )
-                .severity(Severity::Unverified)
-                .hint("upgrade dwp to a version that knows this standard");
-                finding.line = Some(standard.line);
-                findings.push(finding);
-            }
-            Some(_) => {}
-            None => {
-                let mut finding = Finding::error(
-                    Code::NewerStandard,
-                    &file,
-                    format!(
-                        "the declared standard `{}` is not a version dwp can read",
-                        standard.version
-                    ),
-                )
-                .severity(Severity::Unverified);
-                finding.line = Some(standard.line);
-                findings.push(finding);
-            }
-        }
-    }
     findings
+}
+
+/// The declared standard: the README's `**Standard:**` line, else the manifest's `spec_version`.
+/// A major version newer than dwp knows, or one it cannot read, makes the plan UNVERIFIED.
+fn standard_rule(
+    paths: &PlanPaths,
+    readme_standard: Option<&crate::markdown::Standard>,
+    manifest_version: Option<&str>,
+) -> Option<Finding> {
+    let (version, mut finding) = match (readme_standard, manifest_version) {
+        (Some(standard), _) => {
+            let mut finding = Finding::error(
+                Code::NewerStandard,
+                paths.dir.join("README.md").display().to_string(),
+                String::new(),
+            );
+            finding.line = Some(standard.line);
+            (standard.version.as_str(), finding)
+        }
+        (None, Some(version)) => (
+            version,
+            Finding::error(
+                Code::NewerStandard,
+                paths.manifest.display().to_string(),
+                String::new(),
+            )
+            .at("$.spec_version"),
+        ),
+        (None, None) => return None,
+    };
+    let major = version
+        .split('.')
+        .next()
+        .and_then(|m| m.parse::<u64>().ok());
+    finding.message = match major {
+        Some(major) if major <= KNOWN_STANDARD_MAJOR => return None,
+        Some(_) => format!(
+            "declares DWP spec {version}, newer than this dwp knows (up to {KNOWN_STANDARD_MAJOR}.x): no claim is made"
+        ),
+        None => format!("the declared standard `{version}` is not a version dwp can read"),
+    };
+    Some(finding.severity(Severity::Unverified))
 }
 
 fn state_rules(
@@ -682,6 +760,146 @@ fn amendment_rules(state: &State, md: &reconcile::PlanMarkdown) -> Vec<Finding> 
     findings
 }
 
+/// An unexecuted scenario contributes no passing evidence (spec: "Evidence truth and
+/// amendments"): a latest, passing, not-invalidated gate record of the task whose command an
+/// `unexecuted scenario` amendment names (in backticks, outside `Evidence invalidated`) is
+/// reported.
+fn unexecuted_scenarios(
+    paths: &PlanPaths,
+    state: &State,
+    md: &reconcile::PlanMarkdown,
+) -> Vec<Finding> {
+    let file = paths.state.display().to_string();
+    let mut findings = Vec::new();
+    for (index, task) in state.tasks.iter().enumerate() {
+        let Some((_, record)) = md.records.get(&task.id) else {
+            continue;
+        };
+        let passing = evidence::latest_per_command(task.gates())
+            .into_iter()
+            .filter(|g| g.passes && !evidence::is_invalidated(g.evidence.as_deref().unwrap_or("")));
+        for gate in passing {
+            let unexecuted = record.amendments.iter().find(|a| {
+                a.field("Disposition").is_some_and(|d| {
+                    d.value
+                        .to_lowercase()
+                        .trim_start_matches('*')
+                        .starts_with("unexecuted scenario")
+                }) && a
+                    .fields
+                    .iter()
+                    .filter(|(name, _)| !name.eq_ignore_ascii_case("Evidence invalidated"))
+                    .any(|(_, f)| quoted(&f.value).any(|c| c == gate.command))
+            });
+            if let Some(amendment) = unexecuted {
+                findings.push(
+                    Finding::error(
+                        Code::UnexecutedScenario,
+                        &file,
+                        format!(
+                            "task {}'s gate `{}` passes, but amendment {} records its scenario as unexecuted: an unexecuted scenario is no passing evidence",
+                            task.id,
+                            gate.command,
+                            amendment.number.map_or("?".into(), |n| n.to_string())
+                        ),
+                    )
+                    .at(format!("$.tasks[{index}].gates"))
+                    .task(task.id),
+                );
+            }
+        }
+    }
+    findings
+}
+
+/// The spans of `text` in backticks.
+fn quoted(text: &str) -> impl Iterator<Item = &str> {
+    text.split('`').skip(1).step_by(2).map(str::trim)
+}
+
+/// The parts a Final Review record names: each is a set of words, one of which must appear.
+const FINAL_REVIEW_PARTS: [(&str, &[&str]); 3] = [
+    ("security", &["security"]),
+    ("final-state", &["final state", "final-state"]),
+    ("skills", &["skill"]),
+];
+
+/// The Final Review is the last task, the only one, and its record names its security,
+/// final-state and skills parts.
+fn final_review(state: &State, md: &reconcile::PlanMarkdown) -> Vec<Finding> {
+    let is_final_review = |title: &str| title.to_lowercase().contains("final review");
+    let Some(last) = state.tasks.last() else {
+        return Vec::new();
+    };
+    let readme = md.readme_path.display().to_string();
+    let located = |id: u64, message: String| {
+        let mut finding = Finding::error(Code::FinalReview, &readme, message).task(id);
+        finding.line = md.readme.index.iter().find(|e| e.id == id).map(|e| e.line);
+        finding
+    };
+    let mut findings: Vec<Finding> = state.tasks[..state.tasks.len() - 1]
+        .iter()
+        .filter(|t| is_final_review(&t.title))
+        .map(|t| {
+            located(
+                t.id,
+                format!(
+                    "task {} is a Final Review but not the last task: the Final Review closes the plan",
+                    t.id
+                ),
+            )
+        })
+        .collect();
+    if !is_final_review(&last.title) {
+        findings.push(located(
+            last.id,
+            format!(
+                "the last task ({}: {}) is not the Final Review",
+                last.id, last.title
+            ),
+        ));
+        return findings;
+    }
+    let Some((path, record)) = md.records.get(&last.id) else {
+        return findings; // a missing record is the inventory's finding
+    };
+    let text = std::iter::once(record.title.as_str())
+        .chain(record.sections.iter().map(|s| s.body.as_str()))
+        .collect::<Vec<_>>()
+        .join("\n")
+        .to_lowercase();
+    let missing: Vec<&str> = FINAL_REVIEW_PARTS
+        .iter()
+        .filter(|(_, words)| !words.iter().any(|w| text.contains(w)))
+        .map(|(part, _)| *part)
+        .collect();
+    if !missing.is_empty() {
+        let mut finding = Finding::error(
+            Code::FinalReview,
+            path.display().to_string(),
+            format!(
+                "the Final Review (task {}) does not name its {} part{}",
+                last.id,
+                and_list(&missing),
+                if missing.len() > 1 { "s" } else { "" }
+            ),
+        )
+        .task(last.id);
+        finding.line = Some(record.line);
+        findings.push(finding);
+    }
+    findings
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
 /// The task numbers a text names: `task 5`, `Task 5`, `#task-5`.
 fn task_numbers(text: &str) -> Vec<u64> {
     let lower = text.to_lowercase();
@@ -881,7 +1099,18 @@ fn receipt_rules(paths: &PlanPaths, state: &State) -> Vec<Finding> {
         .enumerate()
     {
         let name = artifact["path"].as_str().unwrap_or_default();
-        let now = std::fs::read(paths.dir.join(name))
+        if !is_inside_relative(name) {
+            findings.push(
+                Finding::error(
+                    Code::MalformedReceipt,
+                    &file,
+                    format!("lists `{name}`, a path leaving the plan folder"),
+                )
+                .at(format!("$.artifacts[{index}].path")),
+            );
+            continue;
+        }
+        let now = crate::store::read_artifact(&paths.dir.join(name), &paths.dir)
             .ok()
             .map(|b| crate::store::sha256_hex(&b));
         if artifact["sha256"].as_str() != now.as_deref() {
@@ -892,6 +1121,15 @@ fn receipt_rules(paths: &PlanPaths, state: &State) -> Vec<Finding> {
         }
     }
     findings
+}
+
+/// A relative path that stays inside its folder: no root, no `..`, not empty.
+fn is_inside_relative(path: &str) -> bool {
+    use std::path::Component;
+    !path.is_empty()
+        && Path::new(path)
+            .components()
+            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
 }
 
 fn publication_rules(paths: &PlanPaths) -> Vec<Finding> {

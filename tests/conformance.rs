@@ -5,16 +5,19 @@
 //!
 //! ```json
 //! {"description": "...", "validate": {"exit": 1, "codes": ["DWP020", "DWP020"]},
-//!  "reconcile": {"exit": 1, "directions": ["completed_count drift", "markdown ahead"]}}
+//!  "reconcile": {"exit": 1, "directions": ["completed_count drift", "markdown ahead"]},
+//!  "verify": {"exit": 1, "codes": ["DWP020", "DWP020", "DWP058"]}}
 //! ```
 //!
 //! `codes` is the exact multiset of finding codes, sorted: no code may be missing and none may be
 //! extra. `reconcile` (optional) is the exit code of `dwp reconcile PLAN --json` (check mode) and
-//! the exact multiset of directions of its `report.desync`, sorted. Keys for later commands are
-//! ignored until their command exists. The one test runs every fixture, collects every mismatch,
-//! and fails once listing all of them, so a change in `src/` shows its whole effect at once. It
-//! also runs `dwp reconcile` (check mode) on every fixture, with or without a `reconcile` key, and
-//! proves that neither `dwp validate` nor `dwp reconcile` changed a byte of any fixture.
+//! the exact multiset of directions of its `report.desync`, sorted. `verify` (required) is the
+//! exit code and the exact codes of `dwp verify PLAN --json`, whose every finding must carry a
+//! hint. Keys for later commands are ignored until their command exists. The one test runs every
+//! fixture, collects every mismatch, and fails once listing all of them, so a change in `src/`
+//! shows its whole effect at once. It also runs `dwp reconcile` (check mode) on every fixture, with or without a `reconcile` key, and
+//! proves that none of `dwp validate`, `dwp reconcile` and `dwp verify` changed a byte of any
+//! fixture.
 //!
 //! A `reconcile` expectation may carry `"bug": "..."`: the expectation is the correct behaviour,
 //! which dwp does not have yet; such a case is left out of the main test (and named in its
@@ -35,7 +38,7 @@ const FIXTURES: &str = "conformance-fixtures";
 const TEST_NOW: &str = "2026-06-09T16:42:10Z";
 
 /// Fewer fixtures than this means the walk silently missed some.
-const MIN_FIXTURES: usize = 45;
+const MIN_FIXTURES: usize = 180;
 
 /// Fewer fixtures with a `reconcile` key than this means the walk silently missed some.
 const MIN_RECONCILE_FIXTURES: usize = 30;
@@ -82,6 +85,7 @@ struct Case {
     validate: Result<Expected, String>,
     /// `None` when the fixture has no `reconcile` key.
     reconcile: Option<Result<ReconcileExpected, String>>,
+    verify: Result<Expected, String>,
 }
 
 /// `^PLAN_[a-z0-9]+(_[a-z0-9]+){1,4}$`, the plan name pattern of the schemas.
@@ -108,25 +112,43 @@ fn parse_expected(text: &str) -> Result<Expected, String> {
     if description.trim().is_empty() || description.contains('\n') {
         return Err("`description` must be one non-empty line".into());
     }
-    let validate = doc
-        .get("validate")
+    codes_expectation(&doc, "validate")
+}
+
+/// The `verify` key of `expected.json` (required of every fixture).
+fn parse_verify(text: &str) -> Result<Expected, String> {
+    let doc: Value =
+        serde_json::from_str(text).map_err(|e| format!("expected.json is not JSON: {e}"))?;
+    codes_expectation(&doc, "verify")
+}
+
+/// `{"exit": 0|1|5, "codes": [sorted DWP codes]}` under `key`.
+fn codes_expectation(doc: &Value, key: &str) -> Result<Expected, String> {
+    let object = doc
+        .get(key)
         .and_then(Value::as_object)
-        .ok_or("expected.json has no `validate` object")?;
-    let exit = validate
+        .ok_or(format!("expected.json has no `{key}` object"))?;
+    if let Some(unknown) = object
+        .keys()
+        .find(|k| !["exit", "codes"].contains(&k.as_str()))
+    {
+        return Err(format!("`{key}` has an unknown key `{unknown}`"));
+    }
+    let exit = object
         .get("exit")
         .and_then(Value::as_i64)
         .filter(|e| [0, 1, 5].contains(e))
-        .ok_or("`validate.exit` must be 0, 1 or 5")?;
-    let codes: Vec<String> = validate
+        .ok_or(format!("`{key}.exit` must be 0, 1 or 5"))?;
+    let codes: Vec<String> = object
         .get("codes")
         .and_then(Value::as_array)
-        .ok_or("`validate.codes` must be an array")?
+        .ok_or(format!("`{key}.codes` must be an array"))?
         .iter()
         .map(|c| c.as_str().map(str::to_owned))
         .collect::<Option<_>>()
-        .ok_or("`validate.codes` must hold strings")?;
+        .ok_or(format!("`{key}.codes` must hold strings"))?;
     if !codes.is_sorted() {
-        return Err(format!("`validate.codes` must be sorted: {codes:?}"));
+        return Err(format!("`{key}.codes` must be sorted: {codes:?}"));
     }
     Ok(Expected {
         exit: exit as i32,
@@ -233,12 +255,17 @@ fn cases(root: &Path) -> Vec<Case> {
                 Some(problem) => Err(problem.clone()),
                 None => text.clone().and_then(|text| parse_expected(&text)),
             };
+            let verify = match &plan_problem {
+                Some(problem) => Err(problem.clone()),
+                None => text.clone().and_then(|text| parse_verify(&text)),
+            };
             let reconcile = text.ok().and_then(|text| parse_reconcile(&text));
             Case {
                 name,
                 plan,
                 validate,
                 reconcile,
+                verify,
             }
         })
         .collect()
@@ -271,13 +298,14 @@ fn tree_digest(dir: &Path) -> BTreeMap<PathBuf, String> {
     out
 }
 
-/// Run `dwp validate PLAN --json` and compare with the expectation; `None` when they agree.
-fn check(root: &Path, case: &Case, expected: &Expected) -> Option<String> {
+/// Run `dwp COMMAND PLAN --json` (`validate` or `verify`) and compare the exit code and the
+/// codes with the expectation; `None` when they agree.
+fn check(root: &Path, case: &Case, command: &str, expected: &Expected) -> Option<String> {
     let output = Command::cargo_bin("dwp")
         .expect("the dwp binary is built")
         .current_dir(root)
         .env("DWP_TEST_NOW", TEST_NOW)
-        .arg("validate")
+        .arg(command)
         .arg(&case.plan)
         .arg("--json")
         .output()
@@ -293,7 +321,14 @@ fn check(root: &Path, case: &Case, expected: &Expected) -> Option<String> {
             ));
         }
     };
-    let findings = doc["findings"].as_array().cloned().unwrap_or_default();
+    // validate: {findings}; verify: {plans: [{findings}]}.
+    let findings: Vec<Value> = match doc.get("plans").and_then(Value::as_array) {
+        Some(plans) => plans
+            .iter()
+            .flat_map(|p| p["findings"].as_array().cloned().unwrap_or_default())
+            .collect(),
+        None => doc["findings"].as_array().cloned().unwrap_or_default(),
+    };
     let mut codes: Vec<String> = findings
         .iter()
         .map(|f| f["code"].as_str().unwrap_or("<no code>").to_owned())
@@ -301,16 +336,35 @@ fn check(root: &Path, case: &Case, expected: &Expected) -> Option<String> {
     codes.sort();
     let mut problems = Vec::new();
     if exit != Some(expected.exit) {
-        problems.push(format!("exit {exit:?}, expected {}", expected.exit));
+        problems.push(format!(
+            "{command} exit {exit:?}, expected {}",
+            expected.exit
+        ));
     }
     if codes != expected.codes {
-        problems.push(format!("codes {codes:?}, expected {:?}", expected.codes));
-    }
-    if doc["command"] != "validate" || doc["dwp"] != 1 {
         problems.push(format!(
-            "not a `validate` document of format 1: dwp={}, command={}",
+            "{command} codes {codes:?}, expected {:?}",
+            expected.codes
+        ));
+    }
+    if doc["command"] != command || doc["dwp"] != 1 {
+        problems.push(format!(
+            "not a `{command}` document of format 1: dwp={}, command={}",
             doc["dwp"], doc["command"]
         ));
+    }
+    if command == "verify" {
+        let word = match exit {
+            Some(0) => "CONFORMANT",
+            Some(1) => "NOT_CONFORMANT",
+            _ => "UNVERIFIED",
+        };
+        if doc["verdict"] != word {
+            problems.push(format!("verdict {} with exit {exit:?}", doc["verdict"]));
+        }
+        if let Some(bare) = findings.iter().find(|f| !f["hint"].is_string()) {
+            problems.push(format!("a finding without a hint: {bare}"));
+        }
     }
     if stderr.contains("panicked") {
         problems.push(format!("panicked: {stderr}"));
@@ -460,7 +514,7 @@ fn every_conformance_fixture_gives_exactly_its_expected_findings() {
     let mut mismatches = Vec::new();
     for case in &cases {
         let problem = match &case.validate {
-            Ok(expected) => check(&root, case, expected),
+            Ok(expected) => check(&root, case, "validate", expected),
             Err(malformed) => Some(format!("malformed fixture: {malformed}")),
         };
         if let Some(problem) = problem {
@@ -516,6 +570,28 @@ fn every_conformance_fixture_gives_exactly_its_expected_findings() {
     assert!(
         changed.is_empty(),
         "`dwp reconcile` (check mode) changed the fixture tree:\n  {}",
+        changed.join("\n  ")
+    );
+
+    // `dwp verify`, on every fixture: every fixture carries a `verify` key.
+    for case in &cases {
+        let problem = match &case.verify {
+            Ok(expected) => check(&root, case, "verify", expected),
+            Err(malformed) => Some(format!("malformed fixture: {malformed}")),
+        };
+        if let Some(problem) = problem {
+            mismatches.push(format!(
+                "{} ({}): {problem}",
+                case.name,
+                case.plan.display()
+            ));
+        }
+    }
+    let after_verify = tree_digest(&root.join(FIXTURES));
+    let changed = changed_paths(&after_reconcile, &after_verify);
+    assert!(
+        changed.is_empty(),
+        "`dwp verify` changed the fixture tree:\n  {}",
         changed.join("\n  ")
     );
     assert!(
