@@ -132,15 +132,12 @@ pub struct Finding {
     /// The file as the user named it (plan folder joined with the artifact name).
     pub file: String,
     /// JSON path (`$.tasks[2].status`) for JSON artifacts.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
-    /// 1-based line, for markdown artifacts.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// 1-based line (markdown artifacts; `verify` also places JSON paths).
     pub line: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub task: Option<u64>,
     pub message: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// What to do next (every `verify` finding has one).
     pub hint: Option<String>,
 }
 

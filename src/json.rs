@@ -9,6 +9,7 @@ use serde::de::{DeserializeSeed, Error as _, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Number, Value};
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::fmt::{self, Write as _};
 
 /// Why a byte string is not one JSON document dwp accepts.
@@ -286,6 +287,97 @@ impl<'de> Visitor<'de> for StrictSeed<'_, 'de> {
     }
 }
 
+/// Where the values at `paths` (as [`render_path`] writes them) start in `text`: 1-based lines,
+/// so a finding on `$.tasks[3].gates` can point at `state.json:57`. One pass over the text,
+/// however many paths; paths that are not in the document are left out. `text` is assumed to
+/// be JSON that already parsed; on anything else the scan stops early.
+pub fn lines_of(text: &str, paths: &[&str]) -> HashMap<String, usize> {
+    enum Frame {
+        Object { key: String, expect_key: bool },
+        Array { index: usize },
+    }
+    let wanted: std::collections::HashSet<&str> = paths.iter().copied().collect();
+    let mut found = HashMap::new();
+    let mut frames: Vec<Frame> = Vec::new();
+    let bytes = text.as_bytes();
+    let (mut at, mut line) = (0, 1);
+    let value_starts = |frames: &[Frame], line: usize, found: &mut HashMap<String, usize>| {
+        let segments: Vec<Segment> = frames
+            .iter()
+            .map(|f| match f {
+                Frame::Object { key, .. } => Segment::Key(key.clone()),
+                Frame::Array { index } => Segment::Index(*index),
+            })
+            .collect();
+        let path = render_path(&segments);
+        if wanted.contains(path.as_str()) {
+            found.entry(path).or_insert(line);
+        }
+    };
+    while at < bytes.len() && found.len() < wanted.len() {
+        match bytes[at] {
+            b'\n' => line += 1,
+            b' ' | b'\t' | b'\r' | b':' => {}
+            b',' => match frames.last_mut() {
+                Some(Frame::Array { index }) => *index += 1,
+                Some(Frame::Object { expect_key, .. }) => *expect_key = true,
+                None => break,
+            },
+            b'}' | b']' => {
+                frames.pop();
+            }
+            b'{' => {
+                value_starts(&frames, line, &mut found);
+                frames.push(Frame::Object {
+                    key: String::new(),
+                    expect_key: true,
+                });
+            }
+            b'[' => {
+                value_starts(&frames, line, &mut found);
+                frames.push(Frame::Array { index: 0 });
+            }
+            b'"' => {
+                let end = string_end(bytes, at);
+                match frames.last_mut() {
+                    Some(Frame::Object { key, expect_key }) if *expect_key => {
+                        let Ok(text_key) = serde_json::from_str::<String>(&text[at..end]) else {
+                            break;
+                        };
+                        *key = text_key;
+                        *expect_key = false;
+                    }
+                    _ => value_starts(&frames, line, &mut found),
+                }
+                at = end;
+                continue;
+            }
+            _ => {
+                value_starts(&frames, line, &mut found);
+                while at < bytes.len() && !b",]} \t\r\n".contains(&bytes[at]) {
+                    at += 1;
+                }
+                continue;
+            }
+        }
+        at += 1;
+    }
+    found
+}
+
+/// The index just past the string that starts at `start` (a `"`), escapes skipped.
+fn string_end(bytes: &[u8], start: usize) -> usize {
+    let mut at = start + 1;
+    while at < bytes.len() {
+        match bytes[at] {
+            b'\\' => at += 2,
+            b'"' => return at + 1,
+            _ => at += 1,
+        }
+    }
+    bytes.len()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -363,5 +455,25 @@ mod tests {
             Segment::Key("ok_1".into()),
         ]);
         assert_eq!(path, r#"$["a b"][2].ok_1"#);
+    }
+
+    #[test]
+    fn lines_of_finds_where_each_path_starts() {
+        let text = "{\n  \"tasks\": [\n    {\"id\": 1},\n    {\n      \"id\": 2,\n      \"gates\": []\n    }\n  ],\n  \"a b\": \"x,]\"\n}\n";
+        let lines = lines_of(
+            text,
+            &[
+                "$.tasks",
+                "$.tasks[1].gates",
+                "$.tasks[0].id",
+                "$[\"a b\"]",
+                "$.missing",
+            ],
+        );
+        assert_eq!(lines.get("$.tasks"), Some(&2));
+        assert_eq!(lines.get("$.tasks[0].id"), Some(&3));
+        assert_eq!(lines.get("$.tasks[1].gates"), Some(&6));
+        assert_eq!(lines.get("$[\"a b\"]"), Some(&9));
+        assert_eq!(lines.get("$.missing"), None);
     }
 }

@@ -131,13 +131,49 @@ pub fn verify_plan(dir: &Path, strict: bool) -> PlanReport {
     }
     for finding in &mut findings {
         if finding.hint.is_none() {
-            finding.hint = Some(fix_hint(finding.code).to_owned());
+            let hint = fix_hint(finding.code);
+            finding.hint = Some(match finding.task {
+                Some(task) => hint.replace("--task N", &format!("--task {task}")),
+                None => hint.to_owned(),
+            });
         }
     }
+    place_json_findings(&paths, &mut findings);
+    // Grouped by file, in line order; within a line, in rule order (the sort is stable).
+    findings.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
     PlanReport {
         plan: dir.display().to_string(),
         verdict: VerifyVerdict::of(&findings, strict),
         findings,
+    }
+}
+
+/// Give findings on a JSON path in the plan's manifest or state the line where that value
+/// starts, so every finding reads `file:line`.
+fn place_json_findings(paths: &PlanPaths, findings: &mut [Finding]) {
+    for file in [&paths.manifest, &paths.state] {
+        let name = file.display().to_string();
+        let wanted: Vec<String> = findings
+            .iter()
+            .filter(|f| f.file == name && f.line.is_none())
+            .filter_map(|f| f.path.clone())
+            .collect();
+        if wanted.is_empty() {
+            continue;
+        }
+        let Ok(bytes) = crate::store::read_artifact(file, &paths.dir) else {
+            continue;
+        };
+        let Ok(text) = std::str::from_utf8(&bytes) else {
+            continue;
+        };
+        let wanted: Vec<&str> = wanted.iter().map(String::as_str).collect();
+        let lines = crate::json::lines_of(text, &wanted);
+        for finding in findings.iter_mut().filter(|f| f.file == name) {
+            if let Some(line) = finding.path.as_ref().and_then(|p| lines.get(p)) {
+                finding.line = finding.line.or(Some(*line));
+            }
+        }
     }
 }
 

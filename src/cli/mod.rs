@@ -6,6 +6,7 @@
 mod contract_cmd;
 mod loop_cmd;
 mod render;
+mod sarif;
 
 use crate::error::{Error, Exit};
 use crate::model::TaskStatus;
@@ -91,6 +92,9 @@ pub enum Command {
         /// Advisories count as failures.
         #[arg(long)]
         strict: bool,
+        /// Output: human text, one JSON document (= --json), or a SARIF 2.1.0 log for code scanning.
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
     },
     /// A person's view of a plan: progress, current task, blocker, gates, desync.
     Status {
@@ -107,6 +111,14 @@ pub enum Command {
     /// The hook-enforced file contract: declare, record, check at stop.
     #[command(subcommand)]
     Contract(contract_cmd::ContractCommand),
+}
+
+/// How `dwp verify` prints its findings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Human,
+    Json,
+    Sarif,
 }
 
 #[derive(Debug, Args)]
@@ -310,7 +322,17 @@ fn run(cli: &Cli) -> Result<Exit, Error> {
             targets,
             all,
             strict,
+            format,
         } => {
+            let format = match (cli.json, format) {
+                (true, Format::Sarif) => {
+                    return Err(Error::Usage(
+                        "--json and --format sarif ask for two formats; give one".into(),
+                    ));
+                }
+                (true, _) => Format::Json,
+                (false, format) => *format,
+            };
             let reports = if *all {
                 let [root] = targets.as_slice() else {
                     return Err(Error::Usage("--all takes exactly one ROOT".into()));
@@ -319,7 +341,7 @@ fn run(cli: &Cli) -> Result<Exit, Error> {
             } else {
                 crate::verify::verify_many(targets, *strict)
             };
-            render::verify(&mut out, &reports, cli.json)
+            render::verify(&mut out, &reports, format, *strict)
         }
         Command::Status { target, all: false } => {
             let summary = crate::status::summarize(target)?;
@@ -332,9 +354,13 @@ fn run(cli: &Cli) -> Result<Exit, Error> {
         Command::Loop(command) => loop_cmd::run(command, &mut out, cli.json)?,
         Command::Contract(command) => contract_cmd::run(command, &mut out, cli.json)?,
     };
-    out.flush()
-        .map_err(|e| Error::io("write", std::path::Path::new("<stdout>"), e))?;
-    Ok(exit)
+    match out.flush() {
+        // A reader that stopped early (`dwp verify ... | head`) is not a failure to report.
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(Error::io("write", std::path::Path::new("<stdout>"), e))
+        }
+        _ => Ok(exit),
+    }
 }
 
 fn update_request(args: &UpdateArgs) -> Result<crate::update::UpdateRequest, Error> {

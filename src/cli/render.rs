@@ -445,49 +445,98 @@ pub fn status_all(out: &mut impl Write, lines: &[PlanLine], as_json: bool) -> Ex
     Exit::Ok
 }
 
-pub fn verify(out: &mut impl Write, reports: &[crate::verify::PlanReport], as_json: bool) -> Exit {
+pub fn verify(
+    out: &mut impl Write,
+    reports: &[crate::verify::PlanReport],
+    format: super::Format,
+    strict: bool,
+) -> Exit {
     use crate::verify::VerifyVerdict;
     let verdict = VerifyVerdict::worst(reports.iter().map(|r| r.verdict));
-    if as_json {
-        let document = json!({
-            "dwp": FORMAT_VERSION,
-            "command": "verify",
-            "verdict": verdict,
-            "plans": reports,
-        });
-        let _ = writeln!(out, "{document:#}");
-        return verdict.exit();
-    }
-    for report in reports {
-        let _ = writeln!(out, "{}: {}", report.plan, report.verdict.word());
-        for finding in &report.findings {
-            let task = finding
-                .task
-                .map(|t| format!(" task {t}:"))
-                .unwrap_or_default();
-            let severity = match finding.severity {
-                crate::findings::Severity::Error => "",
-                crate::findings::Severity::Advisory => " (advisory)",
-                crate::findings::Severity::Unverified => " (unverified)",
-            };
-            let line = finding.line.map(|l| format!(":{l}")).unwrap_or_default();
-            let path = finding
-                .path
-                .as_deref()
-                .map(|p| format!(" {p}:"))
-                .unwrap_or_default();
-            let _ = writeln!(
-                out,
-                "  {} {}{line}:{path}{task} {}{severity}",
-                finding.code, finding.file, finding.message
-            );
-            if let Some(hint) = &finding.hint {
-                let _ = writeln!(out, "    hint: {hint}");
+    match format {
+        super::Format::Json => {
+            let document = json!({
+                "dwp": FORMAT_VERSION,
+                "command": "verify",
+                "verdict": verdict,
+                "plans": reports,
+            });
+            let _ = writeln!(out, "{document:#}");
+        }
+        super::Format::Sarif => {
+            let cwd = std::env::current_dir().ok();
+            let log = super::sarif::log(reports, strict, cwd.as_deref());
+            let _ = writeln!(out, "{log:#}");
+        }
+        super::Format::Human => {
+            for report in reports {
+                verify_plan_text(out, report);
+            }
+            if reports.len() > 1 {
+                let _ = writeln!(out, "{} plans: {}", reports.len(), verdict.word());
             }
         }
     }
-    if reports.len() > 1 {
-        let _ = writeln!(out, "{} plans: {}", reports.len(), verdict.word());
-    }
     verdict.exit()
+}
+
+/// One plan: a header with the verdict and counts, then each finding as
+/// `file:line: severity CODE: $.json.path: message` and its hint, grouped by file (the findings
+/// arrive sorted by file and line).
+fn verify_plan_text(out: &mut impl Write, report: &crate::verify::PlanReport) {
+    use crate::findings::Severity;
+    let count = |severity: Severity, word: &str| {
+        let n = report
+            .findings
+            .iter()
+            .filter(|f| f.severity == severity)
+            .count();
+        (n > 0).then(|| format!("{n} {word}{}", if n == 1 { "" } else { "s" }))
+    };
+    let counts: Vec<String> = [
+        count(Severity::Error, "error"),
+        count(Severity::Unverified, "unverified check"),
+        count(Severity::Advisory, "advisory"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let counts = if counts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", counts.join(", "))
+    };
+    let _ = writeln!(out, "{}: {}{counts}", report.plan, report.verdict.word());
+    let mut previous_file: Option<&str> = None;
+    for finding in &report.findings {
+        if previous_file.is_some_and(|f| f != finding.file) {
+            let _ = writeln!(out);
+        }
+        previous_file = Some(&finding.file);
+        let line = finding.line.map(|l| format!(":{l}")).unwrap_or_default();
+        let severity = match finding.severity {
+            Severity::Error => "error",
+            Severity::Advisory => "advisory",
+            Severity::Unverified => "unverified",
+        };
+        // Most messages already name their task; say it only where they do not.
+        let task = finding
+            .task
+            .filter(|t| !finding.message.contains(&format!("task {t}")))
+            .map(|t| format!("task {t}: "))
+            .unwrap_or_default();
+        let path = finding
+            .path
+            .as_deref()
+            .map(|p| format!("{p}: "))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "  {}{line}: {severity} {}: {path}{task}{}",
+            finding.file, finding.code, finding.message
+        );
+        if let Some(hint) = &finding.hint {
+            let _ = writeln!(out, "    hint: {hint}");
+        }
+    }
 }
