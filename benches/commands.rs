@@ -13,6 +13,9 @@
 //!   plan, adding distinct gate records: total time, updates per second, all 200 present.
 //! - reconcile: median of the check on Full plans of 100, 1,000 and 10,000 tasks, in-process and
 //!   through the binary.
+//! - verify: median of `dwp verify` on one Full plan of 100, 1,000 and 10,000 tasks (in-process
+//!   and binary), and of `dwp verify --all` on a workspace of 1,000 plans of 10 tasks, on every
+//!   core and pinned to one (`taskset -c 0`), to show the parallel speed-up.
 
 use dwp::model::TaskStatus;
 use dwp::reconcile::{ReconcileRequest, reconcile};
@@ -228,6 +231,115 @@ fn bench_reconcile(root: &Path) {
     println!();
 }
 
+fn bench_verify(root: &Path) {
+    println!("## dwp verify (Full v5 plans, half completed; median of N runs)\n");
+    println!("| tasks | N | in-process (ms) | per 1,000 tasks (ms) | binary (ms) |");
+    println!("|---:|---:|---:|---:|---:|");
+    for tasks in [100usize, 1_000, 10_000] {
+        let plan = SynthPlan::new(&format!("PLAN_bench_verify_n{tasks}"), tasks)
+            .completed(tasks / 2)
+            .write(root)
+            .expect("write plan");
+        let runs = if quick() {
+            3
+        } else if tasks >= 10_000 {
+            15
+        } else {
+            60
+        };
+        let samples: Vec<Duration> = (0..runs)
+            .map(|_| {
+                let started = Instant::now();
+                let report = dwp::verify::verify_plan(&plan, false);
+                let took = started.elapsed();
+                assert!(report.findings.is_empty(), "{:?}", report.findings);
+                took
+            })
+            .collect();
+        let ms = median_ms(samples);
+        let binary = release_binary().map(|dwp| {
+            median_ms(
+                (0..runs.min(30))
+                    .map(|_| time_binary(&dwp, &["verify".as_ref(), plan.as_os_str()], None))
+                    .collect(),
+            )
+        });
+        let binary = binary.map_or("(no release binary)".into(), |ms| format!("{ms:.2}"));
+        println!(
+            "| {tasks} | {runs} | {ms:.2} | {:.2} | {binary} |",
+            ms * 1000.0 / tasks as f64
+        );
+    }
+    println!();
+
+    let workspace = root.join("workspace");
+    let plans = workspace.join(".dwp").join("plans");
+    fs::create_dir_all(&plans).unwrap();
+    let count = if quick() { 100 } else { 1_000 };
+    for index in 0..count {
+        SynthPlan::new(&format!("PLAN_bench_workspace_{index:04}"), 10)
+            .completed(index % 10)
+            .write(&plans)
+            .expect("write plan");
+    }
+    let Some(dwp) = release_binary() else {
+        println!("(no release binary: workspace skipped)\n");
+        return;
+    };
+    let runs = if quick() { 2 } else { 7 };
+    let args = ["verify".as_ref(), "--all".as_ref(), workspace.as_os_str()];
+    let parallel = median_ms((0..runs).map(|_| time_binary(&dwp, &args, None)).collect());
+    let pinned = has_taskset().then(|| {
+        median_ms(
+            (0..runs)
+                .map(|_| time_binary(&dwp, &args, Some("0")))
+                .collect(),
+        )
+    });
+    println!("## dwp verify --all (a workspace of {count} plans of 10 tasks; median of {runs})\n");
+    println!("| cores | binary (ms) | per plan (ms) |");
+    println!("|---|---:|---:|");
+    println!(
+        "| all ({}) | {parallel:.0} | {:.2} |",
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        parallel / count as f64
+    );
+    if let Some(pinned) = pinned {
+        println!(
+            "| one (`taskset -c 0`) | {pinned:.0} | {:.2} |",
+            pinned / count as f64
+        );
+        println!("\nspeed-up on all cores: {:.2}x\n", pinned / parallel);
+    }
+}
+
+/// Wall time of one run of the release binary (optionally pinned with `taskset -c CPUS`); it
+/// must succeed.
+fn time_binary(dwp: &Path, args: &[&std::ffi::OsStr], cpus: Option<&str>) -> Duration {
+    let mut command = match cpus {
+        Some(cpus) => {
+            let mut c = Command::new("taskset");
+            c.args(["-c", cpus]).arg(dwp);
+            c
+        }
+        None => Command::new(dwp),
+    };
+    let started = Instant::now();
+    let status = command.args(args).stdout(Stdio::null()).status().unwrap();
+    let took = started.elapsed();
+    assert!(status.success(), "{dwp:?} {args:?} failed");
+    took
+}
+
+fn has_taskset() -> bool {
+    Command::new("taskset")
+        .arg("-V")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
 fn main() {
     let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
     let wants = |name: &str| filter.as_deref().is_none_or(|f| name.contains(f));
@@ -240,5 +352,8 @@ fn main() {
     }
     if wants("reconcile") {
         bench_reconcile(root.path());
+    }
+    if wants("verify") {
+        bench_verify(root.path());
     }
 }
