@@ -46,8 +46,10 @@ pub fn changed_files(worktree: &Path, source: &ChangedSource) -> Result<Vec<Stri
 
 fn from_list(path: &Path) -> Result<Vec<String>> {
     let bytes = super::read_input(path)?;
-    let text = std::str::from_utf8(&bytes)
-        .map_err(|e| super::rejected_at(path, "line 1", format!("not UTF-8: {e}")))?;
+    let text = std::str::from_utf8(&bytes).map_err(|e| {
+        super::rejected_at(path, "line 1", format!("not UTF-8: {e}"))
+            .with_hint("the list is UTF-8 text, one worktree-relative path per line")
+    })?;
     let mut files = Vec::new();
     for (n, line) in text.lines().enumerate() {
         let line = line.trim_end_matches('\r');
@@ -81,7 +83,8 @@ fn git(worktree: &Path) -> Command {
 fn from_git(worktree: &Path, rev: &str) -> Result<Vec<String>> {
     let place = format!("{}: --changed-from", worktree.display());
     if rev.is_empty() || rev.starts_with('-') {
-        return Err(Error::rejected(place, format!("`{rev}` is not a revision")));
+        return Err(Error::rejected(place, format!("`{rev}` is not a revision"))
+            .with_hint("pass the pull request's base (a branch, tag or commit)"));
     }
     let verify = output(
         git(worktree)
@@ -124,6 +127,7 @@ fn from_git(worktree: &Path, rev: &str) -> Result<Vec<String>> {
                         String::from_utf8_lossy(name)
                     ),
                 )
+                .with_hint("dwp matches globs and reads files by UTF-8 paths; rename the file")
             })
         })
         .collect()

@@ -108,8 +108,10 @@ fn yaml_options() -> serde_saphyr::Options {
 /// Load and check `loop.config.yaml`.
 pub fn load(path: &Path) -> Result<LoopConfig> {
     let bytes = super::read_input(path)?;
-    let text = std::str::from_utf8(&bytes)
-        .map_err(|e| super::rejected_at(path, "$", format!("not UTF-8: {e}")))?;
+    let text = std::str::from_utf8(&bytes).map_err(|e| {
+        super::rejected_at(path, "$", format!("not UTF-8: {e}"))
+            .with_hint("save loop.config.yaml as UTF-8")
+    })?;
     let document: Value = serde_saphyr::from_str_with_options(text, yaml_options())
         .map_err(|e| {
             super::rejected_at(path, "$", format!("not YAML dwp accepts: {}", one_line(&e.to_string())))
@@ -118,7 +120,10 @@ pub fn load(path: &Path) -> Result<LoopConfig> {
     let dod = match &document {
         Value::Null => return Ok(empty(path)),
         Value::Object(map) => map.get("dod"),
-        _ => return Err(super::rejected_at(path, "$", "is not a mapping")),
+        _ => {
+            return Err(super::rejected_at(path, "$", "is not a mapping")
+                .with_hint("loop.config.yaml is a mapping with a `dod:` section"));
+        }
     };
     let Some(dod) = dod else {
         return Ok(empty(path));
@@ -127,13 +132,15 @@ pub fn load(path: &Path) -> Result<LoopConfig> {
     if let Some(first) = LoopSchema::ConfigDod.check(dod, "$.dod").into_iter().next() {
         return Err(
             super::rejected_at(path, &first.path, first.message).with_hint(
-                "see docs/loop.md and schemas/loop-config-dod.schema.json for the dod section",
+                "see docs/loop.md and schemas/loop/config-dod.schema.json for the dod section",
             ),
         );
     }
     let raw: Vec<RawItem> = match dod.get("items") {
-        Some(items) => serde_json::from_value(items.clone())
-            .map_err(|e| super::rejected_at(path, "$.dod.items", e.to_string()))?,
+        Some(items) => serde_json::from_value(items.clone()).map_err(|e| {
+            super::rejected_at(path, "$.dod.items", e.to_string())
+                .with_hint("see docs/loop.md for the dod section")
+        })?,
         None => Vec::new(),
     };
     let mut items = Vec::with_capacity(raw.len());
@@ -146,7 +153,8 @@ pub fn load(path: &Path) -> Result<LoopConfig> {
                     "item `{}` is declared twice (first at $.dod.items[{first}])",
                     raw.id
                 ),
-            ));
+            )
+            .with_hint("every item has its own id: proofs are matched by id"));
         }
         items.push(item(path, index, raw)?);
     }
@@ -219,6 +227,7 @@ fn item(path: &Path, index: usize, raw: RawItem) -> Result<DodItem> {
                             one_line(&e.to_string())
                         ),
                     )
+                    .with_hint("Rust regex syntax (docs.rs/regex); escape a literal metacharacter with `\\`")
                 })?;
             let paths = match raw.paths {
                 Some(globs) => Some(glob_set(path, index, &id, &globs)?),
@@ -253,6 +262,7 @@ fn compile_glob(path: &Path, field: &str, id: &str, glob: &str) -> Result<Glob> 
             field,
             format!("item `{id}`: the glob does not compile: {}", e.kind()),
         )
+        .with_hint("globset syntax: `*`, `**`, `?`, `[ab]`, `{a,b}`, relative to the worktree root")
     })
 }
 

@@ -13,6 +13,10 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 
+/// What a contract looks like, for hints.
+const SHAPE: &str =
+    "a contract is {\"outcomes\": [{\"id\", \"description\", \"check\"?: [argv]}], \"digest\"?}";
+
 /// One outcome of the list.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -74,10 +78,10 @@ fn sorted(value: &Value) -> Value {
 pub fn load(path: &Path) -> Result<Contract> {
     let bytes = super::read_input(path)?;
     let document = crate::json::parse_strict(&bytes)
-        .map_err(|e| super::rejected_at(path, &e.path, e.message))?;
+        .map_err(|e| super::rejected_at(path, &e.path, e.message).with_hint(SHAPE))?;
     let raw: RawContract = serde_path_to_error::deserialize(&document).map_err(|e| {
         super::rejected_at(path, &format!("$.{}", e.path()), e.into_inner().to_string())
-            .with_hint("a contract is {\"outcomes\": [{\"id\", \"description\", \"check\"?: [argv]}], \"digest\"?}")
+            .with_hint(SHAPE)
     })?;
     check_outcomes(path, &raw.outcomes)?;
     if let Some(digest) = &raw.digest
@@ -87,7 +91,8 @@ pub fn load(path: &Path) -> Result<Contract> {
             path,
             "$.digest",
             format!("`{digest}` is not 64 lower-case hex digits"),
-        ));
+        )
+        .with_hint("the digest is written by `dwp loop freeze`, never by hand"));
     }
     Ok(Contract {
         path: path.to_path_buf(),
@@ -112,7 +117,8 @@ fn check_outcomes(path: &Path, outcomes: &[Outcome]) -> Result<()> {
                     "`{}` is not an id (letters, digits, `.`, `_`, `-`; at most 64)",
                     outcome.id
                 ),
-            ));
+            )
+            .with_hint("ids name log files, so they are letters, digits, `.`, `_` and `-`"));
         }
         if let Some(first) = outcomes[..i].iter().position(|o| o.id == outcome.id) {
             return Err(super::rejected_at(
@@ -122,7 +128,8 @@ fn check_outcomes(path: &Path, outcomes: &[Outcome]) -> Result<()> {
                     "outcome `{}` is declared twice (first at $.outcomes[{first}])",
                     outcome.id
                 ),
-            ));
+            )
+            .with_hint("every outcome has its own id: proofs are matched by id"));
         }
         if outcome
             .check
@@ -133,7 +140,8 @@ fn check_outcomes(path: &Path, outcomes: &[Outcome]) -> Result<()> {
                 path,
                 &format!("$.outcomes[{i}].check"),
                 "an empty argv proves nothing",
-            ));
+            )
+            .with_hint("`check` is an argv such as [\"cargo\", \"test\"], or absent"));
         }
     }
     Ok(())
@@ -196,10 +204,9 @@ pub fn freeze(path: &Path) -> Result<Frozen> {
     if let Value::Object(map) = &mut document {
         map.insert("digest".into(), Value::String(contract.actual.clone()));
     } else {
-        return Err(Error::rejected(
-            path.display().to_string(),
-            "is not a JSON object",
-        ));
+        return Err(
+            Error::rejected(path.display().to_string(), "is not a JSON object").with_hint(SHAPE),
+        );
     }
     crate::store::write_atomic(path, &crate::store::canonical_bytes(&document))?;
     Ok(frozen(true))

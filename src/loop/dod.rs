@@ -289,6 +289,9 @@ fn first_match(
                 return Err(Error::rejected(
                     format!("changed file: {file}"),
                     format!("resolves to {}, outside the worktree", target.display()),
+                )
+                .with_hint(
+                    "dwp never reads outside the worktree: a changed symlink must stay inside it",
                 ));
             }
             Err(failure) => {

@@ -18,7 +18,7 @@ pub fn gates_from_verify(path: &Path) -> Result<Vec<Gate>> {
             &first.path,
             format!("does not match the verify.json schema: {}", first.message),
         )
-        .with_hint("see docs/loop.md and schemas/loop-verify.schema.json")
+        .with_hint("see docs/loop.md and schemas/loop/verify.schema.json")
     })?;
     if verify.outcomes.is_empty() {
         return Err(

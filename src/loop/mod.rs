@@ -92,7 +92,8 @@ pub fn worktree_dir(worktree: &Path) -> Result<PathBuf> {
         Ok(_) => Err(Error::rejected(
             worktree.display().to_string(),
             "the worktree is not a directory",
-        )),
+        )
+        .with_hint("pass the worker's worktree root folder")),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Error::rejected(
             worktree.display().to_string(),
             "the worktree does not exist",
@@ -119,8 +120,10 @@ pub(crate) fn read_input(path: &Path) -> Result<Vec<u8>> {
     let root = resolved.parent().map(Path::to_path_buf).unwrap_or(dir);
     crate::store::read_artifact(&resolved, &root).map_err(|failure| match failure {
         ReadFailure::Io(e) => Error::io("read", path, e),
-        ReadFailure::Missing => Error::rejected(path.display().to_string(), "file not found"),
-        other => Error::rejected(path.display().to_string(), other.to_string()),
+        ReadFailure::Missing => Error::rejected(path.display().to_string(), "file not found")
+            .with_hint("check the path given on the command line"),
+        other => Error::rejected(path.display().to_string(), other.to_string())
+            .with_hint("pass a regular file"),
     })
 }
 

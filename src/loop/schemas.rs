@@ -1,5 +1,6 @@
-//! The loop's JSON Schemas (`schemas/loop-*.schema.json`), embedded with `include_str!` and
-//! compiled once per process, like the plan schemas in [`crate::schema`].
+//! The loop's JSON Schemas (`schemas/loop/*.schema.json`), embedded with `include_str!` and
+//! compiled once per process, like the plan schemas in [`crate::schema`]. They live in their own
+//! folder: `schemas/` itself holds the plan generations the parity corpus checks.
 
 use crate::schema::{Violation, compile, violations};
 use jsonschema::Validator;
@@ -17,19 +18,20 @@ pub enum LoopSchema {
 impl LoopSchema {
     pub const ALL: [LoopSchema; 3] = [LoopSchema::Verify, LoopSchema::Dod, LoopSchema::ConfigDod];
 
+    /// The file name under `schemas/loop/`.
     pub fn file_name(self) -> &'static str {
         match self {
-            LoopSchema::Verify => "loop-verify.schema.json",
-            LoopSchema::Dod => "loop-dod.schema.json",
-            LoopSchema::ConfigDod => "loop-config-dod.schema.json",
+            LoopSchema::Verify => "verify.schema.json",
+            LoopSchema::Dod => "dod.schema.json",
+            LoopSchema::ConfigDod => "config-dod.schema.json",
         }
     }
 
-    fn text(self) -> &'static str {
+    pub fn text(self) -> &'static str {
         match self {
-            LoopSchema::Verify => include_str!("../../schemas/loop-verify.schema.json"),
-            LoopSchema::Dod => include_str!("../../schemas/loop-dod.schema.json"),
-            LoopSchema::ConfigDod => include_str!("../../schemas/loop-config-dod.schema.json"),
+            LoopSchema::Verify => include_str!("../../schemas/loop/verify.schema.json"),
+            LoopSchema::Dod => include_str!("../../schemas/loop/dod.schema.json"),
+            LoopSchema::ConfigDod => include_str!("../../schemas/loop/config-dod.schema.json"),
         }
     }
 
@@ -67,6 +69,23 @@ mod tests {
                 "{}",
                 schema.file_name()
             );
+        }
+    }
+
+    #[test]
+    fn schemas_loop_holds_exactly_the_embedded_schemas() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/loop");
+        let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        on_disk.sort();
+        let mut embedded: Vec<&str> = LoopSchema::ALL.iter().map(|s| s.file_name()).collect();
+        embedded.sort();
+        assert_eq!(on_disk, embedded);
+        for schema in LoopSchema::ALL {
+            let file = std::fs::read_to_string(dir.join(schema.file_name())).unwrap();
+            assert_eq!(file, schema.text(), "{}", schema.file_name());
         }
     }
 
