@@ -1249,3 +1249,60 @@ fn update_gates_from_an_invalid_verify_json_is_refused() {
         stderr(&out)
     );
 }
+
+#[test]
+fn dod_changed_from_counts_uncommitted_edits_of_tracked_files() {
+    let work = Work::empty();
+    let config = work.outside("loop.config.yaml", CHANGE_CONFIG);
+    work.git(&["init", "-q", "-b", "main"]);
+    work.write("src/lib.rs", "base\n");
+    work.git(&["add", "-A"]);
+    work.git(&["commit", "-q", "-m", "base"]);
+    work.write("src/lib.rs", "base\n// FIXME uncommitted\n");
+    let (_, document) = dod_json(&work, &config, None, &["--changed-from", "main"]);
+    assert_eq!(
+        item(&document, "no-todo")["verdict"],
+        "failed",
+        "{document:#}"
+    );
+    assert_eq!(
+        item(&document, "no-todo")["evidence"],
+        "`src/lib.rs` line 2 matches `TODO|FIXME`"
+    );
+}
+
+#[test]
+fn prove_accepts_an_unfrozen_contract_but_not_an_edited_frozen_one() {
+    let work = Work::example();
+    let contract = work.path("contract.json");
+    let mut document = work.json("contract.json");
+    document.as_object_mut().unwrap().remove("digest");
+    fs::write(&contract, document.to_string()).unwrap();
+    let out = prove_example(&work, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = work.run(&["loop", "freeze", &work.s(&contract)]);
+    assert_eq!(out.status.code(), Some(0));
+    let mut frozen = work.json("contract.json");
+    frozen["outcomes"][1]["check"] = json!(["true"]);
+    fs::write(&contract, frozen.to_string()).unwrap();
+    let before = work.loop_hashes();
+    let out = prove_example(&work, &[]);
+    assert_refused(&out, "prove", &["the contract changed after dispatch"]);
+    assert_eq!(work.loop_hashes(), before);
+}
+
+#[test]
+fn artifacts_an_empty_plan_md_is_invalid_and_an_optional_invalid_file_counts() {
+    let work = Work::empty();
+    work.write(".ak-loop/verify.json", r#"{"ranAt": "2026-06-09T16:00:00Z", "command": "make test", "exitCode": 0, "outcomes": []}"#);
+    work.write(".ak-loop/plan.md", "  \n");
+    let document = json_out(&work.run(&["--json", "loop", "artifacts", &work.s(&work.dir)]));
+    assert_eq!(
+        document["verdict"], "invalid",
+        "plan.md is not required here, but present and empty"
+    );
+    assert_eq!(
+        document["artifacts"][0]["mismatches"][0]["message"],
+        "is empty"
+    );
+}

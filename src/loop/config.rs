@@ -379,6 +379,18 @@ mod tests {
     }
 
     #[test]
+    fn yaml_1_1_booleans_stay_strings_and_true_is_not_an_argv_word() {
+        let config = load_text("dod:\n  items:\n    - {id: n, description: n, kind: command, command: [echo, n, yes]}\n").unwrap();
+        assert!(
+            matches!(&config.items[0].check, Check::Command(argv) if argv == &["echo", "n", "yes"])
+        );
+        let text = refusal(
+            "dod:\n  items:\n    - {id: t, description: t, kind: command, command: [true]}\n",
+        );
+        assert!(text.contains("$.dod.items[0].command[0]"), "{text}");
+    }
+
+    #[test]
     fn no_dod_section_means_an_empty_project_list() {
         assert!(load_text("delivery: {}\n").unwrap().items.is_empty());
     }

@@ -73,6 +73,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn gates_from_invents_no_exit_code() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("verify.json");
+        std::fs::write(
+            &path,
+            r#"{"ranAt": "2026-06-09T16:00:00Z", "command": "pnpm test", "exitCode": 0,
+                "outcomes": [{"id": "o1", "status": "passed", "evidence": "42 passed"}]}"#,
+        )
+        .unwrap();
+        let gates = gates_from_verify(&path).unwrap();
+        assert_eq!(gates[0].exit_code, None);
+        assert_eq!(gates[0].command, "pnpm test [o1]");
+        assert_eq!(gates[0].last_run, "2026-06-09T16:00:00Z");
+        assert!(gates[0].passes);
+    }
+
+    #[test]
     fn argv_words_with_spaces_are_quoted() {
         let argv = ["grep", "-q", "a b", "it's"].map(String::from);
         assert_eq!(display_argv(&argv), r#"grep -q 'a b' 'it'\''s'"#);
