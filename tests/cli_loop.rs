@@ -1306,3 +1306,55 @@ fn artifacts_an_empty_plan_md_is_invalid_and_an_optional_invalid_file_counts() {
         "is empty"
     );
 }
+
+#[test]
+fn dod_changed_from_in_a_worktree_below_the_repository_root_is_relative_to_the_worktree() {
+    let work = Work::empty();
+    work.git(&["init", "-q", "-b", "main"]);
+    work.write("pkg/src/lib.rs", "base\n");
+    work.write("docs/root-level.md", "base\n");
+    work.git(&["add", "-A"]);
+    work.git(&["commit", "-q", "-m", "base"]);
+    work.write("pkg/docs/guide.md", "# Guide\n");
+    work.write("docs/root-level.md", "changed outside the worktree\n");
+    work.git(&["add", "-A"]);
+    work.git(&["commit", "-q", "-m", "change"]);
+    let config = work.outside("loop.config.yaml", CHANGE_CONFIG);
+    let package = Work {
+        root: tempfile::tempdir().unwrap(),
+        dir: work.path("pkg"),
+    };
+    fs::create_dir_all(package.root.path().join("home")).unwrap();
+    let (_, document) = dod_json(&package, &config, None, &["--changed-from", "HEAD~1"]);
+    assert_eq!(
+        item(&document, "docs")["evidence"],
+        "`docs/guide.md` changed",
+        "{document:#}"
+    );
+    assert_eq!(
+        document["changed"]["count"], 1,
+        "the root's docs/ is outside the worktree"
+    );
+}
+
+#[test]
+fn dod_changed_from_runs_nothing_the_worktrees_git_config_names() {
+    use std::os::unix::fs::PermissionsExt;
+    let work = Work::empty();
+    let config = work.outside("loop.config.yaml", CHANGE_CONFIG);
+    work.git(&["init", "-q", "-b", "main"]);
+    work.write("src/lib.rs", "base\n");
+    work.git(&["add", "-A"]);
+    work.git(&["commit", "-q", "-m", "base"]);
+    let marker = work.root.path().join("hook-ran");
+    let hook = work.outside(
+        "hook.sh",
+        &format!("#!/bin/sh\ntouch '{}'\nexit 1\n", marker.display()),
+    );
+    fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).unwrap();
+    work.git(&["config", "core.fsmonitor", &work.s(&hook)]);
+    work.write("src/lib.rs", "changed\n");
+    let (_, document) = dod_json(&work, &config, None, &["--changed-from", "main"]);
+    assert_eq!(document["changed"]["count"], 1, "{document:#}");
+    assert!(!marker.exists(), "the worktree's fsmonitor hook ran");
+}

@@ -2,8 +2,9 @@
 //! revision, or a list. Every path stays inside the worktree.
 //!
 //! From git: the files that differ between the merge base of REV and HEAD and the working tree
-//! (`git diff --name-only --merge-base REV`): what the pull request shows, plus anything the
-//! worker changed and has not committed yet. Content is read from the working tree.
+//! (`git diff --name-only --relative --merge-base REV`): what the pull request shows, plus
+//! anything the worker changed and has not committed yet, relative to the worktree (which may be
+//! a folder of a larger repository). Content is read from the working tree.
 
 use crate::error::{Error, Result};
 use std::path::Path;
@@ -70,12 +71,14 @@ fn from_list(path: &Path) -> Result<Vec<String>> {
     Ok(files)
 }
 
+/// git in the worktree. The harness judges a worker's repository, whose own configuration must
+/// not run anything: no fsmonitor hook, no external diff, no textconv filter.
 fn git(worktree: &Path) -> Command {
     let mut command = Command::new("git");
     command
         .arg("-C")
         .arg(worktree)
-        .args(["-c", "core.quotepath=off"])
+        .args(["-c", "core.quotepath=off", "-c", "core.fsmonitor=false"])
         .stdin(Stdio::null());
     command
 }
@@ -102,7 +105,8 @@ fn from_git(worktree: &Path, rev: &str) -> Result<Vec<String>> {
     }
     let diff = output(
         git(worktree)
-            .args(["diff", "--name-only", "-z", "--no-renames", "--merge-base"])
+            .args(["diff", "--name-only", "-z", "--no-renames", "--relative"])
+            .args(["--no-ext-diff", "--no-textconv", "--merge-base"])
             .arg(rev)
             .arg("--"),
     )?;
