@@ -138,6 +138,9 @@ pub struct UpdateArgs {
     /// A closed gate object {command, passes, exit_code, last_run, evidence}. Repeatable.
     #[arg(long, value_name = "JSON")]
     pub gate_json: Vec<String>,
+    /// A loop's verify.json (WORKTREE/.ak-loop/verify.json): each outcome becomes a gate record. Repeatable.
+    #[arg(long, value_name = "PATH")]
+    pub gates_from: Vec<PathBuf>,
     /// Why the task is blocked (with --status blocked).
     #[arg(long, value_name = "TEXT")]
     pub block_reason: Option<String>,
@@ -371,6 +374,9 @@ fn update_request(args: &UpdateArgs) -> Result<crate::update::UpdateRequest, Err
     }
     for text in &args.gate_json {
         gates.push(crate::update::parse_gate_json(text, &now)?);
+    }
+    for path in &args.gates_from {
+        gates.extend(crate::r#loop::gates::gates_from_verify(path)?);
     }
     let wait = wait_duration(args.wait)?;
     Ok(crate::update::UpdateRequest {
