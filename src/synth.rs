@@ -23,6 +23,9 @@ pub struct SynthPlan {
     pub completed: usize,
     pub format: PlanFormat,
     pub generation: Generation,
+    /// Ready for `dwp finalize`: every task but the last completed, the last in progress with a
+    /// passing gate, and the markdown already authored as complete (boxes, Plan Status, logs).
+    pub publishable: bool,
 }
 
 const BASE_TIME: &str = "2026-06-09T14:00:00Z";
@@ -41,7 +44,25 @@ impl SynthPlan {
             completed: 0,
             format: PlanFormat::Full,
             generation: Generation::V5,
+            publishable: false,
         }
+    }
+
+    /// A plan one step from publication (see [`SynthPlan::publishable`]).
+    pub fn ready_to_publish(mut self) -> SynthPlan {
+        self.publishable = true;
+        self.completed = self.tasks.saturating_sub(1);
+        self
+    }
+
+    /// Whether the markdown shows task `id` as done.
+    fn authored_done(&self, id: usize) -> bool {
+        id <= self.completed || self.publishable
+    }
+
+    /// The last task of a publishable plan: in progress, with a passing gate.
+    fn is_publishing(&self, id: usize) -> bool {
+        self.publishable && id == self.tasks
     }
 
     pub fn completed(mut self, completed: usize) -> SynthPlan {
@@ -125,7 +146,7 @@ impl SynthPlan {
                 }),
             ),
         };
-        let gates = done.then(|| {
+        let gates = (done || self.is_publishing(id)).then(|| {
             vec![Gate {
                 command: "cargo test".to_owned(),
                 passes: true,
@@ -141,10 +162,12 @@ impl SynthPlan {
             title: self.title(id),
             status: if done {
                 TaskStatus::Completed
+            } else if self.is_publishing(id) {
+                TaskStatus::InProgress
             } else {
                 TaskStatus::Pending
             },
-            started_at: done.then(|| at(id * 10)),
+            started_at: (done || self.is_publishing(id)).then(|| at(id * 10)),
             completed_at: done.then(|| at(id * 10 + 5)),
             commit: done.then(|| format!("{:07x}", 0xa1b2c3 + id)),
             gates: match (gates, self.generation) {
@@ -163,6 +186,12 @@ impl SynthPlan {
         let v1 = self.generation == Generation::V1;
         let tasks: Vec<Task> = (1..=self.tasks).map(|id| self.task(id)).collect();
         let checkpoint = match self.completed {
+            _ if self.publishable => Field::Value(Checkpoint {
+                task: self.tasks as u64,
+                step: Some("started".to_owned()),
+                at: at(self.tasks * 10),
+                note: Some(format!("task {} started", self.tasks)),
+            }),
             0 => Field::Null,
             k => Field::Value(Checkpoint {
                 task: k as u64,
@@ -174,7 +203,11 @@ impl SynthPlan {
         let mut state = State {
             schema: self.generation.url(DocKind::State),
             plan: self.name.clone(),
-            updated_at: at(self.completed * 10 + 5),
+            updated_at: if self.publishable {
+                at(self.tasks * 10 + 4)
+            } else {
+                at(self.completed * 10 + 5)
+            },
             updated_by: Some(Actor {
                 agent: Some("dwp-synth".to_owned()),
                 model: Some("none".to_owned()),
@@ -195,7 +228,7 @@ impl SynthPlan {
     }
 
     fn task_list_line(&self, id: usize) -> String {
-        let mark = if id <= self.completed { 'x' } else { ' ' };
+        let mark = if self.authored_done(id) { 'x' } else { ' ' };
         let target = match self.format {
             PlanFormat::Full => {
                 let file = self.file_name(id);
@@ -207,7 +240,7 @@ impl SynthPlan {
     }
 
     fn task_body(&self, id: usize, heading: &str, log_heading: &str) -> String {
-        let done = id <= self.completed;
+        let done = self.authored_done(id);
         // The Final Review names its three parts (security, final state, skills).
         let criteria = if self.title(id) == "Final review" {
             "- the security review records no open critical finding\n\
@@ -250,7 +283,11 @@ impl SynthPlan {
             self.tasks,
             self.spec_version(),
             self.format,
-            self.completed,
+            if self.publishable {
+                self.tasks
+            } else {
+                self.completed
+            },
             self.tasks
         );
         for id in 1..=self.tasks {

@@ -89,55 +89,13 @@ pub fn verify_plan(dir: &Path, strict: bool) -> PlanReport {
     let validation = crate::validate::validate_plan(&paths);
     let mut findings = validation.findings;
     let state = validation.state.map(|loaded| loaded.doc);
-    findings.extend(plan_files(&paths));
-    let markdown = reconcile::read_markdown(dir).ok();
-    if let Some(md) = &markdown {
-        findings.extend(readme_rules(&paths, &md.readme));
-    }
     let manifest_version = validation.manifest.map(|m| m.doc.spec_version);
-    findings.extend(standard_rule(
+    findings.extend(plan_rules(
         &paths,
-        markdown.as_ref().and_then(|m| m.readme.standard.as_ref()),
         manifest_version.as_deref(),
+        state.as_ref(),
     ));
-    if let Some(state) = &state {
-        let readme_approval = markdown.as_ref().and_then(|m| m.readme.approval());
-        findings.extend(state_rules(&paths, state, readme_approval));
-        findings.extend(timestamp_order(&paths, state, crate::clock::now()));
-        if let Some(md) = &markdown {
-            let readme = md.readme_path.display().to_string();
-            findings.extend(
-                reconcile::compare(md, state)
-                    .iter()
-                    .map(|d| d.finding(&readme)),
-            );
-            findings.extend(evidence_rules(&paths, state, Some(md)));
-            findings.extend(inventory_rules(&paths, state, md));
-            findings.extend(amendment_rules(state, md));
-            findings.extend(unexecuted_scenarios(&paths, state, md));
-            findings.extend(section_rules(state, md));
-            findings.extend(final_review(state, md));
-        } else {
-            findings.extend(evidence_rules(&paths, state, None));
-        }
-    }
-    findings.extend(publication_rules(&paths));
-    if let Some(state) = state
-        .as_ref()
-        .filter(|s| s.status == crate::model::PlanStatus::Completed)
-    {
-        findings.extend(security_review(&paths));
-        findings.extend(receipt_rules(&paths, state));
-    }
-    for finding in &mut findings {
-        if finding.hint.is_none() {
-            let hint = fix_hint(finding.code);
-            finding.hint = Some(match finding.task {
-                Some(task) => hint.replace("--task N", &format!("--task {task}")),
-                None => hint.to_owned(),
-            });
-        }
-    }
+    add_fix_hints(&mut findings);
     place_json_findings(&paths, &mut findings);
     // Grouped by file, in line order; within a line, in rule order (the sort is stable).
     findings.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
@@ -228,9 +186,106 @@ pub fn fix_hint(code: Code) -> &'static str {
             "publish (or republish) with `dwp finalize`; `dwp finalize --check` lists changes"
         }
         SecurityReview => "update analysis_results/SECURITY_REVIEW.md, then `dwp finalize`",
+        UnfilledLog => "fill the task log before publication, then `dwp finalize`",
         DeadLock => "inspect it with `dwp lock status`, then `dwp lock recover`",
         ApprovalPending => "approve the plan (the README's Approval row) before work starts",
     }
+}
+
+/// Every rule beyond `dwp validate`'s, judged against `state`: the plan's own (read from disk
+/// by [`verify_plan`]) or, for `dwp finalize`, the candidate about to be published.
+pub fn plan_rules(
+    paths: &PlanPaths,
+    manifest_version: Option<&str>,
+    state: Option<&State>,
+) -> Vec<Finding> {
+    let mut findings = plan_files(paths);
+    let markdown = reconcile::read_markdown(&paths.dir).ok();
+    if let Some(md) = &markdown {
+        findings.extend(readme_rules(paths, &md.readme));
+    }
+    findings.extend(standard_rule(
+        paths,
+        markdown.as_ref().and_then(|m| m.readme.standard.as_ref()),
+        manifest_version,
+    ));
+    if let Some(state) = state {
+        let readme_approval = markdown.as_ref().and_then(|m| m.readme.approval());
+        findings.extend(state_rules(paths, state, readme_approval));
+        findings.extend(timestamp_order(paths, state, crate::clock::now()));
+        if let Some(md) = &markdown {
+            let readme = md.readme_path.display().to_string();
+            findings.extend(
+                reconcile::compare(md, state)
+                    .iter()
+                    .map(|d| d.finding(&readme)),
+            );
+            findings.extend(evidence_rules(paths, state, Some(md)));
+            findings.extend(inventory_rules(paths, state, md));
+            findings.extend(amendment_rules(state, md));
+            findings.extend(unexecuted_scenarios(paths, state, md));
+            findings.extend(section_rules(state, md));
+            findings.extend(final_review(state, md));
+        } else {
+            findings.extend(evidence_rules(paths, state, None));
+        }
+    }
+    findings.extend(publication_rules(paths));
+    if let Some(state) = state.filter(|s| s.status == crate::model::PlanStatus::Completed) {
+        if let Some(md) = &markdown {
+            findings.extend(publication_logs(state, md));
+        }
+        findings.extend(security_review(paths));
+        findings.extend(receipt_rules(paths, state));
+    }
+    findings
+}
+
+/// Give every finding without a hint its code's (with the task filled in).
+pub fn add_fix_hints(findings: &mut [Finding]) {
+    for finding in findings {
+        if finding.hint.is_none() {
+            let hint = fix_hint(finding.code);
+            finding.hint = Some(match finding.task {
+                Some(task) => hint.replace("--task N", &format!("--task {task}")),
+                None => hint.to_owned(),
+            });
+        }
+    }
+}
+
+/// A published plan's task logs carry a filled `Skills disposition:` and `Documentation
+/// decision:` (DESIGN.md §3 "Task log": filled before publication).
+fn publication_logs(state: &State, md: &reconcile::PlanMarkdown) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for task in &state.tasks {
+        let Some((path, record)) = md.records.get(&task.id) else {
+            continue;
+        };
+        let Some(log) = &record.log else {
+            continue; // no log at all is DWP057
+        };
+        for (label, line) in [
+            ("Skills disposition", &log.skills_disposition),
+            ("Documentation decision", &log.documentation_decision),
+        ] {
+            if line.as_ref().is_none_or(|l| l.value.trim().is_empty()) {
+                let mut finding = Finding::error(
+                    Code::UnfilledLog,
+                    path.display().to_string(),
+                    format!("task {}'s log has no filled `{label}:` line", task.id),
+                )
+                .task(task.id)
+                .hint(format!(
+                    "fill `{label}:` in task {}'s Completion & Log",
+                    task.id
+                ));
+                finding.line = line.as_ref().map(|l| l.line).or(Some(log.line));
+                findings.push(finding);
+            }
+        }
+    }
+    findings
 }
 
 /// Every `ROOT/.dwp/plans/PLAN_*`, verified on both cores.
