@@ -90,6 +90,7 @@ codes! {
     SecurityReview = 83, "a completed plan lacks analysis_results/SECURITY_REVIEW.md, or it records an open critical finding";
     MalformedReceipt = 84, "analysis_results/FINALIZATION.json is not a receipt (JSON or schema)";
     UnfilledLog = 85, "a completed plan's task log has no filled `Skills disposition:` or `Documentation decision:` line";
+    NotComplete = 86, "a publication candidate with a task that is not completed";
     DeadLock = 90, "the writer lock is held by a process that is gone (advisory)";
     ApprovalPending = 91, "the plan is not approved (advisory)";
 }

@@ -16,6 +16,7 @@ pub mod clock;
 pub mod contract;
 pub mod error;
 pub mod evidence;
+pub mod finalize;
 pub mod findings;
 pub mod invariants;
 pub mod json;

@@ -16,7 +16,8 @@
 //!   replaced;
 //! - a completed or skipped task moves only with `--reopen-reason`, recorded in `outcome.notes`;
 //! - skipping needs `--reopen-reason` too: it is a change of scope made through refine;
-//! - the transition that completes the whole plan is publication, owned by `dwp finalize`.
+//! - the transition that completes the whole plan is publication: the result goes to
+//!   [`crate::finalize::publish_locked`], which checks every artifact and writes the receipt.
 
 use crate::clock;
 use crate::error::{Error, Result};
@@ -73,6 +74,9 @@ pub struct UpdateOutcome {
     pub transition: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
+    /// The receipt, when this update completed (published) the plan.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receipt: Option<String>,
 }
 
 /// The plan folder and state file a target names (the folder, or its `state.json`).
@@ -189,7 +193,10 @@ fn update_locked(
     let changed = next != loaded.doc;
     if changed {
         stamp(&mut next, request, &transition, &now);
-        refuse_plan_completion(&next, request.task)?;
+        if next.derived_status() == crate::model::PlanStatus::Completed {
+            // Completing the last task is publication: finalize checks and writes it.
+            return publish(plan_dir, state_path, &loaded, next, request, &transition);
+        }
     }
     let bytes = if changed {
         store::canonical_bytes(&next)
@@ -225,6 +232,7 @@ fn update_locked(
         new_sha256,
         transition: transition.describe(request.task),
         diff,
+        receipt: None,
     })
 }
 
@@ -782,15 +790,54 @@ fn truncate(text: &str, max_chars: usize) -> String {
 }
 
 /// Completing the last open task publishes the plan: that is `dwp finalize`'s transition.
-fn refuse_plan_completion(next: &State, task: u64) -> Result<()> {
-    if next.derived_status() == crate::model::PlanStatus::Completed {
+/// Hand a state that completes the plan to `dwp finalize` (we hold the lock); a refused
+/// publication refuses the update, listing every problem.
+fn publish(
+    plan_dir: &Path,
+    state_path: &Path,
+    loaded: &Loaded<State>,
+    next: State,
+    request: &UpdateRequest,
+    transition: &Transition,
+) -> Result<UpdateOutcome> {
+    let bytes = store::canonical_bytes(&next);
+    let diff = request
+        .dry_run
+        .then(|| unified_diff(&loaded.bytes, &bytes, &loaded.file));
+    let publication =
+        crate::finalize::publish_locked(plan_dir, state_path, bytes, request.dry_run)?;
+    if publication.verdict != crate::finalize::PublicationVerdict::Published {
+        let problems: Vec<String> = publication
+            .findings
+            .iter()
+            .map(|f| format!("{} {}", f.code, f.render()))
+            .collect();
         return Err(Error::rejected(
-            "--task",
-            format!("completing task {task} completes the plan: publication is `dwp finalize`'s terminal transition"),
+            plan_dir.display().to_string(),
+            format!(
+                "completing task {} publishes the plan, and publication was refused ({} problem{}): {}",
+                request.task,
+                problems.len(),
+                if problems.len() == 1 { "" } else { "s" },
+                problems.join("; ")
+            ),
         )
-        .with_hint("publish with `dwp finalize PLAN`, which checks every artifact and writes a receipt"));
+        .with_hint("fix each problem, then retry; `dwp finalize PLAN --json` lists them one by one"));
     }
-    Ok(())
+    Ok(UpdateOutcome {
+        task: request.task,
+        status: TaskStatus::Completed,
+        completed_count: next.completed_count,
+        task_count: next.task_count,
+        plan_status: next.status,
+        changed: true,
+        dry_run: request.dry_run,
+        old_sha256: loaded.sha256.clone(),
+        new_sha256: publication.state_sha256.clone().unwrap_or_default(),
+        transition: format!("{}; plan published", transition.describe(request.task)),
+        diff,
+        receipt: publication.receipt.clone(),
+    })
 }
 
 /// Field limits of the schema and the shape of each flag, checked before anything is read.

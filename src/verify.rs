@@ -187,6 +187,7 @@ pub fn fix_hint(code: Code) -> &'static str {
         }
         SecurityReview => "update analysis_results/SECURITY_REVIEW.md, then `dwp finalize`",
         UnfilledLog => "fill the task log before publication, then `dwp finalize`",
+        NotComplete => "complete every task with `dwp update` before publishing",
         DeadLock => "inspect it with `dwp lock status`, then `dwp lock recover`",
         ApprovalPending => "approve the plan (the README's Approval row) before work starts",
     }
@@ -1129,6 +1130,11 @@ fn security_review(paths: &PlanPaths) -> Vec<Finding> {
             finding
         })
         .collect()
+}
+
+/// The receipt rules on their own (`dwp finalize --check`), for any state.
+pub fn receipt_findings(paths: &PlanPaths, state: &State) -> Vec<Finding> {
+    receipt_rules(paths, state)
 }
 
 /// A completed v2/v5 plan carries a receipt whose hashes still match the files: the state's

@@ -1572,17 +1572,65 @@ fn field_limits_are_checked_before_anything_is_written() {
 // ---------------------------------------------------------------------------------------------
 
 #[test]
-fn completing_the_last_open_task_is_left_to_finalize() {
+fn completing_the_last_task_is_publication_refused_while_the_markdown_is_not_authored() {
+    // 003 "Verified plan publication": the README index and task logs MUST be authored before
+    // the terminal transition; dwp update hands the completed state to dwp finalize, which
+    // lists every problem and writes nothing.
     let plan = Plan::new(3, 2);
     applied(&plan, &["--task", "3", "--status", "in_progress"]);
+    let before = plan.sha256();
     let run = refused(
         &plan,
         &complete_3_with(&["--gate", "cargo test|0|13 passed"]),
         1,
-        &["completes the plan", "dwp finalize"],
+        &[
+            "publishes the plan",
+            "publication was refused",
+            "DWP040",
+            "DWP065",
+        ],
     );
-    run.assert_place("--task");
-    assert_eq!(plan.state()["status"], "in_progress");
+    run.assert_place(plan.dir.to_str().unwrap());
+    assert_eq!(
+        plan.sha256(),
+        before,
+        "a refused publication writes nothing"
+    );
+    assert!(!plan.dir.join("analysis_results/FINALIZATION.json").exists());
+    assert!(!plan.dir.join(".finalizing.json").exists());
+}
+
+#[test]
+fn completing_the_last_task_of_an_authored_plan_publishes_it_with_a_receipt() {
+    let plan = Plan::from_synth(SynthPlan::new(PLAN_NAME, 3).ready_to_publish());
+    let run = update_at(
+        NOW,
+        &plan,
+        &[
+            "--task",
+            "3",
+            "--status",
+            "completed",
+            "--gate",
+            "cargo test|0|13 passed",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("plan published · receipt "),
+        "{}",
+        run.stdout
+    );
+    plan.assert_no_lock_left("a publication");
+    let state = plan.state();
+    assert_eq!(state["status"], "completed");
+    assert_eq!(state["checkpoint"]["step"], "done");
+    let receipt: Value = serde_json::from_slice(
+        &std::fs::read(plan.dir.join("analysis_results/FINALIZATION.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(receipt["state_sha256"], plan.sha256());
+    assert!(!plan.dir.join(".finalizing.json").exists());
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -105,6 +105,28 @@ pub enum Command {
         #[arg(long)]
         all: bool,
     },
+    /// Publish a completed plan: check every artifact, write state.json and a receipt.
+    #[command(after_help = EXIT_CODES)]
+    Finalize {
+        /// The plan folder, or its state.json.
+        #[arg(value_name = "PLAN")]
+        target: PathBuf,
+        /// The completed state to publish (default: the state with its last task completed).
+        #[arg(long, value_name = "STATE.json")]
+        candidate: Option<PathBuf>,
+        /// Refuse (exit 3) unless state.json still has this sha256.
+        #[arg(long, value_name = "HEX")]
+        expected_sha256: Option<String>,
+        /// Complete an interrupted publication (.finalizing.json), only with its own candidate.
+        #[arg(long, conflicts_with = "check")]
+        recover: bool,
+        /// Recompute the receipt's hashes and list every artifact changed since publication.
+        #[arg(long, conflicts_with_all = ["candidate", "expected_sha256"])]
+        check: bool,
+        /// Retry a held lock for up to this many seconds.
+        #[arg(long, value_name = "SECONDS", default_value_t = 0.0)]
+        wait: f64,
+    },
     /// Loop contracts: the .ak-loop/ phase artifacts and the two-list definition of done.
     #[command(subcommand)]
     Loop(loop_cmd::LoopCommand),
@@ -231,6 +253,9 @@ impl Command {
             Command::Reconcile { .. } => "reconcile",
             Command::Status { .. } => "status",
             Command::Verify { .. } => "verify",
+            Command::Finalize { check: true, .. } => "finalize --check",
+            Command::Finalize { recover: true, .. } => "finalize --recover",
+            Command::Finalize { .. } => "finalize",
             Command::Loop(command) => command.name(),
             Command::Contract(command) => command.name(),
         }
@@ -353,6 +378,32 @@ fn run(cli: &Cli) -> Result<Exit, Error> {
         Command::Status { target, all: true } => {
             let lines = crate::status::summarize_all(target)?;
             render::status_all(&mut out, &lines, cli.json)
+        }
+        Command::Finalize {
+            target,
+            check: true,
+            ..
+        } => {
+            let findings = crate::finalize::check(target)?;
+            render::finalize_check(&mut out, target, &findings, cli.json)
+        }
+        Command::Finalize {
+            target,
+            candidate,
+            expected_sha256,
+            recover,
+            wait,
+            ..
+        } => {
+            check_sha256(expected_sha256.as_deref())?;
+            let request = crate::finalize::FinalizeRequest {
+                candidate: candidate.clone(),
+                expected_sha256: expected_sha256.clone(),
+                recover: *recover,
+                wait: wait_duration(*wait)?,
+            };
+            let publication = crate::finalize::finalize(target, &request)?;
+            render::finalize(&mut out, &publication, cli.json)
         }
         Command::Loop(command) => loop_cmd::run(command, &mut out, cli.json)?,
         Command::Contract(command) => contract_cmd::run(command, &mut out, cli.json)?,

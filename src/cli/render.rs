@@ -98,6 +98,9 @@ pub fn update(out: &mut impl Write, outcome: &UpdateOutcome, as_json: bool) -> E
         outcome.plan_status,
         outcome.new_sha256
     );
+    if let Some(receipt) = &outcome.receipt {
+        let _ = writeln!(out, "plan published · receipt {receipt}");
+    }
     Exit::Ok
 }
 
@@ -539,4 +542,94 @@ fn verify_plan_text(out: &mut impl Write, report: &crate::verify::PlanReport) {
             let _ = writeln!(out, "    hint: {hint}");
         }
     }
+}
+
+pub fn finalize(
+    out: &mut impl Write,
+    publication: &crate::finalize::Publication,
+    as_json: bool,
+) -> Exit {
+    use crate::finalize::PublicationVerdict;
+    let exit = publication.verdict.exit();
+    if as_json {
+        let document = json!({
+            "dwp": FORMAT_VERSION,
+            "command": "finalize",
+            "ok": exit == Exit::Ok,
+            "publication": publication,
+        });
+        let _ = writeln!(out, "{document:#}");
+        return exit;
+    }
+    if let Some(marker) = &publication.recovered_from {
+        let _ = writeln!(
+            out,
+            "interrupted publication found: step {}, started {} by pid {} on {}, candidate sha256 {}, state {}",
+            marker.step,
+            marker.started_at,
+            marker.pid,
+            marker.host,
+            marker.candidate_sha256,
+            if marker.state_already_published {
+                "already published"
+            } else {
+                "not yet published"
+            }
+        );
+    }
+    let word = match publication.verdict {
+        PublicationVerdict::Published => "PUBLISHED",
+        PublicationVerdict::Refused => "REFUSED (nothing written)",
+        PublicationVerdict::Unverified => "UNVERIFIED (nothing claimed)",
+    };
+    let _ = writeln!(out, "{}: {word}", publication.plan);
+    if let Some(receipt) = &publication.receipt {
+        let _ = writeln!(
+            out,
+            "  state.json sha256 {}\n  receipt {receipt}",
+            publication.state_sha256.as_deref().unwrap_or("")
+        );
+    }
+    for finding in &publication.findings {
+        let _ = writeln!(out, "  {} {}", finding.code, finding.render());
+        if let Some(hint) = &finding.hint {
+            let _ = writeln!(out, "    hint: {hint}");
+        }
+    }
+    exit
+}
+
+pub fn finalize_check(
+    out: &mut impl Write,
+    target: &Path,
+    findings: &[Finding],
+    as_json: bool,
+) -> Exit {
+    let exit = if findings.is_empty() {
+        Exit::Ok
+    } else {
+        Exit::Rejected
+    };
+    if as_json {
+        let document = json!({
+            "dwp": FORMAT_VERSION,
+            "command": "finalize --check",
+            "ok": findings.is_empty(),
+            "plan": target.display().to_string(),
+            "findings": findings,
+        });
+        let _ = writeln!(out, "{document:#}");
+        return exit;
+    }
+    if findings.is_empty() {
+        let _ = writeln!(
+            out,
+            "{}: the receipt matches every artifact it covers",
+            target.display()
+        );
+    } else {
+        let _ = writeln!(out, "{}: changed since publication", target.display());
+        write_findings(out, findings);
+    }
+    exit
 }

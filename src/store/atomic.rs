@@ -30,6 +30,12 @@ fn temp_prefix(file_name: &str) -> String {
     format!(".{file_name}.dwp-tmp.")
 }
 
+/// Whether `name` is a temp file of [`write_atomic`] (a writer's, or a killed writer's leftover):
+/// never a plan artifact.
+pub fn is_temp_name(name: &str) -> bool {
+    name.starts_with('.') && name.contains(".dwp-tmp.")
+}
+
 /// Replace `path` with `bytes` durably and atomically. Refuses to write through a symlink.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<WriteOutcome> {
     let dir = match path.parent() {
