@@ -568,14 +568,7 @@ pub fn covered_artifacts(plan_dir: &Path, state: &State) -> Result<Vec<Artifact>
         .iter()
         .map(|s| (*s).to_owned())
         .collect();
-    names.extend(
-        state
-            .tasks
-            .iter()
-            .filter_map(|t| t.locator_value())
-            .filter(|v| !v.starts_with('#'))
-            .map(str::to_owned),
-    );
+    names.extend(crate::receipt::task_files(state));
     names.extend(analysis_results(plan_dir)?);
     for task in &state.tasks {
         for gate in task.gates() {

@@ -33,17 +33,20 @@ pub fn digest_names(state: &State) -> Vec<String> {
     .iter()
     .map(|s| (*s).to_owned())
     .collect();
-    names.extend(
-        state
-            .tasks
-            .iter()
-            .filter_map(|t| t.locator_value())
-            .filter(|v| !v.starts_with('#'))
-            .map(str::to_owned),
-    );
+    names.extend(task_files(state));
     names.sort();
     names.dedup();
     names
+}
+
+/// The task files a state locates (Full plans; Lite anchors are not files).
+pub fn task_files(state: &State) -> impl Iterator<Item = String> + '_ {
+    state
+        .tasks
+        .iter()
+        .filter_map(|t| t.locator_value())
+        .filter(|v| !v.starts_with('#'))
+        .map(str::to_owned)
 }
 
 /// The `artifacts_sha256` of a plan folder.

@@ -500,6 +500,35 @@ fn changed_paths(
         .collect()
 }
 
+/// Run `problem_of` on every case, collecting mismatches named by case; then prove `command`
+/// changed no byte of the fixture tree since `before`, and return the tree's digest.
+fn each_case(
+    root: &Path,
+    cases: &[Case],
+    command: &str,
+    before: &BTreeMap<PathBuf, String>,
+    mismatches: &mut Vec<String>,
+    problem_of: impl Fn(&Case) -> Option<String>,
+) -> BTreeMap<PathBuf, String> {
+    for case in cases {
+        if let Some(problem) = problem_of(case) {
+            mismatches.push(format!(
+                "{} ({}): {problem}",
+                case.name,
+                case.plan.display()
+            ));
+        }
+    }
+    let after = tree_digest(&root.join(FIXTURES));
+    let changed = changed_paths(before, &after);
+    assert!(
+        changed.is_empty(),
+        "`dwp {command}` changed the fixture tree:\n  {}",
+        changed.join("\n  ")
+    );
+    after
+}
+
 #[test]
 fn every_conformance_fixture_gives_exactly_its_expected_findings() {
     let root = repo_root();
@@ -512,30 +541,20 @@ fn every_conformance_fixture_gives_exactly_its_expected_findings() {
     );
 
     let mut mismatches = Vec::new();
-    for case in &cases {
-        let problem = match &case.validate {
+    let after = each_case(
+        &root,
+        &cases,
+        "validate",
+        &before,
+        &mut mismatches,
+        |case| match &case.validate {
             Ok(expected) => check(&root, case, "validate", expected),
             Err(malformed) => Some(format!("malformed fixture: {malformed}")),
-        };
-        if let Some(problem) = problem {
-            mismatches.push(format!(
-                "{} ({}): {problem}",
-                case.name,
-                case.plan.display()
-            ));
-        }
-    }
-
-    let after = tree_digest(&root.join(FIXTURES));
-    let changed = changed_paths(&before, &after);
-    assert!(
-        changed.is_empty(),
-        "`dwp validate` changed the fixture tree:\n  {}",
-        changed.join("\n  ")
+        },
     );
 
     // `dwp reconcile` in check mode, on every fixture: a `reconcile` key is compared exactly;
-    // without one, the command must still not panic (nor, below, change a byte).
+    // without one, the command must still not panic (nor change a byte).
     let with_reconcile = cases
         .iter()
         .filter(|c| c.reconcile.as_ref().is_some_and(|r| r.is_ok()))
@@ -544,8 +563,13 @@ fn every_conformance_fixture_gives_exactly_its_expected_findings() {
         with_reconcile >= MIN_RECONCILE_FIXTURES,
         "only {with_reconcile} fixtures with a `reconcile` key (at least {MIN_RECONCILE_FIXTURES} expected)"
     );
-    for case in &cases {
-        let problem = match &case.reconcile {
+    let after = each_case(
+        &root,
+        &cases,
+        "reconcile",
+        &after,
+        &mut mismatches,
+        |case| match &case.reconcile {
             Some(Err(malformed)) => Some(format!("malformed fixture: {malformed}")),
             Some(Ok(expected)) if expected.bug.is_none() => {
                 check_reconcile(&run_reconcile(&root, case), expected)
@@ -556,43 +580,20 @@ fn every_conformance_fixture_gives_exactly_its_expected_findings() {
                     .contains("panicked")
                     .then(|| format!("reconcile panicked: {}", run.stderr))
             }
-        };
-        if let Some(problem) = problem {
-            mismatches.push(format!(
-                "{} ({}): {problem}",
-                case.name,
-                case.plan.display()
-            ));
-        }
-    }
-    let after_reconcile = tree_digest(&root.join(FIXTURES));
-    let changed = changed_paths(&after, &after_reconcile);
-    assert!(
-        changed.is_empty(),
-        "`dwp reconcile` (check mode) changed the fixture tree:\n  {}",
-        changed.join("\n  ")
+        },
     );
 
     // `dwp verify`, on every fixture: every fixture carries a `verify` key.
-    for case in &cases {
-        let problem = match &case.verify {
+    each_case(
+        &root,
+        &cases,
+        "verify",
+        &after,
+        &mut mismatches,
+        |case| match &case.verify {
             Ok(expected) => check(&root, case, "verify", expected),
             Err(malformed) => Some(format!("malformed fixture: {malformed}")),
-        };
-        if let Some(problem) = problem {
-            mismatches.push(format!(
-                "{} ({}): {problem}",
-                case.name,
-                case.plan.display()
-            ));
-        }
-    }
-    let after_verify = tree_digest(&root.join(FIXTURES));
-    let changed = changed_paths(&after_reconcile, &after_verify);
-    assert!(
-        changed.is_empty(),
-        "`dwp verify` changed the fixture tree:\n  {}",
-        changed.join("\n  ")
+        },
     );
     assert!(
         mismatches.is_empty(),
