@@ -138,8 +138,13 @@ pub struct PlanLine {
 /// Every plan under `ROOT/.dwp/plans/` (folders named `PLAN_*`), sorted by name.
 pub fn plan_dirs(root: &Path) -> Result<Vec<PathBuf>> {
     let plans = root.join(".dwp").join("plans");
-    let entries =
-        std::fs::read_dir(&plans).map_err(|e| crate::Error::io("list plans", &plans, e))?;
+    let entries = std::fs::read_dir(&plans).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => crate::Error::Usage(format!(
+            "{} does not exist: --all takes the repository root that holds .dwp/plans/",
+            plans.display()
+        )),
+        _ => crate::Error::io("list plans", &plans, e),
+    })?;
     let mut dirs: Vec<PathBuf> = entries
         .flatten()
         .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))

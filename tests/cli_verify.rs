@@ -601,3 +601,32 @@ fn an_absent_approval_is_the_readme_row_never_approved_by_default() {
     });
     assert_eq!(found, ["DWP091"]);
 }
+
+#[test]
+fn all_needs_a_root_holding_dwp_plans_and_says_when_there_are_none() {
+    let root = tempfile::tempdir().unwrap();
+    let output = Command::cargo_bin("dwp")
+        .unwrap()
+        .args(["verify", "--all", root.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "a root without .dwp/plans is a usage error"
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains(".dwp/plans does not exist"), "{stderr}");
+
+    std::fs::create_dir_all(root.path().join(".dwp/plans")).unwrap();
+    let output = Command::cargo_bin("dwp")
+        .unwrap()
+        .args(["verify", "--all", root.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "no plans to verify\n"
+    );
+}

@@ -472,6 +472,9 @@ pub fn verify(
             let _ = writeln!(out, "{log:#}");
         }
         super::Format::Human => {
+            if reports.is_empty() {
+                let _ = writeln!(out, "no plans to verify");
+            }
             for report in reports {
                 verify_plan_text(out, report);
             }
