@@ -946,7 +946,7 @@ fn final_review(state: &State, md: &reconcile::PlanMarkdown) -> Vec<Finding> {
         findings.push(located(
             last.id,
             format!(
-                "the last task ({}: {}) is not the Final Review",
+                "the last task, task {} ({}), is not the Final Review",
                 last.id, last.title
             ),
         ));
