@@ -323,12 +323,10 @@ fn render_check(
             format!("task {task} declares no files ({file} is missing)"),
             None,
         ),
-        CheckOutcome::Checked(report) => (
-            report.passed,
-            Some(report.task),
-            String::new(),
-            Some(report),
-        ),
+        CheckOutcome::Checked(report) => {
+            let head = report_lines(report).swap_remove(0);
+            (report.passed, Some(report.task), head, Some(report))
+        }
     };
     if let Some(report) = report {
         warn("contract check", &report.warnings);

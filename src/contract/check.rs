@@ -95,7 +95,8 @@ pub fn check_loaded(plan_dir: &Path, tasks: &PlanTasks, task: Option<u64>) -> Re
                 "declares plan {}, but this plan is {}",
                 declaration.plan, tasks.plan
             ),
-        ));
+        )
+        .with_hint("re-declare the task with `dwp contract declare --replace`"));
     }
     let read = ledger::read(&files.ledger, declaration.ledger_offset, task)?;
     Ok(CheckOutcome::Checked(judge(&declaration, &files, read)?))

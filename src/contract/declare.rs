@@ -135,7 +135,8 @@ fn expectations(root: &Path, request: &DeclareRequest) -> Result<Vec<Expected>> 
         };
         let path = paths::relative_to_root(root, root, raw, &flag)?;
         if out.iter().any(|e| e.path == path) {
-            return Err(Error::rejected(flag, format!("`{path}` is declared twice")));
+            return Err(Error::rejected(flag, format!("`{path}` is declared twice"))
+                .with_hint("name each file once, with one op"));
         }
         let before = snapshot(&root.join(&path))?;
         check_op(op, &before, &path, &flag)?;
@@ -160,7 +161,8 @@ fn split_spec<'a>(spec: &'a str, flag: &str) -> Result<(&'a str, Vec<String>)> {
             return Err(Error::rejected(
                 flag,
                 format!("required symbol `{symbol}` holds whitespace"),
-            ));
+            )
+            .with_hint("symbols are separated by commas: PATH:NAME,OTHER_NAME"));
         }
         if !required.iter().any(|s: &String| s == symbol) {
             required.push(symbol.to_owned());
@@ -180,7 +182,8 @@ pub fn snapshot(path: &Path) -> Result<Snapshot> {
         Ok(meta) if !meta.is_file() => Err(Error::rejected(
             path.display().to_string(),
             "is not a regular file: a contract names files",
-        )),
+        )
+        .with_hint("declare the files inside the folder, one flag each")),
         Ok(_) => Ok(Snapshot {
             exists: true,
             sha256: Some(sha256_file(path)?),
@@ -196,7 +199,8 @@ fn check_op(op: Op, before: &Snapshot, path: &str, flag: &str) -> Result<()> {
         (Op::Delete, false) => "does not exist, so there is nothing to delete",
         _ => return Ok(()),
     };
-    Err(Error::rejected(flag, format!("`{path}` {problem}")))
+    Err(Error::rejected(flag, format!("`{path}` {problem}"))
+        .with_hint("declare each file with the op that will be true at stop: --create, --modify or --delete"))
 }
 
 /// sha256 of a file's bytes, read in blocks.

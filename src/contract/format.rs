@@ -107,7 +107,10 @@ pub fn load_declaration(path: &Path, plan_dir: &Path, task: u64) -> Result<Optio
     let bytes = match crate::store::read_artifact(path, plan_dir) {
         Ok(bytes) => bytes,
         Err(crate::store::ReadFailure::Missing) => return Ok(None),
-        Err(failure) => return Err(Error::rejected(file, failure.to_string())),
+        Err(failure) => {
+            return Err(Error::rejected(file, failure.to_string())
+                .with_hint("the declaration is a regular file inside the plan folder"));
+        }
     };
     let hint = "re-declare it with `dwp contract declare --replace` instead of editing it by hand";
     let value = crate::json::parse_strict(&bytes)

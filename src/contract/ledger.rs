@@ -110,7 +110,8 @@ fn edit_of(source: &RecordSource) -> Result<std::result::Result<Edit, String>> {
             session,
         } => {
             if tool.trim().is_empty() {
-                return Err(Error::rejected("--tool", "the tool name is empty"));
+                return Err(Error::rejected("--tool", "the tool name is empty")
+                    .with_hint("name the tool that made the edit"));
             }
             Ok(Ok(Edit {
                 tool: tool.clone(),
@@ -128,7 +129,10 @@ fn edit_of(source: &RecordSource) -> Result<std::result::Result<Edit, String>> {
                 let base = match used.cwd {
                     Some(dir) if Path::new(&dir).is_absolute() => PathBuf::from(dir),
                     Some(_) => {
-                        return Err(Error::rejected("<stdin>: $.cwd", "is not an absolute path"));
+                        return Err(Error::rejected("<stdin>: $.cwd", "is not an absolute path")
+                            .with_hint(
+                                "the harness sends its working folder as an absolute path",
+                            ));
                     }
                     None => cwd()?,
                 };
@@ -164,7 +168,8 @@ fn root_for(
                 root.display(),
                 declaration.root
             ),
-        ));
+        )
+        .with_hint("leave --root out: a declared task records against its declared root"));
     }
     Ok(declared)
 }
@@ -204,7 +209,8 @@ fn open_append(path: &Path) -> Result<(File, bool)> {
         return Err(Error::rejected(
             path.display().to_string(),
             "is not a regular file (a symlink?): the ledger is a plain file",
-        ));
+        )
+        .with_hint("remove it; dwp creates the ledger on the first record"));
     }
     let open = |create: bool| {
         OpenOptions::new()

@@ -102,10 +102,11 @@ pub(crate) fn ensure_ledger_dir(plan_dir: &Path) -> Result<PathBuf> {
     let dir = plan_dir.join(LEDGER_DIR);
     match std::fs::symlink_metadata(&dir) {
         Ok(meta) if meta.is_dir() => Ok(dir),
-        Ok(_) => Err(Error::rejected(
-            dir.display().to_string(),
-            "exists and is not a folder",
-        )),
+        Ok(_) => Err(
+            Error::rejected(dir.display().to_string(), "exists and is not a folder").with_hint(
+                "move it away: dwp keeps the contract files in the plan's ledger/ folder",
+            ),
+        ),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             std::fs::create_dir(&dir)
                 .or_else(|e| match e.kind() {
@@ -159,8 +160,10 @@ impl PlanTasks {
     pub fn load_quick(plan_dir: &Path) -> Result<PlanTasks> {
         let path = plan_dir.join("state.json");
         let file = path.display().to_string();
-        let bytes = crate::store::read_artifact(&path, plan_dir)
-            .map_err(|f| Error::rejected(file.as_str(), format!("state.json {f}")))?;
+        let bytes = crate::store::read_artifact(&path, plan_dir).map_err(|f| {
+            Error::rejected(file.as_str(), format!("state.json {f}"))
+                .with_hint("`dwp validate` lists every problem")
+        })?;
         let mini: MiniState = serde_json::from_slice(&bytes).map_err(|e| {
             Error::rejected(
                 format!("{file}: $"),
@@ -192,7 +195,8 @@ impl PlanTasks {
                         "there is no task {id}; the plan has tasks 1..{}",
                         self.tasks.len()
                     ),
-                ));
+                )
+                .with_hint("pass the id of a task of this plan"));
             }
             return Ok(Some(id));
         }

@@ -33,6 +33,12 @@ fn layout_root(plan_dir: &Path) -> Option<PathBuf> {
 
 /// The root as an absolute canonical path (every stored path is relative to it).
 pub fn canonical_root(root: &Path) -> Result<PathBuf> {
+    canonical_root_unhinted(root).map_err(|e| {
+        e.with_hint("--root names the repository folder the contract's paths are relative to")
+    })
+}
+
+fn canonical_root_unhinted(root: &Path) -> Result<PathBuf> {
     let canonical = std::fs::canonicalize(root).map_err(|e| {
         Error::rejected(
             root.display().to_string(),
@@ -74,14 +80,16 @@ pub fn relative_to_root(root: &Path, base: &Path, raw: &str, place: &str) -> Res
     let lexical = normalize(&joined).ok_or_else(outside)?;
     let real = canonical_prefix(&lexical);
     let relative = real.strip_prefix(root).map_err(|_| outside())?;
-    let text = relative
-        .to_str()
-        .ok_or_else(|| Error::rejected(place, format!("`{raw}` is not UTF-8")))?;
+    let text = relative.to_str().ok_or_else(|| {
+        Error::rejected(place, format!("`{raw}` is not UTF-8"))
+            .with_hint("contract paths are stored as UTF-8 JSON strings")
+    })?;
     if text.is_empty() {
         return Err(Error::rejected(
             place,
             format!("`{raw}` is the repository root itself, not a file"),
-        ));
+        )
+        .with_hint("name a file inside the repository"));
     }
     Ok(text.to_owned())
 }
