@@ -137,6 +137,7 @@ struct MiniState {
 
 #[derive(Deserialize)]
 struct MiniTask {
+    #[serde(deserialize_with = "crate::model::int::u64")]
     id: u64,
     status: crate::model::TaskStatus,
 }
