@@ -877,6 +877,7 @@ fn concurrent_appends_from_8_processes_give_4000_well_formed_lines() {
                 .env("PLAN", &repo.plan)
                 .env("P", p.to_string())
                 .env("DWP_TEST_NOW", NOW)
+                .env_remove("HOME")
                 .spawn()
                 .expect("spawn a writer")
         })
@@ -909,4 +910,128 @@ fn sha256_hex(bytes: &[u8]) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// More ladder and record rules
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn ladder_a_new_declaration_starts_a_new_ladder() {
+    let repo = Repo::new();
+    repo.declare(&["--delete", "src/x.rs"]);
+    assert_eq!(repo.stop(false).code, 2);
+    assert_eq!(repo.stop(true).code, 2);
+    repo.declare(&["--replace", "--modify", "src/y.rs"]);
+    let after = repo.stop(true);
+    assert_eq!(after.code, 2, "{after:?}");
+    assert!(after.stderr.contains("failure 1 of 3"), "{after:?}");
+}
+
+#[test]
+fn ladder_allows_the_third_stop_even_when_the_task_cannot_be_marked_blocked() {
+    let repo = Repo::new();
+    repo.declare(&["--delete", "src/x.rs"]);
+    // The updater refuses every change to an unapproved plan.
+    let mut state = repo.state();
+    state["approval"] = json!("pending");
+    fs::write(
+        repo.plan.join("state.json"),
+        serde_json::to_vec_pretty(&state).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(repo.stop(false).code, 2);
+    assert_eq!(repo.stop(true).code, 2);
+    let third = repo.stop(true);
+    assert_eq!(third.code, 0, "the loop ends: {third:?}");
+    assert!(
+        third.stdout.contains("marking the task blocked failed too"),
+        "{third:?}"
+    );
+    assert!(third.stdout.contains("NOT met"), "{third:?}");
+    assert_eq!(repo.state()["tasks"][2]["status"], "in_progress");
+}
+
+#[test]
+fn ladder_with_nowhere_to_count_blocks_once_then_allows_when_stop_hook_active() {
+    let repo = Repo::new();
+    let missing = repo.root.join(".dwp/plans/PLAN_gone_away");
+    let args = ["contract", "check", "--hook", missing.to_str().unwrap()];
+    let first = repo.run(&args, Some(&stop_payload(false)));
+    assert_eq!(first.code, 2, "{first:?}");
+    assert!(first.stderr.contains("state.json not found"), "{first:?}");
+    let again = repo.run(&args, Some(&stop_payload(true)));
+    assert_eq!(again.code, 0, "{again:?}");
+    assert!(
+        again.stdout.contains("NO file contract was verified"),
+        "{again:?}"
+    );
+}
+
+#[test]
+fn record_for_an_explicit_task_and_root_must_agree_with_the_declaration() {
+    let repo = Repo::new();
+    repo.declare(&["--modify", "src/y.rs"]);
+    let run = repo.run(
+        &[
+            "contract", "record", "PLAN", "--task", "3", "--path", "src/y.rs", "--op", "modify",
+            "--tool", "Edit",
+        ],
+        None,
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(repo.ledger_lines()[0]["taskId"], 3);
+    let elsewhere = tempfile::tempdir().unwrap();
+    refused(
+        &repo,
+        &[
+            "contract",
+            "record",
+            "PLAN",
+            "--root",
+            elsewhere.path().to_str().unwrap(),
+            "--path",
+            "src/y.rs",
+            "--op",
+            "modify",
+            "--tool",
+            "Edit",
+        ],
+        None,
+        &["is not the declared root"],
+        "--root",
+    );
+    refused(
+        &repo,
+        &[
+            "contract", "record", "PLAN", "--task", "9", "--path", "src/y.rs", "--op", "modify",
+            "--tool", "Edit",
+        ],
+        None,
+        &["there is no task 9"],
+        "--task",
+    );
+}
+
+#[test]
+fn hook_json_reports_the_verdict_and_the_count() {
+    let repo = Repo::new();
+    repo.declare(&["--delete", "src/x.rs"]);
+    let run = repo.run(
+        &["--json", "contract", "check", "--hook", "PLAN"],
+        Some(&stop_payload(false)),
+    );
+    assert_eq!(run.code, 2, "{run:?}");
+    let doc: Value = serde_json::from_str(&run.stdout).expect("one JSON document");
+    assert_eq!(doc["command"], "contract check");
+    assert_eq!(doc["verdict"], "block");
+    assert_eq!(doc["consecutive_failures"], 1);
+    assert_eq!(
+        doc["report"]["expectations"][0]["problems"][0],
+        "still exists: it was to be deleted"
+    );
+    assert!(
+        run.stderr.contains("src/x.rs (delete)"),
+        "the reason is on stderr too: {run:?}"
+    );
 }
