@@ -243,9 +243,8 @@ fn on_failure(
     let path = ladder_path(plan_dir, task);
     let mut warnings = Vec::new();
     let mut state = read_state(&path, task, &mut warnings);
-    let now = crate::clock::now_rfc3339();
     state.consecutive_failures += 1;
-    state.last_failure_at = Some(now.clone());
+    state.last_failure_at = Some(crate::clock::now_rfc3339());
     state.last_failure = failure.lines.clone();
     if let Err(e) = write_state(plan_dir, &path, &state) {
         warnings.push(format!("the retry count could not be written: {e}"));
@@ -267,38 +266,46 @@ fn on_failure(
         outcome.message = block_message(task, &failure, count);
         return outcome;
     }
+    tier3(plan_dir, &path, state, &failure, outcome)
+}
+
+/// Tier 3: mark the task blocked (or say why it could not be) and allow the stop.
+fn tier3(
+    plan_dir: &Path,
+    path: &Path,
+    mut state: LadderState,
+    failure: &Failure,
+    mut outcome: HookOutcome,
+) -> HookOutcome {
+    let count = state.consecutive_failures;
+    let lines = bullet(&failure.lines);
     outcome.verdict = Verdict::Allow;
-    let Some(task) = task else {
+    let Some(task) = state.task else {
         outcome.message = format!(
-            "dwp contract check could not run {count} times in a row; the stop is allowed so the loop ends, but NO file contract was verified:\n{}",
-            bullet(&failure.lines)
+            "dwp contract check could not run {count} times in a row; the stop is allowed so the loop ends, but NO file contract was verified:\n{lines}"
         );
         return outcome;
     };
-    match escalate(plan_dir, task, &failure, count) {
-        Ok(()) => {
-            state.consecutive_failures = 0;
-            state.escalations += 1;
-            state.last_escalated_at = Some(now);
-            if let Err(e) = write_state(plan_dir, &path, &state) {
-                outcome
-                    .warnings
-                    .push(format!("the retry count could not be reset: {e}"));
-            }
-            outcome.consecutive_failures = 0;
-            outcome.escalated = true;
-            outcome.message = format!(
-                "the file contract of task {task} failed {count} consecutive checks: task {task} is now BLOCKED (see `dwp status`); the stop is allowed and the orchestrator owns the fix:\n{}",
-                bullet(&failure.lines)
-            );
-        }
-        Err(e) => {
-            outcome.message = format!(
-                "the file contract of task {task} failed {count} consecutive checks, and marking the task blocked failed too ({e}); the stop is allowed so the loop ends, but the contract is NOT met:\n{}",
-                bullet(&failure.lines)
-            );
-        }
+    if let Err(e) = escalate(plan_dir, task, failure, count) {
+        outcome.message = format!(
+            "the file contract of task {task} failed {count} consecutive checks, and marking the task blocked failed too ({e}); the stop is allowed so the loop ends, but the contract is NOT met:\n{lines}"
+        );
+        return outcome;
     }
+    // A task whose blocker is resolved later gets a fresh ladder.
+    state.consecutive_failures = 0;
+    state.escalations += 1;
+    state.last_escalated_at = state.last_failure_at.clone();
+    if let Err(e) = write_state(plan_dir, path, &state) {
+        outcome
+            .warnings
+            .push(format!("the retry count could not be reset: {e}"));
+    }
+    outcome.consecutive_failures = 0;
+    outcome.escalated = true;
+    outcome.message = format!(
+        "the file contract of task {task} failed {count} consecutive checks: task {task} is now BLOCKED (see `dwp status`); the stop is allowed and the orchestrator owns the fix:\n{lines}"
+    );
     outcome
 }
 
