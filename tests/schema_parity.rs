@@ -973,6 +973,20 @@ fn embedded_schemas_parse_to_the_files_in_the_schemas_dir() {
         "the embedded receipt schema differs from schemas/finalization-receipt.schema.json"
     );
     embedded_names.insert("finalization-receipt.schema.json".to_owned());
+    // The file contract's schemas are embedded by `dwp::contract::format` (issue #8).
+    for embedded in [
+        dwp::contract::format::EXPECTED_SCHEMA,
+        dwp::contract::format::LEDGER_LINE_SCHEMA,
+    ] {
+        let value: Value = serde_json::from_str(embedded.text).expect("contract schema is JSON");
+        assert_eq!(
+            value,
+            read_json(&dir.join(embedded.file_name)),
+            "the embedded {} differs from the file in schemas/",
+            embedded.file_name
+        );
+        embedded_names.insert(embedded.file_name.to_owned());
+    }
     let on_disk: HashSet<String> = std::fs::read_dir(&dir)
         .expect("schemas/ is readable")
         .map(|entry| {

@@ -20,6 +20,7 @@ Exit codes:
   0  success: valid, conformant, written
   1  rejected or findings: nothing was written
   2  usage error
+  2  contract check --hook: the stop is blocked (the Stop hook protocol), reason on stderr
   3  contention: the lock is held or the snapshot moved; re-read and retry
   4  I/O failure (disk full, fsync failed): nothing claimed
   5  UNVERIFIED: a check could not be made, so no claim either way";
