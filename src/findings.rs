@@ -93,6 +93,7 @@ codes! {
     NotComplete = 86, "a publication candidate with a task that is not completed";
     DeadLock = 90, "the writer lock is held by a process that is gone (advisory)";
     ApprovalPending = 91, "the plan is not approved (advisory)";
+    ActiveBlocker = 92, "the plan is blocked: the blocker's task, reason and needs (advisory)";
 }
 
 impl Code {

@@ -190,6 +190,9 @@ pub fn fix_hint(code: Code) -> &'static str {
         NotComplete => "complete every task with `dwp update` before publishing",
         DeadLock => "inspect it with `dwp lock status`, then `dwp lock recover`",
         ApprovalPending => "approve the plan (the README's Approval row) before work starts",
+        ActiveBlocker => {
+            "provide what it needs, then `dwp update --task N --resolve-blocker --status in_progress`"
+        }
     }
 }
 
@@ -449,6 +452,26 @@ fn state_rules(
                 "the plan is not approved (approval pending)",
             )
             .at("$.approval")
+            .severity(Severity::Advisory),
+        );
+    }
+    if let Some(blocker) = state.blocked.value() {
+        let needs = blocker
+            .needs
+            .as_deref()
+            .map(|n| format!("; needs: {n}"))
+            .unwrap_or_default();
+        findings.push(
+            Finding::error(
+                Code::ActiveBlocker,
+                &file,
+                format!(
+                    "task {} is blocked since {}: {}{needs}",
+                    blocker.task, blocker.since, blocker.reason
+                ),
+            )
+            .at("$.blocked")
+            .task(blocker.task)
             .severity(Severity::Advisory),
         );
     }

@@ -463,7 +463,6 @@ fn ladder_third_consecutive_failure_blocks_the_task_and_allows_the_stop() {
 }
 
 #[test]
-#[ignore = "BUG (src/verify.rs, not owned by #8): `dwp verify` reports nothing about an active blocker, so it cannot show the contract's escalation"]
 fn ladder_escalation_is_shown_by_dwp_verify() {
     let repo = Repo::new();
     repo.declare(&["--delete", "src/x.rs"]);
@@ -472,6 +471,7 @@ fn ladder_escalation_is_shown_by_dwp_verify() {
     }
     assert_eq!(repo.state()["tasks"][2]["status"], "blocked");
     let verify = repo.run(&["verify", "PLAN"], None);
+    assert!(verify.stdout.contains("DWP092"), "{verify:?}");
     assert!(
         verify.stdout.contains("src/x.rs (delete): still exists"),
         "{verify:?}"
