@@ -56,10 +56,10 @@ pub enum Command {
     /// Change one task through the guarded updater (locked, atomic, evidence-checked).
     #[command(after_help = EXIT_CODES)]
     Update(Box<UpdateArgs>),
-    /// Append an amendment record to a task's log, mirrored in PROGRESS.md (--invalidate reopens).
+    /// Append an amendment record to a task's log and PROGRESS.md; --invalidate reopens.
     #[command(after_help = EXIT_CODES)]
     Amend(Box<AmendArgs>),
-    /// Materialize a markdown-only plan: manifest.json (once) and state.json, every task pending.
+    /// Materialize a markdown-only plan: manifest.json once, state.json all pending.
     #[command(after_help = EXIT_CODES)]
     Init {
         /// The plan folder (PLAN_name) holding README.md.
