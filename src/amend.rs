@@ -219,26 +219,16 @@ fn amend_under_lock(
     let task = check_tasks(state, request)?;
     let today = today();
     let source = read_task_source(plan_dir, task)?;
-    let number = next_number(&source, &today)?;
-    let block = Block::new(request, number, &today);
     check_unexecuted_preserve(task, request)?;
-    let replay = block.repeats(&source.record);
-    let number = if replay { number - 1 } else { number };
+    let (number, replay) = numbering(&source, request, &today)?;
     let block = Block::new(request, number, &today);
 
     let state_request = invalidation(request, task, number);
-    if let Some(state_request) = &state_request {
-        let dry = UpdateRequest {
-            dry_run: true,
-            ..state_request.clone()
-        };
-        update::update_under_lock(
-            plan_dir,
-            state_path,
-            &dry,
-            AmendmentCheck::Appending(&today),
-        )?;
-    }
+    // Every check, the state change's included, before the first write.
+    let dry = state_request
+        .clone()
+        .map(|r| UpdateRequest { dry_run: true, ..r });
+    change_state(plan_dir, state_path, dry, AmendmentCheck::Appending(&today))?;
     let reopens = task.status == TaskStatus::Completed && state_request.is_some();
     write_markdown(
         plan_dir,
@@ -248,16 +238,9 @@ fn amend_under_lock(
         reopens.then_some(task.id),
     )?;
     mirror_in_progress(plan_dir, &state.plan, task, request, &block)?;
-    let (status, state_changed, sha256) = match &state_request {
-        Some(state_request) => {
-            let done = update::update_under_lock(
-                plan_dir,
-                state_path,
-                state_request,
-                AmendmentCheck::TaskLog,
-            )?;
-            (done.status, done.changed, done.new_sha256)
-        }
+    let done = change_state(plan_dir, state_path, state_request, AmendmentCheck::TaskLog)?;
+    let (status, state_changed, sha256) = match done {
+        Some(done) => (done.status, done.changed, done.new_sha256),
         None => (task.status, false, loaded.sha256.clone()),
     };
     Ok(AmendOutcome {
@@ -274,6 +257,18 @@ fn amend_under_lock(
         state_changed,
         sha256,
     })
+}
+
+/// The invalidation's guarded update, if there is one.
+fn change_state(
+    plan_dir: &Path,
+    state_path: &Path,
+    request: Option<UpdateRequest>,
+    amendment: AmendmentCheck,
+) -> Result<Option<update::UpdateOutcome>> {
+    request
+        .map(|r| update::update_under_lock(plan_dir, state_path, &r, amendment))
+        .transpose()
 }
 
 /// Today's date (UTC) by the one clock.
@@ -470,6 +465,18 @@ fn next_number(source: &TaskSource, today: &str) -> Result<u64> {
     Ok(last.number.unwrap_or(amendments.len() as u64) + 1)
 }
 
+/// The block's number, and whether the task's latest amendment already is this very block
+/// (a rerun after a crash, which appends nothing).
+fn numbering(source: &TaskSource, request: &AmendRequest, today: &str) -> Result<(u64, bool)> {
+    let next = next_number(source, today)?;
+    let replay = next > 1 && Block::new(request, next - 1, today).is_latest_of(&source.record);
+    Ok(if replay {
+        (next - 1, true)
+    } else {
+        (next, false)
+    })
+}
+
 /// An unexecuted scenario contributes no passing evidence: preserving a passing record of the
 /// command would contradict the amendment (`dwp verify` DWP075).
 fn check_unexecuted_preserve(task: &Task, request: &AmendRequest) -> Result<()> {
@@ -597,13 +604,12 @@ impl Block {
         text
     }
 
-    /// The record's latest amendment is this very block (its predecessor number), dated today:
-    /// a rerun, which appends nothing.
-    fn repeats(&self, record: &TaskRecord) -> bool {
+    /// The record's latest amendment has this block's number, date and fields.
+    fn is_latest_of(&self, record: &TaskRecord) -> bool {
         let Some(last) = record.amendments.last() else {
             return false;
         };
-        last.number == Some(self.number - 1)
+        last.number == Some(self.number)
             && last.date == self.date
             && last.fields.len() == self.fields.len()
             && self

@@ -626,3 +626,57 @@ fn a_plan_folder_without_the_task_record_is_refused() {
     refused(NOW, &plan, &amend_args("2", &[]), 1, &[TASK_2_FILE]);
     assert!(!Path::new(&plan.path(TASK_2_FILE)).exists());
 }
+
+#[test]
+fn invalidation_returns_an_in_progress_task_to_pending() {
+    let plan = Plan::new(PlanFormat::Full);
+    let run = dwp(
+        NOW,
+        &["update", "--task", "3", "--status", "in_progress"],
+        &plan,
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    plan.edit_state(|s| {
+        s["tasks"][2]["gates"] = json!([{"command": "cargo test", "passes": true, "exit_code": 0,
+            "last_run": NOW, "evidence": "3 passed, 0 failed"}]);
+    });
+    amended(
+        NOW,
+        &plan,
+        &amend_args(
+            "3",
+            &["--disposition", "failed gate", "--invalidate", "cargo test"],
+        ),
+    );
+    let state = plan.state();
+    let task = task_of(&state, 3);
+    assert_eq!(task["status"], "pending");
+    assert_eq!(
+        task["gates"][0]["evidence"],
+        "invalidated by refine 2026-06-09: 3 passed, 0 failed"
+    );
+    assert!(
+        plan.text("3.task_synthetic_3.md")
+            .contains("### Amendment 1 — 2026-06-09")
+    );
+}
+
+#[test]
+fn lite_refusals_change_no_byte_of_the_readme() {
+    let plan = Plan::new(PlanFormat::Lite);
+    amended(TOMORROW_NOW, &plan, &amend_args("2", &[]));
+    refused(
+        NOW,
+        &plan,
+        &amend_args("2", &["--reason", "a day earlier"]),
+        1,
+        &["after today", "README.md"],
+    );
+    refused(
+        TOMORROW_NOW,
+        &plan,
+        &amend_args("2", &["--invalidate", "pnpm test"]),
+        1,
+        &["no gate record of `pnpm test`"],
+    );
+}
