@@ -11,6 +11,7 @@
 //! result into [`findings`]. Writers go back through [`store`]: canonical bytes, the lock, the
 //! durable atomic replace. [`cli`] only parses arguments and renders results.
 
+pub mod amend;
 pub mod cli;
 pub mod clock;
 pub mod contract;
@@ -22,6 +23,7 @@ pub mod invariants;
 pub mod json;
 pub mod r#loop;
 pub mod markdown;
+pub mod materialize;
 pub mod model;
 pub mod plan;
 pub mod receipt;

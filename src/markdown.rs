@@ -626,6 +626,22 @@ fn inline_tasks(text: &str, outline: &Outline, lines: &Lines) -> Vec<TaskRecord>
         .collect()
 }
 
+/// Lite: the byte range of task `id`'s `## Task N` section in the README (heading to the next
+/// heading of level 2 or above, or the end), where `dwp amend` appends to its log.
+pub fn inline_task_span(text: &str, id: u64) -> Option<Range<usize>> {
+    let outline = outline(text);
+    let headings = &outline.headings;
+    let (i, heading) = headings
+        .iter()
+        .enumerate()
+        .find(|(_, h)| h.level == 2 && task_line(&h.text).is_some_and(|(n, _)| n == id))?;
+    let end = headings[i + 1..]
+        .iter()
+        .find(|n| n.level <= 2)
+        .map_or(text.len(), |n| n.range.start);
+    Some(heading.range.start..end)
+}
+
 // ---------------------------------------------------------------------------------------------
 // Task records.
 

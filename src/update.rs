@@ -15,6 +15,10 @@
 //!   the blocked task can use, into in_progress or completed; an unrelated blocker is never
 //!   replaced;
 //! - a completed or skipped task moves only with `--reopen-reason`, recorded in `outcome.notes`;
+//!   a completed one also needs an amendment dated today in its task log (`dwp amend`), since
+//!   the spec records the amendment in the log first;
+//! - `invalidate` (only `dwp amend --invalidate`) prefixes every record of a command with
+//!   `invalidated by refine YYYY-MM-DD: ` (once) and returns the task to pending;
 //! - skipping needs `--reopen-reason` too: it is a change of scope made through refine;
 //! - the transition that completes the whole plan is publication: the result goes to
 //!   [`crate::finalize::publish_locked`], which checks every artifact and writes the receipt.
@@ -56,6 +60,18 @@ pub struct UpdateRequest {
     pub model: Option<String>,
     pub wait: Duration,
     pub dry_run: bool,
+    /// Commands whose gate records an amendment invalidates (`dwp amend --invalidate`).
+    pub invalidate: Vec<String>,
+}
+
+/// Where the reopen rule looks for the amendment dated today.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AmendmentCheck<'a> {
+    /// In the task's log on disk (every real write).
+    TaskLog,
+    /// `dwp amend`'s dry run, under the lock, of the amendment dated `date` it appends before
+    /// its real write (which then reads it from the log).
+    Appending(&'a str),
 }
 
 /// What an update did (or, with `--dry-run`, would do).
@@ -164,16 +180,21 @@ pub fn update(target: &Path, request: &UpdateRequest) -> Result<UpdateOutcome> {
     check_request(request)?;
     let (plan_dir, state_path) = resolve_target(target);
     let guard = lock::acquire(&state_path, request.wait)?;
-    let outcome = update_locked(&plan_dir, &state_path, request)?;
+    let outcome = update_under_lock(&plan_dir, &state_path, request, AmendmentCheck::TaskLog)?;
     guard.release()?;
     Ok(outcome)
 }
 
-fn update_locked(
+/// One guarded update with the lock of `state_path` already held by the caller (`dwp amend`
+/// writes the task log and the state under one lock): every check of [`update`] and the same
+/// durable write.
+pub fn update_under_lock(
     plan_dir: &Path,
     state_path: &Path,
     request: &UpdateRequest,
+    amendment: AmendmentCheck,
 ) -> Result<UpdateOutcome> {
+    check_request(request)?;
     refuse_while_finalizing(plan_dir)?;
     // The input must validate, invariants included.
     let loaded = plan::load_state_for_write(plan_dir, state_path, true)?;
@@ -189,7 +210,13 @@ fn update_locked(
     check_preconditions(plan_dir, &loaded)?;
     let now = clock::now_rfc3339();
     let mut next = loaded.doc.clone();
-    let transition = apply(&mut next, request, plan_dir, &now, &loaded.file)?;
+    let context = Context {
+        plan_dir,
+        now: &now,
+        file: &loaded.file,
+        amendment,
+    };
+    let transition = apply(&mut next, request, &context)?;
     let changed = next != loaded.doc;
     if changed {
         stamp(&mut next, request, &transition, &now);
@@ -340,14 +367,22 @@ impl Transition {
     }
 }
 
+/// What [`apply`] reads besides the state and the request.
+struct Context<'a> {
+    plan_dir: &'a Path,
+    now: &'a str,
+    file: &'a str,
+    amendment: AmendmentCheck<'a>,
+}
+
 /// Apply the request to `state` (a copy), or refuse. Changes nothing derived: see [`stamp`].
-fn apply(
-    state: &mut State,
-    request: &UpdateRequest,
-    plan_dir: &Path,
-    now: &str,
-    file: &str,
-) -> Result<Transition> {
+fn apply(state: &mut State, request: &UpdateRequest, context: &Context) -> Result<Transition> {
+    let Context {
+        plan_dir,
+        now,
+        file,
+        ..
+    } = *context;
     let id = request.task;
     let Some(index) = state.tasks.iter().position(|t| t.id == id) else {
         return Err(Error::rejected(
@@ -363,6 +398,7 @@ fn apply(
     let wanted = request.status.unwrap_or(current);
 
     check_blocker(state, request, current, wanted, file)?;
+    invalidate_gates(state, index, &request.invalidate, now)?;
     let added = record_gates(state, index, &request.gates);
     record_outcome(state, index, request);
 
@@ -403,6 +439,9 @@ fn apply(
         }
         (TaskStatus::Completed | TaskStatus::Skipped, to) if to != current => {
             let reason = reopen_reason(request, id, current)?;
+            if current == TaskStatus::Completed {
+                require_amendment_today(plan_dir, &state.tasks[index], context.amendment, now)?;
+            }
             if to == TaskStatus::Completed {
                 return Err(Error::rejected(
                     place("status"),
@@ -563,6 +602,68 @@ fn check_blocker(
         ));
     }
     Ok(())
+}
+
+/// Prefix every record of each command with `invalidated by refine YYYY-MM-DD: ` (never twice):
+/// the records keep their place as history. A command without records is refused.
+fn invalidate_gates(state: &mut State, index: usize, commands: &[String], now: &str) -> Result<()> {
+    let task = &mut state.tasks[index];
+    let date = now.get(..10).unwrap_or(now);
+    for command in commands {
+        let records: Vec<&mut Gate> = task
+            .gates
+            .iter_mut()
+            .flatten()
+            .filter(|g| g.command == *command)
+            .collect();
+        if records.is_empty() {
+            return Err(Error::rejected(
+                "--invalidate",
+                format!(
+                    "task {} has no gate record of `{command}` to invalidate",
+                    task.id
+                ),
+            )
+            .with_hint("name a command exactly as its gate records do (see state.json)"));
+        }
+        for gate in records {
+            let evidence = gate.evidence.as_deref().unwrap_or("");
+            if !evidence::is_invalidated(evidence) {
+                let prefixed = format!("{} {date}: {evidence}", evidence::INVALIDATED_PREFIX);
+                gate.evidence = Some(prefixed.trim_end().to_owned());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The spec records the amendment in the task log before a completed task is reopened: its
+/// log must hold an amendment dated today (the clock's date).
+fn require_amendment_today(
+    plan_dir: &Path,
+    task: &crate::model::Task,
+    check: AmendmentCheck,
+    now: &str,
+) -> Result<()> {
+    let today = now.get(..10).unwrap_or(now);
+    if check == AmendmentCheck::Appending(today) {
+        return Ok(());
+    }
+    let (path, record) = crate::amend::read_task_record(plan_dir, task)?;
+    if record.amendments.iter().any(|a| a.date == today) {
+        return Ok(());
+    }
+    Err(Error::rejected(
+        path.display().to_string(),
+        format!(
+            "task {} is completed and its log holds no amendment dated {today}: record the amendment first (dwp amend)",
+            task.id
+        ),
+    )
+    .with_hint(format!(
+        "dwp amend PLAN --task {} --original ... --observed ... --disposition ... --reason ... --authority ... --affected {}",
+        task.id, task.id
+    )))
 }
 
 fn refuse_if_closed(current: TaskStatus, id: u64, place: &str) -> Result<()> {
@@ -862,6 +963,9 @@ fn check_request(request: &UpdateRequest) -> Result<()> {
         for value in values {
             too_long(flag, value, 300)?;
         }
+    }
+    for command in &request.invalidate {
+        too_long("--invalidate", command, 500)?;
     }
     for gate in &request.gates {
         too_long("--gate command", &gate.command, 500)?;

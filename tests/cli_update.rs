@@ -195,6 +195,36 @@ fn lock_cmd(subcommand: &str, plan: &Plan, args: &[&str]) -> Run {
     execute(command)
 }
 
+/// `dwp amend PLAN --task N ...` at `now`: the amendment the reopen rule asks for, recorded
+/// in the task's log first (a revised criterion, no evidence invalidated).
+fn record_amendment_at(now: &str, plan: &Plan, task: &str) {
+    let mut command = dwp_at(now);
+    command.arg("amend").arg(&plan.dir).args([
+        "--task",
+        task,
+        "--original",
+        "synthetic behaviour is covered by a test",
+        "--observed",
+        "the test cannot reach the network",
+        "--disposition",
+        "revised criterion",
+        "--revised",
+        "synthetic behaviour is covered offline",
+        "--reason",
+        "acceptance criterion amended by refine",
+        "--authority",
+        "user",
+        "--affected",
+        task,
+    ]);
+    let run = execute(command);
+    assert_eq!(run.code, 0, "dwp amend failed:\n{}", run.stderr);
+}
+
+fn record_amendment(plan: &Plan, task: &str) {
+    record_amendment_at(NOW, plan, task);
+}
+
 fn assert_words(text: &str, words: &[&str]) {
     for word in words {
         assert!(text.contains(word), "expected {word:?} in:\n{text}");
@@ -1044,6 +1074,7 @@ fn a_reopened_task_loses_completed_at_and_records_the_reason() {
     let plan = Plan::new(5, 2);
     let original = task_of(&plan.state(), 2)["completed_at"].clone();
     assert!(original.is_string());
+    record_amendment(&plan, "2");
     let state = applied(
         &plan,
         &[
@@ -1323,6 +1354,77 @@ fn a_completed_task_moves_only_with_a_reopen_reason() {
         1,
         &["--reopen-reason"],
     );
+}
+
+#[test]
+fn reopen_rule_a_completed_task_reopens_only_after_an_amendment_dated_today() {
+    let plan = Plan::new(5, 2);
+    let reopen = [
+        "--task",
+        "2",
+        "--status",
+        "in_progress",
+        "--reopen-reason",
+        "criterion amended by refine",
+    ];
+    let run = refused(
+        &plan,
+        &reopen,
+        1,
+        &[
+            "record the amendment first (dwp amend)",
+            "task 2 is completed",
+        ],
+    );
+    run.assert_place("2.task_synthetic_2.md");
+    // An amendment of another day does not count: the log must hold today's.
+    record_amendment_at("2026-06-08T09:00:00Z", &plan, "2");
+    refused(
+        &plan,
+        &reopen,
+        1,
+        &[
+            "no amendment dated 2026-06-09",
+            "record the amendment first (dwp amend)",
+        ],
+    );
+    // Another task's amendment of today does not count either.
+    record_amendment(&plan, "1");
+    refused(
+        &plan,
+        &reopen,
+        1,
+        &["record the amendment first (dwp amend)"],
+    );
+    record_amendment(&plan, "2");
+    let state = applied(&plan, &reopen);
+    assert_eq!(task_of(&state, 2)["status"], "in_progress");
+}
+
+#[test]
+fn reopen_rule_a_lite_task_finds_its_amendment_in_the_readme_section() {
+    let plan = Plan::from_synth(
+        SynthPlan::new(PLAN_NAME, 5)
+            .completed(2)
+            .format(dwp::model::PlanFormat::Lite),
+    );
+    let reopen = [
+        "--task",
+        "2",
+        "--status",
+        "pending",
+        "--reopen-reason",
+        "criterion amended by refine",
+    ];
+    refused(
+        &plan,
+        &reopen,
+        1,
+        &["record the amendment first (dwp amend)"],
+    );
+    record_amendment(&plan, "2");
+    let state = applied(&plan, &reopen);
+    assert_eq!(task_of(&state, 2)["status"], "pending");
 }
 
 #[test]
@@ -2125,6 +2227,7 @@ fn the_updated_state_is_checked_before_it_is_written() {
     // was within its own limit. Here the reopen reason appended to outcome.notes would take
     // the notes past the schema's 1,000 characters.
     let plan = Plan::new(5, 2);
+    record_amendment(&plan, "2");
     plan.edit_state(|s| {
         s["tasks"][1]["outcome"]["notes"] = json!("n".repeat(990));
     });

@@ -8,8 +8,9 @@ mod loop_cmd;
 mod render;
 mod sarif;
 
+use crate::amend::{Authority, Disposition};
 use crate::error::{Error, Exit};
-use crate::model::TaskStatus;
+use crate::model::{Generation, TaskStatus};
 use clap::{Args, Parser, Subcommand};
 use std::io::Write;
 use std::path::PathBuf;
@@ -56,6 +57,32 @@ pub enum Command {
     /// Change one task through the guarded updater (locked, atomic, evidence-checked).
     #[command(after_help = EXIT_CODES)]
     Update(Box<UpdateArgs>),
+    /// Append an amendment record to a task's log and PROGRESS.md; --invalidate reopens.
+    #[command(after_help = EXIT_CODES)]
+    Amend(Box<AmendArgs>),
+    /// Materialize a markdown-only plan: manifest.json once, state.json all pending.
+    #[command(after_help = EXIT_CODES)]
+    Init {
+        /// The plan folder (PLAN_name) holding README.md.
+        #[arg(value_name = "PLAN")]
+        target: PathBuf,
+        /// Who materializes: the agent's display name (manifest created_by.agent).
+        #[arg(long, value_name = "NAME")]
+        agent: Option<String>,
+        /// Who materializes: the model's display name (manifest created_by.model).
+        #[arg(long, value_name = "NAME")]
+        model: Option<String>,
+    },
+    /// Convert a v1 manifest.json/state.json pair to v2 or v5, recorded in PROGRESS.md.
+    #[command(after_help = EXIT_CODES)]
+    Migrate {
+        /// The plan folder.
+        #[arg(value_name = "PLAN")]
+        target: PathBuf,
+        /// The schema generation to convert to: v2 or v5.
+        #[arg(long, value_name = "VERSION", value_parser = parse_generation)]
+        to: Generation,
+    },
     /// Inspect the writer lock, or remove it when its owner is provably gone.
     #[command(subcommand)]
     Lock(LockCommand),
@@ -214,6 +241,52 @@ pub struct UpdateArgs {
     pub dry_run: bool,
 }
 
+#[derive(Debug, Args)]
+pub struct AmendArgs {
+    /// The plan folder, or its state.json.
+    #[arg(value_name = "PLAN")]
+    pub target: PathBuf,
+    /// The task whose criterion changes (its id, 1..N).
+    #[arg(long, value_name = "N")]
+    pub task: u64,
+    /// The original criterion, verbatim.
+    #[arg(long, value_name = "TEXT")]
+    pub original: String,
+    /// What was observed.
+    #[arg(long, value_name = "TEXT")]
+    pub observed: String,
+    /// revised criterion, deferred requirement, unexecuted scenario or failed gate.
+    #[arg(long, value_name = "DISPOSITION", value_parser = parse_disposition)]
+    pub disposition: Disposition,
+    /// The revised criterion (required with --disposition "revised criterion").
+    #[arg(long, value_name = "TEXT")]
+    pub revised: Option<String>,
+    /// Why the criterion changes.
+    #[arg(long, value_name = "TEXT")]
+    pub reason: String,
+    /// Who stands behind it: user, developer or evidence.
+    #[arg(long, value_name = "AUTHORITY", value_parser = parse_authority)]
+    pub authority: Authority,
+    /// The affected task ids, e.g. 2,3.
+    #[arg(long, value_name = "IDS")]
+    pub affected: String,
+    /// The task a deferred requirement moves to (required with "deferred requirement").
+    #[arg(long, value_name = "N")]
+    pub destination: Option<u64>,
+    /// A gate command whose records this amendment invalidates; the task returns to pending. Repeatable.
+    #[arg(long, value_name = "COMMAND")]
+    pub invalidate: Vec<String>,
+    /// A gate command whose evidence stays valid. Repeatable.
+    #[arg(long, value_name = "COMMAND")]
+    pub preserve: Vec<String>,
+    /// Refuse (exit 3) unless state.json still has this sha256.
+    #[arg(long, value_name = "HEX")]
+    pub expected_sha256: Option<String>,
+    /// Retry a held lock for up to this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.0)]
+    pub wait: f64,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum LockCommand {
     /// Whether the lock is held, by whom, since when, and whether that process is alive.
@@ -244,11 +317,32 @@ fn parse_status(text: &str) -> Result<TaskStatus, String> {
     text.parse()
 }
 
+fn parse_disposition(text: &str) -> Result<Disposition, String> {
+    text.parse()
+}
+
+fn parse_authority(text: &str) -> Result<Authority, String> {
+    text.parse()
+}
+
+fn parse_generation(text: &str) -> Result<Generation, String> {
+    match text {
+        "v2" => Ok(Generation::V2),
+        "v5" => Ok(Generation::V5),
+        _ => Err(format!(
+            "`{text}` is not v2 or v5: a v1 plan migrates to one of them"
+        )),
+    }
+}
+
 impl Command {
     fn name(&self) -> &'static str {
         match self {
             Command::Validate { .. } => "validate",
             Command::Update(_) => "update",
+            Command::Amend(_) => "amend",
+            Command::Init { .. } => "init",
+            Command::Migrate { .. } => "migrate",
             Command::Lock(LockCommand::Status { .. }) => "lock status",
             Command::Lock(LockCommand::Recover { .. }) => "lock recover",
             Command::Reconcile { .. } => "reconcile",
@@ -292,6 +386,28 @@ fn run(cli: &Cli) -> Result<Exit, Error> {
             let request = update_request(args)?;
             let outcome = crate::update::update(&args.target, &request)?;
             render::update(&mut out, &outcome, cli.json)
+        }
+        Command::Amend(args) => {
+            check_sha256(args.expected_sha256.as_deref())?;
+            let request = amend_request(args)?;
+            let outcome = crate::amend::amend(&args.target, &request)?;
+            render::amend(&mut out, &outcome, cli.json)
+        }
+        Command::Init {
+            target,
+            agent,
+            model,
+        } => {
+            let creator = crate::materialize::Creator {
+                agent: agent.clone(),
+                model: model.clone(),
+            };
+            let outcome = crate::materialize::init(target, &creator)?;
+            render::init(&mut out, &outcome, cli.json)
+        }
+        Command::Migrate { target, to } => {
+            let outcome = crate::materialize::migrate(target, *to)?;
+            render::migrate(&mut out, &outcome, cli.json)
         }
         Command::Lock(LockCommand::Status { target }) => {
             let (_, state) = crate::update::resolve_target(target);
@@ -451,6 +567,25 @@ fn update_request(args: &UpdateArgs) -> Result<crate::update::UpdateRequest, Err
         model: args.model.clone(),
         wait,
         dry_run: args.dry_run,
+        invalidate: Vec::new(),
+    })
+}
+
+fn amend_request(args: &AmendArgs) -> Result<crate::amend::AmendRequest, Error> {
+    Ok(crate::amend::AmendRequest {
+        task: args.task,
+        original: args.original.clone(),
+        observed: args.observed.clone(),
+        disposition: args.disposition,
+        revised: args.revised.clone(),
+        reason: args.reason.clone(),
+        authority: args.authority,
+        affected: args.affected.clone(),
+        destination: args.destination,
+        invalidate: args.invalidate.clone(),
+        preserve: args.preserve.clone(),
+        expected_sha256: args.expected_sha256.clone(),
+        wait: wait_duration(args.wait)?,
     })
 }
 

@@ -1,7 +1,9 @@
 //! Rendering command results as human text or as one JSON document (`"dwp": 1`).
 
+use crate::amend::AmendOutcome;
 use crate::error::Exit;
 use crate::findings::{Finding, Verdict};
+use crate::materialize::{InitOutcome, MigrateOutcome};
 use crate::reconcile::ReconcileReport;
 use crate::status::{PlanLine, Summary};
 use crate::store::lock::{LockInfo, Recovery};
@@ -101,6 +103,109 @@ pub fn update(out: &mut impl Write, outcome: &UpdateOutcome, as_json: bool) -> E
     if let Some(receipt) = &outcome.receipt {
         let _ = writeln!(out, "plan published · receipt {receipt}");
     }
+    Exit::Ok
+}
+
+pub fn amend(out: &mut impl Write, outcome: &AmendOutcome, as_json: bool) -> Exit {
+    if as_json {
+        let document = json!({
+            "dwp": FORMAT_VERSION,
+            "command": "amend",
+            "ok": true,
+            "amendment": outcome,
+        });
+        let _ = writeln!(out, "{document:#}");
+        return Exit::Ok;
+    }
+    let verb = if outcome.appended {
+        "appended to"
+    } else {
+        "already in (not appended again)"
+    };
+    let _ = writeln!(
+        out,
+        "amendment {} of task {} ({}, {}, authority {}) {verb} {}; mirrored in PROGRESS.md",
+        outcome.number,
+        outcome.task,
+        outcome.date,
+        outcome.disposition.as_str(),
+        outcome.authority.as_str(),
+        outcome.record
+    );
+    if !outcome.invalidated.is_empty() {
+        let commands: Vec<String> = outcome
+            .invalidated
+            .iter()
+            .map(|c| format!("`{c}`"))
+            .collect();
+        let _ = writeln!(out, "evidence invalidated: {}", commands.join(", "));
+    }
+    let change = if outcome.state_changed {
+        ""
+    } else {
+        " (no change)"
+    };
+    let _ = writeln!(
+        out,
+        "task {} → {} · sha256 {}{change}",
+        outcome.task, outcome.status, outcome.sha256
+    );
+    Exit::Ok
+}
+
+pub fn init(out: &mut impl Write, outcome: &InitOutcome, as_json: bool) -> Exit {
+    if as_json {
+        let document = json!({
+            "dwp": FORMAT_VERSION,
+            "command": "init",
+            "ok": true,
+            "init": outcome,
+        });
+        let _ = writeln!(out, "{document:#}");
+        return Exit::Ok;
+    }
+    let _ = writeln!(
+        out,
+        "{} materialized: v5, DWP spec {}, {} ({} tasks pending), {}, {}, approval {}",
+        outcome.plan,
+        outcome.spec_version,
+        outcome.plan_format,
+        outcome.task_count,
+        outcome.archetype,
+        outcome.rigor,
+        outcome.approval
+    );
+    let _ = writeln!(
+        out,
+        "manifest.json sha256 {} · state.json sha256 {}",
+        outcome.manifest_sha256, outcome.state_sha256
+    );
+    if outcome.checked_boxes > 0 {
+        let _ = writeln!(
+            out,
+            "{} README boxes are checked: run `dwp reconcile --write` to bring them into the state",
+            outcome.checked_boxes
+        );
+    }
+    Exit::Ok
+}
+
+pub fn migrate(out: &mut impl Write, outcome: &MigrateOutcome, as_json: bool) -> Exit {
+    if as_json {
+        let document = json!({
+            "dwp": FORMAT_VERSION,
+            "command": "migrate",
+            "ok": true,
+            "migration": outcome,
+        });
+        let _ = writeln!(out, "{document:#}");
+        return Exit::Ok;
+    }
+    let _ = writeln!(
+        out,
+        "{} migrated {} → {} (recorded in PROGRESS.md) · manifest.json sha256 {} · state.json sha256 {}",
+        outcome.plan, outcome.from, outcome.to, outcome.manifest_sha256, outcome.state_sha256
+    );
     Exit::Ok
 }
 

@@ -1,0 +1,770 @@
+//! `dwp amend`: one durable amendment record (seed 003 "Evidence truth and amendments",
+//! DESIGN.md §3 "Amendment block") appended to a task's log and mirrored in PROGRESS.md.
+//!
+//! The block is `### Amendment n — YYYY-MM-DD` and its labelled fields, numbered after the
+//! task's last amendment and dated today (the clock): a task whose latest amendment is dated
+//! after today is refused, and no earlier block is ever rewritten. Full plans append it to the
+//! task file; Lite plans inside the task's `## Task N` section of README.md.
+//!
+//! `--invalidate CMD` also prefixes every gate record of CMD with `invalidated by refine
+//! YYYY-MM-DD: ` and returns the task to pending, through the guarded updater
+//! ([`crate::update::update_under_lock`]); a completed task's README box is unchecked and the
+//! `Plan Status` count follows, so the markdown (the source of truth) agrees with the state.
+//!
+//! Write order, all under the state lock, every file replaced atomically: the markdown (task
+//! record, then README box), then the PROGRESS.md mirror, then state.json. Every check runs
+//! before the first write, the state change included (a dry run of the updater), so a refusal
+//! changes no byte. A crash between writes leaves the amendment recorded but the state not yet
+//! changed; running the same `dwp amend` again finishes it: a block identical to the task's
+//! latest amendment of today is not appended twice, nor its PROGRESS.md line, and evidence
+//! already invalidated is never prefixed twice.
+
+use crate::clock;
+use crate::error::{Error, Result};
+use crate::markdown::{self, TaskRecord};
+use crate::model::{State, Task, TaskStatus};
+use crate::plan::{self, Loaded};
+use crate::store::{self, lock};
+use crate::update::{self, AmendmentCheck, UpdateRequest};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The longest free-text field dwp writes into an amendment block.
+const MAX_FIELD_CHARS: usize = 2000;
+
+/// What the amendment does to the criterion (seed 003's evidence states that need one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Disposition {
+    RevisedCriterion,
+    DeferredRequirement,
+    UnexecutedScenario,
+    FailedGate,
+}
+
+impl Disposition {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Disposition::RevisedCriterion => "revised criterion",
+            Disposition::DeferredRequirement => "deferred requirement",
+            Disposition::UnexecutedScenario => "unexecuted scenario",
+            Disposition::FailedGate => "failed gate",
+        }
+    }
+}
+
+impl std::str::FromStr for Disposition {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        let all = [
+            Disposition::RevisedCriterion,
+            Disposition::DeferredRequirement,
+            Disposition::UnexecutedScenario,
+            Disposition::FailedGate,
+        ];
+        let wanted = text.trim().to_ascii_lowercase().replace(['-', '_'], " ");
+        all.into_iter()
+            .find(|d| d.as_str() == wanted)
+            .ok_or_else(|| {
+                format!("`{text}` is not one of: revised criterion, deferred requirement, unexecuted scenario, failed gate")
+            })
+    }
+}
+
+/// Who stands behind the amendment (seed 003: "user, developer, or evidence").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Authority {
+    User,
+    Developer,
+    Evidence,
+}
+
+impl Authority {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Authority::User => "user",
+            Authority::Developer => "developer",
+            Authority::Evidence => "evidence",
+        }
+    }
+}
+
+impl std::str::FromStr for Authority {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        [Authority::User, Authority::Developer, Authority::Evidence]
+            .into_iter()
+            .find(|a| a.as_str() == text.trim().to_ascii_lowercase())
+            .ok_or_else(|| format!("`{text}` is not one of: user, developer, evidence"))
+    }
+}
+
+/// What the caller asks for; every field maps to one flag of `dwp amend`.
+#[derive(Debug, Clone)]
+pub struct AmendRequest {
+    pub task: u64,
+    pub original: String,
+    pub observed: String,
+    pub disposition: Disposition,
+    pub revised: Option<String>,
+    pub reason: String,
+    pub authority: Authority,
+    /// `--affected IDS`, as given (`2,3` or `2 3`).
+    pub affected: String,
+    pub destination: Option<u64>,
+    pub invalidate: Vec<String>,
+    pub preserve: Vec<String>,
+    pub expected_sha256: Option<String>,
+    pub wait: Duration,
+}
+
+/// What an amendment did.
+#[derive(Debug, Clone, Serialize)]
+pub struct AmendOutcome {
+    pub plan: String,
+    pub task: u64,
+    pub number: u64,
+    pub date: String,
+    pub disposition: Disposition,
+    pub authority: Authority,
+    /// The file that holds the block (the task file, or README.md for Lite).
+    pub record: String,
+    /// False when the same block was already the task's latest (a rerun after a crash).
+    pub appended: bool,
+    pub invalidated: Vec<String>,
+    /// The task's status once the amendment is recorded.
+    pub status: TaskStatus,
+    pub state_changed: bool,
+    pub sha256: String,
+}
+
+/// A task's markdown record and the text it was read from.
+pub struct TaskSource {
+    pub path: PathBuf,
+    pub text: String,
+    pub record: TaskRecord,
+    /// Lite: the record is a section of README.md.
+    pub inline: bool,
+}
+
+/// The markdown record of `task`: its Full task file, or its Lite section of README.md.
+pub fn read_task_record(plan_dir: &Path, task: &Task) -> Result<(PathBuf, TaskRecord)> {
+    let source = read_task_source(plan_dir, task)?;
+    Ok((source.path, source.record))
+}
+
+fn read_task_source(plan_dir: &Path, task: &Task) -> Result<TaskSource> {
+    let locator = task.locator_value().unwrap_or_default();
+    let inline = locator.starts_with('#');
+    let path = if inline {
+        plan_dir.join("README.md")
+    } else {
+        plan_dir.join(locator)
+    };
+    let place = path.display().to_string();
+    let bytes = store::read_artifact(&path, plan_dir).map_err(|failure| match failure {
+        store::ReadFailure::Io(e) => Error::io("read", &path, e),
+        other => Error::rejected(&place, format!("the record of task {}: {other}", task.id)),
+    })?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| Error::rejected(&place, "is not UTF-8: dwp appends only to UTF-8 text"))?;
+    let record = if inline {
+        markdown::parse_readme(&text)
+            .inline_tasks
+            .into_iter()
+            .find(|r| r.id == task.id)
+    } else {
+        markdown::parse_task_file(&text).filter(|r| r.id == task.id)
+    };
+    let Some(record) = record else {
+        let wanted = if inline {
+            format!("a `## Task {0}: ... {{#task-{0}}}` section", task.id)
+        } else {
+            format!("a `# Task {}: ...` heading", task.id)
+        };
+        return Err(Error::rejected(
+            place,
+            format!("has no record of task {}: {wanted} is missing", task.id),
+        ));
+    };
+    Ok(TaskSource {
+        path,
+        text,
+        record,
+        inline,
+    })
+}
+
+/// Append one amendment to the plan at `target`.
+pub fn amend(target: &Path, request: &AmendRequest) -> Result<AmendOutcome> {
+    check_input(request)?;
+    let (plan_dir, state_path) = update::resolve_target(target);
+    let guard = lock::acquire(&state_path, request.wait)?;
+    let outcome = amend_under_lock(&plan_dir, &state_path, request)?;
+    guard.release()?;
+    Ok(outcome)
+}
+
+fn amend_under_lock(
+    plan_dir: &Path,
+    state_path: &Path,
+    request: &AmendRequest,
+) -> Result<AmendOutcome> {
+    update::refuse_while_finalizing(plan_dir)?;
+    let loaded = plan::load_state_for_write(plan_dir, state_path, true)?;
+    check_snapshot(&loaded, request)?;
+    let state = &loaded.doc;
+    let task = check_tasks(state, request)?;
+    let today = today();
+    let source = read_task_source(plan_dir, task)?;
+    check_unexecuted_preserve(task, request)?;
+    let (number, replay) = numbering(&source, request, &today)?;
+    let block = Block::new(request, number, &today);
+
+    let state_request = invalidation(request, task, number);
+    // Every check, the state change's included, before the first write.
+    let dry = state_request
+        .clone()
+        .map(|r| UpdateRequest { dry_run: true, ..r });
+    change_state(plan_dir, state_path, dry, AmendmentCheck::Appending(&today))?;
+    let reopens = task.status == TaskStatus::Completed && state_request.is_some();
+    write_markdown(
+        plan_dir,
+        &source,
+        &block,
+        replay,
+        reopens.then_some(task.id),
+    )?;
+    mirror_in_progress(plan_dir, &state.plan, task, request, &block)?;
+    let done = change_state(plan_dir, state_path, state_request, AmendmentCheck::TaskLog)?;
+    let (status, state_changed, sha256) = match done {
+        Some(done) => (done.status, done.changed, done.new_sha256),
+        None => (task.status, false, loaded.sha256.clone()),
+    };
+    Ok(AmendOutcome {
+        plan: state.plan.clone(),
+        task: task.id,
+        number,
+        date: today,
+        disposition: request.disposition,
+        authority: request.authority,
+        record: source.path.display().to_string(),
+        appended: !replay,
+        invalidated: request.invalidate.clone(),
+        status,
+        state_changed,
+        sha256,
+    })
+}
+
+/// The invalidation's guarded update, if there is one.
+fn change_state(
+    plan_dir: &Path,
+    state_path: &Path,
+    request: Option<UpdateRequest>,
+    amendment: AmendmentCheck,
+) -> Result<Option<update::UpdateOutcome>> {
+    request
+        .map(|r| update::update_under_lock(plan_dir, state_path, &r, amendment))
+        .transpose()
+}
+
+/// Today's date (UTC) by the one clock.
+fn today() -> String {
+    clock::now().format("%Y-%m-%d").to_string()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checks, all before the first write.
+
+fn check_input(request: &AmendRequest) -> Result<()> {
+    let mut texts = vec![
+        ("--original", &request.original),
+        ("--observed", &request.observed),
+        ("--reason", &request.reason),
+    ];
+    if let Some(revised) = &request.revised {
+        texts.push(("--revised", revised));
+    }
+    for (flag, text) in texts {
+        check_text(flag, text)?;
+    }
+    for (flag, commands) in [
+        ("--invalidate", &request.invalidate),
+        ("--preserve", &request.preserve),
+    ] {
+        for command in commands {
+            check_text(flag, command)?;
+            if command.contains('`') {
+                return Err(Error::rejected(
+                    flag,
+                    format!("`{command}` holds a backtick: the block quotes commands in backticks"),
+                ));
+            }
+        }
+    }
+    if let Some(both) = request
+        .invalidate
+        .iter()
+        .find(|c| request.preserve.contains(c))
+    {
+        return Err(Error::rejected(
+            "--preserve",
+            format!("`{both}` is both invalidated and preserved"),
+        ));
+    }
+    check_disposition_flags(request)?;
+    affected_ids(&request.affected)?;
+    Ok(())
+}
+
+/// Non-empty, one line (a second line would leave the labelled field), not overlong.
+fn check_text(flag: &str, text: &str) -> Result<()> {
+    if text.trim().is_empty() {
+        return Err(Error::rejected(
+            flag,
+            "is empty: every amendment field says something",
+        ));
+    }
+    if text.contains(['\n', '\r']) {
+        return Err(Error::rejected(
+            flag,
+            "spans several lines: each field of the amendment block is one line",
+        ));
+    }
+    let length = text.chars().count();
+    if length > MAX_FIELD_CHARS {
+        return Err(Error::rejected(
+            flag,
+            format!("is {length} characters; at most {MAX_FIELD_CHARS}"),
+        ));
+    }
+    Ok(())
+}
+
+/// `--revised` goes with a revised criterion; `--destination` with (and only with) a deferred
+/// requirement.
+fn check_disposition_flags(request: &AmendRequest) -> Result<()> {
+    let disposition = request.disposition;
+    if disposition == Disposition::RevisedCriterion && request.revised.is_none() {
+        return Err(Error::rejected(
+            "--revised",
+            "a revised criterion needs the revised criterion's text",
+        )
+        .with_hint("pass --revised TEXT"));
+    }
+    match (disposition, request.destination) {
+        (Disposition::DeferredRequirement, None) => Err(Error::rejected(
+            "--destination",
+            "a deferred requirement moves to a named destination task",
+        )
+        .with_hint("pass --destination N, the task that takes the requirement over")),
+        (Disposition::DeferredRequirement, Some(_)) | (_, None) => Ok(()),
+        (other, Some(_)) => Err(Error::Usage(format!(
+            "--destination goes with --disposition \"deferred requirement\", not \"{}\"",
+            other.as_str()
+        ))),
+    }
+}
+
+/// `--affected 2,3` (commas and/or spaces): task ids, at least one.
+pub fn affected_ids(text: &str) -> Result<Vec<u64>> {
+    let ids: Vec<u64> = text
+        .split([',', ' '])
+        .filter(|part| !part.trim().is_empty())
+        .map(|part| {
+            part.trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|id| *id > 0)
+                .ok_or_else(|| {
+                    Error::Usage(format!("--affected `{text}`: `{part}` is not a task id"))
+                })
+        })
+        .collect::<Result<_>>()?;
+    if ids.is_empty() {
+        return Err(Error::Usage(format!(
+            "--affected `{text}` names no task (give ids: --affected 2,3)"
+        )));
+    }
+    Ok(ids)
+}
+
+fn check_snapshot(loaded: &Loaded<State>, request: &AmendRequest) -> Result<()> {
+    match &request.expected_sha256 {
+        Some(expected) if *expected != loaded.sha256 => Err(Error::SnapshotMoved {
+            path: loaded.path.clone(),
+            expected: expected.clone(),
+            actual: loaded.sha256.clone(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// The task, the affected tasks and the destination exist; the destination is another task.
+fn check_tasks<'a>(state: &'a State, request: &AmendRequest) -> Result<&'a Task> {
+    let exists = |flag: &str, id: u64| {
+        state.task(id).ok_or_else(|| {
+            Error::rejected(
+                flag,
+                format!(
+                    "there is no task {id}; the plan has tasks 1..{}",
+                    state.tasks.len()
+                ),
+            )
+        })
+    };
+    let task = exists("--task", request.task)?;
+    for id in affected_ids(&request.affected)? {
+        exists("--affected", id)?;
+    }
+    if let Some(destination) = request.destination {
+        exists("--destination", destination)?;
+        if destination == request.task {
+            return Err(Error::rejected(
+                "--destination",
+                format!(
+                    "task {destination} is the task itself: a deferred requirement moves to another task"
+                ),
+            ));
+        }
+    }
+    Ok(task)
+}
+
+/// The number after the task's last amendment, refusing a last amendment dated after today
+/// (appending today's would backdate it) or not dated as a date at all.
+fn next_number(source: &TaskSource, today: &str) -> Result<u64> {
+    let amendments = &source.record.amendments;
+    let Some(last) = amendments.last() else {
+        return Ok(1);
+    };
+    let place = format!("{}:{}", source.path.display(), last.line);
+    let label = last.number.map_or("the last amendment".to_owned(), |n| {
+        format!("amendment {n}")
+    });
+    let Ok(date) = chrono::NaiveDate::parse_from_str(&last.date, "%Y-%m-%d") else {
+        return Err(Error::rejected(
+            place,
+            format!("{label} of task {} is dated `{}`, not YYYY-MM-DD: an amendment cannot be dated after it", source.record.id, last.date),
+        )
+        .with_hint("earlier amendments are never rewritten by dwp: fix the date by hand, with the reviewer's agreement"));
+    };
+    if date.format("%Y-%m-%d").to_string().as_str() > today {
+        return Err(Error::rejected(
+            place,
+            format!(
+                "{label} of task {} is dated {date}, after today ({today}): a new amendment would be backdated",
+                source.record.id
+            ),
+        )
+        .with_hint("check the clock: amendments are appended in date order, never backdated"));
+    }
+    Ok(last.number.unwrap_or(amendments.len() as u64) + 1)
+}
+
+/// The block's number, and whether the task's latest amendment already is this very block
+/// (a rerun after a crash, which appends nothing).
+fn numbering(source: &TaskSource, request: &AmendRequest, today: &str) -> Result<(u64, bool)> {
+    let next = next_number(source, today)?;
+    let replay = next > 1 && Block::new(request, next - 1, today).is_latest_of(&source.record);
+    Ok(if replay {
+        (next - 1, true)
+    } else {
+        (next, false)
+    })
+}
+
+/// An unexecuted scenario contributes no passing evidence: preserving a passing record of the
+/// command would contradict the amendment (`dwp verify` DWP075).
+fn check_unexecuted_preserve(task: &Task, request: &AmendRequest) -> Result<()> {
+    if request.disposition != Disposition::UnexecutedScenario {
+        return Ok(());
+    }
+    let passing = crate::evidence::latest_per_command(task.gates())
+        .into_iter()
+        .find(|g| {
+            g.passes
+                && request.preserve.contains(&g.command)
+                && !crate::evidence::is_invalidated(g.evidence.as_deref().unwrap_or(""))
+        });
+    match passing {
+        Some(gate) => Err(Error::rejected(
+            "--preserve",
+            format!(
+                "`{}` passes, but an unexecuted scenario is no passing evidence",
+                gate.command
+            ),
+        )
+        .with_hint(format!("--invalidate \"{}\" instead", gate.command))),
+        None => Ok(()),
+    }
+}
+
+/// The guarded update `--invalidate` makes: the records prefixed, the task back to pending.
+fn invalidation(request: &AmendRequest, task: &Task, number: u64) -> Option<UpdateRequest> {
+    if request.invalidate.is_empty() {
+        return None;
+    }
+    let closed = matches!(task.status, TaskStatus::Completed | TaskStatus::Skipped);
+    let commands = quote_list(&request.invalidate);
+    Some(UpdateRequest {
+        task: task.id,
+        status: Some(TaskStatus::Pending),
+        reopen_reason: closed
+            .then(|| truncate(&format!("amendment {number}: {}", request.reason), 400)),
+        checkpoint_note: Some(truncate(
+            &format!(
+                "amendment {number} invalidated {commands}: task {} back to pending",
+                task.id
+            ),
+            500,
+        )),
+        invalidate: request.invalidate.clone(),
+        ..UpdateRequest::default()
+    })
+}
+
+fn truncate(text: &str, max_chars: usize) -> String {
+    if text.chars().count() <= max_chars {
+        return text.to_owned();
+    }
+    let mut out: String = text.chars().take(max_chars - 1).collect();
+    out.push('…');
+    out
+}
+
+fn quote_list(commands: &[String]) -> String {
+    if commands.is_empty() {
+        return "none".to_owned();
+    }
+    commands
+        .iter()
+        .map(|c| format!("`{c}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+// ---------------------------------------------------------------------------------------------
+// The block and the writes.
+
+/// One amendment block: its heading and its labelled fields in the spec's order.
+struct Block {
+    number: u64,
+    date: String,
+    fields: Vec<(&'static str, String)>,
+}
+
+impl Block {
+    fn new(request: &AmendRequest, number: u64, date: &str) -> Block {
+        let mut fields = vec![
+            ("Original criterion", request.original.trim().to_owned()),
+            ("Observed", request.observed.trim().to_owned()),
+            ("Disposition", request.disposition.as_str().to_owned()),
+        ];
+        if let Some(revised) = &request.revised {
+            fields.push(("Revised criterion", revised.trim().to_owned()));
+        }
+        if let Some(destination) = request.destination {
+            fields.push(("Destination", format!("Task {destination}")));
+        }
+        let affected = affected_ids(&request.affected).unwrap_or_default();
+        fields.extend([
+            ("Reason", request.reason.trim().to_owned()),
+            ("Authority", request.authority.as_str().to_owned()),
+            (
+                "Affected tasks",
+                affected
+                    .iter()
+                    .map(u64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ),
+            ("Evidence invalidated", quote_list(&request.invalidate)),
+            ("Evidence preserved", quote_list(&request.preserve)),
+        ]);
+        Block {
+            number,
+            date: date.to_owned(),
+            fields,
+        }
+    }
+
+    fn heading(&self) -> String {
+        format!("### Amendment {} — {}", self.number, self.date)
+    }
+
+    fn text(&self) -> String {
+        let mut text = format!("{}\n\n", self.heading());
+        for (label, value) in &self.fields {
+            text.push_str(&format!("- {label}: {value}\n"));
+        }
+        text
+    }
+
+    /// The record's latest amendment has this block's number, date and fields.
+    fn is_latest_of(&self, record: &TaskRecord) -> bool {
+        let Some(last) = record.amendments.last() else {
+            return false;
+        };
+        last.number == Some(self.number)
+            && last.date == self.date
+            && last.fields.len() == self.fields.len()
+            && self
+                .fields
+                .iter()
+                .all(|(label, value)| last.field(label).is_some_and(|f| f.value == *value))
+    }
+}
+
+/// The markdown writes: the block into the task's record (unless a rerun), and, when the task
+/// leaves completed, its README box unchecked with the Plan Status count following.
+fn write_markdown(
+    plan_dir: &Path,
+    source: &TaskSource,
+    block: &Block,
+    replay: bool,
+    uncheck: Option<u64>,
+) -> Result<()> {
+    let readme_path = plan_dir.join("README.md");
+    let mut record_text = source.text.clone();
+    if source.inline
+        && let Some(id) = uncheck
+    {
+        record_text = uncheck_box(&record_text, id);
+    }
+    if !replay {
+        record_text = append_block(&record_text, block, source)?;
+    }
+    if record_text != source.text {
+        store::write_atomic(&source.path, record_text.as_bytes())?;
+    }
+    if !source.inline
+        && let Some(id) = uncheck
+    {
+        let readme = std::fs::read_to_string(&readme_path)
+            .map_err(|e| Error::io("read", &readme_path, e))?;
+        let edited = uncheck_box(&readme, id);
+        if edited != readme {
+            store::write_atomic(&readme_path, edited.as_bytes())?;
+        }
+    }
+    Ok(())
+}
+
+/// The text with the block appended at the end of the task's record (Full: the file; Lite:
+/// the task's section, before the next `## ` heading), in the file's own line endings.
+fn append_block(text: &str, block: &Block, source: &TaskSource) -> Result<String> {
+    let end = if source.inline {
+        markdown::inline_task_span(text, source.record.id)
+            .map(|span| span.end)
+            .ok_or_else(|| {
+                Error::rejected(
+                    source.path.display().to_string(),
+                    format!("has no `## Task {}` section", source.record.id),
+                )
+            })?
+    } else {
+        text.len()
+    };
+    let newline = if text.contains("\r\n") { "\r\n" } else { "\n" };
+    let before = text[..end].trim_end_matches(['\n', '\r']);
+    let after = &text[end..];
+    let mut out = String::with_capacity(text.len() + 1024);
+    out.push_str(before);
+    out.push_str(newline);
+    out.push_str(newline);
+    out.push_str(&block.text().replace('\n', newline));
+    if !after.is_empty() {
+        out.push_str(newline);
+        out.push_str(after);
+    }
+    Ok(out)
+}
+
+/// Task `id`'s README box unchecked, and `Plan Status: X/N` recounted from the boxes.
+fn uncheck_box(readme: &str, id: u64) -> String {
+    let parsed = markdown::parse_readme(readme);
+    let Some(entry) = parsed
+        .index
+        .iter()
+        .find(|e| e.id == id && e.marker.is_done())
+    else {
+        return readme.to_owned();
+    };
+    let unchecked = edit_line(readme, entry.line, |line| {
+        line.replacen("[x]", "[ ]", 1).replacen("[X]", "[ ]", 1)
+    });
+    let Some(status) = &parsed.plan_status else {
+        return unchecked;
+    };
+    let markdown::PlanStatusValue::Count { done, total } = status.value else {
+        return unchecked;
+    };
+    let boxes = markdown::parse_readme(&unchecked)
+        .index
+        .iter()
+        .filter(|e| e.marker.is_done())
+        .count();
+    edit_line(&unchecked, status.line, |line| {
+        line.replacen(&format!("{done}/{total}"), &format!("{boxes}/{total}"), 1)
+    })
+}
+
+/// `text` with its 1-based line `line_no` (without its line ending) replaced by `edit`.
+fn edit_line(text: &str, line_no: usize, edit: impl FnOnce(&str) -> String) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut edit = Some(edit);
+    for (index, line) in text.split_inclusive('\n').enumerate() {
+        match edit.take_if(|_| index + 1 == line_no) {
+            Some(edit) => {
+                let body = line.trim_end_matches(['\n', '\r']);
+                out.push_str(&edit(body));
+                out.push_str(&line[body.len()..]);
+            }
+            None => out.push_str(line),
+        }
+    }
+    out
+}
+
+/// The PROGRESS.md mirror: one line naming plan, task, number, date, disposition and
+/// authority; not written twice for the same amendment.
+fn mirror_in_progress(
+    plan_dir: &Path,
+    plan_name: &str,
+    task: &Task,
+    request: &AmendRequest,
+    block: &Block,
+) -> Result<()> {
+    let path = plan_dir.join("PROGRESS.md");
+    let key = format!(
+        "- {}: amendment {} of task {} in {plan_name}",
+        block.date, block.number, task.id
+    );
+    let existing = std::fs::read_to_string(&path).unwrap_or_default();
+    if existing.lines().any(|line| line.starts_with(&key)) {
+        return Ok(());
+    }
+    let mut line = format!(
+        "{key} ({}): {}, authority {}; reason: {}",
+        task.title,
+        request.disposition.as_str(),
+        request.authority.as_str(),
+        request.reason.trim()
+    );
+    if let Some(destination) = request.destination {
+        line.push_str(&format!("; moved to task {destination}"));
+    }
+    if !request.invalidate.is_empty() {
+        line.push_str(&format!(
+            "; evidence invalidated: {} (task {} back to pending)",
+            quote_list(&request.invalidate),
+            task.id
+        ));
+    }
+    store::append_line(&path, &line)?;
+    Ok(())
+}

@@ -1,0 +1,560 @@
+//! Materialization and migration: `dwp init` and `dwp migrate`, the only two commands that
+//! write `manifest.json` (seed 003: it "MUST be written exactly once, when the create flow
+//! materializes the plan, and MUST NOT change afterward except for a spec-version migration
+//! recorded in PROGRESS.md").
+//!
+//! - [`init`] derives a v5 `manifest.json` and `state.json` (every task pending) from the
+//!   markdown: the README's title, `**Standard:**` line, Plan Variables, Approval row and task
+//!   index. It refuses a plan that already has either file, or that declares a standard newer
+//!   than this dwp knows. State first, then the manifest, then a PROGRESS.md line: a crash
+//!   leaves a state without its manifest, which `dwp validate` reports and which is removed by
+//!   hand before `dwp init` runs again.
+//! - [`migrate`] deliberately converts a v1 pair to v2 or v5: each `file` becomes a `file`
+//!   locator, the manifest gains `plan_format: full`, the state `format: full`,
+//!   `materialization: ready`, the README's approval (when it records one) and `promotion: null`.
+//!   The PROGRESS.md line comes first, then the state, then the manifest; a crash between the
+//!   two JSON writes leaves one side converted, and the same `dwp migrate` finishes it. No
+//!   other command changes a document's generation.
+//!
+//! Both run under the state lock and write every file with [`store::write_atomic`]; every
+//! document is checked against its schema and the invariants before anything is written.
+
+use crate::clock;
+use crate::error::{Error, Result};
+use crate::findings::Severity;
+use crate::markdown::Readme;
+use crate::model::{
+    Actor, Approval, Archetype, DocKind, Field, Generation, Locator, LocatorKind, Manifest,
+    Materialization, PlanFormat, PlanStatus, Rigor, State, Task, TaskStatus,
+};
+use crate::plan::{self, Loaded, PlanPaths};
+use crate::store::{self, lock};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::path::Path;
+
+/// What `dwp init` wrote.
+#[derive(Debug, Clone, Serialize)]
+pub struct InitOutcome {
+    pub plan: String,
+    pub spec_version: String,
+    pub plan_format: PlanFormat,
+    pub archetype: Archetype,
+    pub rigor: Rigor,
+    pub approval: Approval,
+    pub task_count: u64,
+    /// Tasks whose README box is already checked: `dwp reconcile --write` brings them in.
+    pub checked_boxes: u64,
+    pub manifest_sha256: String,
+    pub state_sha256: String,
+}
+
+/// What `dwp migrate` wrote.
+#[derive(Debug, Clone, Serialize)]
+pub struct MigrateOutcome {
+    pub plan: String,
+    pub from: String,
+    pub to: String,
+    pub manifest_sha256: String,
+    pub state_sha256: String,
+}
+
+/// Who materializes the plan (`--agent`, `--model`): a display name, never read from the
+/// environment.
+#[derive(Debug, Clone, Default)]
+pub struct Creator {
+    pub agent: Option<String>,
+    pub model: Option<String>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// init
+
+/// Materialize the markdown-only plan in `plan_dir`.
+pub fn init(plan_dir: &Path, creator: &Creator) -> Result<InitOutcome> {
+    check_creator(creator)?;
+    let paths = PlanPaths::new(plan_dir);
+    if !plan_dir.is_dir() {
+        return Err(Error::rejected(
+            plan_dir.display().to_string(),
+            "is not a plan folder",
+        ));
+    }
+    let guard = lock::acquire(&paths.state, std::time::Duration::ZERO)?;
+    let outcome = init_under_lock(&paths, creator)?;
+    guard.release()?;
+    Ok(outcome)
+}
+
+fn init_under_lock(paths: &PlanPaths, creator: &Creator) -> Result<InitOutcome> {
+    crate::update::refuse_while_finalizing(&paths.dir)?;
+    refuse_existing(paths)?;
+    let name = plan_name(paths)?;
+    let md = crate::reconcile::read_markdown(&paths.dir)?;
+    let place = md.readme_path.display().to_string();
+    let readme = &md.readme;
+    let spec_version = declared_standard(readme, &place)?;
+    let format = plan_format(readme, &place)?;
+    let tasks = initial_tasks(readme, format, &paths.dir, &place)?;
+    let now = clock::now_rfc3339();
+    let manifest = Manifest {
+        schema: Generation::V5.url(DocKind::Manifest),
+        spec_version: spec_version.clone(),
+        name: name.clone(),
+        title: readme.title.clone().filter(|t| !t.is_empty()),
+        archetype: variable(readme, "Archetype", &place)?.unwrap_or(Archetype::Individual),
+        rigor: variable(readme, "Rigor", &place)?.unwrap_or(Rigor::Standard),
+        plan_format: Some(format),
+        created_at: now.clone(),
+        created_by: creator.as_map(),
+        tags: None,
+        task_count: tasks.len() as u64,
+        parent_plan: Field::Null,
+    };
+    let approval = readme.approval().unwrap_or(Approval::Pending);
+    let state = State {
+        schema: Generation::V5.url(DocKind::State),
+        plan: name.clone(),
+        updated_at: now,
+        updated_by: creator.as_actor(),
+        status: PlanStatus::Pending,
+        completed_count: 0,
+        task_count: tasks.len() as u64,
+        format: Some(format),
+        materialization: Some(Materialization::Ready),
+        approval: Some(approval),
+        promotion: Field::Null,
+        tasks,
+        checkpoint: Field::Null,
+        blocked: Field::Null,
+    };
+    let (manifest_bytes, state_bytes) = checked_pair(paths, &manifest, &state)?;
+    let state_sha256 = store::write_atomic(&paths.state, &state_bytes)?.sha256;
+    let manifest_sha256 = store::write_atomic(&paths.manifest, &manifest_bytes)?.sha256;
+    store::append_line(
+        &paths.dir.join("PROGRESS.md"),
+        &format!(
+            "- {}: materialized by `dwp init`: manifest.json and state.json (v5, {format}, {} tasks pending, approval {approval})",
+            state.updated_at, state.task_count
+        ),
+    )?;
+    let checked_boxes = readme.index.iter().filter(|e| e.marker.is_done()).count() as u64;
+    Ok(InitOutcome {
+        plan: name,
+        spec_version,
+        plan_format: format,
+        archetype: manifest.archetype,
+        rigor: manifest.rigor,
+        approval,
+        task_count: state.task_count,
+        checked_boxes,
+        manifest_sha256,
+        state_sha256,
+    })
+}
+
+impl Creator {
+    fn as_map(&self) -> Option<Map<String, Value>> {
+        let mut map = Map::new();
+        for (key, value) in [("agent", &self.agent), ("model", &self.model)] {
+            if let Some(value) = value {
+                map.insert(key.to_owned(), Value::String(value.clone()));
+            }
+        }
+        (!map.is_empty()).then_some(map)
+    }
+
+    fn as_actor(&self) -> Option<Actor> {
+        (self.agent.is_some() || self.model.is_some()).then(|| Actor {
+            agent: self.agent.clone(),
+            model: self.model.clone(),
+        })
+    }
+}
+
+/// A display name of at most 100 characters on one line (the v1 schema's limit, kept for all).
+fn check_creator(creator: &Creator) -> Result<()> {
+    for (flag, value) in [("--agent", &creator.agent), ("--model", &creator.model)] {
+        let Some(value) = value else { continue };
+        let ok = !value.trim().is_empty()
+            && value.chars().count() <= 100
+            && !value.chars().any(char::is_control);
+        if !ok {
+            return Err(Error::rejected(
+                flag,
+                format!("`{value}` is not a display name (one line, 1 to 100 characters)"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The manifest is written once: a plan that has either JSON file is already materialized.
+fn refuse_existing(paths: &PlanPaths) -> Result<()> {
+    for path in [&paths.manifest, &paths.state] {
+        if std::fs::symlink_metadata(path).is_ok() {
+            return Err(Error::rejected(
+                path.display().to_string(),
+                "already exists: a plan is materialized once, and manifest.json is never rewritten",
+            )
+            .with_hint("`dwp reconcile` brings an existing state in line with the markdown; `dwp migrate` converts a v1 pair"));
+        }
+    }
+    Ok(())
+}
+
+/// The folder's name, which must match the schema's `PLAN_word_word` pattern.
+fn plan_name(paths: &PlanPaths) -> Result<String> {
+    let name = paths.folder_name().unwrap_or_default();
+    let pattern =
+        regex::Regex::new(r"^PLAN_[a-z0-9]+(_[a-z0-9]+){1,4}$").expect("constant pattern");
+    if !pattern.is_match(&name) {
+        return Err(Error::rejected(
+            paths.dir.display().to_string(),
+            format!("the folder name `{name}` is not a plan name: PLAN_ then 2 to 5 lower-case words joined by `_`"),
+        )
+        .with_hint("rename the folder (e.g. PLAN_payment_webhooks)"));
+    }
+    Ok(name)
+}
+
+/// The README's `**Standard:** DWP spec X.Y.Z`, refused when newer than this dwp knows.
+fn declared_standard(readme: &Readme, place: &str) -> Result<String> {
+    let Some(standard) = &readme.standard else {
+        return Err(Error::rejected(
+            place,
+            "declares no standard: spec_version comes from the `**Standard:** DWP spec X.Y.Z` line",
+        )
+        .with_hint("add `**Standard:** DWP spec 5.0.0` (the spec the plan was written under)"));
+    };
+    let place = format!("{place}:{}", standard.line);
+    refuse_newer_spec(&standard.version, &place)?;
+    let semver = regex::Regex::new(r"^\d+\.\d+\.\d+$").expect("constant pattern");
+    if !semver.is_match(&standard.version) {
+        return Err(Error::rejected(
+            place,
+            format!("the standard `{}` is not a version X.Y.Z", standard.version),
+        ));
+    }
+    Ok(standard.version.clone())
+}
+
+/// A plan that declares a spec newer than this dwp knows is never guessed at.
+fn refuse_newer_spec(version: &str, place: &str) -> Result<()> {
+    let major = version
+        .split('.')
+        .next()
+        .and_then(|m| m.parse::<u64>().ok());
+    let known = crate::verify::KNOWN_STANDARD_MAJOR;
+    match major {
+        Some(major) if major > known => Err(Error::rejected(
+            place,
+            format!("the plan declares DWP spec {version}, newer than this dwp knows (up to {known}.x): the plan is newer than this tool"),
+        )
+        .with_hint("upgrade dwp; it does not guess at a newer spec")),
+        _ => Ok(()),
+    }
+}
+
+/// `Plan Format` from the Plan Variables, else what the index links: `#task-N` anchors make a
+/// Lite plan, anything else Full.
+fn plan_format(readme: &Readme, place: &str) -> Result<PlanFormat> {
+    if let Some(format) = variable(readme, "Plan Format", place)? {
+        return Ok(format);
+    }
+    let all_anchors = !readme.index.is_empty()
+        && readme
+            .index
+            .iter()
+            .all(|e| e.links.iter().any(|l| l.starts_with("#task-")));
+    Ok(if all_anchors {
+        PlanFormat::Lite
+    } else {
+        PlanFormat::Full
+    })
+}
+
+/// A Plan Variables row read as one of the schema's words (its first word, lower-case, `-`
+/// and `_` as the schema spells them); absent is `None`, an unknown word is refused.
+fn variable<T: std::str::FromStr<Err = String>>(
+    readme: &Readme,
+    name: &str,
+    place: &str,
+) -> Result<Option<T>> {
+    let Some(row) = readme.variable(name) else {
+        return Ok(None);
+    };
+    let word = row
+        .value
+        .split(|c: char| c.is_whitespace() || matches!(c, '(' | ',' | ';'))
+        .find(|w| !w.is_empty())
+        .unwrap_or("")
+        .trim_matches('*')
+        .to_ascii_lowercase();
+    let candidates = [word.clone(), word.replace('_', "-"), word.replace('-', "_")];
+    candidates
+        .iter()
+        .find_map(|w| w.parse().ok())
+        .map(Some)
+        .ok_or_else(|| {
+            Error::rejected(
+                format!("{place}:{}", row.line),
+                format!(
+                    "the {name} row says `{}`: {}",
+                    row.value,
+                    word.parse::<T>().err().unwrap_or_default()
+                ),
+            )
+        })
+}
+
+/// Every task of the README index, pending, with its locator: Full: the linked task file
+/// (which must exist); Lite: `#task-N`.
+fn initial_tasks(
+    readme: &Readme,
+    format: PlanFormat,
+    plan_dir: &Path,
+    place: &str,
+) -> Result<Vec<Task>> {
+    let ids: Vec<u64> = readme.index.iter().map(|e| e.id).collect();
+    let expected: Vec<u64> = (1..=ids.len() as u64).collect();
+    if ids.is_empty() || ids != expected {
+        return Err(Error::rejected(
+            place,
+            format!("the README index lists tasks {ids:?}, not 1..N in order: no state can be derived from it"),
+        )
+        .with_hint("fix the task list in README.md first; the markdown is the source of truth"));
+    }
+    readme
+        .index
+        .iter()
+        .map(|entry| {
+            let locator = match format {
+                PlanFormat::Lite => Locator {
+                    kind: LocatorKind::Inline,
+                    value: format!("#task-{}", entry.id),
+                },
+                PlanFormat::Full => Locator {
+                    kind: LocatorKind::File,
+                    value: task_file(entry, plan_dir, place)?,
+                },
+            };
+            Ok(Task {
+                id: entry.id,
+                file: None,
+                locator: Some(locator),
+                title: entry.title.clone(),
+                status: TaskStatus::Pending,
+                started_at: None,
+                completed_at: None,
+                commit: None,
+                gates: Some(Vec::new()),
+                outcome: None,
+            })
+        })
+        .collect()
+}
+
+fn task_file(entry: &crate::markdown::IndexEntry, plan_dir: &Path, place: &str) -> Result<String> {
+    let place = format!("{place}:{}", entry.line);
+    let Some(file) = crate::reconcile::linked_file(&entry.links) else {
+        return Err(Error::rejected(
+            place,
+            format!(
+                "task {} links no task file (`{}.task_slug.md`): a Full plan locates each task by its file",
+                entry.id, entry.id
+            ),
+        ));
+    };
+    if !plan_dir.join(file).is_file() {
+        return Err(Error::rejected(
+            place,
+            format!(
+                "task {} links `{file}`, which is not a file in the plan folder",
+                entry.id
+            ),
+        ));
+    }
+    Ok(file.to_owned())
+}
+
+/// Both documents checked like any input (schema, invariants, identity) before either is
+/// written; their canonical bytes.
+fn checked_pair(
+    paths: &PlanPaths,
+    manifest: &Manifest,
+    state: &State,
+) -> Result<(Vec<u8>, Vec<u8>)> {
+    let manifest_bytes = store::canonical_bytes(manifest);
+    let state_bytes = store::canonical_bytes(state);
+    plan::check_before_write(&paths.state, &state_bytes, "the materialized state")?;
+    let value = crate::json::parse_strict(&manifest_bytes)
+        .map_err(|e| Error::rejected(paths.manifest.display().to_string(), e.message))?;
+    let loaded: Loaded<Manifest> = plan::from_value(
+        &paths.manifest,
+        manifest_bytes.clone(),
+        value,
+        DocKind::Manifest,
+    )
+    .map_err(|f| plan::refusal(f, "the manifest would not validate"))?;
+    let problems = crate::invariants::check_manifest(&loaded);
+    if !problems.is_empty() {
+        return Err(plan::refusal(
+            problems,
+            "the manifest would break an invariant",
+        ));
+    }
+    Ok((manifest_bytes, state_bytes))
+}
+
+// ---------------------------------------------------------------------------------------------
+// migrate
+
+/// Convert the v1 plan in `plan_dir` to `to` (v2 or v5).
+pub fn migrate(plan_dir: &Path, to: Generation) -> Result<MigrateOutcome> {
+    if to == Generation::V1 {
+        return Err(Error::Usage(
+            "--to takes v2 or v5: a plan migrates forward only".into(),
+        ));
+    }
+    let paths = PlanPaths::new(plan_dir);
+    let guard = lock::acquire(&paths.state, std::time::Duration::ZERO)?;
+    let outcome = migrate_under_lock(&paths, to)?;
+    guard.release()?;
+    Ok(outcome)
+}
+
+fn migrate_under_lock(paths: &PlanPaths, to: Generation) -> Result<MigrateOutcome> {
+    crate::update::refuse_while_finalizing(&paths.dir)?;
+    let manifest = plan::load_manifest(paths).map_err(|f| newer_or(f, "the manifest"))?;
+    let state = plan::load_state(paths).map_err(|f| newer_or(f, "the state"))?;
+    check_migratable(&manifest, &state, to)?;
+    let readme = crate::reconcile::read_markdown(&paths.dir)?;
+    if let Some(standard) = &readme.readme.standard {
+        let place = format!("{}:{}", readme.readme_path.display(), standard.line);
+        refuse_newer_spec(&standard.version, &place)?;
+    }
+    refuse_newer_spec(
+        &manifest.doc.spec_version,
+        &format!("{}: $.spec_version", manifest.file),
+    )?;
+    let problems = crate::invariants::check_state(&state);
+    if !problems.is_empty() {
+        return Err(plan::refusal(
+            problems,
+            "the input state breaks an invariant",
+        ));
+    }
+    let next_manifest = migrated_manifest(&manifest.doc, to);
+    let next_state = migrated_state(&state.doc, to, readme.readme.approval());
+    let (manifest_bytes, state_bytes) = checked_pair(paths, &next_manifest, &next_state)?;
+    let from = format!("v{}", manifest.generation.min(state.generation).number());
+    store::append_line(
+        &paths.dir.join("PROGRESS.md"),
+        &format!(
+            "- {}: `dwp migrate --to v{n}`: manifest.json and state.json {from} → v{n} (file → locator, plan_format full, format full, materialization ready)",
+            next_state.updated_at,
+            n = to.number()
+        ),
+    )?;
+    let state_sha256 = write_unless_same(&paths.state, &state.bytes, &state_bytes)?;
+    let manifest_sha256 = write_unless_same(&paths.manifest, &manifest.bytes, &manifest_bytes)?;
+    Ok(MigrateOutcome {
+        plan: next_state.plan,
+        from,
+        to: format!("v{}", to.number()),
+        manifest_sha256,
+        state_sha256,
+    })
+}
+
+/// A plan of a newer generation is refused as newer, never as invalid.
+fn newer_or(findings: Vec<crate::findings::Finding>, what: &str) -> Error {
+    if let Some(newer) = findings.iter().find(|f| f.severity == Severity::Unverified) {
+        return Error::rejected(
+            newer.file.clone(),
+            format!(
+                "{}: the plan is newer than this tool; it is never migrated by guess",
+                newer.message
+            ),
+        )
+        .with_hint("upgrade dwp");
+    }
+    plan::refusal(findings, &format!("{what} does not validate"))
+}
+
+/// A v1 pair, or one half already at `to` (a migration a crash interrupted between writes).
+fn check_migratable(
+    manifest: &Loaded<Manifest>,
+    state: &Loaded<State>,
+    to: Generation,
+) -> Result<()> {
+    let generations = [manifest.generation, state.generation];
+    let fits = generations.contains(&Generation::V1)
+        && generations.iter().all(|g| *g == Generation::V1 || *g == to);
+    if fits {
+        return Ok(());
+    }
+    let (file, generation) = if manifest.generation != Generation::V1 {
+        (&manifest.file, manifest.generation)
+    } else {
+        (&state.file, state.generation)
+    };
+    Err(Error::rejected(
+        format!("{file}: $.schema"),
+        format!(
+            "is v{}: only a v1 plan migrates (to v{}), and a plan is never rewritten to another generation otherwise",
+            generation.number(),
+            to.number()
+        ),
+    ))
+}
+
+fn migrated_manifest(manifest: &Manifest, to: Generation) -> Manifest {
+    Manifest {
+        schema: to.url(DocKind::Manifest),
+        plan_format: Some(manifest.plan_format.unwrap_or(PlanFormat::Full)),
+        ..manifest.clone()
+    }
+}
+
+/// v1 tasks locate their file in `file`; from v2 on it is a `file` locator, and `gates` is
+/// required.
+fn migrated_state(state: &State, to: Generation, readme_approval: Option<Approval>) -> State {
+    let tasks = state
+        .tasks
+        .iter()
+        .map(|task| {
+            let mut task = task.clone();
+            if let Some(file) = task.file.take() {
+                task.locator = Some(Locator {
+                    kind: LocatorKind::File,
+                    value: file,
+                });
+            }
+            task.gates.get_or_insert_with(Vec::new);
+            task
+        })
+        .collect();
+    State {
+        schema: to.url(DocKind::State),
+        updated_at: clock::now_rfc3339(),
+        format: Some(state.format.unwrap_or(PlanFormat::Full)),
+        materialization: Some(state.materialization.unwrap_or(Materialization::Ready)),
+        approval: state.approval.or(readme_approval),
+        promotion: match &state.promotion {
+            Field::Absent => Field::Null,
+            other => other.clone(),
+        },
+        tasks,
+        ..state.clone()
+    }
+}
+
+/// Write `next` unless the file already holds exactly it (the half a resumed migration did).
+fn write_unless_same(path: &Path, current: &[u8], next: &[u8]) -> Result<String> {
+    if current == next {
+        return Ok(store::sha256_hex(next));
+    }
+    Ok(store::write_atomic(path, next)?.sha256)
+}

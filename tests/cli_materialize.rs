@@ -1,0 +1,510 @@
+//! `dwp init` and `dwp migrate` through the real binary (seed 003 "Placement": manifest.json is
+//! "written exactly once ... and MUST NOT change afterward except for a spec-version migration
+//! recorded in PROGRESS.md"; "Schema versioning": v1 files "are never silently rewritten to v2").
+//!
+//! init: Full and Lite markdown-only plans (a synthetic plan with its JSON removed) materialize
+//! into a pair `dwp validate` accepts and `dwp verify` finds conformant. migrate: v1 → v2 and
+//! v1 → v5 pairs that validate. Every refusal leaves every byte (and the absence of a file) as
+//! it was.
+
+use assert_cmd::Command;
+use dwp::model::{Generation, PlanFormat};
+use dwp::synth::SynthPlan;
+use serde_json::{Value, json};
+use std::fs;
+use std::path::{Path, PathBuf};
+use tempfile::TempDir;
+
+const NOW: &str = "2026-06-09T16:42:10Z";
+
+struct Plan {
+    _root: TempDir,
+    dir: PathBuf,
+}
+
+impl Plan {
+    fn from_synth(synth: SynthPlan) -> Plan {
+        let root = tempfile::tempdir().expect("temp dir");
+        let dir = synth.write(root.path()).expect("write plan");
+        Plan { _root: root, dir }
+    }
+
+    /// A synthetic plan of five pending tasks with its JSON files removed.
+    fn markdown_only(name: &str, format: PlanFormat) -> Plan {
+        let plan = Plan::from_synth(SynthPlan::new(name, 5).format(format));
+        fs::remove_file(plan.path("manifest.json")).unwrap();
+        fs::remove_file(plan.path("state.json")).unwrap();
+        plan
+    }
+
+    fn v1(name: &str) -> Plan {
+        Plan::from_synth(
+            SynthPlan::new(name, 5)
+                .completed(2)
+                .generation(Generation::V1),
+        )
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    fn json(&self, name: &str) -> Value {
+        serde_json::from_slice(&fs::read(self.path(name)).unwrap()).unwrap()
+    }
+
+    fn edit_json(&self, name: &str, edit: impl FnOnce(&mut Value)) {
+        let mut value = self.json(name);
+        edit(&mut value);
+        fs::write(self.path(name), serde_json::to_vec_pretty(&value).unwrap()).unwrap();
+    }
+
+    fn edit_readme(&self, edit: impl FnOnce(String) -> String) {
+        let text = fs::read_to_string(self.path("README.md")).unwrap();
+        fs::write(self.path("README.md"), edit(text)).unwrap();
+    }
+
+    /// Every file of the folder with its bytes (the lock excluded: it must be gone anyway).
+    fn snapshot(&self) -> Vec<(String, Vec<u8>)> {
+        let mut files: Vec<(String, Vec<u8>)> = fs::read_dir(&self.dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.is_file())
+            .map(|p| {
+                let name = p.file_name().unwrap().to_string_lossy().into_owned();
+                (name, fs::read(&p).unwrap())
+            })
+            .collect();
+        files.sort();
+        files
+    }
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn dwp(plan: &Plan, args: &[&str]) -> Run {
+    let mut command = Command::cargo_bin("dwp").unwrap();
+    command
+        .env("DWP_TEST_NOW", NOW)
+        .env("HOME", plan.dir.parent().unwrap())
+        .env("USER", "secret-user")
+        .env("ANTHROPIC_API_KEY", "sk-secret")
+        .arg(args[0])
+        .arg(&plan.dir)
+        .args(&args[1..]);
+    let output = command.output().unwrap();
+    Run {
+        code: output.status.code().unwrap(),
+        stdout: String::from_utf8(output.stdout).unwrap(),
+        stderr: String::from_utf8(output.stderr).unwrap(),
+    }
+}
+
+fn succeeded(plan: &Plan, args: &[&str]) -> Run {
+    let run = dwp(plan, args);
+    assert_eq!(run.code, 0, "dwp {args:?}\n{}\n{}", run.stdout, run.stderr);
+    assert!(!plan.path("state.json.lock").exists());
+    run
+}
+
+fn refused(plan: &Plan, args: &[&str], code: i32, words: &[&str]) {
+    let before = plan.snapshot();
+    let run = dwp(plan, args);
+    assert_eq!(run.code, code, "dwp {args:?}\n{}", run.stderr);
+    if code != 2 {
+        let first = run.stderr.lines().next().unwrap_or("");
+        assert!(
+            first.starts_with(&format!("dwp {}: ", args[0])),
+            "{}",
+            run.stderr
+        );
+        assert!(first.ends_with(')'), "{}", run.stderr);
+    }
+    for word in words {
+        assert!(
+            run.stderr.contains(word),
+            "expected {word:?} in:\n{}",
+            run.stderr
+        );
+    }
+    assert!(
+        plan.snapshot() == before,
+        "a refused {args:?} changed the folder"
+    );
+    assert!(!plan.path("state.json.lock").exists());
+}
+
+fn assert_validates_and_verifies(plan: &Plan) {
+    let run = dwp(plan, &["validate"]);
+    assert_eq!(run.code, 0, "validate:\n{}\n{}", run.stdout, run.stderr);
+    let run = dwp(plan, &["verify", "--json"]);
+    assert_eq!(run.code, 0, "verify:\n{}\n{}", run.stdout, run.stderr);
+}
+
+// ---------------------------------------------------------------------------------------------
+// init
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn init_materializes_a_full_markdown_only_plan() {
+    let plan = Plan::markdown_only("PLAN_init_full", PlanFormat::Full);
+    let run = succeeded(
+        &plan,
+        &["init", "--agent", "claude-code", "--model", "fable-5"],
+    );
+    assert!(
+        run.stdout.contains("PLAN_init_full materialized"),
+        "{}",
+        run.stdout
+    );
+    assert_validates_and_verifies(&plan);
+    let manifest = plan.json("manifest.json");
+    assert_eq!(
+        manifest["schema"],
+        "https://deepworkplan.com/schema/plan-manifest/v5.json"
+    );
+    assert_eq!(manifest["spec_version"], "5.0.0");
+    assert_eq!(manifest["name"], "PLAN_init_full");
+    assert_eq!(manifest["title"], "Synthetic plan of 5 tasks");
+    assert_eq!(manifest["plan_format"], "full");
+    assert_eq!(manifest["rigor"], "standard");
+    assert_eq!(manifest["archetype"], "individual");
+    assert_eq!(manifest["created_at"], NOW);
+    assert_eq!(manifest["task_count"], 5);
+    let state = plan.json("state.json");
+    assert_eq!(state["format"], "full");
+    assert_eq!(state["materialization"], "ready");
+    assert_eq!(state["approval"], "approved");
+    assert_eq!(state["status"], "pending");
+    for (i, task) in state["tasks"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(task["status"], "pending");
+        assert_eq!(task["locator"]["kind"], "file");
+        assert_eq!(task["gates"], json!([]));
+        assert_eq!(task["id"], i + 1);
+    }
+    assert_eq!(
+        state["tasks"][0]["locator"]["value"],
+        "1.task_synthetic_1.md"
+    );
+    assert_eq!(state["tasks"][4]["title"], "Final review");
+    let progress = fs::read_to_string(plan.path("PROGRESS.md")).unwrap();
+    assert!(
+        progress.contains("materialized by `dwp init`"),
+        "{progress}"
+    );
+}
+
+#[test]
+fn init_materializes_a_lite_markdown_only_plan() {
+    let plan = Plan::markdown_only("PLAN_init_lite", PlanFormat::Lite);
+    succeeded(&plan, &["init"]);
+    assert_validates_and_verifies(&plan);
+    assert_eq!(plan.json("manifest.json")["plan_format"], "lite");
+    let state = plan.json("state.json");
+    assert_eq!(state["format"], "lite");
+    assert_eq!(
+        state["tasks"][2]["locator"],
+        json!({"kind": "inline", "value": "#task-3"})
+    );
+}
+
+#[test]
+fn init_writes_the_manifest_once() {
+    let plan = Plan::markdown_only("PLAN_init_once", PlanFormat::Full);
+    succeeded(&plan, &["init"]);
+    refused(&plan, &["init"], 1, &["manifest.json", "already exists"]);
+    // A state without a manifest (an interrupted init) is never overwritten either.
+    fs::remove_file(plan.path("manifest.json")).unwrap();
+    refused(&plan, &["init"], 1, &["state.json", "already exists"]);
+}
+
+#[test]
+fn init_created_by_comes_only_from_the_flags() {
+    let plan = Plan::markdown_only("PLAN_init_creator", PlanFormat::Full);
+    succeeded(&plan, &["init", "--agent", "claude-code"]);
+    assert_eq!(
+        plan.json("manifest.json")["created_by"],
+        json!({"agent": "claude-code"})
+    );
+    let text = fs::read_to_string(plan.path("manifest.json")).unwrap()
+        + &fs::read_to_string(plan.path("state.json")).unwrap();
+    assert!(
+        !text.contains("secret"),
+        "nothing from the environment:\n{text}"
+    );
+
+    let plan = Plan::markdown_only("PLAN_init_anonymous", PlanFormat::Full);
+    succeeded(&plan, &["init"]);
+    assert!(plan.json("manifest.json").get("created_by").is_none());
+    assert!(plan.json("state.json").get("updated_by").is_none());
+}
+
+#[test]
+fn init_takes_approval_archetype_and_rigor_from_the_readme() {
+    let plan = Plan::markdown_only("PLAN_init_variables", PlanFormat::Full);
+    plan.edit_readme(|t| {
+        t.replace("| Approval | approved |\n", "").replace(
+            "| Rigor | standard |",
+            "| Rigor | deep |\n| Archetype | agent-workspace |",
+        )
+    });
+    succeeded(&plan, &["init"]);
+    let manifest = plan.json("manifest.json");
+    assert_eq!(manifest["rigor"], "deep");
+    assert_eq!(manifest["archetype"], "agent-workspace");
+    assert_eq!(
+        plan.json("state.json")["approval"],
+        "pending",
+        "no Approval row: pending"
+    );
+}
+
+#[test]
+fn init_refuses_a_plan_variable_it_cannot_read() {
+    let plan = Plan::markdown_only("PLAN_init_bad_rigor", PlanFormat::Full);
+    plan.edit_readme(|t| t.replace("| Rigor | standard |", "| Rigor | extreme |"));
+    refused(
+        &plan,
+        &["init"],
+        1,
+        &["Rigor row says `extreme`", "README.md:"],
+    );
+    assert!(!plan.path("manifest.json").exists());
+}
+
+#[test]
+fn init_refuses_a_standard_newer_than_dwp() {
+    let plan = Plan::markdown_only("PLAN_init_newer", PlanFormat::Full);
+    plan.edit_readme(|t| t.replace("DWP spec 5.0.0", "DWP spec 6.1.0"));
+    refused(&plan, &["init"], 1, &["6.1.0", "newer than this tool"]);
+    assert!(!plan.path("manifest.json").exists());
+    assert!(!plan.path("state.json").exists());
+}
+
+#[test]
+fn init_refuses_a_plan_without_a_declared_standard() {
+    let plan = Plan::markdown_only("PLAN_init_no_standard", PlanFormat::Full);
+    plan.edit_readme(|t| t.replace("**Standard:** DWP spec 5.0.0\n", ""));
+    refused(&plan, &["init"], 1, &["declares no standard"]);
+}
+
+#[test]
+fn init_refuses_a_folder_name_that_is_not_a_plan_name() {
+    for name in ["PLAN_Upper_case", "PLAN_single", "plan_no_prefix"] {
+        let plan = Plan::markdown_only(name, PlanFormat::Full);
+        refused(&plan, &["init"], 1, &[name, "not a plan name"]);
+    }
+}
+
+#[test]
+fn init_refuses_a_full_index_line_without_its_task_file() {
+    let plan = Plan::markdown_only("PLAN_init_missing_file", PlanFormat::Full);
+    fs::remove_file(plan.path("3.task_synthetic_3.md")).unwrap();
+    refused(
+        &plan,
+        &["init"],
+        1,
+        &["3.task_synthetic_3.md", "not a file"],
+    );
+}
+
+#[test]
+fn init_json_is_one_document() {
+    let plan = Plan::markdown_only("PLAN_init_json", PlanFormat::Lite);
+    let run = succeeded(&plan, &["init", "--json"]);
+    let document: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(document["dwp"], 1);
+    assert_eq!(document["command"], "init");
+    assert_eq!(document["init"]["task_count"], 5);
+}
+
+// ---------------------------------------------------------------------------------------------
+// migrate
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn migrate_converts_a_v1_pair_to_v2_and_to_v5() {
+    for to in ["v2", "v5"] {
+        let plan = Plan::v1("PLAN_migrate_pair");
+        let manifest_before = plan.json("manifest.json");
+        succeeded(&plan, &["migrate", "--to", to]);
+        let run = dwp(&plan, &["validate"]);
+        assert_eq!(run.code, 0, "{to}: {}\n{}", run.stdout, run.stderr);
+        let manifest = plan.json("manifest.json");
+        assert_eq!(
+            manifest["schema"],
+            format!("https://deepworkplan.com/schema/plan-manifest/{to}.json")
+        );
+        assert_eq!(manifest["plan_format"], "full");
+        assert_eq!(manifest["created_at"], manifest_before["created_at"]);
+        assert_eq!(manifest["spec_version"], manifest_before["spec_version"]);
+        let state = plan.json("state.json");
+        assert_eq!(
+            state["schema"],
+            format!("https://deepworkplan.com/schema/plan-state/{to}.json")
+        );
+        assert_eq!(state["format"], "full");
+        assert_eq!(state["materialization"], "ready");
+        assert_eq!(
+            state["approval"], "approved",
+            "from the README's Approval row"
+        );
+        assert_eq!(state["promotion"], Value::Null);
+        let task = &state["tasks"][0];
+        assert!(task.get("file").is_none());
+        assert_eq!(
+            task["locator"],
+            json!({"kind": "file", "value": "1.task_synthetic_1.md"})
+        );
+        assert_eq!(task["status"], "completed");
+        assert_eq!(state["tasks"][3]["gates"], json!([]));
+        let progress = fs::read_to_string(plan.path("PROGRESS.md")).unwrap();
+        assert!(
+            progress.contains(&format!(
+                "`dwp migrate --to {to}`: manifest.json and state.json v1 → {to}"
+            )),
+            "{progress}"
+        );
+    }
+}
+
+#[test]
+fn migrate_leaves_approval_absent_when_the_readme_records_none() {
+    let plan = Plan::v1("PLAN_migrate_no_approval");
+    plan.edit_readme(|t| t.replace("| Approval | approved |\n", ""));
+    succeeded(&plan, &["migrate", "--to", "v5"]);
+    assert!(plan.json("state.json").get("approval").is_none());
+    assert_eq!(dwp(&plan, &["validate"]).code, 0);
+}
+
+#[test]
+fn migrate_finishes_a_migration_interrupted_between_its_writes() {
+    let plan = Plan::v1("PLAN_migrate_resume");
+    let v1_manifest = fs::read(plan.path("manifest.json")).unwrap();
+    succeeded(&plan, &["migrate", "--to", "v5"]);
+    let v5_state = fs::read(plan.path("state.json")).unwrap();
+    // As if the crash came after the state and before the manifest.
+    fs::write(plan.path("manifest.json"), &v1_manifest).unwrap();
+    succeeded(&plan, &["migrate", "--to", "v5"]);
+    assert_eq!(fs::read(plan.path("state.json")).unwrap(), v5_state);
+    assert_eq!(plan.json("manifest.json")["plan_format"], "full");
+    assert_eq!(dwp(&plan, &["validate"]).code, 0);
+}
+
+#[test]
+fn migrate_refuses_what_is_not_a_v1_plan() {
+    let plan = Plan::from_synth(SynthPlan::new("PLAN_migrate_v5", 3));
+    refused(
+        &plan,
+        &["migrate", "--to", "v5"],
+        1,
+        &["is v5", "only a v1 plan migrates"],
+    );
+    let plan = Plan::from_synth(SynthPlan::new("PLAN_migrate_v2", 3).generation(Generation::V2));
+    refused(&plan, &["migrate", "--to", "v5"], 1, &["is v2"]);
+}
+
+#[test]
+fn migrate_refuses_a_target_other_than_v2_or_v5() {
+    let plan = Plan::v1("PLAN_migrate_target");
+    for to in ["v1", "v3", "v6", "5"] {
+        refused(&plan, &["migrate", "--to", to], 2, &["v2 or v5"]);
+    }
+}
+
+#[test]
+fn migrate_refuses_a_plan_newer_than_dwp() {
+    let plan = Plan::v1("PLAN_migrate_newer");
+    plan.edit_json("manifest.json", |m| {
+        m["schema"] = json!("https://deepworkplan.com/schema/plan-manifest/v6.json");
+    });
+    refused(
+        &plan,
+        &["migrate", "--to", "v5"],
+        1,
+        &["newer than this tool"],
+    );
+
+    let plan = Plan::v1("PLAN_migrate_newer_standard");
+    plan.edit_readme(|t| t.replace("DWP spec 1.2.0", "DWP spec 7.0.0"));
+    refused(
+        &plan,
+        &["migrate", "--to", "v5"],
+        1,
+        &["7.0.0", "newer than this tool"],
+    );
+}
+
+#[test]
+fn migrate_refuses_invalid_input() {
+    let plan = Plan::v1("PLAN_migrate_invalid");
+    plan.edit_json("state.json", |s| s["completed_count"] = json!(4));
+    refused(&plan, &["migrate", "--to", "v5"], 1, &["invariant"]);
+
+    let plan = Plan::v1("PLAN_migrate_not_json");
+    fs::write(plan.path("manifest.json"), "{").unwrap();
+    refused(&plan, &["migrate", "--to", "v2"], 1, &["manifest"]);
+
+    let plan = Plan::v1("PLAN_migrate_finalizing");
+    fs::write(plan.path(".finalizing.json"), "{}").unwrap();
+    refused(
+        &plan,
+        &["migrate", "--to", "v5"],
+        1,
+        &["publication is in progress"],
+    );
+}
+
+#[test]
+fn no_other_command_migrates_a_v1_plan_silently() {
+    let plan = Plan::v1("PLAN_never_silently");
+    let manifest = fs::read(plan.path("manifest.json")).unwrap();
+    let v1_state = "https://deepworkplan.com/schema/plan-state/v1.json";
+    succeeded(&plan, &["update", "--task", "3", "--status", "in_progress"]);
+    assert_eq!(plan.json("state.json")["schema"], v1_state);
+    succeeded(&plan, &["reconcile", "--write"]);
+    succeeded(
+        &plan,
+        &[
+            "amend",
+            "--task",
+            "3",
+            "--original",
+            "a",
+            "--observed",
+            "b",
+            "--disposition",
+            "failed gate",
+            "--reason",
+            "c",
+            "--authority",
+            "developer",
+            "--affected",
+            "3",
+        ],
+    );
+    succeeded(
+        &plan,
+        &[
+            "update",
+            "--task",
+            "3",
+            "--status",
+            "completed",
+            "--gate",
+            "cargo test|0|9 passed",
+        ],
+    );
+    let state = plan.json("state.json");
+    assert_eq!(state["schema"], v1_state);
+    assert!(state["tasks"][0].get("locator").is_none());
+    assert!(state.get("format").is_none());
+    assert_eq!(fs::read(plan.path("manifest.json")).unwrap(), manifest);
+    // dwp init never touches an existing pair either.
+    refused(&plan, &["init"], 1, &["already exists"]);
+    assert!(Path::new(&plan.path("manifest.json")).exists());
+}
