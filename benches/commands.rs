@@ -288,6 +288,20 @@ fn bench_verify(root: &Path) {
     };
     let runs = if quick() { 2 } else { 7 };
     let args = ["verify".as_ref(), "--all".as_ref(), workspace.as_os_str()];
+    // Once with --json: every plan was verified, and every one is conformant.
+    let output = Command::new(&dwp)
+        .args(args)
+        .arg("--json")
+        .output()
+        .expect("dwp runs");
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    let plans = report["plans"].as_array().expect("plans");
+    assert_eq!(
+        plans.len(),
+        count,
+        "every plan of the workspace is verified"
+    );
+    assert!(plans.iter().all(|p| p["verdict"] == "CONFORMANT"));
     let parallel = median_ms((0..runs).map(|_| time_binary(&dwp, &args, None)).collect());
     let pinned = has_taskset().then(|| {
         median_ms(
