@@ -472,8 +472,23 @@ fn check_candidate(
                 _ => f,
             }),
     );
+    for finding in &mut findings {
+        if is_missing_artifact(finding) {
+            finding.severity = Severity::Unverified;
+        }
+    }
     crate::verify::add_fix_hints(&mut findings);
     (Some(loaded), findings)
+}
+
+/// A plan artifact that is missing or cannot be read: publication cannot check what is not
+/// there, so it makes no claim (UNVERIFIED), never a completion.
+fn is_missing_artifact(finding: &Finding) -> bool {
+    match finding.code {
+        Code::Unreadable | Code::MissingPlanFile => true,
+        Code::TaskFileInventory => finding.message.ends_with("does not exist"),
+        _ => false,
+    }
 }
 
 /// After the write: the bytes on disk are the candidate's, they validate, and no artifact

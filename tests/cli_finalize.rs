@@ -312,6 +312,21 @@ fn a_newer_standard_is_unverified_never_published() {
 }
 
 #[test]
+fn a_missing_artifact_is_unverified_never_published() {
+    for missing in ["PROGRESS.md", "3.task_synthetic_3.md"] {
+        let root = tempfile::tempdir().unwrap();
+        let plan = publishable(root.path(), PlanFormat::Full);
+        std::fs::remove_file(plan.join(missing)).unwrap();
+        let run = refused(&plan, &[], 5, &["UNVERIFIED", missing]);
+        assert!(
+            !run.stdout.contains("PUBLISHED"),
+            "{missing}: {}",
+            run.stdout
+        );
+    }
+}
+
+#[test]
 fn a_marker_refuses_a_new_publication_and_recovery_needs_one() {
     let root = tempfile::tempdir().unwrap();
     let plan = publishable(root.path(), PlanFormat::Full);
