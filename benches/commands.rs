@@ -179,46 +179,36 @@ fn bench_contention(root: &Path) {
     );
 }
 
-fn bench_reconcile(root: &Path) {
-    println!("## dwp reconcile (check; Full v5 plans, half completed; median of N runs)\n");
+/// One table row per plan size: the median of `check` in process (which asserts the plan is
+/// clean) and of `dwp COMMAND PLAN` through the release binary, on Full v5 plans half completed.
+fn plan_size_table(
+    root: &Path,
+    command: &str,
+    title: &str,
+    runs_by_size: [(usize, usize); 3],
+    check: impl Fn(&Path),
+) {
+    println!("## {title} (Full v5 plans, half completed; median of N runs)\n");
     println!("| tasks | N | in-process (ms) | per 1,000 tasks (ms) | binary (ms) |");
     println!("|---:|---:|---:|---:|---:|");
-    for tasks in [100usize, 1_000, 10_000] {
-        let plan = SynthPlan::new(&format!("PLAN_bench_reconcile_n{tasks}"), tasks)
+    for (tasks, runs) in runs_by_size {
+        let plan = SynthPlan::new(&format!("PLAN_bench_{command}_n{tasks}"), tasks)
             .completed(tasks / 2)
             .write(root)
             .expect("write plan");
-        let runs = if quick() {
-            3
-        } else if tasks >= 10_000 {
-            20
-        } else {
-            100
-        };
+        let runs = if quick() { 3 } else { runs };
         let samples: Vec<Duration> = (0..runs)
             .map(|_| {
                 let started = Instant::now();
-                let report = reconcile(&plan, &ReconcileRequest::default()).expect("reconcile");
-                let took = started.elapsed();
-                assert!(report.in_sync, "synthetic plans are in sync");
-                took
+                check(&plan);
+                started.elapsed()
             })
             .collect();
         let ms = median_ms(samples);
         let binary = release_binary().map(|dwp| {
             median_ms(
                 (0..runs.min(30))
-                    .map(|_| {
-                        let started = Instant::now();
-                        let status = Command::new(&dwp)
-                            .arg("reconcile")
-                            .arg(&plan)
-                            .stdout(Stdio::null())
-                            .status()
-                            .unwrap();
-                        assert!(status.success());
-                        started.elapsed()
-                    })
+                    .map(|_| time_binary(&dwp, &[command.as_ref(), plan.as_os_str()], None))
                     .collect(),
             )
         });
@@ -231,46 +221,20 @@ fn bench_reconcile(root: &Path) {
     println!();
 }
 
+fn bench_reconcile(root: &Path) {
+    let sizes = [(100, 100), (1_000, 100), (10_000, 20)];
+    plan_size_table(root, "reconcile", "dwp reconcile (check)", sizes, |plan| {
+        let report = reconcile(plan, &ReconcileRequest::default()).expect("reconcile");
+        assert!(report.in_sync, "synthetic plans are in sync");
+    });
+}
+
 fn bench_verify(root: &Path) {
-    println!("## dwp verify (Full v5 plans, half completed; median of N runs)\n");
-    println!("| tasks | N | in-process (ms) | per 1,000 tasks (ms) | binary (ms) |");
-    println!("|---:|---:|---:|---:|---:|");
-    for tasks in [100usize, 1_000, 10_000] {
-        let plan = SynthPlan::new(&format!("PLAN_bench_verify_n{tasks}"), tasks)
-            .completed(tasks / 2)
-            .write(root)
-            .expect("write plan");
-        let runs = if quick() {
-            3
-        } else if tasks >= 10_000 {
-            15
-        } else {
-            60
-        };
-        let samples: Vec<Duration> = (0..runs)
-            .map(|_| {
-                let started = Instant::now();
-                let report = dwp::verify::verify_plan(&plan, false);
-                let took = started.elapsed();
-                assert!(report.findings.is_empty(), "{:?}", report.findings);
-                took
-            })
-            .collect();
-        let ms = median_ms(samples);
-        let binary = release_binary().map(|dwp| {
-            median_ms(
-                (0..runs.min(30))
-                    .map(|_| time_binary(&dwp, &["verify".as_ref(), plan.as_os_str()], None))
-                    .collect(),
-            )
-        });
-        let binary = binary.map_or("(no release binary)".into(), |ms| format!("{ms:.2}"));
-        println!(
-            "| {tasks} | {runs} | {ms:.2} | {:.2} | {binary} |",
-            ms * 1000.0 / tasks as f64
-        );
-    }
-    println!();
+    let sizes = [(100, 60), (1_000, 60), (10_000, 15)];
+    plan_size_table(root, "verify", "dwp verify", sizes, |plan| {
+        let report = dwp::verify::verify_plan(plan, false);
+        assert!(report.findings.is_empty(), "{:?}", report.findings);
+    });
 
     let workspace = root.join("workspace");
     let plans = workspace.join(".dwp").join("plans");

@@ -16,6 +16,19 @@ use std::path::Path;
 /// Version of the JSON output format.
 pub const FORMAT_VERSION: u32 = 1;
 
+/// One JSON document `{"dwp": 1, "command", "ok", KEY: VALUE}` on `out`.
+fn print_json(
+    out: &mut impl Write,
+    command: &str,
+    ok: bool,
+    key: &str,
+    value: impl serde::Serialize,
+) {
+    let mut document = json!({"dwp": FORMAT_VERSION, "command": command, "ok": ok});
+    document[key] = json!(value);
+    let _ = writeln!(out, "{document:#}");
+}
+
 fn overall(verdicts: impl Iterator<Item = Verdict>) -> Verdict {
     verdicts.fold(Verdict::Valid, |acc, v| match (acc, v) {
         (Verdict::Invalid, _) | (_, Verdict::Invalid) => Verdict::Invalid,
@@ -73,13 +86,7 @@ pub fn validate(out: &mut impl Write, results: &[Validation], as_json: bool) -> 
 
 pub fn update(out: &mut impl Write, outcome: &UpdateOutcome, as_json: bool) -> Exit {
     if as_json {
-        let document = json!({
-            "dwp": FORMAT_VERSION,
-            "command": "update",
-            "ok": true,
-            "outcome": outcome,
-        });
-        let _ = writeln!(out, "{document:#}");
+        print_json(out, "update", true, "outcome", outcome);
         return Exit::Ok;
     }
     if let Some(diff) = &outcome.diff {
@@ -108,13 +115,7 @@ pub fn update(out: &mut impl Write, outcome: &UpdateOutcome, as_json: bool) -> E
 
 pub fn amend(out: &mut impl Write, outcome: &AmendOutcome, as_json: bool) -> Exit {
     if as_json {
-        let document = json!({
-            "dwp": FORMAT_VERSION,
-            "command": "amend",
-            "ok": true,
-            "amendment": outcome,
-        });
-        let _ = writeln!(out, "{document:#}");
+        print_json(out, "amend", true, "amendment", outcome);
         return Exit::Ok;
     }
     let verb = if outcome.appended {
@@ -155,13 +156,7 @@ pub fn amend(out: &mut impl Write, outcome: &AmendOutcome, as_json: bool) -> Exi
 
 pub fn init(out: &mut impl Write, outcome: &InitOutcome, as_json: bool) -> Exit {
     if as_json {
-        let document = json!({
-            "dwp": FORMAT_VERSION,
-            "command": "init",
-            "ok": true,
-            "init": outcome,
-        });
-        let _ = writeln!(out, "{document:#}");
+        print_json(out, "init", true, "init", outcome);
         return Exit::Ok;
     }
     let _ = writeln!(
@@ -192,13 +187,7 @@ pub fn init(out: &mut impl Write, outcome: &InitOutcome, as_json: bool) -> Exit 
 
 pub fn migrate(out: &mut impl Write, outcome: &MigrateOutcome, as_json: bool) -> Exit {
     if as_json {
-        let document = json!({
-            "dwp": FORMAT_VERSION,
-            "command": "migrate",
-            "ok": true,
-            "migration": outcome,
-        });
-        let _ = writeln!(out, "{document:#}");
+        print_json(out, "migrate", true, "migration", outcome);
         return Exit::Ok;
     }
     let _ = writeln!(
@@ -287,13 +276,7 @@ pub fn reconcile(
         Exit::Rejected
     };
     if as_json {
-        let document = json!({
-            "dwp": FORMAT_VERSION,
-            "command": "reconcile",
-            "ok": exit == Exit::Ok,
-            "report": report,
-        });
-        let _ = writeln!(out, "{document:#}");
+        print_json(out, "reconcile", exit == Exit::Ok, "report", report);
         return exit;
     }
     for d in &report.desync {
@@ -660,13 +643,13 @@ pub fn finalize(
     use crate::finalize::PublicationVerdict;
     let exit = publication.verdict.exit();
     if as_json {
-        let document = json!({
-            "dwp": FORMAT_VERSION,
-            "command": "finalize",
-            "ok": exit == Exit::Ok,
-            "publication": publication,
-        });
-        let _ = writeln!(out, "{document:#}");
+        print_json(
+            out,
+            "finalize",
+            exit == Exit::Ok,
+            "publication",
+            publication,
+        );
         return exit;
     }
     if let Some(marker) = &publication.recovered_from {
