@@ -87,6 +87,26 @@ pub struct Publication {
     pub findings: Vec<Finding>,
 }
 
+impl Publication {
+    /// A publication that stopped at its checks: REFUSED, or UNVERIFIED when nothing definite
+    /// was found wrong but something could not be checked. Nothing was claimed.
+    fn stopped(
+        plan_dir: &Path,
+        state_sha256: &str,
+        findings: Vec<Finding>,
+        recovered_from: Option<MarkerSummary>,
+    ) -> Publication {
+        Publication {
+            plan: plan_dir.display().to_string(),
+            verdict: verdict_of(&findings),
+            state_sha256: Some(state_sha256.to_owned()),
+            receipt: None,
+            recovered_from,
+            findings,
+        }
+    }
+}
+
 /// `.finalizing.json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -229,22 +249,22 @@ pub fn publish_locked(
     let paths = PlanPaths::new(plan_dir);
     let candidate_sha256 = store::sha256_hex(&candidate);
     let (loaded, findings) = check_candidate(&paths, state_path, candidate, false);
-    let refused = |findings: Vec<Finding>| Publication {
-        plan: plan_dir.display().to_string(),
-        verdict: verdict_of(&findings),
-        state_sha256: Some(candidate_sha256.clone()),
-        receipt: None,
-        recovered_from: None,
-        findings,
-    };
     let Some(loaded) = loaded.filter(|_| findings.is_empty()) else {
-        return Ok(refused(findings));
+        return Ok(Publication::stopped(
+            plan_dir,
+            &candidate_sha256,
+            findings,
+            None,
+        ));
     };
     if dry_run {
-        return Ok(Publication {
-            verdict: PublicationVerdict::Published,
-            ..refused(Vec::new())
-        });
+        // Every check passed: what a publication would do, with nothing written.
+        return Ok(Publication::stopped(
+            plan_dir,
+            &candidate_sha256,
+            Vec::new(),
+            None,
+        ));
     }
     let marker = Marker {
         candidate_sha256: candidate_sha256.clone(),
@@ -275,14 +295,12 @@ fn complete_publication(
 
     let problems = reverify(paths, state_path, candidate, &marker);
     if !problems.is_empty() {
-        return Ok(Publication {
-            plan: paths.dir.display().to_string(),
-            verdict: verdict_of(&problems),
-            state_sha256: Some(candidate.sha256.clone()),
-            receipt: None,
+        return Ok(Publication::stopped(
+            &paths.dir,
+            &candidate.sha256,
+            problems,
             recovered_from,
-            findings: problems,
-        });
+        ));
     }
     reached(Step::Reverified)?;
 
@@ -358,14 +376,12 @@ fn recover_locked(
         true,
     );
     let Some(loaded) = loaded.filter(|_| findings.is_empty()) else {
-        return Ok(Publication {
-            plan: plan_dir.display().to_string(),
-            verdict: verdict_of(&findings),
-            state_sha256: Some(marker.candidate_sha256.clone()),
-            receipt: None,
-            recovered_from: Some(summary),
+        return Ok(Publication::stopped(
+            plan_dir,
+            &marker.candidate_sha256,
             findings,
-        });
+            Some(summary),
+        ));
     };
     complete_publication(&paths, state_path, &loaded, marker, Some(summary))
 }
@@ -712,9 +728,18 @@ mod tests {
                     ..Default::default()
                 },
             );
-            assert!(other_writer.is_err(), "{step:?}: other writers refuse");
+            let in_progress = |result: Result<String>| {
+                result
+                    .unwrap_err()
+                    .to_string()
+                    .contains("a publication is in progress")
+            };
             assert!(
-                publish(&plan, None).is_err(),
+                in_progress(other_writer.map(|o| o.transition)),
+                "{step:?}: other writers refuse because of the marker"
+            );
+            assert!(
+                in_progress(publish(&plan, None).map(|p| p.plan)),
                 "{step:?}: a new publication refuses while the marker exists"
             );
 

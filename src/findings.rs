@@ -168,6 +168,12 @@ impl Finding {
         self
     }
 
+    /// The 1-based line, where known.
+    pub fn line(mut self, line: impl Into<Option<usize>>) -> Finding {
+        self.line = line.into();
+        self
+    }
+
     pub fn hint(mut self, hint: impl Into<String>) -> Finding {
         self.hint = Some(hint.into());
         self

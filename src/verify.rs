@@ -274,18 +274,19 @@ fn publication_logs(state: &State, md: &reconcile::PlanMarkdown) -> Vec<Finding>
             ("Documentation decision", &log.documentation_decision),
         ] {
             if line.as_ref().is_none_or(|l| l.value.trim().is_empty()) {
-                let mut finding = Finding::error(
-                    Code::UnfilledLog,
-                    path.display().to_string(),
-                    format!("task {}'s log has no filled `{label}:` line", task.id),
-                )
-                .task(task.id)
-                .hint(format!(
-                    "fill `{label}:` in task {}'s Completion & Log",
-                    task.id
-                ));
-                finding.line = line.as_ref().map(|l| l.line).or(Some(log.line));
-                findings.push(finding);
+                findings.push(
+                    Finding::error(
+                        Code::UnfilledLog,
+                        path.display().to_string(),
+                        format!("task {}'s log has no filled `{label}:` line", task.id),
+                    )
+                    .task(task.id)
+                    .hint(format!(
+                        "fill `{label}:` in task {}'s Completion & Log",
+                        task.id
+                    ))
+                    .line(line.as_ref().map(|l| l.line).or(Some(log.line))),
+                );
             }
         }
     }
@@ -353,13 +354,14 @@ fn readme_rules(paths: &PlanPaths, readme: &crate::markdown::Readme) -> Vec<Find
     let mut findings = Vec::new();
     for (name, section) in [("Goal", &readme.goal), ("Context", &readme.context)] {
         if section.as_ref().is_none_or(|s| s.body.trim().is_empty()) {
-            let mut finding = Finding::error(
-                Code::MissingSection,
-                &file,
-                format!("the README has no {name} (or it is empty)"),
+            findings.push(
+                Finding::error(
+                    Code::MissingSection,
+                    &file,
+                    format!("the README has no {name} (or it is empty)"),
+                )
+                .line(section.as_ref().map(|s| s.line)),
             );
-            finding.line = section.as_ref().map(|s| s.line);
-            findings.push(finding);
         }
     }
     findings
@@ -374,12 +376,12 @@ fn standard_rule(
 ) -> Option<Finding> {
     let (version, mut finding) = match (readme_standard, manifest_version) {
         (Some(standard), _) => {
-            let mut finding = Finding::error(
+            let finding = Finding::error(
                 Code::NewerStandard,
                 paths.dir.join("README.md").display().to_string(),
                 String::new(),
-            );
-            finding.line = Some(standard.line);
+            )
+            .line(standard.line);
             (standard.version.as_str(), finding)
         }
         (None, Some(version)) => (
@@ -547,17 +549,18 @@ fn evidence_rules(
                 .next()
                 .is_some_and(|w| w.trim_matches('*').eq_ignore_ascii_case("pending"))
         {
-            let mut finding = Finding::error(
-                Code::LogStillPending,
-                path.display().to_string(),
-                format!(
-                    "task {} is completed in state.json but its log still reads `Status: {}`",
-                    task.id, status.value
-                ),
-            )
-            .task(task.id);
-            finding.line = Some(status.line);
-            findings.push(finding);
+            findings.push(
+                Finding::error(
+                    Code::LogStillPending,
+                    path.display().to_string(),
+                    format!(
+                        "task {} is completed in state.json but its log still reads `Status: {}`",
+                        task.id, status.value
+                    ),
+                )
+                .task(task.id)
+                .line(status.line),
+            );
         }
     }
     findings
@@ -604,9 +607,11 @@ fn inventory_rules(paths: &PlanPaths, state: &State, md: &reconcile::PlanMarkdow
                     task.id
                 )
             })) {
-                let mut finding = Finding::error(Code::LiteAnchor, &readme, message).task(task.id);
-                finding.line = entry.map(|e| e.line);
-                findings.push(finding);
+                findings.push(
+                    Finding::error(Code::LiteAnchor, &readme, message)
+                        .task(task.id)
+                        .line(entry.map(|e| e.line)),
+                );
             }
             continue;
         }
@@ -647,18 +652,19 @@ fn inventory_rules(paths: &PlanPaths, state: &State, md: &reconcile::PlanMarkdow
         if let Some(entry) = entry
             && reconcile::linked_file(&entry.links).is_some_and(|l| l != value)
         {
-            let mut finding = Finding::error(
-                Code::TaskFileInventory,
-                &readme,
-                format!(
-                    "task {}'s index line links `{}` but state.json locates it at `{value}`",
-                    task.id,
-                    reconcile::linked_file(&entry.links).unwrap_or("")
-                ),
-            )
-            .task(task.id);
-            finding.line = Some(entry.line);
-            findings.push(finding);
+            findings.push(
+                Finding::error(
+                    Code::TaskFileInventory,
+                    &readme,
+                    format!(
+                        "task {}'s index line links `{}` but state.json locates it at `{value}`",
+                        task.id,
+                        reconcile::linked_file(&entry.links).unwrap_or("")
+                    ),
+                )
+                .task(task.id)
+                .line(entry.line),
+            );
         }
     }
     if let Ok(entries) = std::fs::read_dir(&paths.dir) {
@@ -721,14 +727,15 @@ fn section_rules(state: &State, md: &reconcile::PlanMarkdown) -> Vec<Finding> {
             Some(_) => {}
         }
         for problem in problems {
-            let mut finding = Finding::error(
-                Code::TaskSection,
-                &file,
-                format!("task {} {problem}", task.id),
-            )
-            .task(task.id);
-            finding.line = Some(record.line);
-            findings.push(finding);
+            findings.push(
+                Finding::error(
+                    Code::TaskSection,
+                    &file,
+                    format!("task {} {problem}", task.id),
+                )
+                .task(task.id)
+                .line(record.line),
+            );
         }
     }
     findings
@@ -755,9 +762,7 @@ fn amendment_rules(state: &State, md: &reconcile::PlanMarkdown) -> Vec<Finding> 
     for (id, (path, record)) in &md.records {
         let file = path.display().to_string();
         let at = |line: usize, code: Code, message: String| {
-            let mut finding = Finding::error(code, &file, message).task(*id);
-            finding.line = Some(line);
-            finding
+            Finding::error(code, &file, message).task(*id).line(line)
         };
         let mut previous_date: Option<chrono::NaiveDate> = None;
         for (position, amendment) in record.amendments.iter().enumerate() {
@@ -948,9 +953,9 @@ fn final_review(state: &State, md: &reconcile::PlanMarkdown) -> Vec<Finding> {
     };
     let readme = md.readme_path.display().to_string();
     let located = |id: u64, message: String| {
-        let mut finding = Finding::error(Code::FinalReview, &readme, message).task(id);
-        finding.line = md.readme.index.iter().find(|e| e.id == id).map(|e| e.line);
-        finding
+        Finding::error(Code::FinalReview, &readme, message)
+            .task(id)
+            .line(md.readme.index.iter().find(|e| e.id == id).map(|e| e.line))
     };
     let mut findings: Vec<Finding> = state.tasks[..state.tasks.len() - 1]
         .iter()
@@ -989,19 +994,20 @@ fn final_review(state: &State, md: &reconcile::PlanMarkdown) -> Vec<Finding> {
         .map(|(part, _)| *part)
         .collect();
     if !missing.is_empty() {
-        let mut finding = Finding::error(
-            Code::FinalReview,
-            path.display().to_string(),
-            format!(
-                "the Final Review (task {}) does not name its {} part{}",
-                last.id,
-                and_list(&missing),
-                if missing.len() > 1 { "s" } else { "" }
-            ),
-        )
-        .task(last.id);
-        finding.line = Some(record.line);
-        findings.push(finding);
+        findings.push(
+            Finding::error(
+                Code::FinalReview,
+                path.display().to_string(),
+                format!(
+                    "the Final Review (task {}) does not name its {} part{}",
+                    last.id,
+                    and_list(&missing),
+                    if missing.len() > 1 { "s" } else { "" }
+                ),
+            )
+            .task(last.id)
+            .line(record.line),
+        );
     }
     findings
 }
@@ -1143,14 +1149,13 @@ fn security_review(paths: &PlanPaths) -> Vec<Finding> {
                 && !words.contains(&"none")
         })
         .map(|(index, line)| {
-            let mut finding = Finding::error(
+            Finding::error(
                 Code::SecurityReview,
                 &file,
                 format!("records an open critical finding: {}", line.trim()),
             )
-            .hint("close or accept it with recorded authority before publication");
-            finding.line = Some(index + 1);
-            finding
+            .hint("close or accept it with recorded authority before publication")
+            .line(index + 1)
         })
         .collect()
 }

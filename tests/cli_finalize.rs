@@ -267,7 +267,7 @@ fn a_candidate_that_does_not_complete_the_plan_is_refused() {
         &plan,
         &["--candidate", candidate.to_str().unwrap()],
         1,
-        &["task 4 is in_progress"],
+        &["DWP086", "task 4 is in_progress"],
     );
     assert!(run.stdout.contains("not completed") || run.stdout.contains("every task completed"));
 }
