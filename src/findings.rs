@@ -57,10 +57,11 @@ codes! {
     TitleDrift = 42, "a task's title differs between the README index and state.json";
     MissingInState = 43, "a task of the README index has no entry in state.json";
     MissingInMarkdown = 44, "a task of state.json is missing from the README index";
-    OrderDrift = 45, "the README index lists tasks out of id order";
-    PlanStatusCount = 46, "`Plan Status: X/N` disagrees with the README boxes";
+    OrderDrift = 45, "the README index does not list tasks 1..N in order";
+    PlanStatusCount = 46, "the README has no `Plan Status: X/N` line, or it disagrees with the boxes";
     CompletedCountDrift = 47, "`completed_count` disagrees with the checked README boxes";
     OddMarker = 48, "a task checkbox uses a marker other than `[ ]`, `[x]`, `[X]` (read as not done)";
+    UnreadableIndexLine = 49, "an item of the README's task list that dwp cannot read as a task: a checkbox naming no task number, or a task without a checkbox";
     MissingPlanFile = 50, "README.md, PROGRESS.md, PROMPTS.md or analysis_results/ is missing";
     NotMaterialized = 51, "materialization is not ready, or a promotion is unresolved";
     NewerStandard = 52, "the declared standard is newer than this dwp knows (or unreadable): no claim is made";
@@ -69,6 +70,7 @@ codes! {
     LocatorEscapes = 55, "a task file is a symlink leaving the plan folder";
     TaskSection = 57, "a task record lacks a required section, or it is empty";
     FinalReview = 58, "the Final Review is not the last task, or its record does not name its security, final-state and skills parts";
+    NotAStandard = 59, "the declared standard is not a DWP standard (2.x and 4.x historical, 5.x current; there is no 1.x or 3.x)";
     LiteAnchor = 56, "Lite anchors are duplicated, or do not match their task headings or the index links";
     FailingGate = 60, "a completed task's latest gate record fails, has no exit code 0, or no evidence";
     InvalidatedEvidence = 61, "a completed task relies on evidence invalidated by refine";
@@ -94,6 +96,8 @@ codes! {
     DeadLock = 90, "the writer lock is held by a process that is gone (advisory)";
     ApprovalPending = 91, "the plan is not approved (advisory)";
     ActiveBlocker = 92, "the plan is blocked: the blocker's task, reason and needs (advisory)";
+    NoStateLayer = 93, "the plan carries no state layer (manifest.json, state.json): advisory in a git work tree, an error outside one";
+    IndexInCode = 94, "the task list is indented four spaces, which renders as code: dwp reads it as markdown (advisory)";
 }
 
 impl Code {

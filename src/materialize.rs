@@ -38,13 +38,21 @@ use std::path::Path;
 pub struct InitOutcome {
     pub plan: String,
     pub spec_version: String,
+    /// Where the standard came from: `README` (its Standard line) or `--standard` (assumed: the
+    /// README declares none).
+    pub standard_from: &'static str,
     pub plan_format: PlanFormat,
     pub archetype: Archetype,
     pub rigor: Rigor,
     pub approval: Approval,
     pub task_count: u64,
-    /// Tasks whose README box is already checked: `dwp reconcile --write` brings them in.
-    pub checked_boxes: u64,
+    /// Tasks whose README box is checked, recorded completed as the markdown says.
+    pub completed: u64,
+    /// Completed tasks whose log records no gate: `dwp verify` will ask for evidence.
+    pub completed_without_gates: Vec<u64>,
+    /// Plan files that were absent and were created (`PROMPTS.md`, `PROGRESS.md`,
+    /// `analysis_results/`).
+    pub created: Vec<String>,
     pub manifest_sha256: String,
     pub state_sha256: String,
 }
@@ -70,8 +78,9 @@ pub struct Creator {
 // ---------------------------------------------------------------------------------------------
 // init
 
-/// Materialize the markdown-only plan in `plan_dir`.
-pub fn init(plan_dir: &Path, creator: &Creator) -> Result<InitOutcome> {
+/// Materialize the markdown-only plan in `plan_dir`. `standard` is the `--standard` the caller
+/// gives for a README that declares none.
+pub fn init(plan_dir: &Path, creator: &Creator, standard: Option<&str>) -> Result<InitOutcome> {
     check_creator(creator)?;
     let paths = PlanPaths::new(plan_dir);
     if !plan_dir.is_dir() {
@@ -81,22 +90,61 @@ pub fn init(plan_dir: &Path, creator: &Creator) -> Result<InitOutcome> {
         ));
     }
     let guard = lock::acquire(&paths.state, std::time::Duration::ZERO)?;
-    let outcome = init_under_lock(&paths, creator)?;
+    let outcome = init_under_lock(&paths, creator, standard)?;
     guard.release()?;
     Ok(outcome)
 }
 
-fn init_under_lock(paths: &PlanPaths, creator: &Creator) -> Result<InitOutcome> {
+fn init_under_lock(
+    paths: &PlanPaths,
+    creator: &Creator,
+    standard: Option<&str>,
+) -> Result<InitOutcome> {
     crate::update::refuse_while_finalizing(&paths.dir)?;
     refuse_existing(paths)?;
     let name = plan_name(paths)?;
     let md = crate::reconcile::read_markdown(&paths.dir)?;
     let place = md.readme_path.display().to_string();
+    // A file that is not there is the locator's refusal (below); one that is there but cannot
+    // be read is refused here.
+    if let Some((id, path, why)) = md
+        .unreadable
+        .iter()
+        .find(|(_, path, _)| std::fs::symlink_metadata(path).is_ok())
+    {
+        return Err(Error::rejected(
+            path.display().to_string(),
+            format!("task {id}'s file cannot be read ({why}): dwp does not materialize what it could not read"),
+        ));
+    }
     let readme = &md.readme;
-    let spec_version = declared_standard(readme, &place)?;
+    let (spec_version, standard_from) = declared_standard(readme, &place, standard)?;
     let format = plan_format(readme, &place)?;
-    let tasks = initial_tasks(readme, format, &paths.dir, &place)?;
+    let pending = initial_tasks(&md, format, &paths.dir, &place)?;
     let now = clock::now_rfc3339();
+    let approval = readme.approval().unwrap_or(Approval::Pending);
+    let base = State {
+        schema: Generation::V5.url(DocKind::State),
+        plan: name.clone(),
+        updated_at: now.clone(),
+        updated_by: creator.as_actor(),
+        status: PlanStatus::Pending,
+        completed_count: 0,
+        task_count: pending.len() as u64,
+        format: Some(format),
+        materialization: Some(Materialization::Ready),
+        approval: Some(approval),
+        promotion: Field::Null,
+        tasks: pending,
+        checkpoint: Field::Null,
+        blocked: Field::Null,
+    };
+    // The boxes as they are: a checked task is completed, with what its log records.
+    let rules = crate::reconcile::Regeneration {
+        allow_completion: true,
+        ..Default::default()
+    };
+    let (state, _) = crate::reconcile::regenerate(&md, &base, &now, &rules)?;
     let manifest = Manifest {
         schema: Generation::V5.url(DocKind::Manifest),
         spec_version: spec_version.clone(),
@@ -108,49 +156,62 @@ fn init_under_lock(paths: &PlanPaths, creator: &Creator) -> Result<InitOutcome> 
         created_at: now.clone(),
         created_by: creator.as_map(),
         tags: None,
-        task_count: tasks.len() as u64,
+        task_count: state.task_count,
         parent_plan: Field::Null,
     };
-    let approval = readme.approval().unwrap_or(Approval::Pending);
-    let state = State {
-        schema: Generation::V5.url(DocKind::State),
-        plan: name.clone(),
-        updated_at: now,
-        updated_by: creator.as_actor(),
-        status: PlanStatus::Pending,
-        completed_count: 0,
-        task_count: tasks.len() as u64,
-        format: Some(format),
-        materialization: Some(Materialization::Ready),
-        approval: Some(approval),
-        promotion: Field::Null,
-        tasks,
-        checkpoint: Field::Null,
-        blocked: Field::Null,
-    };
     let (manifest_bytes, state_bytes) = checked_pair(paths, &manifest, &state)?;
+    let created = create_plan_files(&paths.dir)?;
     let state_sha256 = store::write_atomic(&paths.state, &state_bytes)?.sha256;
     let manifest_sha256 = store::write_atomic(&paths.manifest, &manifest_bytes)?.sha256;
+    let completed = state.completed_count;
     store::append_line(
         &paths.dir.join("PROGRESS.md"),
         &format!(
-            "- {}: materialized by `dwp init`: manifest.json and state.json (v5, {format}, {} tasks pending, approval {approval})",
-            state.updated_at, state.task_count
+            "- {now}: materialized by `dwp init`: manifest.json and state.json (v5, {format}, DWP spec {spec_version} from {standard_from}, {} tasks, {completed} completed as the README's boxes record, approval {approval})",
+            state.task_count
         ),
     )?;
-    let checked_boxes = readme.index.iter().filter(|e| e.marker.is_done()).count() as u64;
     Ok(InitOutcome {
         plan: name,
         spec_version,
+        standard_from,
         plan_format: format,
         archetype: manifest.archetype,
         rigor: manifest.rigor,
         approval,
         task_count: state.task_count,
-        checked_boxes,
+        completed,
+        completed_without_gates: state
+            .tasks
+            .iter()
+            .filter(|t| t.status == TaskStatus::Completed && t.gates().is_empty())
+            .map(|t| t.id)
+            .collect(),
+        created,
         manifest_sha256,
         state_sha256,
     })
+}
+
+/// The plan layout's files that a markdown-only plan may lack, created empty but titled.
+fn create_plan_files(dir: &Path) -> Result<Vec<String>> {
+    let mut created = Vec::new();
+    for (name, text) in [
+        ("PROMPTS.md", "# Prompts\n"),
+        ("PROGRESS.md", "# Progress\n"),
+    ] {
+        let path = dir.join(name);
+        if std::fs::symlink_metadata(&path).is_err() {
+            store::write_atomic(&path, text.as_bytes())?;
+            created.push(name.to_owned());
+        }
+    }
+    let results = dir.join("analysis_results");
+    if std::fs::symlink_metadata(&results).is_err() {
+        store::create_dir(&results)?;
+        created.push("analysis_results/".to_owned());
+    }
+    Ok(created)
 }
 
 impl Creator {
@@ -218,25 +279,51 @@ fn plan_name(paths: &PlanPaths) -> Result<String> {
     Ok(name)
 }
 
-/// The README's `**Standard:** DWP spec X.Y.Z`, refused when newer than this dwp knows.
-fn declared_standard(readme: &Readme, place: &str) -> Result<String> {
-    let Some(standard) = &readme.standard else {
-        return Err(Error::rejected(
-            place,
-            "declares no standard: spec_version comes from the `**Standard:** DWP spec X.Y.Z` line",
-        )
-        .with_hint("add `**Standard:** DWP spec 5.0.0` (the spec the plan was written under)"));
+/// The standard the plan is materialized under: the README's `**Standard:** DWP spec X.Y.Z`,
+/// else `--standard` (which must agree with the README when both are given). Refused when
+/// neither says, when it is not X.Y.Z, not a DWP standard, or newer than this dwp knows.
+fn declared_standard(
+    readme: &Readme,
+    place: &str,
+    flag: Option<&str>,
+) -> Result<(String, &'static str)> {
+    let (version, from, place) = match (&readme.standard, flag) {
+        (Some(standard), Some(flag)) if standard.version != flag => {
+            return Err(Error::Usage(format!(
+                "--standard {flag}: the README declares DWP spec {} ({place}:{}); give no --standard, or correct the README",
+                standard.version, standard.line
+            )));
+        }
+        (Some(standard), _) => (
+            standard.version.clone(),
+            "README",
+            format!("{place}:{}", standard.line),
+        ),
+        (None, Some(flag)) => (flag.to_owned(), "--standard", "--standard".to_owned()),
+        (None, None) => {
+            return Err(Error::rejected(
+                place,
+                "declares no standard: spec_version comes from the `**Standard:** DWP spec X.Y.Z` line",
+            )
+            .with_hint("add `**Standard:** DWP spec X.Y.Z` to the README, or say which standard the plan was written under with `dwp init PLAN --standard X.Y.Z`"));
+        }
     };
-    let place = format!("{place}:{}", standard.line);
-    refuse_newer_spec(&standard.version, &place)?;
     let semver = regex::Regex::new(r"^\d+\.\d+\.\d+$").expect("constant pattern");
-    if !semver.is_match(&standard.version) {
+    if !semver.is_match(&version) {
         return Err(Error::rejected(
             place,
-            format!("the standard `{}` is not a version X.Y.Z", standard.version),
+            format!("the standard `{version}` is not a version X.Y.Z"),
         ));
     }
-    Ok(standard.version.clone())
+    refuse_newer_spec(&version, &place)?;
+    if !crate::verify::is_dwp_standard(&version) {
+        return Err(Error::rejected(
+            place,
+            format!("DWP spec {version} is not a DWP standard: the series are 2.x and 4.x (historical) and 5.x (current)"),
+        )
+        .with_hint("name the standard the plan was written under (2.x, 4.x or 5.x)"));
+    }
+    Ok((version, from))
 }
 
 /// A plan that declares a spec newer than this dwp knows is never guessed at.
@@ -308,14 +395,25 @@ fn variable<T: std::str::FromStr<Err = String>>(
         })
 }
 
-/// Every task of the README index, pending, with its locator: Full: the linked task file
-/// (which must exist); Lite: `#task-N`.
+/// Every task of the README index, pending, with its locator and title. Full: the file its
+/// line links (or the folder's one `N.task_*.md` of its number), which must exist in the plan
+/// folder itself; every task file of the folder must be indexed (dwp does not materialize a plan
+/// it may be reading wrong). Lite: `#task-N`. The title is the index line's, else the record's
+/// heading.
 fn initial_tasks(
-    readme: &Readme,
+    md: &crate::reconcile::PlanMarkdown,
     format: PlanFormat,
     plan_dir: &Path,
     place: &str,
 ) -> Result<Vec<Task>> {
+    let readme = &md.readme;
+    if let Some(problem) = readme.index_problems.first() {
+        return Err(Error::rejected(
+            format!("{place}:{}", problem.line),
+            format!("{}: dwp does not materialize a task list it cannot read whole", problem.value),
+        )
+        .with_hint("write it as `- [ ] Task N: Title` (see docs/plan-markdown.md), or move it out of the task list"));
+    }
     let ids: Vec<u64> = readme.index.iter().map(|e| e.id).collect();
     let expected: Vec<u64> = (1..=ids.len() as u64).collect();
     if ids.is_empty() || ids != expected {
@@ -324,6 +422,9 @@ fn initial_tasks(
             format!("the README index lists tasks {ids:?}, not 1..N in order: no state can be derived from it"),
         )
         .with_hint("fix the task list in README.md first; the markdown is the source of truth"));
+    }
+    if format == PlanFormat::Full {
+        refuse_unindexed_files(md, plan_dir)?;
     }
     readme
         .index
@@ -336,14 +437,25 @@ fn initial_tasks(
                 },
                 PlanFormat::Full => Locator {
                     kind: LocatorKind::File,
-                    value: task_file(entry, plan_dir, place)?,
+                    value: task_file(md, entry, plan_dir, place)?,
                 },
             };
+            let title = entry
+                .title
+                .clone()
+                .or_else(|| md.records.get(&entry.id).and_then(|(_, r)| r.title.clone()))
+                .ok_or_else(|| {
+                    Error::rejected(
+                        format!("{place}:{}", entry.line),
+                        format!("task {} has no title: neither its index line nor its record's heading gives one", entry.id),
+                    )
+                    .with_hint(format!("write `Task {}: Title` on its index line", entry.id))
+                })?;
             Ok(Task {
                 id: entry.id,
                 file: None,
                 locator: Some(locator),
-                title: entry.title.clone(),
+                title,
                 status: TaskStatus::Pending,
                 started_at: None,
                 completed_at: None,
@@ -355,18 +467,68 @@ fn initial_tasks(
         .collect()
 }
 
-fn task_file(entry: &crate::markdown::IndexEntry, plan_dir: &Path, place: &str) -> Result<String> {
+/// A `N.task_*.md` in the folder that the index does not name may be a task the reader missed.
+fn refuse_unindexed_files(md: &crate::reconcile::PlanMarkdown, plan_dir: &Path) -> Result<()> {
+    let named: Vec<&str> = md
+        .records
+        .values()
+        .filter_map(|(path, _)| path.file_name()?.to_str())
+        .collect();
+    let linked: Vec<&str> = md
+        .readme
+        .index
+        .iter()
+        .filter_map(|e| crate::reconcile::linked_file(&e.links))
+        .collect();
+    for file in crate::reconcile::task_files_in(plan_dir) {
+        if !named.contains(&file.as_str()) && !linked.contains(&file.as_str()) {
+            return Err(Error::rejected(
+                plan_dir.join(&file).display().to_string(),
+                "is a task file the README's task list does not name: dwp does not materialize a plan it may be reading wrong",
+            )
+            .with_hint(format!("link `{file}` from its task's line in the README, or remove the file")));
+        }
+    }
+    Ok(())
+}
+
+/// The task file of a Full task: linked from its index line, else the folder's one file of its
+/// number; it must be a file of the plan folder named `N.task_slug.md`.
+fn task_file(
+    md: &crate::reconcile::PlanMarkdown,
+    entry: &crate::markdown::IndexEntry,
+    plan_dir: &Path,
+    place: &str,
+) -> Result<String> {
     let place = format!("{place}:{}", entry.line);
-    let Some(file) = crate::reconcile::linked_file(&entry.links) else {
+    let file = crate::reconcile::linked_file(&entry.links)
+        .map(str::to_owned)
+        .or_else(|| {
+            md.records
+                .get(&entry.id)
+                .and_then(|(path, _)| path.file_name()?.to_str().map(str::to_owned))
+        });
+    let Some(file) = file else {
         return Err(Error::rejected(
             place,
             format!(
-                "task {} links no task file (`{}.task_slug.md`): a Full plan locates each task by its file",
+                "task {} links no task file (`{}.task_slug.md`) and the folder has none of its number: a Full plan locates each task by its file",
                 entry.id, entry.id
             ),
         ));
     };
-    if !plan_dir.join(file).is_file() {
+    let pattern = regex::Regex::new(r"^[1-9][0-9]*\.task_[a-z0-9_]+\.md$").expect("constant pattern");
+    if !pattern.is_match(&file) || !file.starts_with(&format!("{}.task_", entry.id)) {
+        return Err(Error::rejected(
+            place,
+            format!(
+                "task {} is `{file}`: a task file is `{}.task_slug.md` in the plan folder itself (lower-case slug)",
+                entry.id, entry.id
+            ),
+        )
+        .with_hint("move or rename the file, and its link in the README"));
+    }
+    if !plan_dir.join(&file).is_file() {
         return Err(Error::rejected(
             place,
             format!(
@@ -375,7 +537,7 @@ fn task_file(entry: &crate::markdown::IndexEntry, plan_dir: &Path, place: &str) 
             ),
         ));
     }
-    Ok(file.to_owned())
+    Ok(file)
 }
 
 /// Both documents checked like any input (schema, invariants, identity) before either is

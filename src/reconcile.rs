@@ -17,7 +17,7 @@ use crate::model::{
 use crate::plan::{self, Loaded};
 use crate::store::{self, lock};
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -40,7 +40,33 @@ pub fn linked_file(links: &[String]) -> Option<&str> {
         .find(|l| l.ends_with(".md") && l.contains(".task_"))
 }
 
-/// Read README.md and the task records it indexes.
+/// The `N.task_*.md` files in the plan folder, sorted.
+pub fn task_files_in(plan_dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(plan_dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().map(str::to_owned))
+        .filter(|n| {
+            n.contains(".task_") && n.ends_with(".md") && n.starts_with(|c: char| c.is_ascii_digit())
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+/// The one task file of the folder numbered `id`, for an index item that names none.
+fn file_numbered(files: &[String], id: u64) -> Option<&str> {
+    let prefix = format!("{id}.task_");
+    let mut found = files.iter().filter(|f| f.starts_with(&prefix));
+    match (found.next(), found.next()) {
+        (Some(one), None) => Some(one),
+        _ => None,
+    }
+}
+
+/// Read README.md and the task records it indexes (an index item without a link reads the
+/// folder's one task file of its number).
 pub fn read_markdown(plan_dir: &Path) -> Result<PlanMarkdown> {
     let readme_path = plan_dir.join("README.md");
     let bytes = store::read_artifact(&readme_path, plan_dir).map_err(|failure| match failure {
@@ -56,13 +82,19 @@ pub fn read_markdown(plan_dir: &Path) -> Result<PlanMarkdown> {
             .entry(record.id)
             .or_insert_with(|| (readme_path.clone(), record.clone()));
     }
+    let files = if readme.inline_tasks.is_empty() {
+        task_files_in(plan_dir)
+    } else {
+        Vec::new()
+    };
     for entry in &readme.index {
-        let Some(file) = linked_file(&entry.links) else {
-            continue;
-        };
         if records.contains_key(&entry.id) {
             continue;
         }
+        let Some(file) = linked_file(&entry.links).or_else(|| file_numbered(&files, entry.id))
+        else {
+            continue;
+        };
         let path = plan_dir.join(file);
         match store::read_artifact(&path, plan_dir) {
             Ok(bytes) => {
@@ -117,6 +149,9 @@ pub enum DesyncKind {
     OddMarker {
         marker: String,
     },
+    /// An item of the task list dwp cannot read as a task: nothing can be derived while it
+    /// stands, since the reader may be missing a task.
+    UnreadableIndexLine,
 }
 
 impl DesyncKind {
@@ -132,6 +167,7 @@ impl DesyncKind {
             DesyncKind::PlanStatusCount { .. } => "plan status drift",
             DesyncKind::CompletedCount { .. } => "completed_count drift",
             DesyncKind::OddMarker { .. } => "odd marker",
+            DesyncKind::UnreadableIndexLine => "unreadable index line",
         }
     }
 
@@ -146,6 +182,7 @@ impl DesyncKind {
             DesyncKind::PlanStatusCount { .. } => Code::PlanStatusCount,
             DesyncKind::CompletedCount { .. } => Code::CompletedCountDrift,
             DesyncKind::OddMarker { .. } => Code::OddMarker,
+            DesyncKind::UnreadableIndexLine => Code::UnreadableIndexLine,
         }
     }
 }
@@ -179,8 +216,20 @@ impl Desync {
             .hint("the markdown wins: `dwp reconcile --write` regenerates state.json from it");
         finding.line = self.line;
         finding.task = self.task;
-        if matches!(self.kind, DesyncKind::OddMarker { .. }) {
-            finding.hint = Some("use `[ ]` or `[x]`".into());
+        match &self.kind {
+            DesyncKind::OddMarker { .. } => finding.hint = Some("use `[ ]` or `[x]`".into()),
+            DesyncKind::UnreadableIndexLine => {
+                finding.hint = Some(
+                    "write it as `- [ ] Task N: Title` (see docs/plan-markdown.md), or move it out of the task list"
+                        .into(),
+                )
+            }
+            DesyncKind::PlanStatusCount { boxes, .. } => {
+                finding.hint = Some(format!(
+                    "write `Plan Status: {boxes} completed` in the README's task list, then `dwp reconcile`"
+                ))
+            }
+            _ => {}
         }
         finding
     }
@@ -188,8 +237,29 @@ impl Desync {
 
 /// Every disagreement between the markdown and `state`, task by task, with its direction.
 pub fn compare(md: &PlanMarkdown, state: &State) -> Vec<Desync> {
+    compare_with(md, Some(state))
+}
+
+/// What the markdown gets wrong on its own, with no state to compare (a markdown-only plan):
+/// odd markers, an index not 1..N in order, unreadable index items, the Plan Status line.
+pub fn markdown_desync(md: &PlanMarkdown) -> Vec<Desync> {
+    compare_with(md, None)
+}
+
+fn compare_with(md: &PlanMarkdown, state: Option<&State>) -> Vec<Desync> {
     let readme = &md.readme;
-    let mut found = Vec::new();
+    let mut found: Vec<Desync> = readme
+        .index_problems
+        .iter()
+        .map(|p| {
+            Desync::new(
+                None,
+                Some(p.line),
+                DesyncKind::UnreadableIndexLine,
+                p.value.clone(),
+            )
+        })
+        .collect();
     for (position, entry) in readme.index.iter().enumerate() {
         if let Marker::Other(marker) = &entry.marker {
             found.push(Desync::new(
@@ -204,102 +274,53 @@ pub fn compare(md: &PlanMarkdown, state: &State) -> Vec<Desync> {
                 ),
             ));
         }
-        if position > 0 && readme.index[position - 1].id >= entry.id {
-            found.push(Desync::new(
-                Some(entry.id),
-                Some(entry.line),
-                DesyncKind::OrderDrift { position },
+        let expected = position as u64 + 1;
+        let out_of_order = position > 0 && readme.index[position - 1].id >= entry.id;
+        if out_of_order || (state.is_none() && entry.id != expected) {
+            let message = if out_of_order {
                 format!(
                     "task {} follows task {} in the README index: the index lists tasks 1..N in order",
                     entry.id,
                     readme.index[position - 1].id
-                ),
-            ));
-        }
-        let Some(task) = state.task(entry.id) else {
-            found.push(Desync::new(
-                Some(entry.id),
-                Some(entry.line),
-                DesyncKind::MissingInState,
+                )
+            } else {
                 format!(
-                    "task {} is in the README index but not in state.json",
+                    "the README index lists task {} where task {expected} belongs: the index lists tasks 1..N in order",
                     entry.id
-                ),
-            ));
-            continue;
-        };
-        let done = entry.marker.is_done();
-        let completed = task.status == TaskStatus::Completed;
-        if completed && !done {
+                )
+            };
             found.push(Desync::new(
                 Some(entry.id),
                 Some(entry.line),
-                DesyncKind::StateAhead { state: task.status },
-                format!("state.json says task {} is completed, its box is unchecked (the state is stale)", entry.id),
-            ));
-        } else if done && !completed {
-            found.push(Desync::new(
-                Some(entry.id),
-                Some(entry.line),
-                DesyncKind::MarkdownAhead { state: task.status },
-                format!(
-                    "task {}'s box is checked, state.json says {}",
-                    entry.id, task.status
-                ),
+                DesyncKind::OrderDrift { position },
+                message,
             ));
         }
-        if normalize(&entry.title) != normalize(&task.title) {
-            found.push(Desync::new(
-                Some(entry.id),
-                Some(entry.line),
-                DesyncKind::TitleDrift {
-                    markdown: entry.title.clone(),
-                    state: task.title.clone(),
-                },
-                format!(
-                    "task {} is titled \"{}\" in the README, \"{}\" in state.json",
-                    entry.id, entry.title, task.title
-                ),
-            ));
+        if let Some(state) = state {
+            compare_entry(entry, state, &mut found);
         }
     }
-    let indexed: std::collections::HashSet<u64> = readme.index.iter().map(|e| e.id).collect();
-    for task in &state.tasks {
-        if !indexed.contains(&task.id) {
-            found.push(Desync::new(
-                Some(task.id),
-                readme.index_line,
-                DesyncKind::MissingInMarkdown,
-                format!(
-                    "task {} is in state.json but not in the README index",
-                    task.id
-                ),
-            ));
-        }
-    }
-    let boxes_done = readme.index.iter().filter(|e| e.marker.is_done()).count() as u64;
-    let boxes_total = readme.index.len() as u64;
-    if let Some(status) = &readme.plan_status {
-        let says = match &status.value {
-            PlanStatusValue::Count { done, total } => {
-                (*done != boxes_done || *total != boxes_total).then(|| format!("{done}/{total}"))
+    if let Some(state) = state {
+        let indexed: std::collections::HashSet<u64> = readme.index.iter().map(|e| e.id).collect();
+        for task in &state.tasks {
+            if !indexed.contains(&task.id) {
+                found.push(Desync::new(
+                    Some(task.id),
+                    readme.index_line.or(readme.task_list_line),
+                    DesyncKind::MissingInMarkdown,
+                    format!(
+                        "task {} is in state.json but not in the README index",
+                        task.id
+                    ),
+                ));
             }
-            PlanStatusValue::Materializing => None,
-            PlanStatusValue::Other(text) => Some(text.clone()),
-        };
-        if let Some(says) = says {
-            found.push(Desync::new(
-                None,
-                Some(status.line),
-                DesyncKind::PlanStatusCount {
-                    says: says.clone(),
-                    boxes: format!("{boxes_done}/{boxes_total}"),
-                },
-                format!("Plan Status says {says} but the boxes say {boxes_done}/{boxes_total}"),
-            ));
         }
     }
-    if state.completed_count != boxes_done {
+    found.extend(plan_status_desync(readme));
+    let (boxes_done, _) = readme.box_counts();
+    if let Some(state) = state
+        && state.completed_count != boxes_done
+    {
         found.push(Desync::new(
             None,
             readme.plan_status.as_ref().map(|s| s.line),
@@ -316,8 +337,96 @@ pub fn compare(md: &PlanMarkdown, state: &State) -> Vec<Desync> {
     found
 }
 
-fn normalize(title: &str) -> String {
-    title.split_whitespace().collect::<Vec<_>>().join(" ")
+/// One index entry against its state task: missing, state ahead, markdown ahead, title drift.
+fn compare_entry(entry: &markdown::IndexEntry, state: &State, found: &mut Vec<Desync>) {
+    let Some(task) = state.task(entry.id) else {
+        found.push(Desync::new(
+            Some(entry.id),
+            Some(entry.line),
+            DesyncKind::MissingInState,
+            format!(
+                "task {} is in the README index but not in state.json",
+                entry.id
+            ),
+        ));
+        return;
+    };
+    let done = entry.marker.is_done();
+    let completed = task.status == TaskStatus::Completed;
+    if completed && !done {
+        found.push(Desync::new(
+            Some(entry.id),
+            Some(entry.line),
+            DesyncKind::StateAhead { state: task.status },
+            format!("state.json says task {} is completed, its box is unchecked (the state is stale)", entry.id),
+        ));
+    } else if done && !completed {
+        found.push(Desync::new(
+            Some(entry.id),
+            Some(entry.line),
+            DesyncKind::MarkdownAhead { state: task.status },
+            format!(
+                "task {}'s box is checked, state.json says {}",
+                entry.id, task.status
+            ),
+        ));
+    }
+    // A line that gives no title claims none: nothing to compare.
+    if let Some(title) = &entry.title
+        && !same_title(title, &task.title)
+    {
+        found.push(Desync::new(
+            Some(entry.id),
+            Some(entry.line),
+            DesyncKind::TitleDrift {
+                markdown: title.clone(),
+                state: task.title.clone(),
+            },
+            format!(
+                "task {} is titled \"{title}\" in the README, \"{}\" in state.json",
+                entry.id, task.title
+            ),
+        ));
+    }
+}
+
+/// The README's `Plan Status: X/N` against its boxes: absent, or a different count.
+/// `materializing` is not a count; `dwp verify` reports it as a partial materialization.
+fn plan_status_desync(readme: &Readme) -> Option<Desync> {
+    let (done, total) = readme.box_counts();
+    let boxes = format!("{done}/{total}");
+    let Some(status) = &readme.plan_status else {
+        return Some(Desync::new(
+            None,
+            readme.task_list_line.or(readme.index_line),
+            DesyncKind::PlanStatusCount {
+                says: "nothing".into(),
+                boxes: boxes.clone(),
+            },
+            format!("the README has no `Plan Status: X/N` line (the boxes say {boxes})"),
+        ));
+    };
+    let says = match &status.value {
+        PlanStatusValue::Count { done: d, total: t } => {
+            (*d != done || *t != total).then(|| format!("{d}/{t}"))
+        }
+        PlanStatusValue::Materializing => None,
+        PlanStatusValue::Other(text) => Some(text.clone()),
+    }?;
+    Some(Desync::new(
+        None,
+        Some(status.line),
+        DesyncKind::PlanStatusCount {
+            says: says.clone(),
+            boxes: boxes.clone(),
+        },
+        format!("Plan Status says {says} but the boxes say {boxes}"),
+    ))
+}
+
+/// Titles agree when they agree after [`markdown::normalize_title`] on both sides.
+pub fn same_title(markdown: &str, state: &str) -> bool {
+    markdown::normalize_title(markdown) == markdown::normalize_title(state)
 }
 
 /// A task's status as the markdown records it. The box decides done or not done, and that is
@@ -342,18 +451,8 @@ fn markdown_status(
     }
     let logged = record
         .and_then(|r| r.log.as_ref())
-        .and_then(|l| l.status.as_ref())
-        .and_then(|s| {
-            s.value
-                .split_whitespace()
-                .next()
-                .map(str::to_ascii_lowercase)
-        })
-        .and_then(|word| {
-            word.trim_matches(|c: char| !c.is_alphanumeric() && c != '_')
-                .parse::<TaskStatus>()
-                .ok()
-        })
+        .and_then(markdown::TaskLog::status_word)
+        .and_then(|word| word.parse::<TaskStatus>().ok())
         .filter(|s| *s != TaskStatus::Completed);
     let started = current.is_some_and(|t| t.started_at.is_some());
     logged.unwrap_or(if started {
@@ -361,6 +460,28 @@ fn markdown_status(
     } else {
         TaskStatus::Pending
     })
+}
+
+/// A task's status in a plan without state: a checked box is completed; an unchecked one is
+/// what its log's `Status:` line says (in progress, blocked, skipped), else pending.
+pub fn markdown_only_status(entry: &markdown::IndexEntry, record: Option<&TaskRecord>) -> TaskStatus {
+    if entry.marker.is_done() {
+        return TaskStatus::Completed;
+    }
+    record
+        .and_then(|r| r.log.as_ref())
+        .and_then(markdown::TaskLog::status_word)
+        .and_then(|w| w.parse::<TaskStatus>().ok())
+        .filter(|s| *s != TaskStatus::Completed)
+        .unwrap_or(TaskStatus::Pending)
+}
+
+/// The title of an index entry: the line's, else its record's heading.
+pub fn entry_title(md: &PlanMarkdown, entry: &markdown::IndexEntry) -> Option<String> {
+    entry
+        .title
+        .clone()
+        .or_else(|| md.records.get(&entry.id).and_then(|(_, r)| r.title.clone()))
 }
 
 /// One change regeneration made, for the report and the PROGRESS.md entry.
@@ -371,87 +492,70 @@ pub struct Change {
     pub what: String,
 }
 
+/// How a regeneration may change the task inventory.
+#[derive(Debug, Clone, Default)]
+pub struct Regeneration {
+    /// Task ids found in git (`--git`): their commit hashes.
+    pub commits: BTreeMap<u64, String>,
+    /// Tasks the caller allows to leave state.json although they carry evidence or a
+    /// completed status (`--drop-task N`).
+    pub drop: BTreeSet<u64>,
+    /// Every box checked may complete the plan: only when a plan is first materialized from
+    /// markdown that records it done (`dwp init`).
+    pub allow_completion: bool,
+}
+
 /// Derive the state the markdown records. Keeps gate records, outcomes and commits of tasks
 /// whose status did not change; a completed task takes `completed_at` from its log's
 /// `Timestamp:` and, where the state has no gate record, one from its log's `Gate record:`.
-/// `commits` maps task ids to commit hashes found in git (with `--git`).
+///
+/// Refuses (and derives nothing) where the markdown cannot be read with certainty: an index
+/// that is not 1..N, an item of the task list that is not a readable task, a task with no
+/// title anywhere; and where the derived state would drop a task that carries evidence
+/// (gate records, an outcome, a commit) or a completed status, unless `rules.drop` names it.
 pub fn regenerate(
     md: &PlanMarkdown,
     current: &State,
     now: &str,
-    commits: &BTreeMap<u64, String>,
+    rules: &Regeneration,
 ) -> Result<(State, Vec<Change>)> {
     let readme = &md.readme;
+    let place = md.readme_path.display().to_string();
+    if let Some(problem) = readme.index_problems.first() {
+        return Err(Error::rejected(
+            format!("{place}:{}", problem.line),
+            format!("{}: state.json is not derived from a task list dwp cannot read whole", problem.value),
+        )
+        .with_hint("write it as `- [ ] Task N: Title` (see docs/plan-markdown.md), or move it out of the task list"));
+    }
     let ids: Vec<u64> = readme.index.iter().map(|e| e.id).collect();
     let expected: Vec<u64> = (1..=ids.len() as u64).collect();
     if ids.is_empty() || ids != expected {
         return Err(Error::rejected(
-            md.readme_path.display().to_string(),
+            &place,
             format!("the README index lists tasks {ids:?}, not 1..N in order: state.json cannot be derived from it"),
         )
         .with_hint("fix the task list in README.md first; the markdown is the source of truth"));
     }
+    refuse_lossy_drop(md, current, &rules.drop)?;
     let mut next = current.clone();
     let mut changes = Vec::new();
-    next.tasks = readme
-        .index
-        .iter()
-        .map(|entry| {
-            let record = md.records.get(&entry.id).map(|(_, r)| r);
-            let existing = current.task(entry.id);
-            let status = markdown_status(entry, record, existing);
-            let mut task = existing.cloned().unwrap_or_else(|| {
-                changes.push(Change {
-                    task: entry.id,
-                    direction: "missing in state",
-                    what: "added from the README index".into(),
-                });
-                new_task(entry, current)
-            });
-            if normalize(&task.title) != normalize(&entry.title) {
-                changes.push(Change {
-                    task: entry.id,
-                    direction: "title drift",
-                    what: format!("title \"{}\" → \"{}\"", task.title, entry.title),
-                });
-                task.title = entry.title.clone();
-            }
-            if task.status != status {
-                let direction = if status == TaskStatus::Completed {
-                    "markdown ahead"
-                } else if task.status == TaskStatus::Completed {
-                    "state ahead"
-                } else {
-                    "status drift"
-                };
-                changes.push(Change {
-                    task: entry.id,
-                    direction,
-                    what: format!("{} → {status}", task.status),
-                });
-                apply_status(&mut task, status, record, now, &mut changes);
-            }
-            if task.status == TaskStatus::Completed
-                && task.commit.is_none()
-                && let Some(commit) = commits.get(&entry.id)
-            {
-                task.commit = Some(commit.clone());
-                changes.push(Change {
-                    task: entry.id,
-                    direction: "markdown ahead",
-                    what: format!("commit {commit} from git"),
-                });
-            }
-            task
-        })
-        .collect();
+    let mut tasks = Vec::with_capacity(readme.index.len());
+    for entry in &readme.index {
+        tasks.push(derive_task(md, entry, current, now, rules, &mut changes)?);
+    }
+    next.tasks = tasks;
     let indexed: std::collections::HashSet<u64> = ids.iter().copied().collect();
     for task in &current.tasks {
         if !indexed.contains(&task.id) {
+            let what = match carried(task) {
+                Some(evidence) => format!("removed with --drop-task: it carried {evidence}"),
+                None => "removed: the README index no longer lists it".into(),
+            };
             changes.push(Change {
                 task: task.id,
                 direction: "missing in markdown",
-                what: "removed: the README index no longer lists it".into(),
+                what,
             });
         }
     }
@@ -473,11 +577,20 @@ pub fn regenerate(
     }
     next.status = next.derived_status();
     if next.status == PlanStatus::Completed && current.status != PlanStatus::Completed {
-        return Err(Error::rejected(
-            md.readme_path.display().to_string(),
-            "every box is checked: completing the plan is publication, which `dwp finalize` owns",
-        )
-        .with_hint("publish with `dwp finalize PLAN`"));
+        if !rules.allow_completion {
+            return Err(Error::rejected(
+                &place,
+                "every box is checked: completing the plan is publication, which `dwp finalize` owns",
+            )
+            .with_hint("publish with `dwp finalize PLAN`"));
+        }
+        let last = next.tasks.last().map_or(0, |t| t.id);
+        next.checkpoint = Field::Value(crate::model::Checkpoint {
+            task: last,
+            step: Some("done".into()),
+            at: now.to_owned(),
+            note: Some("every box of the README was checked when the plan was materialized".into()),
+        });
     }
     if next != *current {
         next.updated_at = now.to_owned();
@@ -485,10 +598,130 @@ pub fn regenerate(
     Ok((next, changes))
 }
 
-fn new_task(entry: &markdown::IndexEntry, current: &State) -> Task {
+/// The evidence a task carries that a write must not lose: a completed status, gate records,
+/// an outcome, a commit (`None`: nothing).
+fn carried(task: &Task) -> Option<String> {
+    let mut parts = Vec::new();
+    if task.status == TaskStatus::Completed {
+        parts.push("a completed status".to_owned());
+    }
+    match task.gates().len() {
+        0 => {}
+        1 => parts.push("1 gate record".into()),
+        n => parts.push(format!("{n} gate records")),
+    }
+    if task.outcome.is_some() {
+        parts.push("an outcome".into());
+    }
+    if let Some(commit) = &task.commit {
+        parts.push(format!("commit {commit}"));
+    }
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+/// A task of the state that the README index does not list leaves state.json on a write; when
+/// it carries evidence, that is refused unless the caller names it (the reader may have missed
+/// a line it does not understand, and evidence is never dropped by accident).
+fn refuse_lossy_drop(md: &PlanMarkdown, current: &State, allowed: &BTreeSet<u64>) -> Result<()> {
+    let indexed: std::collections::HashSet<u64> = md.readme.index.iter().map(|e| e.id).collect();
+    let at_risk: Vec<(u64, String)> = current
+        .tasks
+        .iter()
+        .filter(|t| !indexed.contains(&t.id) && !allowed.contains(&t.id))
+        .filter_map(|t| Some((t.id, carried(t)?)))
+        .collect();
+    let Some((first, evidence)) = at_risk.first() else {
+        return Ok(());
+    };
+    let others = match at_risk.len() {
+        1 => String::new(),
+        n => format!(" (and {} more: tasks {})", n - 1, at_risk[1..].iter().map(|(id, _)| id.to_string()).collect::<Vec<_>>().join(", ")),
+    };
+    Err(Error::rejected(
+        md.readme_path.display().to_string(),
+        format!("task {first} is in state.json with {evidence} but not in the README index{others}: a write would drop it"),
+    )
+    .with_hint(format!(
+        "restore task {first}'s line in the README's task list, or drop it deliberately with `--drop-task {first}` (recorded in PROGRESS.md)"
+    )))
+}
+
+/// The state task for one index entry: the existing one brought in line with the markdown, or
+/// a new one.
+fn derive_task(
+    md: &PlanMarkdown,
+    entry: &markdown::IndexEntry,
+    current: &State,
+    now: &str,
+    rules: &Regeneration,
+    changes: &mut Vec<Change>,
+) -> Result<Task> {
+    let record = md.records.get(&entry.id).map(|(_, r)| r);
+    let existing = current.task(entry.id);
+    let status = markdown_status(entry, record, existing);
+    let mut task = match existing {
+        Some(task) => task.clone(),
+        None => {
+            changes.push(Change {
+                task: entry.id,
+                direction: "missing in state",
+                what: "added from the README index".into(),
+            });
+            new_task(md, entry, current)?
+        }
+    };
+    if let Some(title) = &entry.title
+        && !same_title(title, &task.title)
+    {
+        changes.push(Change {
+            task: entry.id,
+            direction: "title drift",
+            what: format!("title \"{}\" → \"{title}\"", task.title),
+        });
+        task.title = title.clone();
+    }
+    if task.status != status {
+        let direction = if status == TaskStatus::Completed {
+            "markdown ahead"
+        } else if task.status == TaskStatus::Completed {
+            "state ahead"
+        } else {
+            "status drift"
+        };
+        changes.push(Change {
+            task: entry.id,
+            direction,
+            what: format!("{} → {status}", task.status),
+        });
+        apply_status(&mut task, status, record, now, changes);
+    }
+    if task.status == TaskStatus::Completed
+        && task.commit.is_none()
+        && let Some(commit) = rules.commits.get(&entry.id)
+    {
+        task.commit = Some(commit.clone());
+        changes.push(Change {
+            task: entry.id,
+            direction: "markdown ahead",
+            what: format!("commit {commit} from git"),
+        });
+    }
+    Ok(task)
+}
+
+/// A task the state lacks: its locator from the index (Full: the linked task file, or the
+/// folder's one file of its number; Lite: `#task-N`), its title from the index line, else from
+/// its record's heading (`# Task N: Title`).
+fn new_task(md: &PlanMarkdown, entry: &markdown::IndexEntry, current: &State) -> Result<Task> {
     let lite = current.format == Some(PlanFormat::Lite);
-    let value = match (lite, linked_file(&entry.links)) {
-        (false, Some(file)) => file.to_owned(),
+    let record = md.records.get(&entry.id);
+    let file = linked_file(&entry.links).map(str::to_owned).or_else(|| {
+        record
+            .filter(|(path, _)| *path != md.readme_path)
+            .and_then(|(path, _)| path.file_name()?.to_str().map(str::to_owned))
+    });
+    let value = match (lite, file) {
+        (false, Some(file)) => file,
         _ => format!("#task-{}", entry.id),
     };
     let kind = if value.starts_with('#') {
@@ -496,19 +729,30 @@ fn new_task(entry: &markdown::IndexEntry, current: &State) -> Task {
     } else {
         LocatorKind::File
     };
+    let title = entry
+        .title
+        .clone()
+        .or_else(|| record.and_then(|(_, r)| r.title.clone()))
+        .ok_or_else(|| {
+            Error::rejected(
+                format!("{}:{}", md.readme_path.display(), entry.line),
+                format!("task {} has no title: neither its index line nor its record's heading gives one", entry.id),
+            )
+            .with_hint(format!("write `Task {}: Title` on its index line", entry.id))
+        })?;
     let v1 = current.format.is_none();
-    Task {
+    Ok(Task {
         id: entry.id,
         file: v1.then(|| value.clone()),
         locator: (!v1).then_some(Locator { kind, value }),
-        title: entry.title.clone(),
+        title,
         status: TaskStatus::Pending,
         started_at: None,
         completed_at: None,
         commit: None,
         gates: (!v1).then(Vec::new),
         outcome: None,
-    }
+    })
 }
 
 fn apply_status(
@@ -666,6 +910,8 @@ pub struct ReconcileRequest {
     pub git: bool,
     pub expected_sha256: Option<String>,
     pub wait: Duration,
+    /// `--drop-task N`: tasks allowed to leave state.json with their evidence.
+    pub drop: BTreeSet<u64>,
 }
 
 /// What `dwp reconcile` found and did.
@@ -712,17 +958,22 @@ pub fn reconcile(target: &Path, request: &ReconcileRequest) -> Result<ReconcileR
         });
     }
     let md = read_markdown(&plan_dir)?;
+    check_drops(&md, &loaded.doc, &request.drop, &state_path)?;
     let desync = compare(&md, &loaded.doc);
     let now = clock::now_rfc3339();
-    let commits = if request.git {
-        git_commits(&plan_dir, &loaded.doc.plan)?
-    } else {
-        BTreeMap::new()
+    let rules = Regeneration {
+        commits: if request.git {
+            git_commits(&plan_dir, &loaded.doc.plan)?
+        } else {
+            BTreeMap::new()
+        },
+        drop: request.drop.clone(),
+        allow_completion: false,
     };
     // The check reports every disagreement even where no state can be derived (an index with a
     // gap, every box checked): only --write and --diff need the regenerated state.
     let regenerated = if request.write || request.diff {
-        match regenerate(&md, &loaded.doc, &now, &commits) {
+        match regenerate(&md, &loaded.doc, &now, &rules) {
             Ok(result) => Some(result),
             Err(e) if request.write => return Err(e),
             Err(_) => None,
@@ -772,6 +1023,24 @@ pub fn reconcile(target: &Path, request: &ReconcileRequest) -> Result<ReconcileR
         diff,
         readme: md.readme_path.display().to_string(),
     })
+}
+
+/// `--drop-task N` names a task of state.json that the README index no longer lists.
+fn check_drops(md: &PlanMarkdown, state: &State, drop: &BTreeSet<u64>, state_path: &Path) -> Result<()> {
+    for &id in drop {
+        if state.task(id).is_none() {
+            return Err(Error::Usage(format!(
+                "--drop-task {id}: {} has no task {id}",
+                state_path.display()
+            )));
+        }
+        if md.readme.index.iter().any(|e| e.id == id) {
+            return Err(Error::Usage(format!(
+                "--drop-task {id}: task {id} is still in the README index, so it stays in state.json"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// One dated entry in PROGRESS.md listing what was reconciled and in which direction.

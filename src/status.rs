@@ -47,10 +47,21 @@ pub struct BlockerSummary {
     pub needs: Option<String>,
 }
 
+/// Where a summary's statuses come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    /// state.json.
+    State,
+    /// A plan without a state layer: the README's boxes and the task logs.
+    Markdown,
+}
+
 /// Everything `dwp status` shows about one plan.
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
     pub plan: String,
+    pub source: Source,
     pub title: Option<String>,
     pub status: PlanStatus,
     pub completed: u64,
@@ -85,9 +96,17 @@ fn task_summary(task: &crate::model::Task) -> TaskSummary {
     }
 }
 
-/// Summarize the plan at `target` (its folder or its state.json).
+/// Summarize the plan at `target` (its folder or its state.json); a plan folder without a state
+/// layer is summarized from its markdown.
 pub fn summarize(target: &Path) -> Result<Summary> {
     let (plan_dir, state_path) = crate::update::resolve_target(target);
+    if target.is_dir()
+        && std::fs::symlink_metadata(&state_path).is_err()
+        && std::fs::symlink_metadata(plan_dir.join("manifest.json")).is_err()
+        && plan_dir.join("README.md").exists()
+    {
+        return summarize_markdown(&plan_dir);
+    }
     let loaded: Loaded<State> = plan::load_state_for_write(&plan_dir, &state_path, false)?;
     let state = &loaded.doc;
     let markdown = reconcile::read_markdown(&plan_dir).ok();
@@ -107,6 +126,7 @@ pub fn summarize(target: &Path) -> Result<Summary> {
         .map(task_summary);
     Ok(Summary {
         plan: state.plan.clone(),
+        source: Source::State,
         title: markdown.as_ref().and_then(|m| m.readme.title.clone()),
         status: state.status,
         completed: state.completed_count,
@@ -126,6 +146,57 @@ pub fn summarize(target: &Path) -> Result<Summary> {
         }),
         tasks: state.tasks.iter().map(task_summary).collect(),
         desync: markdown.map(|m| reconcile::compare(&m, state)),
+    })
+}
+
+/// A plan without state.json, from its markdown: each task's status is its box (checked:
+/// completed) or, unchecked, its log's `Status:` line; the current task is the first open one.
+fn summarize_markdown(plan_dir: &Path) -> Result<Summary> {
+    let md = reconcile::read_markdown(plan_dir)?;
+    let tasks: Vec<TaskSummary> = md
+        .readme
+        .index
+        .iter()
+        .map(|entry| TaskSummary {
+            id: entry.id,
+            title: reconcile::entry_title(&md, entry).unwrap_or_default(),
+            status: reconcile::markdown_only_status(entry, md.records.get(&entry.id).map(|(_, r)| r)),
+            gates: Vec::new(),
+        })
+        .collect();
+    let completed = tasks
+        .iter()
+        .filter(|t| t.status == TaskStatus::Completed)
+        .count() as u64;
+    let total = tasks.len() as u64;
+    let status = if tasks.iter().any(|t| t.status == TaskStatus::Blocked) {
+        PlanStatus::Blocked
+    } else if total > 0 && completed == total {
+        PlanStatus::Completed
+    } else if tasks.iter().any(|t| t.status != TaskStatus::Pending) {
+        PlanStatus::InProgress
+    } else {
+        PlanStatus::Pending
+    };
+    let current = (status != PlanStatus::Completed)
+        .then(|| tasks.iter().find(|t| is_open(t.status)).cloned())
+        .flatten();
+    let plan = std::fs::canonicalize(plan_dir)
+        .ok()
+        .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| plan_dir.display().to_string());
+    Ok(Summary {
+        plan,
+        source: Source::Markdown,
+        title: md.readme.title.clone(),
+        status,
+        completed,
+        total,
+        current,
+        checkpoint: None,
+        blocker: None,
+        tasks,
+        desync: Some(reconcile::markdown_desync(&md)),
     })
 }
 

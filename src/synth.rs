@@ -98,7 +98,7 @@ impl SynthPlan {
 
     fn spec_version(&self) -> &'static str {
         match self.generation {
-            Generation::V1 => "1.2.0",
+            Generation::V1 => "2.2.0",
             Generation::V2 => "2.4.0",
             Generation::V5 => "5.0.0",
         }

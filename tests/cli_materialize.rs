@@ -430,7 +430,7 @@ fn migrate_refuses_a_plan_newer_than_dwp() {
     );
 
     let plan = Plan::v1("PLAN_migrate_newer_standard");
-    plan.edit_readme(|t| t.replace("DWP spec 1.2.0", "DWP spec 7.0.0"));
+    plan.edit_readme(|t| t.replace("DWP spec 2.2.0", "DWP spec 7.0.0"));
     refused(
         &plan,
         &["migrate", "--to", "v5"],

@@ -72,6 +72,10 @@ pub enum Command {
         /// Who materializes: the model's display name (manifest created_by.model).
         #[arg(long, value_name = "NAME")]
         model: Option<String>,
+        /// The DWP standard the plan was written under, for a README without a
+        /// `**Standard:**` line (it must agree with the README when both are given).
+        #[arg(long, value_name = "X.Y.Z")]
+        standard: Option<String>,
     },
     /// Convert a v1 manifest.json/state.json pair to v2 or v5, recorded in PROGRESS.md.
     #[command(after_help = EXIT_CODES)]
@@ -107,6 +111,10 @@ pub enum Command {
         /// Retry a held lock for up to this many seconds (with --write).
         #[arg(long, value_name = "SECONDS", default_value_t = 0.0)]
         wait: f64,
+        /// With --write: let task N leave state.json although it carries gate records, an
+        /// outcome, a commit or a completed status (recorded in PROGRESS.md). Repeatable.
+        #[arg(long = "drop-task", value_name = "N", requires = "write")]
+        drop_task: Vec<u64>,
     },
     /// Conformance: schema, desync and evidence truth (CONFORMANT, NOT CONFORMANT, UNVERIFIED).
     #[command(after_help = EXIT_CODES)]
@@ -397,12 +405,13 @@ fn run(cli: &Cli) -> Result<Exit, Error> {
             target,
             agent,
             model,
+            standard,
         } => {
             let creator = crate::materialize::Creator {
                 agent: agent.clone(),
                 model: model.clone(),
             };
-            let outcome = crate::materialize::init(target, &creator)?;
+            let outcome = crate::materialize::init(target, &creator, standard.as_deref())?;
             render::init(&mut out, &outcome, cli.json)
         }
         Command::Migrate { target, to } => {
@@ -451,6 +460,7 @@ fn run(cli: &Cli) -> Result<Exit, Error> {
             git,
             expected_sha256,
             wait,
+            drop_task,
         } => {
             check_sha256(expected_sha256.as_deref())?;
             let request = crate::reconcile::ReconcileRequest {
@@ -459,6 +469,7 @@ fn run(cli: &Cli) -> Result<Exit, Error> {
                 git: *git,
                 expected_sha256: expected_sha256.clone(),
                 wait: wait_duration(*wait)?,
+                drop: drop_task.iter().copied().collect(),
             };
             let report = crate::reconcile::reconcile(target, &request)?;
             render::reconcile(&mut out, &report, *write, cli.json)

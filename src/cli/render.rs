@@ -161,11 +161,17 @@ pub fn init(out: &mut impl Write, outcome: &InitOutcome, as_json: bool) -> Exit 
     }
     let _ = writeln!(
         out,
-        "{} materialized: v5, DWP spec {}, {} ({} tasks pending), {}, {}, approval {}",
+        "{} materialized: v5, DWP spec {}{}, {}, {} tasks ({} completed as the README's boxes record), {}, {}, approval {}",
         outcome.plan,
         outcome.spec_version,
+        if outcome.standard_from == "README" {
+            ""
+        } else {
+            " (assumed from --standard: the README declares none)"
+        },
         outcome.plan_format,
         outcome.task_count,
+        outcome.completed,
         outcome.archetype,
         outcome.rigor,
         outcome.approval
@@ -175,11 +181,30 @@ pub fn init(out: &mut impl Write, outcome: &InitOutcome, as_json: bool) -> Exit 
         "manifest.json sha256 {} · state.json sha256 {}",
         outcome.manifest_sha256, outcome.state_sha256
     );
-    if outcome.checked_boxes > 0 {
+    if !outcome.created.is_empty() {
         let _ = writeln!(
             out,
-            "{} README boxes are checked: run `dwp reconcile --write` to bring them into the state",
-            outcome.checked_boxes
+            "created (absent before): {}",
+            outcome.created.join(", ")
+        );
+    }
+    if !outcome.completed_without_gates.is_empty() {
+        let ids: Vec<String> = outcome
+            .completed_without_gates
+            .iter()
+            .map(u64::to_string)
+            .collect();
+        let _ = writeln!(
+            out,
+            "completed without a recorded gate (the log has no `Gate record:` line): task {}; `dwp verify` will ask for evidence",
+            ids.join(", ")
+        );
+    }
+    if outcome.task_count > 0 && outcome.completed == outcome.task_count {
+        let _ = writeln!(
+            out,
+            "every box is checked: `dwp finalize {}` checks the completed plan and writes its receipt",
+            outcome.plan
         );
     }
     Exit::Ok
@@ -389,6 +414,7 @@ pub fn status(out: &mut impl Write, summary: &Summary, as_json: bool, colour: bo
             "command": "status",
             "ok": true,
             "plan": summary.plan,
+            "source": summary.source,
             "title": summary.title,
             "status": summary.status,
             "completed": summary.completed,
@@ -473,15 +499,28 @@ pub fn status(out: &mut impl Write, summary: &Summary, as_json: bool, colour: bo
         );
     }
     let _ = writeln!(out);
+    if summary.source == crate::status::Source::Markdown {
+        let _ = writeln!(
+            out,
+            "no state layer: shown from the markdown (`dwp init` materializes manifest.json and state.json)"
+        );
+    }
     let _ = match &summary.desync {
         None => writeln!(out, "desync: not checked (README.md could not be read)"),
+        Some(d) if d.is_empty() && summary.source == crate::status::Source::Markdown => {
+            writeln!(out, "the task list reads clean")
+        }
         Some(d) if d.is_empty() => writeln!(out, "markdown and state agree"),
         Some(d) => {
             let first = &d[0];
+            let (word, what, next) = match summary.source {
+                crate::status::Source::State => ("desync", "disagreement(s)", "dwp reconcile"),
+                crate::status::Source::Markdown => ("task list", "problem(s)", "dwp verify"),
+            };
             writeln!(
                 out,
-                "{}: {} disagreement(s), first: {}{}: {} (dwp reconcile)",
-                paint("desync", "31", colour),
+                "{}: {} {what}, first: {}{}: {} ({next})",
+                paint(word, "31", colour),
                 d.len(),
                 first.direction,
                 first

@@ -70,6 +70,21 @@ pub fn append_line(path: &Path, line: &str) -> crate::Result<WriteOutcome> {
     write_atomic(path, &text)
 }
 
+/// Create the folder `path` (its parent must exist) and make the new entry durable; an
+/// existing folder is left as it is.
+pub fn create_dir(path: &Path) -> crate::Result<()> {
+    match std::fs::create_dir(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists && path.is_dir() => return Ok(()),
+        Err(e) => return Err(crate::Error::io("create folder", path, e)),
+    }
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    atomic::sync_dir(parent)
+}
+
 /// Why an artifact could not be read.
 #[derive(Debug)]
 pub enum ReadFailure {

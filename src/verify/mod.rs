@@ -1,16 +1,22 @@
 //! `dwp verify`: whether a plan's records tell the truth, mechanically, wherever the records
 //! allow it. It never executes a stored gate command and never changes a file.
 //!
-//! This first step (issue #5, in progress) composes the rules other modules already own:
-//! structure (`validate`), desync (`reconcile::compare`), evidence truth (`evidence`), plus the
-//! plan files, the declared standard, Goal and Context, timestamp order, the publication marker,
-//! a completed plan's security review and publication receipt, a dead writer's lock and a
-//! pending approval, the Full task-file inventory and Lite anchors, required task sections, and
-//! amendments. The Final Review and SARIF follow.
+//! It composes the rules other modules own, structure (`validate`), desync
+//! (`reconcile::compare`), evidence truth (`evidence`), with its own: the plan files, the
+//! declared standard, Goal and Context, timestamp order, the publication marker, a completed
+//! plan's security review and publication receipt, a dead writer's lock and a pending approval,
+//! the Full task-file inventory and Lite anchors, and amendments; the task-by-task markdown
+//! rules (sections, log status, Final Review) live in [`tasks`]. A plan without a state layer
+//! is judged too, on its markdown alone ([`markdown_only_rules`]).
+
+mod tasks;
+
+pub use tasks::Era;
 
 use crate::evidence::{self, GateProblem};
 use crate::findings::{Code, Finding, Severity};
-use crate::model::{Approval, Materialization, State, TaskStatus};
+use crate::markdown::is_blank;
+use crate::model::{Approval, Generation, Materialization, SchemaId, State, TaskStatus};
 use crate::plan::PlanPaths;
 use crate::reconcile;
 use crate::store::lock;
@@ -19,6 +25,15 @@ use std::path::{Path, PathBuf};
 
 /// The newest DWP standard (major version) this dwp knows.
 pub const KNOWN_STANDARD_MAJOR: u64 = 5;
+
+/// The DWP standard's series: 2.x and 4.x historical, 5.x current. There is no 1.x or 3.x
+/// standard (the public reference checker's `SPEC_SERIES`).
+pub const DWP_SERIES: [u64; 3] = [2, 4, 5];
+
+/// Whether `version` (X.Y.Z) is of a DWP standard series.
+pub fn is_dwp_standard(version: &str) -> bool {
+    tasks::version(version).is_some_and(|(major, _, _)| DWP_SERIES.contains(&major))
+}
 
 /// The verdict on one plan, or on all of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -87,7 +102,13 @@ pub struct PlanReport {
 pub fn verify_plan(dir: &Path, strict: bool) -> PlanReport {
     let paths = PlanPaths::new(dir);
     let validation = crate::validate::validate_plan(&paths);
-    let mut findings = validation.findings;
+    // A plan without a state layer has nothing for validate to judge: the markdown rules and
+    // DWP093 say what there is to say.
+    let mut findings = if has_no_state_layer(&paths) {
+        Vec::new()
+    } else {
+        validation.findings
+    };
     let state = validation.state.map(|loaded| loaded.doc);
     let manifest_version = validation.manifest.map(|m| m.doc.spec_version);
     findings.extend(plan_rules(
@@ -193,11 +214,20 @@ pub fn fix_hint(code: Code) -> &'static str {
         ActiveBlocker => {
             "provide what it needs, then `dwp update --task N --resolve-blocker --status in_progress`"
         }
+        UnreadableIndexLine => {
+            "write it as `- [ ] Task N: Title` (docs/plan-markdown.md), or move it out of the task list"
+        }
+        NotAStandard => {
+            "correct the README's `**Standard:** DWP spec X.Y.Z` line (a 2.x, 4.x or 5.x standard)"
+        }
+        NoStateLayer => "materialize the state layer with `dwp init PLAN`",
+        IndexInCode => "remove the four-space indent of the task list so it renders as a list",
     }
 }
 
 /// Every rule beyond `dwp validate`'s, judged against `state`: the plan's own (read from disk
-/// by [`verify_plan`]) or, for `dwp finalize`, the candidate about to be published.
+/// by [`verify_plan`]) or, for `dwp finalize`, the candidate about to be published. A plan
+/// without a state layer (neither JSON file) is judged on its markdown.
 pub fn plan_rules(
     paths: &PlanPaths,
     manifest_version: Option<&str>,
@@ -205,42 +235,169 @@ pub fn plan_rules(
 ) -> Vec<Finding> {
     let mut findings = plan_files(paths);
     let markdown = reconcile::read_markdown(&paths.dir).ok();
+    let readme_standard = markdown.as_ref().and_then(|m| m.readme.standard.as_ref());
+    let declared = readme_standard
+        .map(|s| s.version.as_str())
+        .or(manifest_version);
+    let era = Era::of(state, declared);
     if let Some(md) = &markdown {
-        findings.extend(readme_rules(paths, &md.readme));
+        findings.extend(readme_rules(paths, &md.readme, era));
     }
-    findings.extend(standard_rule(
-        paths,
-        markdown.as_ref().and_then(|m| m.readme.standard.as_ref()),
-        manifest_version,
-    ));
-    if let Some(state) = state {
-        let readme_approval = markdown.as_ref().and_then(|m| m.readme.approval());
-        findings.extend(state_rules(paths, state, readme_approval));
-        findings.extend(timestamp_order(paths, state, crate::clock::now()));
-        if let Some(md) = &markdown {
+    findings.extend(standard_rule(paths, readme_standard, manifest_version));
+    match (state, &markdown) {
+        (Some(state), Some(md)) => {
+            let readme_approval = md.readme.approval();
+            findings.extend(state_rules(paths, state, readme_approval));
+            findings.extend(timestamp_order(paths, state, crate::clock::now()));
             let readme = md.readme_path.display().to_string();
             findings.extend(
                 reconcile::compare(md, state)
                     .iter()
                     .map(|d| d.finding(&readme)),
             );
-            findings.extend(evidence_rules(paths, state, Some(md)));
+            findings.extend(evidence_rules(paths, state));
             findings.extend(inventory_rules(paths, state, md));
-            findings.extend(amendment_rules(state, md));
+            let views = tasks::views_from_state(state);
+            findings.extend(task_rules(&views, md, era, readme_standard));
             findings.extend(unexecuted_scenarios(paths, state, md));
-            findings.extend(section_rules(state, md));
-            findings.extend(final_review(state, md));
-        } else {
-            findings.extend(evidence_rules(paths, state, None));
         }
+        (Some(state), None) => {
+            findings.extend(state_rules(paths, state, None));
+            findings.extend(timestamp_order(paths, state, crate::clock::now()));
+            findings.extend(evidence_rules(paths, state));
+        }
+        (None, Some(md)) if has_no_state_layer(paths) => {
+            findings.extend(markdown_only_rules(paths, md, era));
+        }
+        (None, _) => {}
     }
     findings.extend(publication_rules(paths));
     if let Some(state) = state.filter(|s| s.status == crate::model::PlanStatus::Completed) {
         if let Some(md) = &markdown {
-            findings.extend(publication_logs(state, md));
+            findings.extend(publication_logs(state, md, declared));
         }
         findings.extend(security_review(paths));
-        findings.extend(receipt_rules(paths, state));
+        findings.extend(receipt_rules(paths, state, declared));
+    }
+    findings
+}
+
+/// The task-by-task markdown rules every plan gets, with or without a state.
+fn task_rules(
+    views: &[tasks::TaskView],
+    md: &reconcile::PlanMarkdown,
+    era: Era,
+    standard: Option<&crate::markdown::Standard>,
+) -> Vec<Finding> {
+    let mut findings = tasks::log_status_rule(views, md);
+    findings.extend(amendment_rules(views, md));
+    findings.extend(tasks::section_rules(views, md, era));
+    findings.extend(tasks::final_review(views, md, era, standard));
+    findings
+}
+
+/// Neither manifest.json nor state.json: a markdown-only plan.
+fn has_no_state_layer(paths: &PlanPaths) -> bool {
+    std::fs::symlink_metadata(&paths.manifest).is_err()
+        && std::fs::symlink_metadata(&paths.state).is_err()
+}
+
+/// Whether `dir` is inside a git work tree: an ancestor (or itself) holds `.git` (a folder, or
+/// the file a linked worktree or submodule has).
+pub fn in_git_work_tree(dir: &Path) -> bool {
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    dir.ancestors().any(|d| d.join(".git").exists())
+}
+
+/// A plan without a state layer, judged on its markdown (seed 003: the layer is something a plan
+/// MAY carry, REQUIRED in a workspace without git): the missing layer (an advisory in a git
+/// work tree, an error outside one), the index (1..N, Plan Status, markers, unreadable items),
+/// the task files it names, and every task-by-task rule with the boxes as the statuses.
+pub fn markdown_only_rules(paths: &PlanPaths, md: &reconcile::PlanMarkdown, era: Era) -> Vec<Finding> {
+    let dir = paths.dir.display().to_string();
+    let mut no_layer = Finding::error(
+        Code::NoStateLayer,
+        &dir,
+        "the plan has no state layer (manifest.json, state.json)",
+    )
+    .hint("materialize it with `dwp init PLAN`");
+    if in_git_work_tree(&paths.dir) {
+        no_layer = no_layer.severity(Severity::Advisory);
+        no_layer.message.push_str(": optional in a git work tree, recommended for new plans");
+    } else {
+        no_layer
+            .message
+            .push_str(": REQUIRED outside a git work tree (state.json carries the recovery information the git log would)");
+    }
+    let readme = md.readme_path.display().to_string();
+    let mut findings = vec![no_layer];
+    findings.extend(reconcile::markdown_desync(md).iter().map(|d| d.finding(&readme)));
+    if md.readme.index.is_empty() && md.readme.index_problems.is_empty() {
+        findings.push(
+            Finding::error(
+                Code::UnreadableIndexLine,
+                &readme,
+                "the README has no task list dwp can read: no `- [ ] Task N: Title` item",
+            )
+            .line(md.readme.task_list_line),
+        );
+    }
+    findings.extend(markdown_inventory(paths, md));
+    let views = tasks::views_from_markdown(md);
+    findings.extend(task_rules(&views, md, era, md.readme.standard.as_ref()));
+    let (done, total) = md.readme.box_counts();
+    if total > 0 && done == total {
+        findings.extend(security_review(paths));
+    }
+    findings
+}
+
+/// A markdown-only plan's task files: each index item's file exists in the plan folder (Full),
+/// every `N.task_*.md` of the folder is indexed; Lite: one `{#task-N}` section per task.
+fn markdown_inventory(paths: &PlanPaths, md: &reconcile::PlanMarkdown) -> Vec<Finding> {
+    let readme = md.readme_path.display().to_string();
+    let lite = !md.readme.inline_tasks.is_empty()
+        && md.readme.index.iter().all(|e| reconcile::linked_file(&e.links).is_none());
+    let mut findings = Vec::new();
+    if lite {
+        for entry in &md.readme.index {
+            findings.extend(lite_anchor_problems(md, entry.id, &format!("#task-{}", entry.id), Some(entry)));
+        }
+        return findings;
+    }
+    let mut named = std::collections::HashSet::new();
+    for entry in &md.readme.index {
+        let file = match md.records.get(&entry.id) {
+            Some((path, _)) => path.strip_prefix(&paths.dir).ok().map(|p| p.display().to_string()),
+            None => reconcile::linked_file(&entry.links).map(str::to_owned),
+        };
+        let problem = match &file {
+            None => Some(format!("task {}'s line names no task file and the folder has none numbered {}", entry.id, entry.id)),
+            Some(file) => {
+                named.insert(file.clone());
+                if md.unreadable.iter().any(|(id, _, _)| *id == entry.id) || paths.dir.join(file).is_file() {
+                    None
+                } else {
+                    Some(format!("task {}'s line links `{file}`, which is not a file of the plan", entry.id))
+                }
+            }
+        };
+        if let Some(message) = problem {
+            findings.push(
+                Finding::error(Code::TaskFileInventory, &readme, message)
+                    .task(entry.id)
+                    .line(entry.line),
+            );
+        }
+    }
+    for name in reconcile::task_files_in(&paths.dir) {
+        if !named.contains(&name) {
+            findings.push(Finding::error(
+                Code::TaskFileInventory,
+                paths.dir.join(&name).display().to_string(),
+                format!("`{name}` is a task file the README's task list does not name"),
+            ));
+        }
     }
     findings
 }
@@ -258,9 +415,18 @@ pub fn add_fix_hints(findings: &mut [Finding]) {
     }
 }
 
-/// A published plan's task logs carry a filled `Skills disposition:` and `Documentation
-/// decision:` (DESIGN.md §3 "Task log": filled before publication).
-fn publication_logs(state: &State, md: &reconcile::PlanMarkdown) -> Vec<Finding> {
+/// A published plan's task logs carry a filled `Skills disposition:`, and the Final Review's
+/// a `Documentation decision:` (seed 003 "Verified plan publication": "the finished task logs
+/// (each carrying its Skills disposition and, in the Final Review, its Documentation
+/// decision)"). That sentence is of the 5.0.0 standard: for a plan declaring an earlier one the
+/// finding is an advisory.
+fn publication_logs(state: &State, md: &reconcile::PlanMarkdown, declared: Option<&str>) -> Vec<Finding> {
+    let severity = if is_publication_era(state, declared) {
+        Severity::Error
+    } else {
+        Severity::Advisory
+    };
+    let last = state.tasks.last().map(|t| t.id);
     let mut findings = Vec::new();
     for task in &state.tasks {
         let Some((path, record)) = md.records.get(&task.id) else {
@@ -269,11 +435,12 @@ fn publication_logs(state: &State, md: &reconcile::PlanMarkdown) -> Vec<Finding>
         let Some(log) = &record.log else {
             continue; // no log at all is DWP057
         };
-        for (label, line) in [
-            ("Skills disposition", &log.skills_disposition),
-            ("Documentation decision", &log.documentation_decision),
-        ] {
-            if line.as_ref().is_none_or(|l| l.value.trim().is_empty()) {
+        let mut wanted = vec![("Skills disposition", &log.skills_disposition)];
+        if Some(task.id) == last {
+            wanted.push(("Documentation decision", &log.documentation_decision));
+        }
+        for (label, line) in wanted {
+            if line.as_ref().is_none_or(|l| is_blank(&l.value)) {
                 findings.push(
                     Finding::error(
                         Code::UnfilledLog,
@@ -285,12 +452,22 @@ fn publication_logs(state: &State, md: &reconcile::PlanMarkdown) -> Vec<Finding>
                         "fill `{label}:` in task {}'s Completion & Log",
                         task.id
                     ))
-                    .line(line.as_ref().map(|l| l.line).or(Some(log.line))),
+                    .line(line.as_ref().map(|l| l.line).or(Some(log.line)))
+                    .severity(severity),
                 );
             }
         }
     }
     findings
+}
+
+/// Whether a plan is of the publication era (DWP spec 5.0.0, which introduced the finalizer and
+/// its receipt): its declared standard is 5.x or later, or, declaring none, its state is v5.
+fn is_publication_era(state: &State, declared: Option<&str>) -> bool {
+    match declared.and_then(tasks::version) {
+        Some((major, _, _)) => major >= 5,
+        None => matches!(SchemaId::parse(&state.schema), SchemaId::Known(_, Generation::V5)),
+    }
 }
 
 /// Every `ROOT/.dwp/plans/PLAN_*`, verified on both cores.
@@ -349,20 +526,51 @@ fn plan_files(paths: &PlanPaths) -> Vec<Finding> {
     findings
 }
 
-fn readme_rules(paths: &PlanPaths, readme: &crate::markdown::Readme) -> Vec<Finding> {
+/// The README's own rules: Goal and Context (advisories for a legacy plan), a partial
+/// materialization (`Plan Status: materializing`), a task list indented as code.
+fn readme_rules(paths: &PlanPaths, readme: &crate::markdown::Readme, era: Era) -> Vec<Finding> {
     let file = paths.dir.join("README.md").display().to_string();
     let mut findings = Vec::new();
     for (name, section) in [("Goal", &readme.goal), ("Context", &readme.context)] {
-        if section.as_ref().is_none_or(|s| s.body.trim().is_empty()) {
-            findings.push(
-                Finding::error(
-                    Code::MissingSection,
-                    &file,
-                    format!("the README has no {name} (or it is empty)"),
-                )
-                .line(section.as_ref().map(|s| s.line)),
-            );
+        if section.as_ref().is_none_or(|s| is_blank(&s.body)) {
+            let finding = Finding::error(
+                Code::MissingSection,
+                &file,
+                format!("the README has no {name} (or it is empty)"),
+            )
+            .line(section.as_ref().map(|s| s.line));
+            findings.push(match era {
+                Era::Current => finding,
+                Era::Legacy => finding.severity(Severity::Advisory),
+            });
         }
+    }
+    if let Some(status) = &readme.plan_status
+        && status.value == crate::markdown::PlanStatusValue::Materializing
+    {
+        findings.push(
+            Finding::error(
+                Code::NotMaterialized,
+                &file,
+                "the README says `Plan Status: materializing`: a partial materialization, never executed or published",
+            )
+            .line(status.line)
+            .hint("complete the materialization (every task file, then `Plan Status: 0/N`), or discard it"),
+        );
+    }
+    if let Some(&line) = readme.index_in_code.first() {
+        findings.push(
+            Finding::error(
+                Code::IndexInCode,
+                &file,
+                format!(
+                    "{} task list item(s) are indented four spaces, which renders as code: dwp reads them as the task list",
+                    readme.index_in_code.len()
+                ),
+            )
+            .line(line)
+            .severity(Severity::Advisory),
+        );
     }
     findings
 }
@@ -400,10 +608,17 @@ fn standard_rule(
         .next()
         .and_then(|m| m.parse::<u64>().ok());
     finding.message = match major {
-        Some(major) if major <= KNOWN_STANDARD_MAJOR => return None,
-        Some(_) => format!(
+        Some(major) if major > KNOWN_STANDARD_MAJOR => format!(
             "declares DWP spec {version}, newer than this dwp knows (up to {KNOWN_STANDARD_MAJOR}.x): no claim is made"
         ),
+        Some(major) if !DWP_SERIES.contains(&major) => {
+            finding.code = Code::NotAStandard;
+            finding.message = format!(
+                "declares DWP spec {version}, which is not a DWP standard: the series are 2.x and 4.x (historical) and 5.x (current); there is no 1.x or 3.x"
+            );
+            return Some(finding);
+        }
+        Some(_) => return None,
         None => format!("the declared standard `{version}` is not a version dwp can read"),
     };
     Some(finding.severity(Severity::Unverified))
@@ -494,11 +709,7 @@ fn state_rules(
 }
 
 /// Evidence truth of every completed task (shared rules: [`crate::evidence`]).
-fn evidence_rules(
-    paths: &PlanPaths,
-    state: &State,
-    md: Option<&reconcile::PlanMarkdown>,
-) -> Vec<Finding> {
+fn evidence_rules(paths: &PlanPaths, state: &State) -> Vec<Finding> {
     let file = paths.state.display().to_string();
     let mut findings = Vec::new();
     for (index, task) in state.tasks.iter().enumerate() {
@@ -539,36 +750,58 @@ fn evidence_rules(
                 .task(task.id),
             );
         }
-        let logged = md
-            .and_then(|m| m.records.get(&task.id))
-            .and_then(|(path, record)| Some((path, record.log.as_ref()?.status.as_ref()?)));
-        if let Some((path, status)) = logged
-            && status
-                .value
-                .split_whitespace()
-                .next()
-                .is_some_and(|w| w.trim_matches('*').eq_ignore_ascii_case("pending"))
-        {
-            findings.push(
-                Finding::error(
-                    Code::LogStillPending,
-                    path.display().to_string(),
-                    format!(
-                        "task {} is completed in state.json but its log still reads `Status: {}`",
-                        task.id, status.value
-                    ),
-                )
-                .task(task.id)
-                .line(status.line),
-            );
-        }
     }
     findings
 }
 
+/// Lite: task `id` has exactly one `## Task N ... {#task-N}` section with the anchor its locator
+/// names, and its index line, when it links an anchor, links that one (the reference requires
+/// the anchor exactly once, not a link to it: a line without a link is fine).
+fn lite_anchor_problems(
+    md: &reconcile::PlanMarkdown,
+    id: u64,
+    value: &str,
+    entry: Option<&crate::markdown::IndexEntry>,
+) -> Vec<Finding> {
+    let readme = md.readme_path.display().to_string();
+    let anchor = value.trim_start_matches('#');
+    let sections: Vec<_> = md
+        .readme
+        .inline_tasks
+        .iter()
+        .filter(|r| r.id == id)
+        .collect();
+    let problem = match sections.as_slice() {
+        [] => Some(format!(
+            "task {id} has no `## Task {id} ... {{#{anchor}}}` section"
+        )),
+        [one] if one.anchor.as_deref() != Some(anchor) => Some(format!(
+            "task {id}'s section is anchored `{}`, not `{anchor}`",
+            one.anchor.as_deref().unwrap_or("(none)")
+        )),
+        [_] => None,
+        _ => Some(format!("task {id} has {} sections", sections.len())),
+    };
+    let anchors: Vec<&String> = entry
+        .map(|e| e.links.iter().filter(|l| l.starts_with('#')).collect())
+        .unwrap_or_default();
+    let wrong_link = anchors.iter().find(|l| l.as_str() != value).map(|l| {
+        format!("the index line of task {id} links `{l}`, not its own anchor `{value}`")
+    });
+    problem
+        .into_iter()
+        .chain(wrong_link)
+        .map(|message| {
+            Finding::error(Code::LiteAnchor, &readme, message)
+                .task(id)
+                .line(entry.map(|e| e.line))
+        })
+        .collect()
+}
+
 /// Full plans: every file locator names a task file inside the plan folder that the README links
 /// from the task's index line, and every `N.task_*.md` in the folder is in the state. Lite
-/// plans: one `{#task-N}` section per task, its anchor unique, and the index links to it.
+/// plans: [`lite_anchor_problems`].
 fn inventory_rules(paths: &PlanPaths, state: &State, md: &reconcile::PlanMarkdown) -> Vec<Finding> {
     let readme = md.readme_path.display().to_string();
     let state_file = paths.state.display().to_string();
@@ -580,39 +813,8 @@ fn inventory_rules(paths: &PlanPaths, state: &State, md: &reconcile::PlanMarkdow
             continue;
         };
         let entry = md.readme.index.iter().find(|e| e.id == task.id);
-        if let Some(anchor) = value.strip_prefix('#') {
-            let sections: Vec<_> = md
-                .readme
-                .inline_tasks
-                .iter()
-                .filter(|r| r.id == task.id)
-                .collect();
-            let problem = match sections.as_slice() {
-                [] => Some(format!(
-                    "task {} has no `## Task {} ... {{#{anchor}}}` section",
-                    task.id, task.id
-                )),
-                [one] if one.anchor.as_deref() != Some(anchor) => Some(format!(
-                    "task {}'s section is anchored `{}`, not `{anchor}`",
-                    task.id,
-                    one.anchor.as_deref().unwrap_or("(none)")
-                )),
-                [_] => None,
-                _ => Some(format!("task {} has {} sections", task.id, sections.len())),
-            };
-            let linked = entry.is_none_or(|e| e.links.iter().any(|l| l == value));
-            for message in problem.into_iter().chain((!linked).then(|| {
-                format!(
-                    "the index line of task {} does not link to `{value}`",
-                    task.id
-                )
-            })) {
-                findings.push(
-                    Finding::error(Code::LiteAnchor, &readme, message)
-                        .task(task.id)
-                        .line(entry.map(|e| e.line)),
-                );
-            }
+        if value.starts_with('#') {
+            findings.extend(lite_anchor_problems(md, task.id, value, entry));
             continue;
         }
         named.insert(value.to_owned());
@@ -693,54 +895,6 @@ fn inventory_rules(paths: &PlanPaths, state: &State, md: &reconcile::PlanMarkdow
     findings
 }
 
-/// The sections every task record carries (DESIGN.md §3 "Task records"), by heading or bold
-/// label; the log is `Completion & Log` (Full) or `Completion log` (Lite).
-const TASK_SECTIONS: [&str; 5] = [
-    "Context",
-    "Goal",
-    "Touched Surface",
-    "Acceptance Criteria",
-    "Validation",
-];
-
-/// Every task record has each required section, not empty, and a log with a `Status:` line.
-fn section_rules(state: &State, md: &reconcile::PlanMarkdown) -> Vec<Finding> {
-    let mut findings = Vec::new();
-    for task in &state.tasks {
-        let Some((path, record)) = md.records.get(&task.id) else {
-            continue; // a missing record is the inventory's finding
-        };
-        let file = path.display().to_string();
-        let mut problems: Vec<String> = TASK_SECTIONS
-            .iter()
-            .filter_map(|name| match record.section(name) {
-                None => Some(format!("has no {name} section")),
-                Some(s) if s.body.trim().is_empty() => Some(format!("has an empty {name} section")),
-                Some(_) => None,
-            })
-            .collect();
-        match &record.log {
-            None => problems.push("has no Completion & Log section".into()),
-            Some(log) if log.status.is_none() => {
-                problems.push("has a log without a `Status:` line".into())
-            }
-            Some(_) => {}
-        }
-        for problem in problems {
-            findings.push(
-                Finding::error(
-                    Code::TaskSection,
-                    &file,
-                    format!("task {} {problem}", task.id),
-                )
-                .task(task.id)
-                .line(record.line),
-            );
-        }
-    }
-    findings
-}
-
 /// The fields every amendment block carries (DESIGN.md §3 "Amendment block"); `Revised
 /// criterion` is required only for a revised criterion.
 const AMENDMENT_FIELDS: [&str; 8] = [
@@ -757,7 +911,8 @@ const AMENDMENT_FIELDS: [&str; 8] = [
 /// Amendments: every field, a known authority, numbers 1..n in order, dates that are dates and
 /// never go backwards, a deferred requirement's destination that exists, and a skipped task
 /// removed from scope by the user.
-fn amendment_rules(state: &State, md: &reconcile::PlanMarkdown) -> Vec<Finding> {
+fn amendment_rules(views: &[tasks::TaskView], md: &reconcile::PlanMarkdown) -> Vec<Finding> {
+    let exists = |n: u64| views.iter().any(|v| v.id == n);
     let mut findings = Vec::new();
     for (id, (path, record)) in &md.records {
         let file = path.display().to_string();
@@ -839,7 +994,7 @@ fn amendment_rules(state: &State, md: &reconcile::PlanMarkdown) -> Vec<Finding> 
                 .collect::<Vec<_>>()
                 .join(" ");
                 let destination = task_numbers(&text).into_iter().find(|n| *n != *id);
-                if destination.is_none_or(|n| state.task(n).is_none()) {
+                if destination.is_none_or(|n| !exists(n)) {
                     findings.push(at(
                         amendment.line,
                         Code::DeferredDestination,
@@ -854,11 +1009,7 @@ fn amendment_rules(state: &State, md: &reconcile::PlanMarkdown) -> Vec<Finding> 
             }
         }
     }
-    for task in state
-        .tasks
-        .iter()
-        .filter(|t| t.status == TaskStatus::Skipped)
-    {
+    for task in views.iter().filter(|t| t.status == TaskStatus::Skipped) {
         let removed = md.records.get(&task.id).is_some_and(|(_, record)| {
             record.amendments.iter().any(|a| {
                 a.field("Authority")
@@ -937,83 +1088,8 @@ fn quoted(text: &str) -> impl Iterator<Item = &str> {
     text.split('`').skip(1).step_by(2).map(str::trim)
 }
 
-/// The parts a Final Review record names: each is a set of words, one of which must appear.
-const FINAL_REVIEW_PARTS: [(&str, &[&str]); 3] = [
-    ("security", &["security"]),
-    ("final-state", &["final state", "final-state"]),
-    ("skills", &["skill"]),
-];
-
-/// The Final Review is the last task, the only one, and its record names its security,
-/// final-state and skills parts.
-fn final_review(state: &State, md: &reconcile::PlanMarkdown) -> Vec<Finding> {
-    let is_final_review = |title: &str| title.to_lowercase().contains("final review");
-    let Some(last) = state.tasks.last() else {
-        return Vec::new();
-    };
-    let readme = md.readme_path.display().to_string();
-    let located = |id: u64, message: String| {
-        Finding::error(Code::FinalReview, &readme, message)
-            .task(id)
-            .line(md.readme.index.iter().find(|e| e.id == id).map(|e| e.line))
-    };
-    let mut findings: Vec<Finding> = state.tasks[..state.tasks.len() - 1]
-        .iter()
-        .filter(|t| is_final_review(&t.title))
-        .map(|t| {
-            located(
-                t.id,
-                format!(
-                    "task {} is a Final Review but not the last task: the Final Review closes the plan",
-                    t.id
-                ),
-            )
-        })
-        .collect();
-    if !is_final_review(&last.title) {
-        findings.push(located(
-            last.id,
-            format!(
-                "the last task, task {} ({}), is not the Final Review",
-                last.id, last.title
-            ),
-        ));
-        return findings;
-    }
-    let Some((path, record)) = md.records.get(&last.id) else {
-        return findings; // a missing record is the inventory's finding
-    };
-    let text = std::iter::once(record.title.as_str())
-        .chain(record.sections.iter().map(|s| s.body.as_str()))
-        .collect::<Vec<_>>()
-        .join("\n")
-        .to_lowercase();
-    let missing: Vec<&str> = FINAL_REVIEW_PARTS
-        .iter()
-        .filter(|(_, words)| !words.iter().any(|w| text.contains(w)))
-        .map(|(part, _)| *part)
-        .collect();
-    if !missing.is_empty() {
-        findings.push(
-            Finding::error(
-                Code::FinalReview,
-                path.display().to_string(),
-                format!(
-                    "the Final Review (task {}) does not name its {} part{}",
-                    last.id,
-                    and_list(&missing),
-                    if missing.len() > 1 { "s" } else { "" }
-                ),
-            )
-            .task(last.id)
-            .line(record.line),
-        );
-    }
-    findings
-}
-
 /// `a`, `a and b`, `a, b and c`.
-fn and_list(items: &[&str]) -> String {
+pub(crate) fn and_list(items: &[&str]) -> String {
     match items {
         [] => String::new(),
         [one] => (*one).to_owned(),
@@ -1038,6 +1114,12 @@ fn task_numbers(text: &str) -> Vec<u64> {
 /// Clock skew tolerated before a timestamp counts as "in the future".
 const FUTURE_SKEW_SECONDS: i64 = 300;
 
+/// How much later than `updated_at` a timestamp of the same write may be. The public reference
+/// updater reads the clock once for `updated_at` and again, microseconds later, for each gate's
+/// `last_run` and for `checkpoint.at`; timestamps are compared at the second, and one second
+/// covers a write that straddles a second's boundary.
+const SAME_WRITE_SECONDS: i64 = 1;
+
 /// Completed after started; nothing after `updated_at`; nothing in the future (`now`).
 fn timestamp_order(
     paths: &PlanPaths,
@@ -1047,7 +1129,8 @@ fn timestamp_order(
     use crate::clock::parse_rfc3339;
     let file = paths.state.display().to_string();
     let mut findings = Vec::new();
-    let updated = parse_rfc3339(&state.updated_at);
+    let updated = parse_rfc3339(&state.updated_at)
+        .map(|u| u + chrono::Duration::seconds(SAME_WRITE_SECONDS));
     let horizon = now + chrono::Duration::seconds(FUTURE_SKEW_SECONDS);
     let mut check = |path: String, text: &str, task: Option<u64>| {
         let Some(time) = parse_rfc3339(text) else {
@@ -1162,27 +1245,32 @@ fn security_review(paths: &PlanPaths) -> Vec<Finding> {
 
 /// The receipt rules on their own (`dwp finalize --check`), for any state.
 pub fn receipt_findings(paths: &PlanPaths, state: &State) -> Vec<Finding> {
-    receipt_rules(paths, state)
+    receipt_rules(paths, state, None)
 }
 
-/// A completed v2/v5 plan carries a receipt whose hashes still match the files: the state's
-/// bytes, the reference digest over the plan's artifacts, and (dwp's receipts) each listed
-/// artifact's own sha256. v1 plans predate publication receipts.
-fn receipt_rules(paths: &PlanPaths, state: &State) -> Vec<Finding> {
+/// A completed plan carries a receipt whose hashes still match the files: the state's bytes,
+/// the reference digest over the plan's artifacts, and (dwp's receipts) each listed artifact's
+/// own sha256. Receipts came with DWP spec 5.0.0: a plan of that era without one is an error,
+/// a v2 plan of an earlier standard gets an advisory (the reference says the same), and v1
+/// plans predate receipts altogether. A receipt that is there is always checked.
+fn receipt_rules(paths: &PlanPaths, state: &State, declared: Option<&str>) -> Vec<Finding> {
     let path = paths.dir.join(crate::receipt::RECEIPT);
     let file = path.display().to_string();
     let bytes = match std::fs::read(&path) {
         Ok(bytes) => bytes,
         Err(_) if state.format.is_none() => return Vec::new(),
         Err(_) => {
-            return vec![
-                Finding::error(
-                    Code::MissingReceipt,
-                    file,
-                    "the plan is completed but has no publication receipt",
-                )
-                .hint("publish with `dwp finalize`, which checks every artifact and writes it"),
-            ];
+            let missing = Finding::error(
+                Code::MissingReceipt,
+                file,
+                "the plan is completed but has no publication receipt",
+            )
+            .hint("publish with `dwp finalize`, which checks every artifact and writes it");
+            return vec![if is_publication_era(state, declared) {
+                missing
+            } else {
+                missing.severity(Severity::Advisory)
+            }];
         }
     };
     let receipt = match crate::json::parse_strict(&bytes) {
