@@ -61,7 +61,7 @@ codes! {
     PlanStatusCount = 46, "the README has no `Plan Status: X/N` line, or it disagrees with the boxes";
     CompletedCountDrift = 47, "`completed_count` disagrees with the checked README boxes";
     OddMarker = 48, "a task checkbox uses a marker other than `[ ]`, `[x]`, `[X]` (read as not done)";
-    UnreadableIndexLine = 49, "an item of the README's task list that dwp cannot read as a task: a checkbox naming no task number, or a task without a checkbox";
+    UnreadableIndexLine = 49, "the README's task list cannot be read whole: an item naming no task number, a task without a checkbox, or no task list at all";
     MissingPlanFile = 50, "README.md, PROGRESS.md, PROMPTS.md or analysis_results/ is missing";
     NotMaterialized = 51, "materialization is not ready, or a promotion is unresolved";
     NewerStandard = 52, "the declared standard is newer than this dwp knows (or unreadable): no claim is made";

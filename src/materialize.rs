@@ -114,7 +114,9 @@ fn init_under_lock(
     {
         return Err(Error::rejected(
             path.display().to_string(),
-            format!("task {id}'s file cannot be read ({why}): dwp does not materialize what it could not read"),
+            format!(
+                "task {id}'s file cannot be read ({why}): dwp does not materialize what it could not read"
+            ),
         ));
     }
     let readme = &md.readme;
@@ -517,7 +519,8 @@ fn task_file(
             ),
         ));
     };
-    let pattern = regex::Regex::new(r"^[1-9][0-9]*\.task_[a-z0-9_]+\.md$").expect("constant pattern");
+    let pattern =
+        regex::Regex::new(r"^[1-9][0-9]*\.task_[a-z0-9_]+\.md$").expect("constant pattern");
     if !pattern.is_match(&file) || !file.starts_with(&format!("{}.task_", entry.id)) {
         return Err(Error::rejected(
             place,

@@ -354,6 +354,18 @@ pub fn load_state_for_write(
     state_path: &Path,
     invariants: bool,
 ) -> crate::Result<Loaded<State>> {
+    let no_layer = std::fs::symlink_metadata(state_path).is_err()
+        && std::fs::symlink_metadata(plan_dir.join("manifest.json")).is_err();
+    if no_layer && plan_dir.join("README.md").is_file() {
+        return Err(crate::Error::rejected(
+            state_path.display().to_string(),
+            "the plan has no state layer (no state.json, no manifest.json): there is no state to change",
+        )
+        .with_hint(format!(
+            "materialize it from the markdown with `dwp init {}`",
+            plan_dir.display()
+        )));
+    }
     let loaded: Loaded<State> = load_state_at(state_path, plan_dir).map_err(|findings| {
         let unreadable = findings
             .first()

@@ -48,7 +48,9 @@ pub fn task_files_in(plan_dir: &Path) -> Vec<String> {
         .flatten()
         .filter_map(|e| e.file_name().to_str().map(str::to_owned))
         .filter(|n| {
-            n.contains(".task_") && n.ends_with(".md") && n.starts_with(|c: char| c.is_ascii_digit())
+            n.contains(".task_")
+                && n.ends_with(".md")
+                && n.starts_with(|c: char| c.is_ascii_digit())
         })
         .collect();
     names.sort();
@@ -358,7 +360,10 @@ fn compare_entry(entry: &markdown::IndexEntry, state: &State, found: &mut Vec<De
             Some(entry.id),
             Some(entry.line),
             DesyncKind::StateAhead { state: task.status },
-            format!("state.json says task {} is completed, its box is unchecked (the state is stale)", entry.id),
+            format!(
+                "state.json says task {} is completed, its box is unchecked (the state is stale)",
+                entry.id
+            ),
         ));
     } else if done && !completed {
         found.push(Desync::new(
@@ -464,7 +469,10 @@ fn markdown_status(
 
 /// A task's status in a plan without state: a checked box is completed; an unchecked one is
 /// what its log's `Status:` line says (in progress, blocked, skipped), else pending.
-pub fn markdown_only_status(entry: &markdown::IndexEntry, record: Option<&TaskRecord>) -> TaskStatus {
+pub fn markdown_only_status(
+    entry: &markdown::IndexEntry,
+    record: Option<&TaskRecord>,
+) -> TaskStatus {
     if entry.marker.is_done() {
         return TaskStatus::Completed;
     }
@@ -635,7 +643,15 @@ fn refuse_lossy_drop(md: &PlanMarkdown, current: &State, allowed: &BTreeSet<u64>
     };
     let others = match at_risk.len() {
         1 => String::new(),
-        n => format!(" (and {} more: tasks {})", n - 1, at_risk[1..].iter().map(|(id, _)| id.to_string()).collect::<Vec<_>>().join(", ")),
+        n => format!(
+            " (and {} more: tasks {})",
+            n - 1,
+            at_risk[1..]
+                .iter()
+                .map(|(id, _)| id.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     };
     Err(Error::rejected(
         md.readme_path.display().to_string(),
@@ -1026,7 +1042,12 @@ pub fn reconcile(target: &Path, request: &ReconcileRequest) -> Result<ReconcileR
 }
 
 /// `--drop-task N` names a task of state.json that the README index no longer lists.
-fn check_drops(md: &PlanMarkdown, state: &State, drop: &BTreeSet<u64>, state_path: &Path) -> Result<()> {
+fn check_drops(
+    md: &PlanMarkdown,
+    state: &State,
+    drop: &BTreeSet<u64>,
+    state_path: &Path,
+) -> Result<()> {
     for &id in drop {
         if state.task(id).is_none() {
             return Err(Error::Usage(format!(

@@ -160,7 +160,10 @@ fn summarize_markdown(plan_dir: &Path) -> Result<Summary> {
         .map(|entry| TaskSummary {
             id: entry.id,
             title: reconcile::entry_title(&md, entry).unwrap_or_default(),
-            status: reconcile::markdown_only_status(entry, md.records.get(&entry.id).map(|(_, r)| r)),
+            status: reconcile::markdown_only_status(
+                entry,
+                md.records.get(&entry.id).map(|(_, r)| r),
+            ),
             gates: Vec::new(),
         })
         .collect();

@@ -578,14 +578,22 @@ fn a_task_record_needs_its_sections_and_a_status_line() {
             t.replace("Status: completed", "Progress: done")
         })
     });
-    assert_eq!(found, ["DWP057"], "a completed task's log without a Status line");
+    assert_eq!(
+        found,
+        ["DWP057"],
+        "a completed task's log without a Status line"
+    );
     // A task still pending needs no log yet (the reference asks a log only of a started task).
     let (code, found, _) = verdict_of(|p| {
         edit(&p.join("3.task_synthetic_3.md"), |t| {
             t.replace("Status: pending", "Progress: none")
         })
     });
-    assert_eq!((code, found), (0, Vec::<String>::new()), "a pending task's log");
+    assert_eq!(
+        (code, found),
+        (0, Vec::<String>::new()),
+        "a pending task's log"
+    );
 }
 
 #[test]

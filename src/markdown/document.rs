@@ -496,9 +496,14 @@ fn take_bare_references(item: &mut Item) {
     if !item.head.contains(".task_") {
         return;
     }
-    let found: Vec<String> = task_file_references(&item.head).map(str::to_owned).collect();
+    let found: Vec<String> = task_file_references(&item.head)
+        .map(str::to_owned)
+        .collect();
     for file in found {
-        item.head = item.head.replace(&format!("./{file}"), "").replace(&file, "");
+        item.head = item
+            .head
+            .replace(&format!("./{file}"), "")
+            .replace(&file, "");
         if !item.links.contains(&file) {
             item.links.push(file);
         }

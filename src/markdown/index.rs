@@ -102,15 +102,17 @@ pub(super) fn read_index(doc: &Document, readme: &mut Readme) {
         .position(|h| is_task_list_key(&h.key))
         .map(|i| {
             let end = super::sections::section_end(headings, i, doc.text.len());
-            (headings[i].range.end, end, doc.lines.of(headings[i].range.start))
+            (
+                headings[i].range.end,
+                end,
+                doc.lines.of(headings[i].range.start),
+            )
         });
     let candidate: Vec<bool> = match section {
         Some((start, end, line)) => {
             readme.task_list_line = Some(line);
             (0..items.len())
-                .map(|i| {
-                    (start..end).contains(&items[i].range.start) && !under_a_task(items, i)
-                })
+                .map(|i| (start..end).contains(&items[i].range.start) && !under_a_task(items, i))
                 .collect()
         }
         None => fallback_list(items),
@@ -180,7 +182,13 @@ mod tests {
 
     #[test]
     fn task_list_headings() {
-        for key in ["tasks", "task list", "task list and links", "task index", "task checklist"] {
+        for key in [
+            "tasks",
+            "task list",
+            "task list and links",
+            "task index",
+            "task checklist",
+        ] {
             assert!(is_task_list_key(key), "{key}");
         }
         for key in ["tasks done", "subtasks", "goal", "task 1: x", "notes"] {

@@ -123,9 +123,30 @@ pub fn status_word(value: &str) -> Option<String> {
         return None;
     }
     let mut words = value
-        .split(|c: char| c.is_whitespace() || matches!(c, '*' | '_' | '`' | '.' | ',' | ';' | ':' | '!' | '—' | '–' | '-' | '/' | '(' | ')'))
+        .split(|c: char| {
+            c.is_whitespace()
+                || matches!(
+                    c,
+                    '*' | '_'
+                        | '`'
+                        | '.'
+                        | ','
+                        | ';'
+                        | ':'
+                        | '!'
+                        | '—'
+                        | '–'
+                        | '-'
+                        | '/'
+                        | '('
+                        | ')'
+                )
+        })
         .filter(|w| w.chars().any(char::is_alphanumeric))
-        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase());
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase()
+        });
     let first = words.next()?;
     let word = match first.as_str() {
         "in" if words.next().as_deref() == Some("progress") => "in_progress".to_owned(),
@@ -458,7 +479,13 @@ pub fn parse_task_file(text: &str) -> Option<TaskRecord> {
         .iter()
         .enumerate()
         .find_map(|(i, h)| Some((i, sections::task_line(&h.text)?)))?;
-    Some(sections::task_record(&doc, index, doc.text.len(), id, title))
+    Some(sections::task_record(
+        &doc,
+        index,
+        doc.text.len(),
+        id,
+        title,
+    ))
 }
 
 #[cfg(test)]
@@ -529,7 +556,10 @@ mod tests {
         );
         assert_eq!(readme_approval("# Plan\n\nThe Approval: approved.\n"), None);
         // The table row wins over a line.
-        let both = FULL.replace("# Add payment webhooks\n", "# Add payment webhooks\n\nApproval: pending\n");
+        let both = FULL.replace(
+            "# Add payment webhooks\n",
+            "# Add payment webhooks\n\nApproval: pending\n",
+        );
         assert_eq!(readme_approval(&both), Some(Approval::PreApproved));
         let pending = FULL.replace("Pre-approved (user, 2026-06-09)", "pending");
         assert_eq!(readme_approval(&pending), Some(Approval::Pending));
@@ -547,7 +577,10 @@ mod tests {
     #[test]
     fn a_task_file_gives_its_sections_log_and_amendments() {
         let record = parse_task_file(TASK).unwrap();
-        assert_eq!((record.id, record.title.as_deref()), (2, Some("Store events")));
+        assert_eq!(
+            (record.id, record.title.as_deref()),
+            (2, Some("Store events"))
+        );
         assert_eq!(record.section("goal").unwrap().body, "What.");
         let log = record.log.unwrap();
         assert_eq!(log.status.unwrap().value, "completed");

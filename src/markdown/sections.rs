@@ -15,7 +15,10 @@ use std::ops::Range;
 /// `and`; lower case, single spaces. `## 11. Completion & Log (filled by the agent)` and
 /// `**Completion and log:**` both give `completion and log`.
 pub fn section_key(text: &str) -> String {
-    let text = text.replace("**", "").replace("__", "").replace("&amp;", "&");
+    let text = text
+        .replace("**", "")
+        .replace("__", "")
+        .replace("&amp;", "&");
     let mut rest = text.trim_start_matches(|c: char| {
         c.is_whitespace() || c == '#' || !(c.is_alphanumeric() || c.is_ascii_punctuation())
     });
@@ -24,9 +27,7 @@ pub fn section_key(text: &str) -> String {
     loop {
         let trimmed = rest
             .trim_end_matches(|c: char| {
-                c.is_whitespace()
-                    || c == ':'
-                    || !(c.is_alphanumeric() || c.is_ascii_punctuation())
+                c.is_whitespace() || c == ':' || !(c.is_alphanumeric() || c.is_ascii_punctuation())
             })
             .to_owned();
         let without_group = match trimmed.strip_suffix(')').and_then(|b| b.rfind('(')) {
@@ -180,12 +181,7 @@ fn label_sections(doc: &Document, range: Range<usize>) -> Vec<(String, Section, 
         .iter()
         .filter(|l| range.contains(&l.range.start) && is_section_key(&l.key))
         .collect();
-    let heading_starts: Vec<usize> = doc
-        .outline
-        .headings
-        .iter()
-        .map(|h| h.range.start)
-        .collect();
+    let heading_starts: Vec<usize> = doc.outline.headings.iter().map(|h| h.range.start).collect();
     labels
         .iter()
         .enumerate()
@@ -198,12 +194,20 @@ fn label_sections(doc: &Document, range: Range<usize>) -> Vec<(String, Section, 
                 .unwrap_or(range.end);
             let end = next_label.min(next_heading).min(range.end);
             let text = doc.slice(label.range.end.min(end)..end);
-            let body = text
-                .trim_start_matches(|c: char| matches!(c, ':' | '·' | '-') || c.is_whitespace())
+            // `**Goal** - text`, `**Goal**: text`: one separator may follow the label on its line.
+            let rest = text.trim_start_matches([' ', '\t']);
+            let body = rest
+                .strip_prefix([':', '·', '-'])
+                .unwrap_or(rest)
                 .trim()
                 .to_owned();
             let section = Section {
-                name: doc.slice(label.range.clone()).replace("**", "").trim().trim_end_matches(':').to_owned(),
+                name: doc
+                    .slice(label.range.clone())
+                    .replace("**", "")
+                    .trim()
+                    .trim_end_matches(':')
+                    .to_owned(),
                 key: label.key.clone(),
                 body,
                 line: doc.lines.of(label.range.start),
@@ -368,7 +372,10 @@ mod tests {
             ("Goal (what)", "goal"),
             ("**Goal:**", "goal"),
             ("Goal:", "goal"),
-            ("11. Completion & Log (filled by the agent)", "completion and log"),
+            (
+                "11. Completion & Log (filled by the agent)",
+                "completion and log",
+            ),
             ("Completion &amp; Log", "completion and log"),
             ("Completion and Log", "completion and log"),
             ("Completion log", "completion log"),
@@ -383,7 +390,10 @@ mod tests {
 
     #[test]
     fn task_lines_read_a_number_and_an_optional_title() {
-        assert_eq!(task_line("Task 12: Title"), Some((12, Some("Title".into()))));
+        assert_eq!(
+            task_line("Task 12: Title"),
+            Some((12, Some("Title".into())))
+        );
         assert_eq!(task_line("Task 3 — Title"), Some((3, Some("Title".into()))));
         assert_eq!(task_line("task 3"), Some((3, None)));
         assert_eq!(task_line("Task 1.2: sub-step"), None);

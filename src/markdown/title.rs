@@ -77,7 +77,16 @@ fn is_note(inner: &str) -> bool {
 fn is_estimate(text: &str) -> bool {
     let lower = text.to_lowercase();
     let mut rest = lower.as_str();
-    for prefix in ["estimate:", "estimated:", "estimate", "est.", "est:", "est", "~", "≈"] {
+    for prefix in [
+        "estimate:",
+        "estimated:",
+        "estimate",
+        "est.",
+        "est:",
+        "est",
+        "~",
+        "≈",
+    ] {
         if let Some(r) = rest.strip_prefix(prefix) {
             rest = r.trim_start();
         }
@@ -88,8 +97,8 @@ fn is_estimate(text: &str) -> bool {
         .unwrap_or(rest.len());
     let (number, unit) = rest.split_at(number_end);
     const UNITS: [&str; 16] = [
-        "m", "min", "mins", "minute", "minutes", "h", "hr", "hrs", "hour", "hours", "d",
-        "day", "days", "pt", "pts", "points",
+        "m", "min", "mins", "minute", "minutes", "h", "hr", "hrs", "hour", "hours", "d", "day",
+        "days", "pt", "pts", "points",
     ];
     number.bytes().any(|b| b.is_ascii_digit()) && UNITS.contains(&unit.trim())
 }
@@ -107,7 +116,10 @@ mod tests {
             ("Create endpoint (2h)", "Create endpoint"),
             ("Create endpoint (~30 min) ⏳", "Create endpoint"),
             ("Create endpoint (est. 1-2 days)", "Create endpoint"),
-            ("Create endpoint — (immutable anchor: #task-1)", "Create endpoint"),
+            (
+                "Create endpoint — (immutable anchor: #task-1)",
+                "Create endpoint",
+            ),
             ("Create endpoint ()", "Create endpoint"),
             ("**Create** endpoint", "Create endpoint"),
             ("Create   endpoint\t", "Create endpoint"),

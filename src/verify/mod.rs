@@ -234,7 +234,26 @@ pub fn plan_rules(
     state: Option<&State>,
 ) -> Vec<Finding> {
     let mut findings = plan_files(paths);
-    let markdown = reconcile::read_markdown(&paths.dir).ok();
+    let markdown = match reconcile::read_markdown(&paths.dir) {
+        Ok(md) => Some(md),
+        Err(e) => {
+            // A README that is there but cannot be read: no markdown rule can be checked, so no
+            // claim is made (a missing README is DWP050).
+            let readme = paths.dir.join("README.md");
+            if std::fs::symlink_metadata(&readme).is_ok() {
+                findings.push(
+                    Finding::error(
+                        Code::Unreadable,
+                        readme.display().to_string(),
+                        format!("cannot be read, so no markdown rule was checked: {e}"),
+                    )
+                    .severity(Severity::Unverified)
+                    .hint("make README.md a readable file of the plan folder, then `dwp verify` again"),
+                );
+            }
+            None
+        }
+    };
     let readme_standard = markdown.as_ref().and_then(|m| m.readme.standard.as_ref());
     let declared = readme_standard
         .map(|s| s.version.as_str())
@@ -313,7 +332,11 @@ pub fn in_git_work_tree(dir: &Path) -> bool {
 /// MAY carry, REQUIRED in a workspace without git): the missing layer (an advisory in a git
 /// work tree, an error outside one), the index (1..N, Plan Status, markers, unreadable items),
 /// the task files it names, and every task-by-task rule with the boxes as the statuses.
-pub fn markdown_only_rules(paths: &PlanPaths, md: &reconcile::PlanMarkdown, era: Era) -> Vec<Finding> {
+pub fn markdown_only_rules(
+    paths: &PlanPaths,
+    md: &reconcile::PlanMarkdown,
+    era: Era,
+) -> Vec<Finding> {
     let dir = paths.dir.display().to_string();
     let mut no_layer = Finding::error(
         Code::NoStateLayer,
@@ -323,7 +346,9 @@ pub fn markdown_only_rules(paths: &PlanPaths, md: &reconcile::PlanMarkdown, era:
     .hint("materialize it with `dwp init PLAN`");
     if in_git_work_tree(&paths.dir) {
         no_layer = no_layer.severity(Severity::Advisory);
-        no_layer.message.push_str(": optional in a git work tree, recommended for new plans");
+        no_layer
+            .message
+            .push_str(": optional in a git work tree, recommended for new plans");
     } else {
         no_layer
             .message
@@ -331,7 +356,11 @@ pub fn markdown_only_rules(paths: &PlanPaths, md: &reconcile::PlanMarkdown, era:
     }
     let readme = md.readme_path.display().to_string();
     let mut findings = vec![no_layer];
-    findings.extend(reconcile::markdown_desync(md).iter().map(|d| d.finding(&readme)));
+    findings.extend(
+        reconcile::markdown_desync(md)
+            .iter()
+            .map(|d| d.finding(&readme)),
+    );
     if md.readme.index.is_empty() && md.readme.index_problems.is_empty() {
         findings.push(
             Finding::error(
@@ -357,28 +386,48 @@ pub fn markdown_only_rules(paths: &PlanPaths, md: &reconcile::PlanMarkdown, era:
 fn markdown_inventory(paths: &PlanPaths, md: &reconcile::PlanMarkdown) -> Vec<Finding> {
     let readme = md.readme_path.display().to_string();
     let lite = !md.readme.inline_tasks.is_empty()
-        && md.readme.index.iter().all(|e| reconcile::linked_file(&e.links).is_none());
+        && md
+            .readme
+            .index
+            .iter()
+            .all(|e| reconcile::linked_file(&e.links).is_none());
     let mut findings = Vec::new();
     if lite {
         for entry in &md.readme.index {
-            findings.extend(lite_anchor_problems(md, entry.id, &format!("#task-{}", entry.id), Some(entry)));
+            findings.extend(lite_anchor_problems(
+                md,
+                entry.id,
+                &format!("#task-{}", entry.id),
+                Some(entry),
+            ));
         }
         return findings;
     }
     let mut named = std::collections::HashSet::new();
     for entry in &md.readme.index {
         let file = match md.records.get(&entry.id) {
-            Some((path, _)) => path.strip_prefix(&paths.dir).ok().map(|p| p.display().to_string()),
+            Some((path, _)) => path
+                .strip_prefix(&paths.dir)
+                .ok()
+                .map(|p| p.display().to_string()),
             None => reconcile::linked_file(&entry.links).map(str::to_owned),
         };
         let problem = match &file {
-            None => Some(format!("task {}'s line names no task file and the folder has none numbered {}", entry.id, entry.id)),
+            None => Some(format!(
+                "task {}'s line names no task file and the folder has none numbered {}",
+                entry.id, entry.id
+            )),
             Some(file) => {
                 named.insert(file.clone());
-                if md.unreadable.iter().any(|(id, _, _)| *id == entry.id) || paths.dir.join(file).is_file() {
+                if md.unreadable.iter().any(|(id, _, _)| *id == entry.id)
+                    || paths.dir.join(file).is_file()
+                {
                     None
                 } else {
-                    Some(format!("task {}'s line links `{file}`, which is not a file of the plan", entry.id))
+                    Some(format!(
+                        "task {}'s line links `{file}`, which is not a file of the plan",
+                        entry.id
+                    ))
                 }
             }
         };
@@ -420,7 +469,11 @@ pub fn add_fix_hints(findings: &mut [Finding]) {
 /// (each carrying its Skills disposition and, in the Final Review, its Documentation
 /// decision)"). That sentence is of the 5.0.0 standard: for a plan declaring an earlier one the
 /// finding is an advisory.
-fn publication_logs(state: &State, md: &reconcile::PlanMarkdown, declared: Option<&str>) -> Vec<Finding> {
+fn publication_logs(
+    state: &State,
+    md: &reconcile::PlanMarkdown,
+    declared: Option<&str>,
+) -> Vec<Finding> {
     let severity = if is_publication_era(state, declared) {
         Severity::Error
     } else {
@@ -466,7 +519,10 @@ fn publication_logs(state: &State, md: &reconcile::PlanMarkdown, declared: Optio
 fn is_publication_era(state: &State, declared: Option<&str>) -> bool {
     match declared.and_then(tasks::version) {
         Some((major, _, _)) => major >= 5,
-        None => matches!(SchemaId::parse(&state.schema), SchemaId::Known(_, Generation::V5)),
+        None => matches!(
+            SchemaId::parse(&state.schema),
+            SchemaId::Known(_, Generation::V5)
+        ),
     }
 }
 
@@ -785,9 +841,10 @@ fn lite_anchor_problems(
     let anchors: Vec<&String> = entry
         .map(|e| e.links.iter().filter(|l| l.starts_with('#')).collect())
         .unwrap_or_default();
-    let wrong_link = anchors.iter().find(|l| l.as_str() != value).map(|l| {
-        format!("the index line of task {id} links `{l}`, not its own anchor `{value}`")
-    });
+    let wrong_link = anchors
+        .iter()
+        .find(|l| l.as_str() != value)
+        .map(|l| format!("the index line of task {id} links `{l}`, not its own anchor `{value}`"));
     problem
         .into_iter()
         .chain(wrong_link)
@@ -1129,8 +1186,8 @@ fn timestamp_order(
     use crate::clock::parse_rfc3339;
     let file = paths.state.display().to_string();
     let mut findings = Vec::new();
-    let updated = parse_rfc3339(&state.updated_at)
-        .map(|u| u + chrono::Duration::seconds(SAME_WRITE_SECONDS));
+    let updated =
+        parse_rfc3339(&state.updated_at).map(|u| u + chrono::Duration::seconds(SAME_WRITE_SECONDS));
     let horizon = now + chrono::Duration::seconds(FUTURE_SKEW_SECONDS);
     let mut check = |path: String, text: &str, task: Option<u64>| {
         let Some(time) = parse_rfc3339(text) else {

@@ -25,9 +25,9 @@ pub enum Era {
 
 impl Era {
     pub fn of(state: Option<&State>, standard: Option<&str>) -> Era {
-        let current_state = state.is_some_and(|s| {
-            matches!(SchemaId::parse(&s.schema), SchemaId::Known(_, g) if g >= Generation::V2)
-        });
+        let current_state = state.is_some_and(
+            |s| matches!(SchemaId::parse(&s.schema), SchemaId::Known(_, g) if g >= Generation::V2),
+        );
         if current_state || standard.and_then(version).is_some_and(|v| v >= (2, 4, 0)) {
             Era::Current
         } else {
@@ -120,12 +120,26 @@ pub fn section_rules(views: &[TaskView], md: &PlanMarkdown, era: Era) -> Vec<Fin
         };
         let file = path.display().to_string();
         let finding = |name: &str, problem: String| {
-            let finding = Finding::error(Code::TaskSection, &file, format!("task {} {problem}", view.id))
-                .task(view.id)
-                .line(record.line);
-            if name == "Validation" { finding } else { era.weigh(finding) }
+            let finding = Finding::error(
+                Code::TaskSection,
+                &file,
+                format!("task {} {problem}", view.id),
+            )
+            .task(view.id)
+            .line(record.line);
+            if name == "Validation" {
+                finding
+            } else {
+                era.weigh(finding)
+            }
         };
-        for name in ["Context", "Goal", "Touched Surface", "Acceptance Criteria", "Validation"] {
+        for name in [
+            "Context",
+            "Goal",
+            "Touched Surface",
+            "Acceptance Criteria",
+            "Validation",
+        ] {
             if name == "Context" && view.status == TaskStatus::Completed {
                 continue;
             }
@@ -139,10 +153,10 @@ pub fn section_rules(views: &[TaskView], md: &PlanMarkdown, era: Era) -> Vec<Fin
         }
         if view.started() {
             match &record.log {
-                None => findings.push(finding("log", format!(
-                    "is {} but has no Completion & Log section",
-                    view.status
-                ))),
+                None => findings.push(finding(
+                    "log",
+                    format!("is {} but has no Completion & Log section", view.status),
+                )),
                 Some(log) if log.status.is_none() => findings.push(finding(
                     "log",
                     format!("is {} but its log has no `Status:` line", view.status),
@@ -188,7 +202,14 @@ const FINAL_REVIEW_PARTS: [(&str, &[&str]); 3] = [
     ("security", &["security"]),
     (
         "final-state",
-        &["final-state", "final state", "full validation", "full suite", "full gate", "complete applicable"],
+        &[
+            "final-state",
+            "final state",
+            "full validation",
+            "full suite",
+            "full gate",
+            "complete applicable",
+        ],
     ),
     ("skills", &["skill"]),
 ];
@@ -197,7 +218,9 @@ const FINAL_REVIEW_PARTS: [(&str, &[&str]); 3] = [
 /// judged by its file name (`N.task_final_review.md`), as the reference judges every task.
 fn is_final_review(view: &TaskView) -> bool {
     if view.title.is_empty() {
-        view.file.as_deref().is_some_and(|f| f.contains(".task_final_review"))
+        view.file
+            .as_deref()
+            .is_some_and(|f| f.contains(".task_final_review"))
     } else {
         view.title.to_lowercase().contains("final review")
     }
@@ -214,7 +237,11 @@ fn legacy_ending(views: &[TaskView]) -> bool {
             || words.iter().all(|w| title.contains(w))
     };
     named(security, ".task_security_review", &["security", "review"])
-        && named(skills, ".task_skills_agents_discovery", &["skills", "discovery"])
+        && named(
+            skills,
+            ".task_skills_agents_discovery",
+            &["skills", "discovery"],
+        )
         && named(report, ".task_executive_report", &["executive", "report"])
 }
 
