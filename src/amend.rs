@@ -660,10 +660,9 @@ fn append_block(text: &str, block: &Block, source: &TaskSource) -> Result<String
     let end = if source.inline {
         markdown::inline_task_span(text, source.record.id)
             .map(|span| span.end)
-            .ok_or_else(|| {
-                Error::rejected(
-                    source.path.display().to_string(),
-                    format!("has no `## Task {}` section", source.record.id),
+            .map_err(|why| {
+                Error::rejected(source.path.display().to_string(), why).with_hint(
+                    "make the task's `## Task N` section plain markdown (docs/plan-markdown.md), then run the same `dwp amend` again",
                 )
             })?
     } else {
@@ -708,8 +707,13 @@ fn uncheck_box(readme: &str, id: u64) -> String {
         .iter()
         .filter(|e| e.marker.is_done())
         .count();
+    // `2/7`, `2 / 7`: the count as the line writes it, recounted.
+    let count =
+        regex::Regex::new(&format!(r"\b{done}(\s*)/(\s*){total}\b")).expect("a pattern of digits");
     edit_line(&unchecked, status.line, |line| {
-        line.replacen(&format!("{done}/{total}"), &format!("{boxes}/{total}"), 1)
+        count
+            .replacen(line, 1, format!("{boxes}${{1}}/${{2}}{total}"))
+            .into_owned()
     })
 }
 

@@ -37,6 +37,8 @@ use std::path::Path;
 #[derive(Debug, Clone, Serialize)]
 pub struct InitOutcome {
     pub plan: String,
+    /// The plan folder as the caller named it.
+    pub path: String,
     pub spec_version: String,
     /// Where the standard came from: `README` (its Standard line) or `--standard` (assumed: the
     /// README declares none).
@@ -175,6 +177,7 @@ fn init_under_lock(
     )?;
     Ok(InitOutcome {
         plan: name,
+        path: paths.dir.display().to_string(),
         spec_version,
         standard_from,
         plan_format: format,

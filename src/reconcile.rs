@@ -546,6 +546,7 @@ pub fn regenerate(
         .with_hint("fix the task list in README.md first; the markdown is the source of truth"));
     }
     refuse_lossy_drop(md, current, &rules.drop)?;
+    refuse_moved_evidence(md, current)?;
     let mut next = current.clone();
     let mut changes = Vec::new();
     let mut tasks = Vec::with_capacity(readme.index.len());
@@ -660,6 +661,31 @@ fn refuse_lossy_drop(md: &PlanMarkdown, current: &State, allowed: &BTreeSet<u64>
     .with_hint(format!(
         "restore task {first}'s line in the README's task list, or drop it deliberately with `--drop-task {first}` (recorded in PROGRESS.md)"
     )))
+}
+
+/// A Full task carrying evidence whose index line now links another task file: the tasks were
+/// renumbered, and a write would hand one task's evidence to another.
+fn refuse_moved_evidence(md: &PlanMarkdown, current: &State) -> Result<()> {
+    for entry in &md.readme.index {
+        let Some(task) = current.task(entry.id) else {
+            continue;
+        };
+        let (Some(linked), Some(locator)) = (linked_file(&entry.links), task.locator_value())
+        else {
+            continue;
+        };
+        if linked == locator || locator.starts_with('#') {
+            continue;
+        }
+        if let Some(evidence) = carried(task) {
+            return Err(Error::rejected(
+                format!("{}:{}", md.readme_path.display(), entry.line),
+                format!("task {} is `{locator}` in state.json, with {evidence}, but its index line links `{linked}`: a write would give its evidence to another task", entry.id),
+            )
+            .with_hint(format!("if the tasks were renumbered, give task {} its number back in the README; if its file was renamed, link `{locator}` again", entry.id)));
+        }
+    }
+    Ok(())
 }
 
 /// The state task for one index entry: the existing one brought in line with the markdown, or

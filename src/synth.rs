@@ -241,10 +241,11 @@ impl SynthPlan {
 
     fn task_body(&self, id: usize, heading: &str, log_heading: &str) -> String {
         let done = self.authored_done(id);
-        // The Final Review names its three parts (security, final state, skills).
+        // The Final Review names its three parts (security, final-state, skills) in the words
+        // both dwp and the public reference checker look for.
         let criteria = if self.title(id) == "Final review" {
-            "- the security review records no open critical finding\n\
-             - the final state of the code and of this plan's records is verified\n\
+            "- the security review records no unresolved critical finding\n\
+             - the final-state validation of the code and of this plan's records passes\n\
              - skills candidates from the outcome records are reconciled"
                 .to_owned()
         } else {
@@ -321,7 +322,7 @@ impl SynthPlan {
         )?;
         std::fs::write(
             dir.join("analysis_results/SECURITY_REVIEW.md"),
-            "# Security review\n\nNo open critical findings.\n",
+            "# Security review\n\nNo unresolved critical findings.\n",
         )?;
         if self.format == PlanFormat::Full {
             for id in 1..=self.tasks {

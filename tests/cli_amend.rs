@@ -680,3 +680,33 @@ fn lite_refusals_change_no_byte_of_the_readme() {
         &["no gate record of `pnpm test`"],
     );
 }
+
+#[test]
+fn a_lite_readme_whose_task_list_is_indented_as_code_is_not_written_into() {
+    // dwp reads an index indented four spaces (docs/plan-markdown.md) but never writes into
+    // markdown it had to reinterpret: the amendment is refused and nothing changes.
+    let plan = Plan::new(PlanFormat::Lite);
+    let readme = plan.text("README.md");
+    let indented: String = readme
+        .lines()
+        .map(|l| {
+            if l.starts_with("- [") {
+                format!("    {l}\n")
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    std::fs::write(plan.path("README.md"), indented).unwrap();
+    refused(
+        NOW,
+        &plan,
+        &amend_args("2", &[]),
+        1,
+        &[
+            "indented four spaces",
+            "renders as code",
+            "hint: make the task's",
+        ],
+    );
+}

@@ -508,3 +508,205 @@ fn no_other_command_migrates_a_v1_plan_silently() {
     refused(&plan, &["init"], 1, &["already exists"]);
     assert!(Path::new(&plan.path("manifest.json")).exists());
 }
+
+// ---------------------------------------------------------------------------------------------
+// init on plans as they are written (issue #12)
+// ---------------------------------------------------------------------------------------------
+
+/// A markdown-only plan of five tasks whose first `completed` boxes are checked (their logs
+/// record a timestamp and a gate record).
+fn markdown_only_done(name: &str, completed: usize) -> Plan {
+    let plan = Plan::from_synth(SynthPlan::new(name, 5).completed(completed));
+    fs::remove_file(plan.path("manifest.json")).unwrap();
+    fs::remove_file(plan.path("state.json")).unwrap();
+    plan
+}
+
+#[test]
+fn init_records_the_checked_boxes_as_they_are() {
+    let plan = markdown_only_done("PLAN_init_checked", 2);
+    let run = succeeded(&plan, &["init"]);
+    assert!(
+        run.stdout.contains("5 tasks (2 completed"),
+        "{}",
+        run.stdout
+    );
+    let state = plan.json("state.json");
+    assert_eq!(state["status"], "in_progress");
+    assert_eq!(state["completed_count"], 2);
+    let first = &state["tasks"][0];
+    assert_eq!(first["status"], "completed");
+    // The log's Timestamp and Gate record; the arrow form records no exit code: none invented.
+    assert_eq!(first["completed_at"], "2026-06-09T14:15:00Z");
+    assert_eq!(first["gates"][0]["command"], "cargo test");
+    assert_eq!(first["gates"][0]["evidence"], "11 passed, 0 failed");
+    assert_eq!(first["gates"][0]["exit_code"], Value::Null);
+    assert_eq!(state["tasks"][2]["status"], "pending");
+    // The markdown and the state agree at once: no reconcile step.
+    let run = dwp(&plan, &["reconcile", "--json"]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert_eq!(dwp(&plan, &["validate"]).code, 0);
+}
+
+#[test]
+fn init_of_a_fully_checked_plan_materializes_it_completed_and_its_hint_runs() {
+    let plan = markdown_only_done("PLAN_init_all_checked", 5);
+    let run = succeeded(&plan, &["init"]);
+    let state = plan.json("state.json");
+    assert_eq!(state["status"], "completed");
+    assert_eq!(state["checkpoint"]["task"], 5);
+    assert_eq!(state["checkpoint"]["step"], "done");
+    assert_eq!(dwp(&plan, &["validate"]).code, 0);
+    // The hint names `dwp verify DIR`: it runs and lists what publication still needs.
+    let hint = run
+        .stdout
+        .lines()
+        .find(|l| l.contains("every box is checked"))
+        .unwrap();
+    let dir = plan.dir.display().to_string();
+    assert!(hint.contains(&format!("`dwp verify {dir}`")), "{hint}");
+    let verify = dwp(&plan, &["verify", "--json"]);
+    assert_eq!(verify.code, 1, "{}", verify.stdout);
+    assert!(
+        verify.stdout.contains("DWP081"),
+        "a receipt is what publication adds"
+    );
+}
+
+#[test]
+fn init_takes_the_standard_from_the_flag_when_the_readme_has_none_and_says_so() {
+    let plan = Plan::markdown_only("PLAN_init_flag_standard", PlanFormat::Full);
+    plan.edit_readme(|t| t.replace("**Standard:** DWP spec 5.0.0\n", ""));
+    refused(
+        &plan,
+        &["init"],
+        1,
+        &["declares no standard", "--standard X.Y.Z"],
+    );
+    let run = succeeded(&plan, &["init", "--standard", "2.4.0"]);
+    assert!(
+        run.stdout
+            .contains("DWP spec 2.4.0 (assumed from --standard"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(plan.json("manifest.json")["spec_version"], "2.4.0");
+    let progress = fs::read_to_string(plan.path("PROGRESS.md")).unwrap();
+    assert!(
+        progress.contains("DWP spec 2.4.0 from --standard"),
+        "{progress}"
+    );
+}
+
+#[test]
+fn init_refuses_a_standard_flag_that_disagrees_with_the_readme() {
+    let plan = Plan::markdown_only("PLAN_init_flag_disagrees", PlanFormat::Full);
+    refused(
+        &plan,
+        &["init", "--standard", "2.4.0"],
+        2,
+        &["5.0.0", "--standard 2.4.0"],
+    );
+    assert!(!plan.path("state.json").exists());
+}
+
+#[test]
+fn init_refuses_a_standard_outside_the_dwp_series() {
+    let plan = Plan::markdown_only("PLAN_init_not_a_standard", PlanFormat::Full);
+    plan.edit_readme(|t| t.replace("DWP spec 5.0.0", "DWP spec 3.1.0"));
+    refused(&plan, &["init"], 1, &["3.1.0", "not a DWP standard"]);
+    plan.edit_readme(|t| t.replace("**Standard:** DWP spec 3.1.0\n", ""));
+    refused(
+        &plan,
+        &["init", "--standard", "1.2.0"],
+        1,
+        &["1.2.0", "not a DWP standard"],
+    );
+}
+
+#[test]
+fn init_creates_the_plan_files_a_markdown_only_plan_lacks_and_says_so() {
+    let plan = Plan::markdown_only("PLAN_init_creates_files", PlanFormat::Full);
+    fs::remove_file(plan.path("PROMPTS.md")).unwrap();
+    fs::remove_file(plan.path("PROGRESS.md")).unwrap();
+    fs::remove_dir_all(plan.path("analysis_results")).unwrap();
+    let run = succeeded(&plan, &["init"]);
+    assert!(
+        run.stdout
+            .contains("created (absent before): PROMPTS.md, PROGRESS.md, analysis_results/"),
+        "{}",
+        run.stdout
+    );
+    assert!(plan.path("analysis_results").is_dir());
+    assert!(
+        fs::read_to_string(plan.path("PROMPTS.md"))
+            .unwrap()
+            .starts_with("# Prompts")
+    );
+    let progress = fs::read_to_string(plan.path("PROGRESS.md")).unwrap();
+    assert!(
+        progress.starts_with("# Progress\n") && progress.contains("materialized by `dwp init`")
+    );
+    assert_validates_and_verifies(&plan);
+}
+
+#[test]
+fn init_refuses_a_task_file_the_index_does_not_name() {
+    let plan = Plan::markdown_only("PLAN_init_unindexed_file", PlanFormat::Full);
+    fs::write(plan.path("6.task_forgotten.md"), "# Task 6: Forgotten\n").unwrap();
+    refused(
+        &plan,
+        &["init"],
+        1,
+        &["6.task_forgotten.md", "does not name"],
+    );
+}
+
+#[test]
+fn init_refuses_a_task_list_it_cannot_read_whole() {
+    let plan = Plan::markdown_only("PLAN_init_unreadable_line", PlanFormat::Full);
+    plan.edit_readme(|t| t.replace("- [ ] Task 2:", "- [ ] Update the changelog\n- [ ] Task 2:"));
+    refused(
+        &plan,
+        &["init"],
+        1,
+        &["Update the changelog", "names no task number", "README.md:"],
+    );
+}
+
+#[test]
+fn init_refuses_a_task_without_a_title_anywhere() {
+    let plan = Plan::markdown_only("PLAN_init_no_title", PlanFormat::Full);
+    plan.edit_readme(|t| t.replace("Task 2: Synthetic task 2 —", "Task 2 —"));
+    let file = plan.path("2.task_synthetic_2.md");
+    let text = fs::read_to_string(&file).unwrap();
+    fs::write(
+        &file,
+        text.replace("# Task 2: Synthetic task 2", "# Task 2"),
+    )
+    .unwrap();
+    refused(
+        &plan,
+        &["init"],
+        1,
+        &["task 2 has no title", "Task 2: Title"],
+    );
+}
+
+#[test]
+fn init_refuses_task_files_outside_the_plan_folder_itself() {
+    let plan = Plan::markdown_only("PLAN_init_subfolder", PlanFormat::Full);
+    fs::create_dir(plan.path("tasks")).unwrap();
+    fs::rename(
+        plan.path("1.task_synthetic_1.md"),
+        plan.path("tasks/1.task_synthetic_1.md"),
+    )
+    .unwrap();
+    plan.edit_readme(|t| t.replace("(1.task_synthetic_1.md)", "(tasks/1.task_synthetic_1.md)"));
+    refused(
+        &plan,
+        &["init"],
+        1,
+        &["tasks/1.task_synthetic_1.md", "plan folder itself"],
+    );
+}

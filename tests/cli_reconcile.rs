@@ -1194,3 +1194,189 @@ fn a_plan_the_check_reports_in_sync_is_left_unchanged_by_write() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Writers never damage state on a shape they do not understand (issue #12)
+// ---------------------------------------------------------------------------------------------
+
+/// Remove task `id`'s line from the README index (and recount Plan Status over what is left).
+fn drop_index_line(plan: &Plan, id: usize, status: &str) {
+    plan.edit("README.md", |text| {
+        text.lines()
+            .filter(|l| !(l.starts_with("- [") && l.contains(&format!("] Task {id}: "))))
+            .collect::<Vec<_>>()
+            .join("\n")
+            + "\n"
+    });
+    plan.set_plan_status(status);
+}
+
+/// A plan of four tasks, the first completed, whose last task carries a failing gate record
+/// from an earlier attempt.
+fn plan_with_evidence_on_task_four(name: &str) -> Plan {
+    let plan = Plan::full(name, 4, 1);
+    let mut state = plan.state();
+    state["tasks"][3]["gates"] = json!([{
+        "command": "cargo test",
+        "passes": false,
+        "exit_code": 101,
+        "last_run": "2026-06-09T15:30:00Z",
+        "evidence": "3 failed"
+    }]);
+    plan.write(
+        "state.json",
+        &(serde_json::to_string_pretty(&state).unwrap() + "\n"),
+    );
+    plan
+}
+
+#[test]
+fn write_refuses_to_drop_a_task_that_carries_evidence_and_names_it() {
+    let plan = plan_with_evidence_on_task_four("PLAN_drop_guard");
+    drop_index_line(&plan, 4, "1/3");
+    let before = plan.snapshot();
+    let run = reconcile(&plan, &["--write"]);
+    run.assert_code(1, "--write dropping task 4 and its gate record");
+    let first = run.stderr.lines().next().unwrap();
+    assert!(
+        first.starts_with(
+            "dwp reconcile: task 4 is in state.json with 1 gate record but not in the README index"
+        ),
+        "{first}"
+    );
+    assert!(first.contains("a write would drop it"), "{first}");
+    assert!(
+        run.stderr.contains("hint: restore task 4's line"),
+        "{}",
+        run.stderr
+    );
+    plan.assert_unchanged(&before, "a refused drop");
+    // The check still reports what disagrees.
+    let report = reconcile(&plan, &["--json"]).json();
+    assert!(directions(&report["report"], "desync").contains(&"missing in markdown".to_owned()));
+}
+
+#[test]
+fn a_task_that_carries_nothing_leaves_without_drop_task() {
+    let plan = Plan::full("PLAN_drop_nothing", 4, 1);
+    drop_index_line(&plan, 4, "1/3");
+    reconcile(&plan, &["--write"]).assert_code(0, "a pending task without evidence");
+    assert_eq!(plan.state()["task_count"], 3);
+}
+
+#[test]
+fn drop_task_names_a_task_of_the_state_that_left_the_index() {
+    let plan = Plan::full("PLAN_drop_usage", 4, 1);
+    let before = plan.snapshot();
+    let run = reconcile(&plan, &["--write", "--drop-task", "2"]);
+    run.assert_code(2, "task 2 is still indexed");
+    assert!(
+        run.stderr.contains("still in the README index"),
+        "{}",
+        run.stderr
+    );
+    reconcile(&plan, &["--write", "--drop-task", "9"]).assert_code(2, "no task 9");
+    reconcile(&plan, &["--drop-task", "2"]).assert_code(2, "--drop-task needs --write");
+    plan.assert_unchanged(&before, "usage errors");
+}
+
+#[test]
+fn drop_task_lets_the_task_go_and_records_what_it_carried_in_progress() {
+    let plan = plan_with_evidence_on_task_four("PLAN_drop_recorded");
+    drop_index_line(&plan, 4, "1/3");
+    // The refusal's hint names the step; run it.
+    let refused = reconcile(&plan, &["--write"]);
+    refused.assert_code(1, "task 4 carries a gate record");
+    assert!(
+        refused.stderr.contains("`--drop-task 4`"),
+        "{}",
+        refused.stderr
+    );
+    let run = reconcile(&plan, &["--write", "--drop-task", "4"]);
+    run.assert_code(0, "dropped deliberately");
+    assert_eq!(plan.state()["task_count"], 3);
+    let progress = plan.read("PROGRESS.md");
+    assert!(
+        progress.contains(
+            "- task 4: missing in markdown — removed with --drop-task: it carried 1 gate record"
+        ),
+        "{progress}"
+    );
+}
+
+#[test]
+fn write_refuses_a_task_list_it_cannot_read_whole_and_the_check_reports_it() {
+    let plan = Plan::full("PLAN_unreadable_item", 4, 1);
+    plan.edit("README.md", |t| {
+        t.replace("- [ ] Task 3:", "- [ ] Update the changelog\n- [ ] Task 3:")
+    });
+    let before = plan.snapshot();
+    let run = reconcile(&plan, &["--write"]);
+    run.assert_code(1, "an item dwp cannot read");
+    assert!(
+        run.stderr.contains("Update the changelog"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("README.md:"), "{}", run.stderr);
+    plan.assert_unchanged(&before, "a refused write");
+    let report = reconcile(&plan, &["--json"]);
+    report.assert_code(1, "check");
+    assert_eq!(
+        directions(&report.json()["report"], "desync"),
+        ["unreadable index line"]
+    );
+}
+
+#[test]
+fn a_readme_without_a_plan_status_line_is_reported_and_left_to_the_markdown() {
+    let plan = Plan::full("PLAN_no_plan_status", 4, 1);
+    plan.edit("README.md", |t| t.replace("Plan Status: 1/4\n", ""));
+    let report = reconcile(&plan, &["--json"]);
+    report.assert_code(1, "check");
+    let json = report.json();
+    assert_eq!(directions(&json["report"], "desync"), ["plan status drift"]);
+    assert!(
+        json["report"]["desync"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no `Plan Status: X/N` line (the boxes say 1/4)")
+    );
+    // --write changes nothing in state.json and lists it as still to fix in the markdown.
+    let sha = plan.state_sha256();
+    let run = reconcile(&plan, &["--write", "--json"]);
+    run.assert_code(0, "write");
+    assert_eq!(plan.state_sha256(), sha);
+    assert_eq!(
+        directions(&run.json()["report"], "remaining"),
+        ["plan status drift"]
+    );
+}
+
+#[test]
+fn write_refuses_to_hand_a_tasks_evidence_to_the_task_that_took_its_number() {
+    // Task 2 (completed, with its gate) is removed from the README and the later tasks are
+    // renumbered: README task 2 now links task 3's file.
+    let plan = Plan::full("PLAN_renumbered_tasks", 4, 2);
+    plan.edit("README.md", |text| {
+        text.lines()
+            .filter(|l| !l.contains("] Task 2: "))
+            .map(|l| {
+                l.replace("] Task 3: ", "] Task 2: ")
+                    .replace("] Task 4: ", "] Task 3: ")
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+            + "\n"
+    });
+    plan.set_plan_status("1/3");
+    let before = plan.snapshot();
+    let run = reconcile(&plan, &["--write"]);
+    run.assert_code(1, "renumbered tasks");
+    assert!(
+        run.stderr.contains("task 2 is `2.task_synthetic_2.md` in state.json, with a completed status, 1 gate record, an outcome, commit 0a1b2c5, but its index line links `3.task_synthetic_3.md`"),
+        "{}",
+        run.stderr
+    );
+    plan.assert_unchanged(&before, "a refused renumbering");
+}

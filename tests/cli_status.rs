@@ -308,3 +308,36 @@ fn no_colour_with_no_color_set_even_on_a_terminal() {
     assert_no_colour(&plain);
     assert_eq!(plain, status_in_repo(FULL_FIXTURE, false));
 }
+
+/// A plan without a state layer is shown from its markdown (issue #12): the boxes, and for an
+/// unchecked task its log's `Status:` line.
+#[test]
+fn snapshot_status_of_a_plan_without_a_state_layer() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = SynthPlan::new("PLAN_status_markdown_only", 4)
+        .completed(1)
+        .write(root.path())
+        .unwrap();
+    std::fs::remove_file(dir.join("state.json")).unwrap();
+    std::fs::remove_file(dir.join("manifest.json")).unwrap();
+    let log = dir.join("2.task_synthetic_2.md");
+    let text = std::fs::read_to_string(&log).unwrap();
+    std::fs::write(
+        &log,
+        text.replace("Status: pending", "**Status:** in progress"),
+    )
+    .unwrap();
+    let human = status_of(&dir, &[]);
+    assert_no_colour(&human);
+    insta::assert_snapshot!("status_markdown_only_human", human);
+    let json: Value = serde_json::from_str(&status_of(&dir, &["--json"])).unwrap();
+    assert_eq!(json["source"], "markdown");
+    assert_eq!(json["status"], "in_progress");
+    assert_eq!(
+        (json["completed"].as_u64(), json["total"].as_u64()),
+        (Some(1), Some(4))
+    );
+    assert_eq!(json["current"]["id"], 2);
+    assert_eq!(json["current"]["status"], "in_progress");
+    assert_eq!(json["desync"]["count"], 0);
+}

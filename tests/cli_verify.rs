@@ -645,3 +645,185 @@ fn all_needs_a_root_holding_dwp_plans_and_says_when_there_are_none() {
         "no plans to verify\n"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Plans as they exist (issue #12)
+// ---------------------------------------------------------------------------------------------
+
+/// A clean synthetic plan (4 tasks, 2 completed) with its state layer removed.
+fn markdown_only(root: &Path, name: &str) -> PathBuf {
+    let plan = plan(root, name);
+    std::fs::remove_file(plan.join("state.json")).unwrap();
+    std::fs::remove_file(plan.join("manifest.json")).unwrap();
+    plan
+}
+
+#[test]
+fn a_plan_without_a_state_layer_is_judged_on_its_markdown_outside_git_an_error() {
+    // Seed 003: the state layer is REQUIRED in a workspace without git.
+    let root = tempfile::tempdir().unwrap();
+    let plan = markdown_only(root.path(), "PLAN_markdown_only_nogit");
+    let (code, report) = verify(&[plan.to_str().unwrap()]);
+    assert_eq!(
+        (code, codes(&report)),
+        (1, vec!["DWP093".to_owned()]),
+        "{report:#}"
+    );
+    let finding = &report["plans"][0]["findings"][0];
+    assert_eq!(finding["severity"], "error");
+    assert!(
+        finding["message"]
+            .as_str()
+            .unwrap()
+            .contains("REQUIRED outside a git work tree")
+    );
+    // Its hint is the step: `dwp init`, after which the plan verifies.
+    let init = Command::cargo_bin("dwp")
+        .unwrap()
+        .env("DWP_TEST_NOW", NOW)
+        .arg("init")
+        .arg(&plan)
+        .output()
+        .unwrap();
+    assert!(
+        init.status.success(),
+        "{}",
+        String::from_utf8_lossy(&init.stderr)
+    );
+    let (code, report) = verify(&[plan.to_str().unwrap()]);
+    assert_eq!(
+        code, 1,
+        "the boxes' gates have no exit code yet: {report:#}"
+    );
+    assert!(!codes(&report).contains(&"DWP093".to_owned()));
+}
+
+#[test]
+fn a_plan_without_a_state_layer_in_a_git_work_tree_gets_an_advisory() {
+    // Seed 003: for interactive execution in a git repository the layer is OPTIONAL.
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir(root.path().join(".git")).unwrap();
+    let plans = root.path().join(".dwp/plans");
+    std::fs::create_dir_all(&plans).unwrap();
+    let plan = markdown_only(&plans, "PLAN_markdown_only_git");
+    let (code, report) = verify(&[plan.to_str().unwrap()]);
+    assert_eq!(
+        (code, codes(&report)),
+        (0, vec!["DWP093".to_owned()]),
+        "{report:#}"
+    );
+    assert_eq!(report["plans"][0]["findings"][0]["severity"], "advisory");
+    let (code, _) = verify(&[plan.to_str().unwrap(), "--strict"]);
+    assert_eq!(code, 1, "--strict counts the advisory");
+}
+
+#[test]
+fn a_markdown_only_plan_is_checked_by_every_markdown_rule() {
+    let root = tempfile::tempdir().unwrap();
+    let plan = markdown_only(root.path(), "PLAN_markdown_only_rules");
+    // A checked task whose log still reads pending; a Plan Status that disagrees; a task file
+    // the index does not name; an index gap.
+    edit(&plan.join("1.task_synthetic_1.md"), |t| {
+        t.replace("Status: completed", "Status: pending.")
+    });
+    edit(&plan.join("README.md"), |t| {
+        t.replace("Plan Status: 2/4", "Plan Status: 3/4")
+    });
+    std::fs::write(plan.join("9.task_stray.md"), "# Task 9: Stray\n").unwrap();
+    let (code, report) = verify(&[plan.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        codes(&report),
+        ["DWP046", "DWP054", "DWP065", "DWP093"],
+        "{report:#}"
+    );
+    edit(&plan.join("README.md"), |t| {
+        t.replace("] Task 3: ", "] Task 5: ")
+    });
+    let (_, report) = verify(&[plan.to_str().unwrap()]);
+    assert!(codes(&report).contains(&"DWP045".to_owned()), "{report:#}");
+}
+
+#[test]
+fn a_state_written_the_way_the_reference_updater_writes_it_is_conformant() {
+    // The public reference updater reads the clock for `updated_at`, then again for each gate's
+    // `last_run` and last for `checkpoint.at`: microseconds apart, with `+00:00` offsets.
+    let (code, found, report) = verdict_of(|p| {
+        edit_state(p, |s| {
+            s["updated_at"] = "2026-06-09T14:25:07.614679+00:00".into();
+            s["tasks"][1]["completed_at"] = "2026-06-09T14:25:07.614679+00:00".into();
+            s["tasks"][1]["gates"][0]["last_run"] = "2026-06-09T14:25:07.614702+00:00".into();
+            s["checkpoint"]["at"] = "2026-06-09T14:25:07.614713+00:00".into();
+        })
+    });
+    assert_eq!((code, found), (0, Vec::<String>::new()), "{report:#}");
+    // A write that straddles a second: still the same write.
+    let (code, found, _) = verdict_of(|p| {
+        edit_state(p, |s| {
+            s["updated_at"] = "2026-06-09T14:25:07.999990+00:00".into();
+            s["tasks"][1]["completed_at"] = "2026-06-09T14:25:07.999990+00:00".into();
+            s["checkpoint"]["at"] = "2026-06-09T14:25:08.000004+00:00".into();
+        })
+    });
+    assert_eq!((code, found), (0, Vec::<String>::new()));
+    // Two seconds later is another write: DWP067.
+    let (_, found, _) = verdict_of(|p| {
+        edit_state(p, |s| {
+            s["updated_at"] = "2026-06-09T14:25:07Z".into();
+            s["tasks"][1]["completed_at"] = "2026-06-09T14:25:07Z".into();
+            s["checkpoint"]["at"] = "2026-06-09T14:25:09Z".into();
+        })
+    });
+    assert_eq!(found, ["DWP067"]);
+}
+
+#[test]
+fn a_declared_standard_outside_the_dwp_series_is_a_finding() {
+    for version in ["1.2.0", "3.1.0"] {
+        let (code, found, _) = verdict_of(|p| {
+            edit(&p.join("README.md"), |t| {
+                t.replace("DWP spec 5.0.0", &format!("DWP spec {version}"))
+            })
+        });
+        assert_eq!((code, found), (1, vec!["DWP059".to_owned()]), "{version}");
+    }
+    for version in ["2.2.0", "4.0.1"] {
+        let (code, found, _) = verdict_of(|p| {
+            edit(&p.join("README.md"), |t| {
+                t.replace("DWP spec 5.0.0", &format!("DWP spec {version}"))
+            })
+        });
+        assert_eq!(
+            (code, found),
+            (0, Vec::<String>::new()),
+            "{version} is a historical standard"
+        );
+    }
+}
+
+#[test]
+fn plan_status_materializing_is_a_partial_materialization() {
+    let (code, found, report) = verdict_of(|p| {
+        edit(&p.join("README.md"), |t| {
+            t.replace("Plan Status: 2/4", "Plan Status: materializing")
+        })
+    });
+    assert_eq!((code, found), (1, vec!["DWP051".to_owned()]), "{report:#}");
+}
+
+#[test]
+fn a_completed_task_whose_log_still_reads_pending_in_any_form() {
+    for line in [
+        "Status: pending.",
+        "**Status:** Pending",
+        "- **Status:** PENDING;",
+        "Status: `pending`",
+    ] {
+        let (code, found, _) = verdict_of(|p| {
+            edit(&p.join("2.task_synthetic_2.md"), |t| {
+                t.replace("Status: completed", line)
+            })
+        });
+        assert_eq!((code, found), (1, vec!["DWP065".to_owned()]), "{line}");
+    }
+}

@@ -203,8 +203,8 @@ pub fn init(out: &mut impl Write, outcome: &InitOutcome, as_json: bool) -> Exit 
     if outcome.task_count > 0 && outcome.completed == outcome.task_count {
         let _ = writeln!(
             out,
-            "every box is checked: `dwp finalize {}` checks the completed plan and writes its receipt",
-            outcome.plan
+            "every box is checked: the plan is complete in the markdown. `dwp verify {}` lists what its publication still needs; `dwp finalize {}` publishes it with a receipt once it is conformant",
+            outcome.path, outcome.path
         );
     }
     Exit::Ok

@@ -59,7 +59,11 @@ pub fn log(reports: &[PlanReport], strict: bool, cwd: Option<&Path>) -> Value {
 
 fn rule(code: Code) -> Value {
     let level = match code {
-        Code::DeadLock | Code::ApprovalPending => "note",
+        Code::DeadLock
+        | Code::ApprovalPending
+        | Code::ActiveBlocker
+        | Code::NoStateLayer
+        | Code::IndexInCode => "note",
         Code::NewerSpec | Code::NewerStandard => "warning",
         _ => "error",
     };

@@ -226,7 +226,7 @@ fn is_task_checkbox_line(line: &str) -> bool {
         Some(b'-' | b'*' | b'+') => &line[1..],
         Some(b) if b.is_ascii_digit() => {
             let digits = line.bytes().take_while(u8::is_ascii_digit).count();
-            match line[digits..].as_bytes().first() {
+            match line.as_bytes().get(digits) {
                 Some(b'.' | b')') => &line[digits + 1..],
                 _ => return false,
             }

@@ -451,20 +451,26 @@ fn inline_tasks(doc: &Document) -> Vec<TaskRecord> {
 }
 
 /// Lite: the byte range of task `id`'s `## Task N` section in the README (heading to the next
-/// heading of level 2 or above, or the end), where `dwp amend` appends to its log. `None` when
-/// there is no such section, or when it was read from a block indented as code (a writer does
-/// not write into markdown it had to reinterpret).
-pub fn inline_task_span(text: &str, id: u64) -> Option<Range<usize>> {
+/// heading of level 2 or above, or the end), where `dwp amend` appends to its log. Refused (with
+/// the reason) when there is no such section, or when the README holds markdown indented as
+/// code: a writer does not write into markdown it had to reinterpret.
+pub fn inline_task_span(text: &str, id: u64) -> Result<Range<usize>, String> {
     let doc = Document::parse(text);
-    if !doc.dedented.is_empty() {
-        return None;
+    if let Some(block) = doc.dedented.first() {
+        return Err(format!(
+            "holds a task list indented four spaces (lines {}-{}), which renders as code: dwp does not write into it",
+            block.start(),
+            block.end()
+        ));
     }
     let headings = &doc.outline.headings;
-    let (i, heading) = headings.iter().enumerate().find(|(_, h)| {
-        h.level == 2 && sections::task_line(&h.text).is_some_and(|(n, _)| n == id)
-    })?;
+    let (i, heading) = headings
+        .iter()
+        .enumerate()
+        .find(|(_, h)| h.level == 2 && sections::task_line(&h.text).is_some_and(|(n, _)| n == id))
+        .ok_or_else(|| format!("has no `## Task {id}` section"))?;
     let end = sections::section_end(headings, i, text.len());
-    Some(heading.range.start..end)
+    Ok(heading.range.start..end)
 }
 
 // ---------------------------------------------------------------------------------------------
