@@ -348,18 +348,18 @@ fn refuse_newer_spec(version: &str, place: &str) -> Result<()> {
     }
 }
 
-/// `Plan Format` from the Plan Variables, else what the index links: `#task-N` anchors make a
-/// Lite plan, anything else Full.
+/// `Plan Format` from the Plan Variables, else what the README holds: `## Task N` records and
+/// no index line linking a task file make a Lite plan, anything else Full.
 fn plan_format(readme: &Readme, place: &str) -> Result<PlanFormat> {
     if let Some(format) = variable(readme, "Plan Format", place)? {
         return Ok(format);
     }
-    let all_anchors = !readme.index.is_empty()
+    let lite = !readme.inline_tasks.is_empty()
         && readme
             .index
             .iter()
-            .all(|e| e.links.iter().any(|l| l.starts_with("#task-")));
-    Ok(if all_anchors {
+            .all(|e| crate::reconcile::linked_file(&e.links).is_none());
+    Ok(if lite {
         PlanFormat::Lite
     } else {
         PlanFormat::Full
@@ -381,7 +381,7 @@ fn variable<T: std::str::FromStr<Err = String>>(
         .split(|c: char| c.is_whitespace() || matches!(c, '(' | ',' | ';'))
         .find(|w| !w.is_empty())
         .unwrap_or("")
-        .trim_matches('*')
+        .trim_matches(['*', '`'])
         .to_ascii_lowercase();
     let candidates = [word.clone(), word.replace('_', "-"), word.replace('-', "_")];
     candidates
@@ -415,7 +415,7 @@ fn initial_tasks(
     if let Some(problem) = readme.index_problems.first() {
         return Err(Error::rejected(
             format!("{place}:{}", problem.line),
-            format!("{}: dwp does not materialize a task list it cannot read whole", problem.value),
+            format!("{}: dwp does not materialize a task list it cannot read whole", problem.message),
         )
         .with_hint("write it as `- [ ] Task N: Title` (see docs/plan-markdown.md), or move it out of the task list"));
     }

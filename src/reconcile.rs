@@ -255,13 +255,23 @@ fn compare_with(md: &PlanMarkdown, state: Option<&State>) -> Vec<Desync> {
         .iter()
         .map(|p| {
             Desync::new(
-                None,
+                p.task,
                 Some(p.line),
                 DesyncKind::UnreadableIndexLine,
-                p.value.clone(),
+                p.message.clone(),
             )
         })
         .collect();
+    if readme.index.is_empty() && readme.index_problems.is_empty() {
+        found.push(Desync::new(
+            None,
+            readme.task_list_line,
+            DesyncKind::UnreadableIndexLine,
+            "the README has no task list dwp can read: no `- [ ] Task N: Title` item".into(),
+        ));
+    }
+    // While the task list cannot be read whole, its counts are not claims dwp can make.
+    let whole = readme.index_problems.is_empty();
     for (position, entry) in readme.index.iter().enumerate() {
         if let Marker::Other(marker) = &entry.marker {
             found.push(Desync::new(
@@ -303,7 +313,13 @@ fn compare_with(md: &PlanMarkdown, state: Option<&State>) -> Vec<Desync> {
         }
     }
     if let Some(state) = state {
-        let indexed: std::collections::HashSet<u64> = readme.index.iter().map(|e| e.id).collect();
+        // A task an unreadable line names is that line's finding, not a missing one.
+        let indexed: std::collections::HashSet<u64> = readme
+            .index
+            .iter()
+            .map(|e| e.id)
+            .chain(readme.index_problems.iter().filter_map(|p| p.task))
+            .collect();
         for task in &state.tasks {
             if !indexed.contains(&task.id) {
                 found.push(Desync::new(
@@ -318,9 +334,12 @@ fn compare_with(md: &PlanMarkdown, state: Option<&State>) -> Vec<Desync> {
             }
         }
     }
-    found.extend(plan_status_desync(readme));
+    found.extend(plan_status_desync(readme).filter(|d| {
+        whole || !matches!(&d.kind, DesyncKind::PlanStatusCount { says, .. } if says != "nothing")
+    }));
     let (boxes_done, _) = readme.box_counts();
     if let Some(state) = state
+        && whole
         && state.completed_count != boxes_done
     {
         found.push(Desync::new(
@@ -532,7 +551,7 @@ pub fn regenerate(
     if let Some(problem) = readme.index_problems.first() {
         return Err(Error::rejected(
             format!("{place}:{}", problem.line),
-            format!("{}: state.json is not derived from a task list dwp cannot read whole", problem.value),
+            format!("{}: state.json is not derived from a task list dwp cannot read whole", problem.message),
         )
         .with_hint("write it as `- [ ] Task N: Title` (see docs/plan-markdown.md), or move it out of the task list"));
     }

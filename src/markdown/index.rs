@@ -11,7 +11,7 @@
 
 use super::document::{Document, Item};
 use super::sections::{numbered_line, task_line};
-use super::{Checkbox, IndexEntry, Located, Marker, Readme};
+use super::{Checkbox, IndexEntry, IndexProblem, Marker, Readme};
 
 /// A heading that names the task list: its words are `task(s)` and at most `list`, `index`,
 /// `checklist`, `links`, `and`.
@@ -140,21 +140,23 @@ pub(super) fn read_index(doc: &Document, readme: &mut Readme) {
                     line,
                 });
             }
-            (Some(_), None) if candidate[index] => readme.index_problems.push(Located {
-                value: format!(
+            (Some(_), None) if candidate[index] => readme.index_problems.push(IndexProblem {
+                message: format!(
                     "`{}` is a checkbox in the task list that names no task number",
                     head.trim()
                 ),
                 line,
+                task: None,
             }),
             (Some(marker), None) => readme.strays.push(Checkbox {
                 marker,
                 text: head.trim().to_owned(),
                 line,
             }),
-            (None, Some((id, _))) => readme.index_problems.push(Located {
-                value: format!("task {id}'s line in the task list has no checkbox"),
+            (None, Some((id, _))) => readme.index_problems.push(IndexProblem {
+                message: format!("task {id}'s line in the task list has no checkbox"),
                 line,
+                task: Some(id),
             }),
             (None, None) => {}
         }

@@ -52,6 +52,15 @@ pub struct IndexEntry {
     pub line: usize,
 }
 
+/// An item of the task list that dwp cannot read as a task.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexProblem {
+    pub message: String,
+    pub line: usize,
+    /// The task it names, if it names one (a task line without a checkbox).
+    pub task: Option<u64>,
+}
+
 /// A checkbox outside the task index.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Checkbox {
@@ -226,7 +235,7 @@ pub struct Readme {
     /// Line of the task list section's heading, when there is one.
     pub task_list_line: Option<usize>,
     /// Items of the task list section dwp cannot read as tasks: reported, never skipped.
-    pub index_problems: Vec<Located<String>>,
+    pub index_problems: Vec<IndexProblem>,
     /// Lines of index items read from a block indented as code (four spaces): renderers show
     /// them as code.
     pub index_in_code: Vec<usize>,

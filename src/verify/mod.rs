@@ -361,16 +361,6 @@ pub fn markdown_only_rules(
             .iter()
             .map(|d| d.finding(&readme)),
     );
-    if md.readme.index.is_empty() && md.readme.index_problems.is_empty() {
-        findings.push(
-            Finding::error(
-                Code::UnreadableIndexLine,
-                &readme,
-                "the README has no task list dwp can read: no `- [ ] Task N: Title` item",
-            )
-            .line(md.readme.task_list_line),
-        );
-    }
     findings.extend(markdown_inventory(paths, md));
     let views = tasks::views_from_markdown(md);
     findings.extend(task_rules(&views, md, era, md.readme.standard.as_ref()));
