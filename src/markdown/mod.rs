@@ -353,7 +353,11 @@ fn table_variables(doc: &Document) -> Vec<Variable> {
 }
 
 fn scan_readme_line(readme: &mut Readme, line_no: usize, line: &str) {
-    let unbolded = line.replace("**", "");
+    let unbolded = if line.contains('*') {
+        std::borrow::Cow::Owned(line.replace("**", ""))
+    } else {
+        std::borrow::Cow::Borrowed(line)
+    };
     let trimmed = unbolded
         .trim()
         .trim_start_matches(['>', '|', ' ', '\t'])

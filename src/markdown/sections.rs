@@ -15,35 +15,54 @@ use std::ops::Range;
 /// `and`; lower case, single spaces. `## 11. Completion & Log (filled by the agent)` and
 /// `**Completion and log:**` both give `completion and log`.
 pub fn section_key(text: &str) -> String {
-    let text = text
-        .replace("**", "")
-        .replace("__", "")
-        .replace("&amp;", "&");
+    let text = without_emphasis(text);
+    let text = if text.contains('&') {
+        std::borrow::Cow::Owned(text.replace("&amp;", "&").replace('&', " and "))
+    } else {
+        text
+    };
     let mut rest = text.trim_start_matches(|c: char| {
         c.is_whitespace() || c == '#' || !(c.is_alphanumeric() || c.is_ascii_punctuation())
     });
-    rest = strip_numbering(rest);
-    let mut rest = rest.trim().to_owned();
+    rest = strip_numbering(rest).trim();
     loop {
-        let trimmed = rest
-            .trim_end_matches(|c: char| {
-                c.is_whitespace() || c == ':' || !(c.is_alphanumeric() || c.is_ascii_punctuation())
-            })
-            .to_owned();
+        let trimmed = rest.trim_end_matches(|c: char| {
+            c.is_whitespace() || c == ':' || !(c.is_alphanumeric() || c.is_ascii_punctuation())
+        });
         let without_group = match trimmed.strip_suffix(')').and_then(|b| b.rfind('(')) {
-            Some(open) if open > 0 => trimmed[..open].to_owned(),
-            _ => trimmed.clone(),
+            Some(open) if open > 0 => &trimmed[..open],
+            _ => trimmed,
         };
-        if without_group == rest {
+        if without_group.len() == rest.len() {
             break;
         }
         rest = without_group;
     }
-    rest.replace('&', " and ")
-        .to_lowercase()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
+    // Lower case, one space between words, in one pass.
+    let mut key = String::with_capacity(rest.len());
+    for word in rest.split_whitespace() {
+        if !key.is_empty() {
+            key.push(' ');
+        }
+        if word.is_ascii() {
+            key.extend(word.chars().map(|c| c.to_ascii_lowercase()));
+        } else {
+            key.push_str(&word.to_lowercase());
+        }
+    }
+    key
+}
+
+/// `text` without `**` and `__` (searched for only where a `*` or `_` is: most names have none).
+pub(super) fn without_emphasis(text: &str) -> std::borrow::Cow<'_, str> {
+    let mut text = std::borrow::Cow::Borrowed(text);
+    if text.contains('*') {
+        text = std::borrow::Cow::Owned(text.replace("**", ""));
+    }
+    if text.contains('_') {
+        text = std::borrow::Cow::Owned(text.replace("__", ""));
+    }
+    text
 }
 
 /// `1. `, `11) `, `2.1 `, `3 ` before a name.
@@ -303,11 +322,11 @@ fn task_log(doc: &Document, heading_start: usize, body: Range<usize>) -> TaskLog
     };
     for (line_no, line) in doc.plain_lines(body) {
         // Lite records join fields on one line with ` · `.
-        for part in line.split(" · ") {
+        for part in line.split('·') {
             let Some((label, value)) = label_line(part) else {
                 continue;
             };
-            let slot = match section_key(&label).as_str() {
+            let slot = match label.to_ascii_lowercase().as_str() {
                 "status" => &mut log.status,
                 "timestamp" => &mut log.timestamp,
                 "gate record" | "gate records" => &mut log.gate_record,

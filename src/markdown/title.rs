@@ -10,8 +10,10 @@
 
 /// The title with decorations removed; empty when nothing is left.
 pub fn normalize_title(raw: &str) -> String {
-    let mut title = raw.replace("**", "").replace("__", "");
-    title = title.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut title = super::sections::without_emphasis(raw)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     loop {
         let before = title.len();
         title = strip_leading(&title).to_owned();
