@@ -52,6 +52,9 @@ pub struct InitOutcome {
     pub completed: u64,
     /// Completed tasks whose log records no gate: `dwp verify` will ask for evidence.
     pub completed_without_gates: Vec<u64>,
+    /// Completed tasks whose log records no readable `Timestamp:`: their `completed_at` is the
+    /// time of `dwp init`.
+    pub completed_at_init: Vec<u64>,
     /// Plan files that were absent and were created (`PROMPTS.md`, `PROGRESS.md`,
     /// `analysis_results/`).
     pub created: Vec<String>,
@@ -109,15 +112,16 @@ fn init_under_lock(
     let place = md.readme_path.display().to_string();
     // A file that is not there is the locator's refusal (below); one that is there but cannot
     // be read is refused here.
-    if let Some((id, path, why)) = md
+    if let Some(file) = md
         .unreadable
         .iter()
-        .find(|(_, path, _)| std::fs::symlink_metadata(path).is_ok())
+        .find(|u| std::fs::symlink_metadata(&u.path).is_ok())
     {
         return Err(Error::rejected(
-            path.display().to_string(),
+            file.path.display().to_string(),
             format!(
-                "task {id}'s file cannot be read ({why}): dwp does not materialize what it could not read"
+                "task {}'s file {}: dwp does not materialize what it could not read",
+                file.id, file.why
             ),
         ));
     }
@@ -153,7 +157,7 @@ fn init_under_lock(
         schema: Generation::V5.url(DocKind::Manifest),
         spec_version: spec_version.clone(),
         name: name.clone(),
-        title: readme.title.clone().filter(|t| !t.is_empty()),
+        title: readme.title.as_deref().and_then(|h1| plan_title(h1, &name)),
         archetype: variable(readme, "Archetype", &place)?.unwrap_or(Archetype::Individual),
         rigor: variable(readme, "Rigor", &place)?.unwrap_or(Rigor::Standard),
         plan_format: Some(format),
@@ -192,10 +196,34 @@ fn init_under_lock(
             .filter(|t| t.status == TaskStatus::Completed && t.gates().is_empty())
             .map(|t| t.id)
             .collect(),
+        completed_at_init: state
+            .tasks
+            .iter()
+            .filter(|t| {
+                t.status == TaskStatus::Completed && t.completed_at.as_deref() == Some(now.as_str())
+            })
+            .map(|t| t.id)
+            .collect(),
         created,
         manifest_sha256,
         state_sha256,
     })
+}
+
+/// The plan's title from the README's H1, without the labels plans put before it
+/// (`# Plan: Title`, `# Deep Work Plan: Title`, `# PLAN_name — Title`); `None` when nothing else
+/// is left.
+fn plan_title(h1: &str, name: &str) -> Option<String> {
+    let mut title = h1.trim();
+    for label in ["Deep Work Plan:", "Example Plan:", "Plan:", name] {
+        if let Some(head) = title.get(..label.len())
+            && head.eq_ignore_ascii_case(label)
+        {
+            title = title[label.len()..].trim_start_matches([' ', ':', '—', '–', '-']);
+        }
+    }
+    let title = crate::markdown::normalize_title(title);
+    (!title.is_empty()).then_some(title)
 }
 
 /// The plan layout's files that a markdown-only plan may lack, created empty but titled.
@@ -263,7 +291,7 @@ fn refuse_existing(paths: &PlanPaths) -> Result<()> {
                 path.display().to_string(),
                 "already exists: a plan is materialized once, and manifest.json is never rewritten",
             )
-            .with_hint("`dwp reconcile` brings an existing state in line with the markdown; `dwp migrate` converts a v1 pair"));
+            .with_hint("`dwp reconcile` brings an existing state in line with the markdown; `dwp migrate` converts a v1 pair; a state that never held a valid plan (`dwp validate` says why) is moved aside with its manifest before `dwp init` runs again"));
         }
     }
     Ok(())

@@ -29,7 +29,17 @@ pub struct PlanMarkdown {
     /// Task records by id: Full task files, or Lite inline sections.
     pub records: BTreeMap<u64, (PathBuf, TaskRecord)>,
     /// Task files the index names that could not be read.
-    pub unreadable: Vec<(u64, PathBuf, String)>,
+    pub unreadable: Vec<Unreadable>,
+}
+
+/// A task file the index names that could not be read.
+#[derive(Debug, Clone)]
+pub struct Unreadable {
+    pub id: u64,
+    pub path: PathBuf,
+    pub why: String,
+    /// The OS refused the read (permissions...): nothing can be claimed either way.
+    pub unverifiable: bool,
 }
 
 /// The task file an index entry links to (Full), if any.
@@ -104,7 +114,12 @@ pub fn read_markdown(plan_dir: &Path) -> Result<PlanMarkdown> {
                     records.insert(entry.id, (path, record));
                 }
             }
-            Err(failure) => unreadable.push((entry.id, path, failure.to_string())),
+            Err(failure) => unreadable.push(Unreadable {
+                id: entry.id,
+                path,
+                why: failure.to_string(),
+                unverifiable: failure.is_unverifiable(),
+            }),
         }
     }
     Ok(PlanMarkdown {
@@ -226,9 +241,15 @@ impl Desync {
                         .into(),
                 )
             }
+            DesyncKind::OrderDrift { .. } => {
+                finding.hint = Some(
+                    "number the README's task list 1..N in order (the markdown is the source), then `dwp verify` again"
+                        .into(),
+                )
+            }
             DesyncKind::PlanStatusCount { boxes, .. } => {
                 finding.hint = Some(format!(
-                    "write `Plan Status: {boxes} completed` in the README's task list, then `dwp reconcile`"
+                    "write `Plan Status: {boxes} completed` in the README's task list, then `dwp verify` again"
                 ))
             }
             _ => {}
@@ -826,8 +847,7 @@ fn apply_status(
     let log = record.and_then(|r| r.log.as_ref());
     let logged_time = log
         .and_then(|l| l.timestamp.as_ref())
-        .map(|t| t.value.clone())
-        .filter(|t| clock::parse_rfc3339(t).is_some());
+        .and_then(|t| log_timestamp(&t.value));
     task.status = status;
     if status == TaskStatus::Completed {
         let completed_at = logged_time.clone().unwrap_or_else(|| {
@@ -865,6 +885,19 @@ fn apply_status(
             task.started_at.get_or_insert(started);
         }
     }
+}
+
+/// A log's `Timestamp:` as an RFC 3339 date-time: as written, or, written to the minute
+/// (`2026-07-10T20:59+08:00`, as agents often do), with `:00` seconds added; the offset is
+/// kept. Anything else records no time.
+pub fn log_timestamp(value: &str) -> Option<String> {
+    let value = value.trim().trim_matches('`');
+    if clock::parse_rfc3339(value).is_some() {
+        return Some(value.to_owned());
+    }
+    let (minutes, zone) = value.split_at_checked(16)?;
+    let with_seconds = format!("{minutes}:00{zone}");
+    clock::parse_rfc3339(&with_seconds).map(|_| with_seconds)
 }
 
 /// `Gate record: COMMAND → EVIDENCE` (or `->`), or the updater's `COMMAND|EXIT|EVIDENCE`.
@@ -1151,6 +1184,31 @@ mod tests {
         assert_eq!((piped.passes, piped.exit_code), (false, Some(1)));
         assert!(gate_from_log("", "t").is_none());
         assert!(gate_from_log("ran the tests", "t").is_none());
+    }
+
+    #[test]
+    fn log_timestamps_to_the_second_or_to_the_minute() {
+        assert_eq!(
+            log_timestamp("2026-06-09T15:00:00Z").as_deref(),
+            Some("2026-06-09T15:00:00Z")
+        );
+        assert_eq!(
+            log_timestamp("`2026-07-10T20:59+08:00`").as_deref(),
+            Some("2026-07-10T20:59:00+08:00")
+        );
+        assert_eq!(
+            log_timestamp("2026-07-10T20:59Z").as_deref(),
+            Some("2026-07-10T20:59:00Z")
+        );
+        for unreadable in [
+            "2026-07-10",
+            "yesterday",
+            "",
+            "2026-07-10 20:59",
+            "2026-07-10T2é:59Z",
+        ] {
+            assert_eq!(log_timestamp(unreadable), None, "{unreadable}");
+        }
     }
 
     #[test]

@@ -710,3 +710,48 @@ fn init_refuses_task_files_outside_the_plan_folder_itself() {
         &["tasks/1.task_synthetic_1.md", "plan folder itself"],
     );
 }
+
+#[test]
+fn init_takes_the_title_without_its_label_and_log_times_written_to_the_minute() {
+    let plan = markdown_only_done("PLAN_init_title_times", 3);
+    plan.edit_readme(|t| {
+        t.replace(
+            "# Synthetic plan of 5 tasks",
+            "# Plan: Synthetic plan of 5 tasks",
+        )
+    });
+    let first = plan.path("1.task_synthetic_1.md");
+    let text = fs::read_to_string(&first).unwrap();
+    fs::write(
+        &first,
+        text.replace(
+            "Timestamp: 2026-06-09T14:15:00Z",
+            "Timestamp: 2026-06-09T16:15+02:00",
+        ),
+    )
+    .unwrap();
+    let second = plan.path("2.task_synthetic_2.md");
+    let text = fs::read_to_string(&second).unwrap();
+    fs::write(
+        &second,
+        text.replace("Timestamp: 2026-06-09T14:25:00Z", "Timestamp: yesterday"),
+    )
+    .unwrap();
+    let run = succeeded(&plan, &["init"]);
+    assert_eq!(
+        plan.json("manifest.json")["title"],
+        "Synthetic plan of 5 tasks"
+    );
+    let state = plan.json("state.json");
+    assert_eq!(
+        state["tasks"][0]["completed_at"],
+        "2026-06-09T16:15:00+02:00"
+    );
+    // No readable time: the time of init, and the output says so.
+    assert_eq!(state["tasks"][1]["completed_at"], NOW);
+    assert!(
+        run.stdout.contains("completed at the time of `dwp init` (the log has no readable `Timestamp:` line): task 2"),
+        "{}",
+        run.stdout
+    );
+}

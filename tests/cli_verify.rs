@@ -677,12 +677,15 @@ fn a_plan_without_a_state_layer_is_judged_on_its_markdown_outside_git_an_error()
             .unwrap()
             .contains("REQUIRED outside a git work tree")
     );
-    // Its hint is the step: `dwp init`, after which the plan verifies.
+    // Its hint is the step, `dwp init PLAN` with this plan's path: run it as written.
+    let hint = finding["hint"].as_str().unwrap();
+    let command = hint.split('`').nth(1).expect("the hint quotes a command");
+    assert_eq!(command, format!("dwp init {}", plan.display()));
+    let words: Vec<&str> = command.split(' ').collect();
     let init = Command::cargo_bin("dwp")
         .unwrap()
         .env("DWP_TEST_NOW", NOW)
-        .arg("init")
-        .arg(&plan)
+        .args(&words[1..])
         .output()
         .unwrap();
     assert!(
@@ -826,4 +829,97 @@ fn a_completed_task_whose_log_still_reads_pending_in_any_form() {
         });
         assert_eq!((code, found), (1, vec!["DWP065".to_owned()]), "{line}");
     }
+}
+
+#[test]
+fn a_missing_analysis_results_folder_is_an_error_outside_git_and_an_advisory_inside() {
+    // Placement (003) lists analysis_results/; git keeps no empty folder, so a clone of a plan
+    // whose folder was still empty lacks it through no fault of the plan.
+    let (code, found, report) =
+        verdict_of(|p| std::fs::remove_dir_all(p.join("analysis_results")).unwrap());
+    assert_eq!((code, found), (1, vec!["DWP050".to_owned()]), "{report:#}");
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir(root.path().join(".git")).unwrap();
+    let dir = plan(root.path(), "PLAN_results_in_git");
+    std::fs::remove_dir_all(dir.join("analysis_results")).unwrap();
+    let (code, report) = verify(&[dir.to_str().unwrap()]);
+    assert_eq!((code, codes(&report)), (0, vec!["DWP050".to_owned()]));
+    let finding = &report["plans"][0]["findings"][0];
+    assert_eq!(finding["severity"], "advisory");
+    assert!(finding["hint"].as_str().unwrap().contains(".gitkeep"));
+}
+
+#[test]
+fn a_task_file_that_is_not_a_regular_file_is_reported_not_skipped() {
+    // Its sections, log and Final Review parts could not be read: never silently conformant.
+    let (code, found, report) = verdict_of(|p| {
+        let file = p.join("3.task_synthetic_3.md");
+        std::fs::remove_file(&file).unwrap();
+        std::fs::create_dir(&file).unwrap();
+    });
+    assert_eq!((code, found), (1, vec!["DWP001".to_owned()]), "{report:#}");
+    let message = report["plans"][0]["findings"][0]["message"]
+        .as_str()
+        .unwrap();
+    assert!(
+        message.contains("is a directory, not a regular file"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_markdown_only_plan_whose_linked_task_file_is_gone_is_reported() {
+    let root = tempfile::tempdir().unwrap();
+    let plan = markdown_only(root.path(), "PLAN_markdown_only_missing_file");
+    std::fs::remove_file(plan.join("3.task_synthetic_3.md")).unwrap();
+    let (code, report) = verify(&[plan.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert_eq!(codes(&report), ["DWP054", "DWP093"], "{report:#}");
+}
+
+#[test]
+fn a_plan_materialized_from_legacy_markdown_is_still_judged_by_its_standard() {
+    // init gives a 2.2.0 plan a v5 state; the plan is judged by the standard it was written
+    // under, so what was an advisory before init stays one after.
+    let root = tempfile::tempdir().unwrap();
+    let plan = markdown_only(root.path(), "PLAN_legacy_then_init");
+    edit(&plan.join("README.md"), |t| {
+        t.replace("DWP spec 5.0.0", "DWP spec 2.2.0")
+    });
+    edit(&plan.join("2.task_synthetic_2.md"), |t| {
+        t.replace("### Touched Surface\n\n- `src/synthetic_2.rs`\n\n", "")
+    });
+    let (_, before) = verify(&[plan.to_str().unwrap()]);
+    let severities = |report: &Value| -> Vec<(String, String)> {
+        report["plans"][0]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["code"] == "DWP057")
+            .map(|f| {
+                (
+                    f["code"].as_str().unwrap().to_owned(),
+                    f["severity"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(
+        severities(&before),
+        [("DWP057".to_owned(), "advisory".to_owned())]
+    );
+    let init = Command::cargo_bin("dwp")
+        .unwrap()
+        .env("DWP_TEST_NOW", NOW)
+        .arg("init")
+        .arg(&plan)
+        .output()
+        .unwrap();
+    assert!(
+        init.status.success(),
+        "{}",
+        String::from_utf8_lossy(&init.stderr)
+    );
+    let (_, after) = verify(&[plan.to_str().unwrap()]);
+    assert_eq!(severities(&after), severities(&before), "{after:#}");
 }

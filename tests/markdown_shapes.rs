@@ -37,8 +37,8 @@ fn readme_with(task_list: &str) -> Readme {
     readme
 }
 
-fn two(t1: &str, t2: &str) -> Vec<(u64, Option<&'static str>, bool, Vec<&'static str>)> {
-    let _ = (t1, t2);
+/// What every two-task README below must read: task 1 done, task 2 open, each with its file.
+fn two() -> Vec<(u64, Option<&'static str>, bool, Vec<&'static str>)> {
     vec![
         (
             1,
@@ -63,7 +63,7 @@ fn see_line_under_the_item_is_a_link_not_part_of_the_title() {
          - [ ] Task 2: Final Review\n      See: [2.task_final_review.md](./2.task_final_review.md)\n\n\
          Plan Status: 1/2 completed",
     );
-    assert_eq!(index(&readme), two("", ""));
+    assert_eq!(index(&readme), two());
     assert_eq!(
         readme.plan_status.unwrap().value,
         PlanStatusValue::Count { done: 1, total: 2 }
@@ -77,7 +77,7 @@ fn see_lines_with_blank_lines_between_items() {
          - [x] Task 1: Install the parser\n      See: [1.task_install_parser.md](./1.task_install_parser.md)\n\n\
          - [ ] Task 2: Final Review\n      See: [2.task_final_review.md](./2.task_final_review.md)\n",
     );
-    assert_eq!(index(&readme), two("", ""));
+    assert_eq!(index(&readme), two());
 }
 
 #[test]
@@ -86,7 +86,7 @@ fn see_line_after_a_blank_line_renders_as_code_but_still_names_the_file() {
         "## Task List\n\n- [x] Task 1: Install the parser\n\n      See: [1.task_install_parser.md](./1.task_install_parser.md)\n\n\
          - [ ] Task 2: Final Review\n\n      See: [2.task_final_review.md](./2.task_final_review.md)\n",
     );
-    assert_eq!(index(&readme), two("", ""));
+    assert_eq!(index(&readme), two());
 }
 
 #[test]
@@ -95,7 +95,7 @@ fn see_line_naming_the_file_in_a_code_span() {
         "## Tasks\n\n- [x] Task 1: Install the parser\n      See: `1.task_install_parser.md` (written first)\n\
          - [ ] Task 2: Final Review\n      See: `2.task_final_review.md`\n",
     );
-    assert_eq!(index(&readme), two("", ""));
+    assert_eq!(index(&readme), two());
 }
 
 #[test]
@@ -104,7 +104,7 @@ fn bold_task_label_with_a_status_emoji() {
         "## 4. Task List\n\n- [x] **Task 1:** Install the parser ✅\n      See: [1.task_install_parser.md](./1.task_install_parser.md)\n\n\
          - [ ] **Task 2:** Final Review\n      See: [2.task_final_review.md](./2.task_final_review.md)\n",
     );
-    assert_eq!(index(&readme), two("", ""));
+    assert_eq!(index(&readme), two());
 }
 
 #[test]
@@ -137,7 +137,7 @@ fn title_as_the_link_text() {
         "## Tasks\n\n- [x] Task 1: [Install the parser](./1.task_install_parser.md)\n\
          - [ ] Task 2: [Final Review](./2.task_final_review.md)\n",
     );
-    assert_eq!(index(&readme), two("", ""));
+    assert_eq!(index(&readme), two());
 }
 
 #[test]
@@ -147,7 +147,7 @@ fn link_after_the_title_with_and_without_dot_slash() {
             "## Tasks\n\n- [x] Task 1: Install the parser — [1.task_install_parser.md]({dot}1.task_install_parser.md)\n\
              - [ ] Task 2: Final Review — [2.task_final_review.md]({dot}2.task_final_review.md)\n"
         ));
-        assert_eq!(index(&readme), two("", ""), "{dot:?}");
+        assert_eq!(index(&readme), two(), "{dot:?}");
     }
 }
 
@@ -157,7 +157,7 @@ fn link_in_parentheses_after_the_title() {
         "## Tasks\n\n- [x] Task 1: Install the parser ([1.task_install_parser.md](1.task_install_parser.md))\n\
          - [ ] Task 2: Final Review ([2.task_final_review.md](2.task_final_review.md))\n",
     );
-    assert_eq!(index(&readme), two("", ""));
+    assert_eq!(index(&readme), two());
 }
 
 #[test]
@@ -166,7 +166,7 @@ fn the_whole_item_is_one_link_numbered_without_the_word_task() {
         "## Task List\n\n- [x] [1. Install the parser](1.task_install_parser.md)\n\
          - [ ] [2. Final Review](2.task_final_review.md)\n",
     );
-    assert_eq!(index(&readme), two("", ""));
+    assert_eq!(index(&readme), two());
 }
 
 #[test]
@@ -175,7 +175,7 @@ fn numbered_item_with_an_arrow_to_a_bare_file_name() {
         "## 4. Task List & Links\n\n- [x] 1. Install the parser          → 1.task_install_parser.md\n\
          - [ ] 2. Final Review                → 2.task_final_review.md\n",
     );
-    assert_eq!(index(&readme), two("", ""));
+    assert_eq!(index(&readme), two());
 }
 
 #[test]
@@ -210,7 +210,7 @@ fn star_plus_and_ordered_bullets() {
             "## Tasks\n\n{a}[x] Task 1: Install the parser — [1.task_install_parser.md](1.task_install_parser.md)\n\
              {b}[ ] Task 2: Final Review — [2.task_final_review.md](2.task_final_review.md)\n"
         ));
-        assert_eq!(index(&readme), two("", ""), "{a:?}");
+        assert_eq!(index(&readme), two(), "{a:?}");
     }
 }
 
@@ -222,7 +222,7 @@ fn sub_headings_inside_the_task_list_section() {
          ### Phase 2 — Wrap up\n\n\
          - [ ] Task 2: Final Review\n      See: [2.task_final_review.md](./2.task_final_review.md)\n",
     );
-    assert_eq!(index(&readme), two("", ""));
+    assert_eq!(index(&readme), two());
 }
 
 #[test]
@@ -231,7 +231,7 @@ fn decorations_after_the_title_are_not_the_title() {
         "## Tasks\n\n- [x] Task 1: Install the parser (2h) ✅ — [1.task_install_parser.md](1.task_install_parser.md)\n\
          - [ ] Task 2: Final Review (~30 min) ⏳ — [2.task_final_review.md](2.task_final_review.md)\n",
     );
-    assert_eq!(index(&readme), two("", ""));
+    assert_eq!(index(&readme), two());
 }
 
 #[test]
@@ -309,7 +309,7 @@ fn an_index_indented_four_spaces_is_read_and_flagged() {
         "## Tasks\n\n    - [x] Task 1: Install the parser — [1.task_install_parser.md](1.task_install_parser.md)\n\
          \x20   - [ ] Task 2: Final Review — [2.task_final_review.md](2.task_final_review.md)\n",
     );
-    assert_eq!(index(&readme), two("", ""));
+    assert_eq!(index(&readme), two());
     assert_eq!(readme.index_in_code.len(), 2);
 }
 
@@ -319,7 +319,7 @@ fn a_readme_indented_until_its_second_item_is_read_whole() {
     let text = "    # Plan\n\n    ## Goal\n    G.\n\n    ## Tasks\n    - [x] Task 1: Install the parser\n      See: [1.task_install_parser.md](./1.task_install_parser.md)\n\
                 - [ ] Task 2: Final Review\n      See: [2.task_final_review.md](./2.task_final_review.md)\n\n    Plan Status: 1/2 completed\n";
     let readme = parse_readme(text);
-    assert_eq!(index(&readme), two("", ""));
+    assert_eq!(index(&readme), two());
     assert_eq!(readme.index[0].line, 7);
     assert_eq!(readme.index[1].line, 9);
     assert!(!readme.index_in_code.is_empty());
@@ -344,7 +344,7 @@ fn sub_steps_under_a_task_are_not_tasks() {
          \x20 - [x] Task 1.1: pick a version\n  - [ ] write the lockfile\n\
          - [ ] Task 2: Final Review — [2.task_final_review.md](2.task_final_review.md)\n",
     );
-    assert_eq!(index(&readme), two("", ""));
+    assert_eq!(index(&readme), two());
 }
 
 #[test]
@@ -355,7 +355,7 @@ fn checklists_outside_the_task_list_are_strays() {
          ## Execution Checklist\n\n- [x] 9. Commit: \"feat: parser - Task 1 of PLAN_shapes\"\n- [ ] Task 2 reviewed\n\n\
          > **Agent rule:** work on the first unchecked `[ ]` task.",
     );
-    assert_eq!(index(&readme), two("", ""));
+    assert_eq!(index(&readme), two());
     assert_eq!(readme.strays.len(), 2);
 }
 
@@ -366,7 +366,7 @@ fn fenced_examples_inside_the_task_list_are_ignored() {
          - [x] Task 1: Install the parser — [1.task_install_parser.md](1.task_install_parser.md)\n\
          - [ ] Task 2: Final Review — [2.task_final_review.md](2.task_final_review.md)\n",
     );
-    assert_eq!(index(&readme), two("", ""));
+    assert_eq!(index(&readme), two());
 }
 
 #[test]

@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{NOW, dwp_in, edit, verify_codes};
+use common::{dwp_in, edit, verify_codes};
 use dwp::synth::SynthPlan;
 use std::path::{Path, PathBuf};
 
@@ -857,7 +857,6 @@ fn init_materializes_every_shape_to_the_same_state() {
             }
         }
     }
-    let _ = NOW;
 }
 
 #[test]

@@ -200,6 +200,18 @@ pub fn init(out: &mut impl Write, outcome: &InitOutcome, as_json: bool) -> Exit 
             ids.join(", ")
         );
     }
+    if !outcome.completed_at_init.is_empty() {
+        let ids: Vec<String> = outcome
+            .completed_at_init
+            .iter()
+            .map(u64::to_string)
+            .collect();
+        let _ = writeln!(
+            out,
+            "completed at the time of `dwp init` (the log has no readable `Timestamp:` line): task {}",
+            ids.join(", ")
+        );
+    }
     if outcome.task_count > 0 && outcome.completed == outcome.task_count {
         let _ = writeln!(
             out,
@@ -618,18 +630,22 @@ pub fn verify(
 /// arrive sorted by file and line).
 fn verify_plan_text(out: &mut impl Write, report: &crate::verify::PlanReport) {
     use crate::findings::Severity;
-    let count = |severity: Severity, word: &str| {
+    let count = |severity: Severity, one: &str, many: &str| {
         let n = report
             .findings
             .iter()
             .filter(|f| f.severity == severity)
             .count();
-        (n > 0).then(|| format!("{n} {word}{}", if n == 1 { "" } else { "s" }))
+        (n > 0).then(|| format!("{n} {}", if n == 1 { one } else { many }))
     };
     let counts: Vec<String> = [
-        count(Severity::Error, "error"),
-        count(Severity::Unverified, "unverified check"),
-        count(Severity::Advisory, "advisory"),
+        count(Severity::Error, "error", "errors"),
+        count(
+            Severity::Unverified,
+            "unverified check",
+            "unverified checks",
+        ),
+        count(Severity::Advisory, "advisory", "advisories"),
     ]
     .into_iter()
     .flatten()

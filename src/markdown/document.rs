@@ -130,9 +130,9 @@ impl<'a> Document<'a> {
 
     /// The lines of `range` with their 1-based numbers, outside code blocks.
     pub fn plain_lines(&self, range: Range<usize>) -> impl Iterator<Item = (usize, &str)> + '_ {
-        let start = range.start.min(self.text.len());
-        let end = range.end.min(self.text.len()).max(start);
-        self.text[start..end]
+        let range = self.clamp(range);
+        let start = range.start;
+        self.text[range]
             .split_inclusive('\n')
             .scan(start, move |offset, line| {
                 let at = *offset;
@@ -152,6 +152,11 @@ impl<'a> Document<'a> {
 
     /// `text[range]`, clamped to the text and to char boundaries.
     pub fn slice(&self, range: Range<usize>) -> &str {
+        &self.text[self.clamp(range)]
+    }
+
+    /// `range` inside the text, its ends moved out to char boundaries.
+    fn clamp(&self, range: Range<usize>) -> Range<usize> {
         let text: &str = &self.text;
         let mut start = range.start.min(text.len());
         let mut end = range.end.min(text.len()).max(start);
@@ -161,7 +166,7 @@ impl<'a> Document<'a> {
         while !text.is_char_boundary(end) {
             end += 1;
         }
-        &text[start..end]
+        start..end
     }
 
     /// Whether `line` was read from an indented block.

@@ -177,11 +177,14 @@ pub fn fix_hint(code: Code) -> &'static str {
             "finish (or undo) the promotion, then materialize with `dwp init`"
         }
         StateAhead | MarkdownAhead | TitleDrift | MissingInState | MissingInMarkdown
-        | OrderDrift | CompletedCountDrift => {
+        | CompletedCountDrift => {
             "the markdown wins: `dwp reconcile --write` regenerates state.json from it"
         }
+        OrderDrift => {
+            "number the README's task list 1..N in order (the markdown is the source), then `dwp verify` again"
+        }
         PlanStatusCount | OddMarker => {
-            "edit the README (`[ ]`/`[x]` markers, `Plan Status: X/N`), then `dwp reconcile`"
+            "edit the README (`[ ]`/`[x]` markers, `Plan Status: X/N`), then `dwp verify` again"
         }
         MissingPlanFile | MissingSection | TaskSection | FinalReview => {
             "author the missing part in the markdown, then `dwp verify` again"
@@ -261,6 +264,7 @@ pub fn plan_rules(
     let era = Era::of(state, declared);
     if let Some(md) = &markdown {
         findings.extend(readme_rules(paths, &md.readme, era));
+        findings.extend(unreadable_records(md));
     }
     findings.extend(standard_rule(paths, readme_standard, manifest_version));
     match (state, &markdown) {
@@ -274,7 +278,7 @@ pub fn plan_rules(
                     .iter()
                     .map(|d| d.finding(&readme)),
             );
-            findings.extend(evidence_rules(paths, state));
+            findings.extend(evidence_rules(paths, state, era));
             findings.extend(inventory_rules(paths, state, md));
             let views = tasks::views_from_state(state);
             findings.extend(task_rules(&views, md, era, readme_standard));
@@ -283,7 +287,7 @@ pub fn plan_rules(
         (Some(state), None) => {
             findings.extend(state_rules(paths, state, None));
             findings.extend(timestamp_order(paths, state, crate::clock::now()));
-            findings.extend(evidence_rules(paths, state));
+            findings.extend(evidence_rules(paths, state, era));
         }
         (None, Some(md)) if has_no_state_layer(paths) => {
             findings.extend(markdown_only_rules(paths, md, era));
@@ -299,6 +303,54 @@ pub fn plan_rules(
         findings.extend(receipt_rules(paths, state, declared));
     }
     findings
+}
+
+/// DWP055 when the task file at `path` is a symlink whose target leaves the plan folder `root`.
+fn escaping_symlink(path: &Path, root: Option<&Path>, task: u64) -> Option<Finding> {
+    let link = std::fs::symlink_metadata(path)
+        .ok()?
+        .file_type()
+        .is_symlink();
+    let inside = std::fs::canonicalize(path)
+        .ok()
+        .zip(root)
+        .is_some_and(|(target, root)| target.starts_with(root));
+    (link && !inside).then(|| {
+        Finding::error(
+            Code::LocatorEscapes,
+            path.display().to_string(),
+            format!("task {task}'s file is a symlink leaving the plan folder"),
+        )
+        .task(task)
+    })
+}
+
+/// Task files the index names that are there but could not be read: none of their rules was
+/// checked. The OS refusing the read makes no claim (UNVERIFIED); a task file that is not a
+/// regular file, or is too large, is an error. A file that is not there is the inventory's
+/// finding, and a symlink leaving the plan is DWP055's.
+fn unreadable_records(md: &reconcile::PlanMarkdown) -> Vec<Finding> {
+    md.unreadable
+        .iter()
+        .filter(|u| std::fs::symlink_metadata(&u.path).is_ok_and(|m| !m.file_type().is_symlink()))
+        .map(|u| {
+            let finding = Finding::error(
+                Code::Unreadable,
+                u.path.display().to_string(),
+                format!(
+                    "task {}'s file {}, so none of its rules was checked",
+                    u.id, u.why
+                ),
+            )
+            .task(u.id)
+            .hint("make it a readable regular file of the plan folder, then `dwp verify` again");
+            if u.unverifiable {
+                finding.severity(Severity::Unverified)
+            } else {
+                finding
+            }
+        })
+        .collect()
 }
 
 /// The task-by-task markdown rules every plan gets, with or without a state.
@@ -343,7 +395,7 @@ pub fn markdown_only_rules(
         &dir,
         "the plan has no state layer (manifest.json, state.json)",
     )
-    .hint("materialize it with `dwp init PLAN`");
+    .hint(format!("materialize it with `dwp init {dir}`"));
     if in_git_work_tree(&paths.dir) {
         no_layer = no_layer.severity(Severity::Advisory);
         no_layer
@@ -393,6 +445,7 @@ fn markdown_inventory(paths: &PlanPaths, md: &reconcile::PlanMarkdown) -> Vec<Fi
         }
         return findings;
     }
+    let root = std::fs::canonicalize(&paths.dir).ok();
     let mut named = std::collections::HashSet::new();
     for entry in &md.readme.index {
         let file = match md.records.get(&entry.id) {
@@ -409,16 +462,19 @@ fn markdown_inventory(paths: &PlanPaths, md: &reconcile::PlanMarkdown) -> Vec<Fi
             )),
             Some(file) => {
                 named.insert(file.clone());
-                if md.unreadable.iter().any(|(id, _, _)| *id == entry.id)
-                    || paths.dir.join(file).is_file()
-                {
-                    None
-                } else {
-                    Some(format!(
+                findings.extend(escaping_symlink(
+                    &paths.dir.join(file),
+                    root.as_deref(),
+                    entry.id,
+                ));
+                // A file that is there but cannot be read is `unreadable_records`' finding.
+                let there = std::fs::symlink_metadata(paths.dir.join(file)).is_ok();
+                (!there).then(|| {
+                    format!(
                         "task {}'s line links `{file}`, which is not a file of the plan",
                         entry.id
-                    ))
-                }
+                    )
+                })
             }
         };
         if let Some(message) = problem {
@@ -563,11 +619,20 @@ fn plan_files(paths: &PlanPaths) -> Vec<Finding> {
     }
     let results = paths.dir.join("analysis_results");
     if !results.is_dir() {
-        findings.push(Finding::error(
+        let finding = Finding::error(
             Code::MissingPlanFile,
             results.display().to_string(),
             "analysis_results/ is missing: every plan carries it",
-        ));
+        );
+        // git keeps no empty folder: a clone of a plan whose analysis_results/ was still empty
+        // lacks it, through no fault of the plan.
+        findings.push(if in_git_work_tree(&paths.dir) {
+            finding
+                .severity(Severity::Advisory)
+                .hint("create it with a `.gitkeep` file inside, so git keeps it")
+        } else {
+            finding.hint("create the folder analysis_results/ in the plan folder")
+        });
     }
     findings
 }
@@ -701,12 +766,17 @@ fn state_rules(
             .at("$.promotion"),
         );
     }
-    // An absent approval is the README's Approval row, else pending (never approved).
-    if state
-        .approval
-        .or(readme_approval)
-        .unwrap_or(Approval::Pending)
-        == Approval::Pending
+    // An absent approval is the README's Approval row, else pending (never approved). A v1
+    // state has no approval field, and a completed plan has no work left to approve.
+    let v1 = state.format.is_none();
+    let completed = state.status == crate::model::PlanStatus::Completed;
+    if !v1
+        && !completed
+        && state
+            .approval
+            .or(readme_approval)
+            .unwrap_or(Approval::Pending)
+            == Approval::Pending
     {
         findings.push(
             Finding::error(
@@ -754,8 +824,10 @@ fn state_rules(
     findings
 }
 
-/// Evidence truth of every completed task (shared rules: [`crate::evidence`]).
-fn evidence_rules(paths: &PlanPaths, state: &State) -> Vec<Finding> {
+/// Evidence truth of every completed task (shared rules: [`crate::evidence`]). A legacy plan's
+/// completed task without any gate record is an advisory: gate records came with the current
+/// state layer, and the reference asks them only of a v2/v5 state.
+fn evidence_rules(paths: &PlanPaths, state: &State, era: Era) -> Vec<Finding> {
     let file = paths.state.display().to_string();
     let mut findings = Vec::new();
     for (index, task) in state.tasks.iter().enumerate() {
@@ -765,13 +837,15 @@ fn evidence_rules(paths: &PlanPaths, state: &State) -> Vec<Finding> {
         let at = format!("$.tasks[{index}].gates");
         if task.gates().is_empty() {
             findings.push(
-                Finding::error(
-                    Code::CompletedWithoutGates,
-                    &file,
-                    format!("task {} is completed without gate evidence", task.id),
-                )
-                .at(&at)
-                .task(task.id),
+                era.weigh(
+                    Finding::error(
+                        Code::CompletedWithoutGates,
+                        &file,
+                        format!("task {} is completed without gate evidence", task.id),
+                    )
+                    .at(&at)
+                    .task(task.id),
+                ),
             );
         }
         for (command, problem) in evidence::completion_problems(task.gates(), &paths.dir) {
@@ -877,26 +951,7 @@ fn inventory_rules(paths: &PlanPaths, state: &State, md: &reconcile::PlanMarkdow
                 .at(&at)
                 .task(task.id),
             ),
-            Ok(meta) if meta.file_type().is_symlink() => {
-                let inside = std::fs::canonicalize(&path)
-                    .ok()
-                    .zip(root.as_ref())
-                    .is_some_and(|(t, r)| t.starts_with(r));
-                if !inside {
-                    findings.push(
-                        Finding::error(
-                            Code::LocatorEscapes,
-                            path.display().to_string(),
-                            format!(
-                                "task {}'s file is a symlink leaving the plan folder",
-                                task.id
-                            ),
-                        )
-                        .task(task.id),
-                    );
-                }
-            }
-            Ok(_) => {}
+            Ok(_) => findings.extend(escaping_symlink(&path, root.as_deref(), task.id)),
         }
         if let Some(entry) = entry
             && reconcile::linked_file(&entry.links).is_some_and(|l| l != value)

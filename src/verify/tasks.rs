@@ -24,19 +24,21 @@ pub enum Era {
 }
 
 impl Era {
+    /// The declared standard decides (a plan is judged by the standard it was written under,
+    /// whatever state layer `dwp init` or `dwp migrate` later gave it); a plan that declares
+    /// none is current when it has a v2/v5 state.
     pub fn of(state: Option<&State>, standard: Option<&str>) -> Era {
-        let current_state = state.is_some_and(
-            |s| matches!(SchemaId::parse(&s.schema), SchemaId::Known(_, g) if g >= Generation::V2),
-        );
-        if current_state || standard.and_then(version).is_some_and(|v| v >= (2, 4, 0)) {
-            Era::Current
-        } else {
-            Era::Legacy
-        }
+        let current = match standard.and_then(version) {
+            Some(declared) => declared >= (2, 4, 0),
+            None => state.is_some_and(|s| {
+                matches!(SchemaId::parse(&s.schema), SchemaId::Known(_, g) if g >= Generation::V2)
+            }),
+        };
+        if current { Era::Current } else { Era::Legacy }
     }
 
     /// Errors of the current shape are advisories for a legacy plan.
-    fn weigh(self, finding: Finding) -> Finding {
+    pub fn weigh(self, finding: Finding) -> Finding {
         match self {
             Era::Current => finding,
             Era::Legacy => finding.severity(Severity::Advisory),
