@@ -294,6 +294,7 @@ fn check_preconditions(plan_dir: &Path, loaded: &Loaded<State>) -> Result<()> {
             "a Lite-to-Full promotion is in progress: tasks change only once it is finished",
         ));
     }
+    refuse_partial_materialization(plan_dir)?;
     let (approval, source) = match state.approval {
         Some(approval) => (approval, format!("{file}: $.approval")),
         None => {
@@ -315,6 +316,30 @@ fn check_preconditions(plan_dir: &Path, loaded: &Loaded<State>) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// A README that says `Plan Status: materializing` is a partial materialization: never
+/// executed (seed 003: materializing is "the plan folder is being written"). The README is parsed
+/// only when the word is in it, so an ordinary update pays one substring search.
+fn refuse_partial_materialization(plan_dir: &Path) -> Result<()> {
+    let readme = plan_dir.join("README.md");
+    let Ok(text) = std::fs::read_to_string(&readme) else {
+        return Ok(());
+    };
+    if !text.contains("aterializing") {
+        return Ok(());
+    }
+    let status = crate::markdown::parse_readme(&text).plan_status;
+    match status {
+        Some(status) if status.value == crate::markdown::PlanStatusValue::Materializing => {
+            Err(Error::rejected(
+                format!("{}:{}", readme.display(), status.line),
+                "the README says `Plan Status: materializing`: a partial materialization is never executed",
+            )
+            .with_hint("complete the materialization (every task file, then `Plan Status: 0/N`), or discard it"))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// The transition an update made, for the checkpoint note and the output line.

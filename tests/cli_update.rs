@@ -373,6 +373,30 @@ fn a_plan_still_materializing_is_refused() {
 }
 
 #[test]
+fn a_readme_that_says_plan_status_materializing_is_never_executed() {
+    // Seed 003: materializing is "the plan folder is being written" (issue #12: never execute it).
+    let plan = Plan::new(5, 2);
+    let readme = plan.dir.join("README.md");
+    let text = std::fs::read_to_string(&readme).unwrap();
+    std::fs::write(
+        &readme,
+        text.replace("Plan Status: 2/5", "Plan Status: materializing"),
+    )
+    .unwrap();
+    let run = refused(
+        &plan,
+        &["--task", "3", "--status", "in_progress"],
+        1,
+        &[
+            "Plan Status: materializing",
+            "never executed",
+            "hint: complete the materialization",
+        ],
+    );
+    assert!(run.stderr.contains("README.md:"), "{}", run.stderr);
+}
+
+#[test]
 fn a_plan_with_a_promotion_in_progress_is_refused() {
     // The promotion as the spec describes it: materialization promoting, promotion recorded.
     let plan = Plan::new(5, 2);
