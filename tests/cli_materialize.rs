@@ -755,3 +755,39 @@ fn init_takes_the_title_without_its_label_and_log_times_written_to_the_minute() 
         run.stdout
     );
 }
+
+#[test]
+fn a_writer_on_a_plan_without_state_points_to_init_and_the_hint_runs() {
+    let plan = Plan::markdown_only("PLAN_writer_without_state", PlanFormat::Full);
+    for args in [
+        vec!["reconcile", "--write"],
+        vec!["update", "--task", "1", "--status", "in_progress"],
+    ] {
+        let before = plan.snapshot();
+        let run = dwp(&plan, &args);
+        assert_eq!(run.code, 1, "{args:?}: {}", run.stderr);
+        assert!(run.stderr.contains("has no state layer"), "{}", run.stderr);
+        assert!(plan.snapshot() == before, "{args:?} wrote");
+        // The hint names `dwp init DIR`: run it as written, once.
+        let hint = run.stderr.lines().find(|l| l.contains("hint:")).unwrap();
+        let command = hint.split('`').nth(1).unwrap();
+        assert_eq!(command, format!("dwp init {}", plan.dir.display()));
+    }
+    let words: Vec<String> = vec!["init".into(), plan.dir.display().to_string()];
+    let output = Command::cargo_bin("dwp")
+        .unwrap()
+        .env("DWP_TEST_NOW", NOW)
+        .args(&words)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        dwp(&plan, &["reconcile"]).code,
+        0,
+        "in sync once materialized"
+    );
+}
