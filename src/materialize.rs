@@ -439,27 +439,11 @@ fn initial_tasks(
     plan_dir: &Path,
     place: &str,
 ) -> Result<Vec<Task>> {
-    let readme = &md.readme;
-    if let Some(problem) = readme.index_problems.first() {
-        return Err(Error::rejected(
-            format!("{place}:{}", problem.line),
-            format!("{}: dwp does not materialize a task list it cannot read whole", problem.message),
-        )
-        .with_hint("write it as `- [ ] Task N: Title` (see docs/plan-markdown.md), or move it out of the task list"));
-    }
-    let ids: Vec<u64> = readme.index.iter().map(|e| e.id).collect();
-    let expected: Vec<u64> = (1..=ids.len() as u64).collect();
-    if ids.is_empty() || ids != expected {
-        return Err(Error::rejected(
-            place,
-            format!("the README index lists tasks {ids:?}, not 1..N in order: no state can be derived from it"),
-        )
-        .with_hint("fix the task list in README.md first; the markdown is the source of truth"));
-    }
+    md.check_index()?;
     if format == PlanFormat::Full {
         refuse_unindexed_files(md, plan_dir)?;
     }
-    readme
+    md.readme
         .index
         .iter()
         .map(|entry| {
@@ -473,17 +457,7 @@ fn initial_tasks(
                     value: task_file(md, entry, plan_dir, place)?,
                 },
             };
-            let title = entry
-                .title
-                .clone()
-                .or_else(|| md.records.get(&entry.id).and_then(|(_, r)| r.title.clone()))
-                .ok_or_else(|| {
-                    Error::rejected(
-                        format!("{place}:{}", entry.line),
-                        format!("task {} has no title: neither its index line nor its record's heading gives one", entry.id),
-                    )
-                    .with_hint(format!("write `Task {}: Title` on its index line", entry.id))
-                })?;
+            let title = md.require_title(entry)?;
             Ok(Task {
                 id: entry.id,
                 file: None,
@@ -502,27 +476,20 @@ fn initial_tasks(
 
 /// A `N.task_*.md` in the folder that the index does not name may be a task the reader missed.
 fn refuse_unindexed_files(md: &crate::reconcile::PlanMarkdown, plan_dir: &Path) -> Result<()> {
-    let named: Vec<&str> = md
-        .records
-        .values()
-        .filter_map(|(path, _)| path.file_name()?.to_str())
-        .collect();
-    let linked: Vec<&str> = md
+    let named: Vec<String> = md
         .readme
         .index
         .iter()
-        .filter_map(|e| crate::reconcile::linked_file(&e.links))
+        .filter_map(|e| md.task_file(e))
         .collect();
-    for file in crate::reconcile::task_files_in(plan_dir) {
-        if !named.contains(&file.as_str()) && !linked.contains(&file.as_str()) {
-            return Err(Error::rejected(
-                plan_dir.join(&file).display().to_string(),
-                "is a task file the README's task list does not name: dwp does not materialize a plan it may be reading wrong",
-            )
-            .with_hint(format!("link `{file}` from its task's line in the README, or remove the file")));
-        }
+    match md.task_files.iter().find(|f| !named.contains(f)) {
+        Some(file) => Err(Error::rejected(
+            plan_dir.join(file).display().to_string(),
+            "is a task file the README's task list does not name: dwp does not materialize a plan it may be reading wrong",
+        )
+        .with_hint(format!("link `{file}` from its task's line in the README, or remove the file"))),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// The task file of a Full task: linked from its index line, else the folder's one file of its
@@ -534,14 +501,7 @@ fn task_file(
     place: &str,
 ) -> Result<String> {
     let place = format!("{place}:{}", entry.line);
-    let file = crate::reconcile::linked_file(&entry.links)
-        .map(str::to_owned)
-        .or_else(|| {
-            md.records
-                .get(&entry.id)
-                .and_then(|(path, _)| path.file_name()?.to_str().map(str::to_owned))
-        });
-    let Some(file) = file else {
+    let Some(file) = md.task_file(entry) else {
         return Err(Error::rejected(
             place,
             format!(

@@ -324,6 +324,14 @@ fn typing_finding<T: DeserializeOwned>(file: &str, prefix: &str, value: &Value) 
     Finding::error(Code::Unrepresentable, file, error.into_inner().to_string()).at(path)
 }
 
+/// A plan folder with neither manifest.json nor state.json (nothing at either name, not even a
+/// symlink): a plan without a state layer, judged and shown from its markdown.
+pub fn has_no_state_layer(plan_dir: &Path) -> bool {
+    [DocKind::Manifest, DocKind::State]
+        .iter()
+        .all(|kind| std::fs::symlink_metadata(plan_dir.join(kind.file_name())).is_err())
+}
+
 /// The error a writer gives for findings that stop it: the first finding, counted with the rest.
 pub fn refusal(findings: Vec<Finding>, what: &str) -> crate::Error {
     let Some(first) = findings.first() else {
@@ -354,8 +362,7 @@ pub fn load_state_for_write(
     state_path: &Path,
     invariants: bool,
 ) -> crate::Result<Loaded<State>> {
-    let no_layer = std::fs::symlink_metadata(state_path).is_err()
-        && std::fs::symlink_metadata(plan_dir.join("manifest.json")).is_err();
+    let no_layer = std::fs::symlink_metadata(state_path).is_err() && has_no_state_layer(plan_dir);
     if no_layer && plan_dir.join("README.md").is_file() {
         return Err(crate::Error::rejected(
             state_path.display().to_string(),

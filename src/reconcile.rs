@@ -30,6 +30,73 @@ pub struct PlanMarkdown {
     pub records: BTreeMap<u64, (PathBuf, TaskRecord)>,
     /// Task files the index names that could not be read.
     pub unreadable: Vec<Unreadable>,
+    /// The `N.task_*.md` files of the plan folder, sorted (listed once, for every rule that
+    /// needs the folder's inventory).
+    pub task_files: Vec<String>,
+}
+
+/// What every rule and writer hints for an item of the task list dwp cannot read (DWP049).
+pub const UNREADABLE_ITEM_HINT: &str = "write it as `- [ ] Task N: Title` (see docs/plan-markdown.md), or move it out of the task list";
+
+/// What every rule hints for an index not 1..N in order (DWP045).
+pub const ORDER_HINT: &str = "number the README's task list 1..N in order (the markdown is the source), then `dwp verify` again";
+
+impl PlanMarkdown {
+    /// The task file of an index entry: the file its line links, else the folder's one
+    /// `N.task_*.md` of its number.
+    pub fn task_file(&self, entry: &markdown::IndexEntry) -> Option<String> {
+        linked_file(&entry.links)
+            .or_else(|| file_numbered(&self.task_files, entry.id))
+            .map(str::to_owned)
+    }
+
+    /// The title of an index entry: the line's, else its record's heading.
+    pub fn title(&self, entry: &markdown::IndexEntry) -> Option<String> {
+        entry.title.clone().or_else(|| {
+            self.records
+                .get(&entry.id)
+                .and_then(|(_, r)| r.title.clone())
+        })
+    }
+
+    /// [`PlanMarkdown::title`], or a refusal: a writer never invents a title.
+    pub fn require_title(&self, entry: &markdown::IndexEntry) -> Result<String> {
+        self.title(entry).ok_or_else(|| {
+            Error::rejected(
+                format!("{}:{}", self.readme_path.display(), entry.line),
+                format!(
+                    "task {} has no title: neither its index line nor its record's heading gives one",
+                    entry.id
+                ),
+            )
+            .with_hint(format!("write `Task {}: Title` on its index line", entry.id))
+        })
+    }
+
+    /// A state is derived only from a task list read whole and numbered 1..N in order.
+    pub fn check_index(&self) -> Result<()> {
+        let place = self.readme_path.display().to_string();
+        if let Some(problem) = self.readme.index_problems.first() {
+            return Err(Error::rejected(
+                format!("{place}:{}", problem.line),
+                format!(
+                    "{}: dwp derives no state from a task list it cannot read whole",
+                    problem.message
+                ),
+            )
+            .with_hint(UNREADABLE_ITEM_HINT));
+        }
+        let ids: Vec<u64> = self.readme.index.iter().map(|e| e.id).collect();
+        let expected: Vec<u64> = (1..=ids.len() as u64).collect();
+        if ids.is_empty() || ids != expected {
+            return Err(Error::rejected(
+                place,
+                format!("the README index lists tasks {ids:?}, not 1..N in order: no state can be derived from it"),
+            )
+            .with_hint("fix the task list in README.md first; the markdown is the source of truth"));
+        }
+        Ok(())
+    }
 }
 
 /// A task file the index names that could not be read.
@@ -51,7 +118,7 @@ pub fn linked_file(links: &[String]) -> Option<&str> {
 }
 
 /// The `N.task_*.md` files in the plan folder, sorted.
-pub fn task_files_in(plan_dir: &Path) -> Vec<String> {
+fn task_files_in(plan_dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(plan_dir)
         .into_iter()
         .flatten()
@@ -94,16 +161,17 @@ pub fn read_markdown(plan_dir: &Path) -> Result<PlanMarkdown> {
             .entry(record.id)
             .or_insert_with(|| (readme_path.clone(), record.clone()));
     }
+    let task_files = task_files_in(plan_dir);
     let files = if readme.inline_tasks.is_empty() {
-        task_files_in(plan_dir)
+        task_files.as_slice()
     } else {
-        Vec::new()
+        &[]
     };
     for entry in &readme.index {
         if records.contains_key(&entry.id) {
             continue;
         }
-        let Some(file) = linked_file(&entry.links).or_else(|| file_numbered(&files, entry.id))
+        let Some(file) = linked_file(&entry.links).or_else(|| file_numbered(files, entry.id))
         else {
             continue;
         };
@@ -127,6 +195,7 @@ pub fn read_markdown(plan_dir: &Path) -> Result<PlanMarkdown> {
         readme,
         records,
         unreadable,
+        task_files,
     })
 }
 
@@ -235,18 +304,8 @@ impl Desync {
         finding.task = self.task;
         match &self.kind {
             DesyncKind::OddMarker { .. } => finding.hint = Some("use `[ ]` or `[x]`".into()),
-            DesyncKind::UnreadableIndexLine => {
-                finding.hint = Some(
-                    "write it as `- [ ] Task N: Title` (see docs/plan-markdown.md), or move it out of the task list"
-                        .into(),
-                )
-            }
-            DesyncKind::OrderDrift { .. } => {
-                finding.hint = Some(
-                    "number the README's task list 1..N in order (the markdown is the source), then `dwp verify` again"
-                        .into(),
-                )
-            }
+            DesyncKind::UnreadableIndexLine => finding.hint = Some(UNREADABLE_ITEM_HINT.into()),
+            DesyncKind::OrderDrift { .. } => finding.hint = Some(ORDER_HINT.into()),
             DesyncKind::PlanStatusCount { boxes, .. } => {
                 finding.hint = Some(format!(
                     "write `Plan Status: {boxes} completed` in the README's task list, then `dwp verify` again"
@@ -494,13 +553,8 @@ fn markdown_status(
     {
         return status;
     }
-    let logged = record
-        .and_then(|r| r.log.as_ref())
-        .and_then(markdown::TaskLog::status_word)
-        .and_then(|word| word.parse::<TaskStatus>().ok())
-        .filter(|s| *s != TaskStatus::Completed);
     let started = current.is_some_and(|t| t.started_at.is_some());
-    logged.unwrap_or(if started {
+    logged_open_status(record).unwrap_or(if started {
         TaskStatus::InProgress
     } else {
         TaskStatus::Pending
@@ -516,20 +570,17 @@ pub fn markdown_only_status(
     if entry.marker.is_done() {
         return TaskStatus::Completed;
     }
+    logged_open_status(record).unwrap_or(TaskStatus::Pending)
+}
+
+/// What a task log's `Status:` line records of a task not done (the box alone says done):
+/// pending, in progress, blocked, skipped.
+fn logged_open_status(record: Option<&TaskRecord>) -> Option<TaskStatus> {
     record
         .and_then(|r| r.log.as_ref())
         .and_then(markdown::TaskLog::status_word)
-        .and_then(|w| w.parse::<TaskStatus>().ok())
+        .and_then(|word| word.parse::<TaskStatus>().ok())
         .filter(|s| *s != TaskStatus::Completed)
-        .unwrap_or(TaskStatus::Pending)
-}
-
-/// The title of an index entry: the line's, else its record's heading.
-pub fn entry_title(md: &PlanMarkdown, entry: &markdown::IndexEntry) -> Option<String> {
-    entry
-        .title
-        .clone()
-        .or_else(|| md.records.get(&entry.id).and_then(|(_, r)| r.title.clone()))
 }
 
 /// One change regeneration made, for the report and the PROGRESS.md entry.
@@ -569,22 +620,8 @@ pub fn regenerate(
 ) -> Result<(State, Vec<Change>)> {
     let readme = &md.readme;
     let place = md.readme_path.display().to_string();
-    if let Some(problem) = readme.index_problems.first() {
-        return Err(Error::rejected(
-            format!("{place}:{}", problem.line),
-            format!("{}: state.json is not derived from a task list dwp cannot read whole", problem.message),
-        )
-        .with_hint("write it as `- [ ] Task N: Title` (see docs/plan-markdown.md), or move it out of the task list"));
-    }
+    md.check_index()?;
     let ids: Vec<u64> = readme.index.iter().map(|e| e.id).collect();
-    let expected: Vec<u64> = (1..=ids.len() as u64).collect();
-    if ids.is_empty() || ids != expected {
-        return Err(Error::rejected(
-            &place,
-            format!("the README index lists tasks {ids:?}, not 1..N in order: state.json cannot be derived from it"),
-        )
-        .with_hint("fix the task list in README.md first; the markdown is the source of truth"));
-    }
     refuse_lossy_drop(md, current, &rules.drop)?;
     refuse_moved_evidence(md, current)?;
     let mut next = current.clone();
@@ -796,13 +833,7 @@ fn derive_task(
 /// its record's heading (`# Task N: Title`).
 fn new_task(md: &PlanMarkdown, entry: &markdown::IndexEntry, current: &State) -> Result<Task> {
     let lite = current.format == Some(PlanFormat::Lite);
-    let record = md.records.get(&entry.id);
-    let file = linked_file(&entry.links).map(str::to_owned).or_else(|| {
-        record
-            .filter(|(path, _)| *path != md.readme_path)
-            .and_then(|(path, _)| path.file_name()?.to_str().map(str::to_owned))
-    });
-    let value = match (lite, file) {
+    let value = match (lite, md.task_file(entry)) {
         (false, Some(file)) => file,
         _ => format!("#task-{}", entry.id),
     };
@@ -811,17 +842,7 @@ fn new_task(md: &PlanMarkdown, entry: &markdown::IndexEntry, current: &State) ->
     } else {
         LocatorKind::File
     };
-    let title = entry
-        .title
-        .clone()
-        .or_else(|| record.and_then(|(_, r)| r.title.clone()))
-        .ok_or_else(|| {
-            Error::rejected(
-                format!("{}:{}", md.readme_path.display(), entry.line),
-                format!("task {} has no title: neither its index line nor its record's heading gives one", entry.id),
-            )
-            .with_hint(format!("write `Task {}: Title` on its index line", entry.id))
-        })?;
+    let title = md.require_title(entry)?;
     let v1 = current.format.is_none();
     Ok(Task {
         id: entry.id,

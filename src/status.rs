@@ -100,10 +100,7 @@ fn task_summary(task: &crate::model::Task) -> TaskSummary {
 /// layer is summarized from its markdown.
 pub fn summarize(target: &Path) -> Result<Summary> {
     let (plan_dir, state_path) = crate::update::resolve_target(target);
-    if target.is_dir()
-        && std::fs::symlink_metadata(&state_path).is_err()
-        && std::fs::symlink_metadata(plan_dir.join("manifest.json")).is_err()
-        && plan_dir.join("README.md").exists()
+    if target.is_dir() && plan::has_no_state_layer(&plan_dir) && plan_dir.join("README.md").exists()
     {
         return summarize_markdown(&plan_dir);
     }
@@ -159,7 +156,7 @@ fn summarize_markdown(plan_dir: &Path) -> Result<Summary> {
         .iter()
         .map(|entry| TaskSummary {
             id: entry.id,
-            title: reconcile::entry_title(&md, entry).unwrap_or_default(),
+            title: md.title(entry).unwrap_or_default(),
             status: reconcile::markdown_only_status(
                 entry,
                 md.records.get(&entry.id).map(|(_, r)| r),

@@ -294,14 +294,16 @@ fn check_preconditions(plan_dir: &Path, loaded: &Loaded<State>) -> Result<()> {
             "a Lite-to-Full promotion is in progress: tasks change only once it is finished",
         ));
     }
-    refuse_partial_materialization(plan_dir)?;
+    // The README is read once, for both questions it may answer.
+    let readme = plan_dir.join("README.md");
+    let readme_text = std::fs::read_to_string(&readme).ok();
+    refuse_partial_materialization(&readme, readme_text.as_deref())?;
     let (approval, source) = match state.approval {
         Some(approval) => (approval, format!("{file}: $.approval")),
         None => {
-            let readme = plan_dir.join("README.md");
-            let from_readme = std::fs::read_to_string(&readme)
-                .ok()
-                .and_then(|text| crate::markdown::readme_approval(&text));
+            let from_readme = readme_text
+                .as_deref()
+                .and_then(crate::markdown::readme_approval);
             let source = format!("{}: Approval row", readme.display());
             (from_readme.unwrap_or(Approval::Pending), source)
         }
@@ -321,15 +323,11 @@ fn check_preconditions(plan_dir: &Path, loaded: &Loaded<State>) -> Result<()> {
 /// A README that says `Plan Status: materializing` is a partial materialization: never
 /// executed (seed 003: materializing is "the plan folder is being written"). The README is parsed
 /// only when the word is in it, so an ordinary update pays one substring search.
-fn refuse_partial_materialization(plan_dir: &Path) -> Result<()> {
-    let readme = plan_dir.join("README.md");
-    let Ok(text) = std::fs::read_to_string(&readme) else {
+fn refuse_partial_materialization(readme: &Path, text: Option<&str>) -> Result<()> {
+    let Some(text) = text.filter(|t| t.contains("aterializing")) else {
         return Ok(());
     };
-    if !text.contains("aterializing") {
-        return Ok(());
-    }
-    let status = crate::markdown::parse_readme(&text).plan_status;
+    let status = crate::markdown::parse_readme(text).plan_status;
     match status {
         Some(status) if status.value == crate::markdown::PlanStatusValue::Materializing => {
             Err(Error::rejected(

@@ -923,3 +923,76 @@ fn a_plan_materialized_from_legacy_markdown_is_still_judged_by_its_standard() {
     let (_, after) = verify(&[plan.to_str().unwrap()]);
     assert_eq!(severities(&after), severities(&before), "{after:#}");
 }
+
+#[test]
+fn a_completed_task_without_gates_is_an_error_for_a_current_plan_and_an_advisory_for_a_legacy_one()
+{
+    let without_gates = |p: &Path, standard: &str| {
+        edit_state(p, |s| s["tasks"][0]["gates"] = serde_json::json!([]));
+        edit(&p.join("README.md"), |t| {
+            t.replace("DWP spec 5.0.0", &format!("DWP spec {standard}"))
+        });
+    };
+    let (code, found, report) = verdict_of(|p| without_gates(p, "5.0.0"));
+    assert_eq!((code, found), (1, vec!["DWP066".to_owned()]), "{report:#}");
+    let (code, found, report) = verdict_of(|p| without_gates(p, "2.2.0"));
+    assert_eq!((code, found), (0, vec!["DWP066".to_owned()]), "{report:#}");
+    assert_eq!(report["plans"][0]["findings"][0]["severity"], "advisory");
+}
+
+#[test]
+fn approval_is_not_asked_of_a_v1_state_nor_of_a_completed_plan() {
+    // A v1 state has no approval field; without a README row it would read as pending.
+    let root = tempfile::tempdir().unwrap();
+    let v1 = SynthPlan::new("PLAN_approval_v1", 4)
+        .completed(2)
+        .generation(dwp::model::Generation::V1)
+        .write(root.path())
+        .unwrap();
+    edit(&v1.join("README.md"), |t| {
+        t.replace("| Approval | approved |\n", "")
+    });
+    let (code, report) = verify(&[v1.to_str().unwrap()]);
+    assert_eq!(
+        (code, codes(&report)),
+        (0, Vec::<String>::new()),
+        "{report:#}"
+    );
+    // The same row removed from a v5 plan still in progress is the advisory.
+    let (_, found, _) = verdict_of(|p| {
+        edit_state(p, |s| {
+            s.as_object_mut().unwrap().remove("approval");
+        });
+        edit(&p.join("README.md"), |t| {
+            t.replace("| Approval | approved |\n", "")
+        });
+    });
+    assert_eq!(found, ["DWP091"]);
+    // A completed plan with approval pending: no work is left to approve.
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("conformance-fixtures/verify-published-dwp-receipt/PLAN_audit_log_export");
+    let root = tempfile::tempdir().unwrap();
+    let copy = root.path().join("PLAN_audit_log_export");
+    copy_tree(&fixture, &copy);
+    let (code, before) = verify(&[copy.to_str().unwrap()]);
+    assert_eq!(
+        (code, codes(&before)),
+        (0, Vec::<String>::new()),
+        "{before:#}"
+    );
+    edit_state(&copy, |s| s["approval"] = serde_json::json!("pending"));
+    let (_, after) = verify(&[copy.to_str().unwrap()]);
+    assert!(!codes(&after).contains(&"DWP091".to_owned()), "{after:#}");
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}

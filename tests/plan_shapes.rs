@@ -860,7 +860,7 @@ fn init_materializes_every_shape_to_the_same_state() {
 }
 
 #[test]
-fn a_shape_edit_leaves_the_index_readable_and_edit_helper_checks_its_input() {
+fn the_edit_helper_refuses_an_edit_that_does_not_apply() {
     // The helper used above refuses an edit that would not apply: a shape test never passes
     // vacuously on an unchanged file.
     let root = tempfile::tempdir().unwrap();

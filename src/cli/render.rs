@@ -189,27 +189,17 @@ pub fn init(out: &mut impl Write, outcome: &InitOutcome, as_json: bool) -> Exit 
         );
     }
     if !outcome.completed_without_gates.is_empty() {
-        let ids: Vec<String> = outcome
-            .completed_without_gates
-            .iter()
-            .map(u64::to_string)
-            .collect();
         let _ = writeln!(
             out,
             "completed without a recorded gate (the log has no `Gate record:` line): task {}; `dwp verify` will ask for evidence",
-            ids.join(", ")
+            id_list(&outcome.completed_without_gates)
         );
     }
     if !outcome.completed_at_init.is_empty() {
-        let ids: Vec<String> = outcome
-            .completed_at_init
-            .iter()
-            .map(u64::to_string)
-            .collect();
         let _ = writeln!(
             out,
             "completed at the time of `dwp init` (the log has no readable `Timestamp:` line): task {}",
-            ids.join(", ")
+            id_list(&outcome.completed_at_init)
         );
     }
     if outcome.task_count > 0 && outcome.completed == outcome.task_count {
@@ -220,6 +210,14 @@ pub fn init(out: &mut impl Write, outcome: &InitOutcome, as_json: bool) -> Exit 
         );
     }
     Exit::Ok
+}
+
+/// `1, 3, 4`.
+fn id_list(ids: &[u64]) -> String {
+    ids.iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 pub fn migrate(out: &mut impl Write, outcome: &MigrateOutcome, as_json: bool) -> Exit {

@@ -104,7 +104,7 @@ pub fn verify_plan(dir: &Path, strict: bool) -> PlanReport {
     let validation = crate::validate::validate_plan(&paths);
     // A plan without a state layer has nothing for validate to judge: the markdown rules and
     // DWP093 say what there is to say.
-    let mut findings = if has_no_state_layer(&paths) {
+    let mut findings = if crate::plan::has_no_state_layer(&paths.dir) {
         Vec::new()
     } else {
         validation.findings
@@ -180,9 +180,7 @@ pub fn fix_hint(code: Code) -> &'static str {
         | CompletedCountDrift => {
             "the markdown wins: `dwp reconcile --write` regenerates state.json from it"
         }
-        OrderDrift => {
-            "number the README's task list 1..N in order (the markdown is the source), then `dwp verify` again"
-        }
+        OrderDrift => reconcile::ORDER_HINT,
         PlanStatusCount | OddMarker => {
             "edit the README (`[ ]`/`[x]` markers, `Plan Status: X/N`), then `dwp verify` again"
         }
@@ -217,9 +215,7 @@ pub fn fix_hint(code: Code) -> &'static str {
         ActiveBlocker => {
             "provide what it needs, then `dwp update --task N --resolve-blocker --status in_progress`"
         }
-        UnreadableIndexLine => {
-            "write it as `- [ ] Task N: Title` (docs/plan-markdown.md), or move it out of the task list"
-        }
+        UnreadableIndexLine => reconcile::UNREADABLE_ITEM_HINT,
         NotAStandard => {
             "correct the README's `**Standard:** DWP spec X.Y.Z` line (a 2.x, 4.x or 5.x standard)"
         }
@@ -289,7 +285,7 @@ pub fn plan_rules(
             findings.extend(timestamp_order(paths, state, crate::clock::now()));
             findings.extend(evidence_rules(paths, state, era));
         }
-        (None, Some(md)) if has_no_state_layer(paths) => {
+        (None, Some(md)) if crate::plan::has_no_state_layer(&paths.dir) => {
             findings.extend(markdown_only_rules(paths, md, era));
         }
         (None, _) => {}
@@ -367,15 +363,9 @@ fn task_rules(
     findings
 }
 
-/// Neither manifest.json nor state.json: a markdown-only plan.
-fn has_no_state_layer(paths: &PlanPaths) -> bool {
-    std::fs::symlink_metadata(&paths.manifest).is_err()
-        && std::fs::symlink_metadata(&paths.state).is_err()
-}
-
 /// Whether `dir` is inside a git work tree: an ancestor (or itself) holds `.git` (a folder, or
 /// the file a linked worktree or submodule has).
-pub fn in_git_work_tree(dir: &Path) -> bool {
+fn in_git_work_tree(dir: &Path) -> bool {
     let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     dir.ancestors().any(|d| d.join(".git").exists())
 }
@@ -448,14 +438,7 @@ fn markdown_inventory(paths: &PlanPaths, md: &reconcile::PlanMarkdown) -> Vec<Fi
     let root = std::fs::canonicalize(&paths.dir).ok();
     let mut named = std::collections::HashSet::new();
     for entry in &md.readme.index {
-        let file = match md.records.get(&entry.id) {
-            Some((path, _)) => path
-                .strip_prefix(&paths.dir)
-                .ok()
-                .map(|p| p.display().to_string()),
-            None => reconcile::linked_file(&entry.links).map(str::to_owned),
-        };
-        let problem = match &file {
+        let problem = match &md.task_file(entry) {
             None => Some(format!(
                 "task {}'s line names no task file and the folder has none numbered {}",
                 entry.id, entry.id
@@ -485,11 +468,11 @@ fn markdown_inventory(paths: &PlanPaths, md: &reconcile::PlanMarkdown) -> Vec<Fi
             );
         }
     }
-    for name in reconcile::task_files_in(&paths.dir) {
-        if !named.contains(&name) {
+    for name in &md.task_files {
+        if !named.contains(name) {
             findings.push(Finding::error(
                 Code::TaskFileInventory,
-                paths.dir.join(&name).display().to_string(),
+                paths.dir.join(name).display().to_string(),
                 format!("`{name}` is a task file the README's task list does not name"),
             ));
         }
@@ -650,10 +633,7 @@ fn readme_rules(paths: &PlanPaths, readme: &crate::markdown::Readme, era: Era) -
                 format!("the README has no {name} (or it is empty)"),
             )
             .line(section.as_ref().map(|s| s.line));
-            findings.push(match era {
-                Era::Current => finding,
-                Era::Legacy => finding.severity(Severity::Advisory),
-            });
+            findings.push(era.weigh(finding));
         }
     }
     if let Some(status) = &readme.plan_status
@@ -971,25 +951,11 @@ fn inventory_rules(paths: &PlanPaths, state: &State, md: &reconcile::PlanMarkdow
             );
         }
     }
-    if let Ok(entries) = std::fs::read_dir(&paths.dir) {
-        let mut strays: Vec<String> = entries
-            .flatten()
-            .filter_map(|e| e.file_name().to_str().map(str::to_owned))
-            .filter(|n| {
-                n.contains(".task_")
-                    && n.ends_with(".md")
-                    && n.starts_with(|c: char| c.is_ascii_digit())
-            })
-            .filter(|n| !named.contains(n))
-            .collect();
-        strays.sort();
-        for name in strays
-            .into_iter()
-            .filter(|_| state.format != Some(crate::model::PlanFormat::Lite))
-        {
+    if state.format != Some(crate::model::PlanFormat::Lite) {
+        for name in md.task_files.iter().filter(|n| !named.contains(*n)) {
             findings.push(Finding::error(
                 Code::TaskFileInventory,
-                paths.dir.join(&name).display().to_string(),
+                paths.dir.join(name).display().to_string(),
                 format!("`{name}` is a task file the state does not list"),
             ));
         }

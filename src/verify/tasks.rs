@@ -97,15 +97,9 @@ pub fn views_from_markdown(md: &PlanMarkdown) -> Vec<TaskView> {
             let record = md.records.get(&entry.id);
             TaskView {
                 id: entry.id,
-                title: reconcile::entry_title(md, entry).unwrap_or_default(),
+                title: md.title(entry).unwrap_or_default(),
                 status: reconcile::markdown_only_status(entry, record.map(|(_, r)| r)),
-                file: reconcile::linked_file(&entry.links)
-                    .map(str::to_owned)
-                    .or_else(|| {
-                        record
-                            .filter(|(path, _)| *path != md.readme_path)
-                            .and_then(|(path, _)| path.file_name()?.to_str().map(str::to_owned))
-                    }),
+                file: md.task_file(entry),
             }
         })
         .collect()
