@@ -655,11 +655,17 @@ fn bench_store(config: &Config, plans: &[Fixture], root: &Path) -> Vec<(usize, f
                 match which {
                     0 => floor_write(&plan.dir, &floor_tmp, &floor_target, bytes),
                     1 => {
-                        let outcome = write_atomic(&store_target, bytes).expect("store write");
+                        let outcome =
+                            write_atomic(&store_target, &plan.dir, bytes).expect("store write");
                         assert!(outcome.changed, "every store write must change bytes");
                     }
                     _ => {
-                        let outcome = write_atomic(&bare_target, bytes).expect("bare store write");
+                        let outcome = write_atomic(
+                            &bare_target,
+                            bare_target.parent().expect("a folder"),
+                            bytes,
+                        )
+                        .expect("bare store write");
                         assert!(outcome.changed);
                     }
                 }

@@ -24,7 +24,7 @@ use crate::error::{Error, Result};
 use crate::markdown::{self, TaskRecord};
 use crate::model::{State, Task, TaskStatus};
 use crate::plan::{self, Loaded};
-use crate::store::{self, lock};
+use crate::store;
 use crate::update::{self, AmendmentCheck, UpdateRequest};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -201,7 +201,7 @@ fn read_task_source(plan_dir: &Path, task: &Task) -> Result<TaskSource> {
 pub fn amend(target: &Path, request: &AmendRequest) -> Result<AmendOutcome> {
     check_input(request)?;
     let (plan_dir, state_path) = update::resolve_target(target);
-    let guard = lock::acquire(&state_path, request.wait)?;
+    let guard = crate::plan::lock_for_write(&plan_dir, &state_path, request.wait)?;
     let outcome = amend_under_lock(&plan_dir, &state_path, request)?;
     guard.release()?;
     Ok(outcome)
@@ -639,16 +639,16 @@ fn write_markdown(
         record_text = append_block(&record_text, block, source)?;
     }
     if record_text != source.text {
-        store::write_atomic(&source.path, record_text.as_bytes())?;
+        store::write_atomic(&source.path, plan_dir, record_text.as_bytes())?;
     }
     if !source.inline
         && let Some(id) = uncheck
     {
-        let readme = std::fs::read_to_string(&readme_path)
-            .map_err(|e| Error::io("read", &readme_path, e))?;
+        let readme = store::read_text(&readme_path, plan_dir)
+            .map_err(|failure| failure.into_error("read", &readme_path))?;
         let edited = uncheck_box(&readme, id);
         if edited != readme {
-            store::write_atomic(&readme_path, edited.as_bytes())?;
+            store::write_atomic(&readme_path, plan_dir, edited.as_bytes())?;
         }
     }
     Ok(())
@@ -748,7 +748,11 @@ fn mirror_in_progress(
         "- {}: amendment {} of task {} in {plan_name}",
         block.date, block.number, task.id
     );
-    let existing = std::fs::read_to_string(&path).unwrap_or_default();
+    let existing = match store::read_text(&path, plan_dir) {
+        Ok(text) => text,
+        Err(store::ReadFailure::Missing) => String::new(),
+        Err(failure) => return Err(failure.into_error("read", &path)),
+    };
     if existing.lines().any(|line| line.starts_with(&key)) {
         return Ok(());
     }
@@ -769,6 +773,6 @@ fn mirror_in_progress(
             task.id
         ));
     }
-    store::append_line(&path, &line)?;
+    store::append_line(&path, plan_dir, &line)?;
     Ok(())
 }

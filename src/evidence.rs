@@ -271,16 +271,10 @@ fn resolve_log(plan_dir: &Path, log: &str) -> LogTarget {
     if !lexically_inside {
         return LogTarget::Escapes;
     }
-    let path = plan_dir.join(relative);
-    match (
-        std::fs::canonicalize(&path),
-        std::fs::canonicalize(plan_dir),
-    ) {
-        (Ok(target), Ok(root)) if target.starts_with(&root) && target.is_file() => {
-            LogTarget::Present
-        }
-        (Ok(target), Ok(root)) if !target.starts_with(&root) => LogTarget::Escapes,
-        _ => LogTarget::Missing,
+    match crate::store::place(&plan_dir.join(relative), plan_dir) {
+        crate::store::Place::File => LogTarget::Present,
+        crate::store::Place::Outside => LogTarget::Escapes,
+        crate::store::Place::Missing | crate::store::Place::Other => LogTarget::Missing,
     }
 }
 
@@ -433,5 +427,23 @@ mod tests {
                 "{escaping}: {problems:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_log_reached_through_a_symlinked_folder_leaving_the_plan_escapes() {
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("test.log"), "12 passed").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("analysis_results")).unwrap();
+        let g = gate(
+            "t",
+            true,
+            Some(0),
+            "12 passed log=analysis_results/test.log",
+        );
+        assert_eq!(
+            gate_problems(&g, dir.path()),
+            vec![GateProblem::LogEscapes("analysis_results/test.log".into())]
+        );
     }
 }

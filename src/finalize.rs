@@ -205,7 +205,7 @@ fn reached(step: Step) -> Result<()> {
 /// Run `dwp finalize` (or `--recover`) on the plan at `target`.
 pub fn finalize(target: &Path, request: &FinalizeRequest) -> Result<Publication> {
     let (plan_dir, state_path) = crate::update::resolve_target(target);
-    let guard = lock::acquire(&state_path, request.wait)?;
+    let guard = plan::lock_for_write(&plan_dir, &state_path, request.wait)?;
     let result = if request.recover {
         recover_locked(&plan_dir, &state_path, request)
     } else {
@@ -288,7 +288,7 @@ fn complete_publication(
     mut marker: Marker,
     recovered_from: Option<MarkerSummary>,
 ) -> Result<Publication> {
-    store::write_atomic(state_path, &candidate.bytes)?;
+    store::write_atomic(state_path, &paths.dir, &candidate.bytes)?;
     marker.step = Step::StatePublished.name().to_owned();
     write_marker(&paths.dir, &marker)?;
     reached(Step::StatePublished)?;
@@ -307,16 +307,14 @@ fn complete_publication(
     let receipt_path = paths.dir.join(crate::receipt::RECEIPT);
     let receipt = receipt(&paths.dir, &candidate.doc, &candidate.sha256, &marker)?;
     if let Some(parent) = receipt_path.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;
+        store::create_dir(parent, &paths.dir)?;
     }
-    store::write_atomic(&receipt_path, &store::canonical_bytes(&receipt))?;
+    store::write_atomic(&receipt_path, &paths.dir, &store::canonical_bytes(&receipt))?;
     marker.step = Step::ReceiptWritten.name().to_owned();
     write_marker(&paths.dir, &marker)?;
     reached(Step::ReceiptWritten)?;
 
-    let marker_path = paths.dir.join(MARKER);
-    std::fs::remove_file(&marker_path).map_err(|e| Error::io("remove", &marker_path, e))?;
-    store::atomic::sync_dir(&paths.dir)?;
+    store::remove_file(&paths.dir.join(MARKER), &paths.dir)?;
     reached(Step::MarkerRemoved)?;
     Ok(Publication {
         plan: paths.dir.display().to_string(),
@@ -335,7 +333,7 @@ fn recover_locked(
     request: &FinalizeRequest,
 ) -> Result<Publication> {
     let marker_path = plan_dir.join(MARKER);
-    let marker = read_marker(&marker_path)?;
+    let marker = read_marker(&marker_path, plan_dir)?;
     let recorded = store::sha256_hex(marker.candidate.as_bytes());
     if recorded != marker.candidate_sha256 {
         return Err(Error::rejected(
@@ -358,7 +356,8 @@ fn recover_locked(
             .with_hint("recover with the recorded candidate (omit --candidate), then publish anew"));
         }
     }
-    let on_disk = std::fs::read(state_path).map_err(|e| Error::io("read", state_path, e))?;
+    let on_disk = store::read_artifact(state_path, plan_dir)
+        .map_err(|failure| failure.into_error("read", state_path))?;
     let summary = MarkerSummary {
         candidate_sha256: marker.candidate_sha256.clone(),
         artifacts_sha256: marker.artifacts_sha256.clone(),
@@ -550,20 +549,25 @@ fn verdict_of(findings: &[Finding]) -> PublicationVerdict {
 }
 
 fn write_marker(plan_dir: &Path, marker: &Marker) -> Result<()> {
-    store::write_atomic(&plan_dir.join(MARKER), &store::canonical_bytes(marker)).map(|_| ())
+    store::write_atomic(
+        &plan_dir.join(MARKER),
+        plan_dir,
+        &store::canonical_bytes(marker),
+    )
+    .map(|_| ())
 }
 
-fn read_marker(path: &Path) -> Result<Marker> {
-    let bytes = match std::fs::read(path) {
+fn read_marker(path: &Path, plan_dir: &Path) -> Result<Marker> {
+    let bytes = match store::read_artifact(path, plan_dir) {
         Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        Err(store::ReadFailure::Missing) => {
             return Err(Error::rejected(
                 path.display().to_string(),
                 "there is no interrupted publication to recover",
             )
             .with_hint("publish with `dwp finalize PLAN`"));
         }
-        Err(e) => return Err(Error::io("read", path, e)),
+        Err(failure) => return Err(failure.into_error("read", path)),
     };
     let value = crate::json::parse_strict(&bytes)
         .map_err(|e| Error::rejected(format!("{}: {}", path.display(), e.path), e.message))?;
@@ -612,11 +616,16 @@ pub fn covered_artifacts(plan_dir: &Path, state: &State) -> Result<Vec<Artifact>
     let mut artifacts = Vec::new();
     for name in names {
         let path = plan_dir.join(&name);
-        if !path.exists() {
-            continue;
-        }
-        let bytes = store::read_artifact(&path, plan_dir)
-            .map_err(|failure| Error::rejected(path.display().to_string(), failure.to_string()))?;
+        let bytes = match store::read_artifact(&path, plan_dir) {
+            Ok(bytes) => bytes,
+            Err(store::ReadFailure::Missing) => continue,
+            Err(failure) => {
+                return Err(Error::rejected(
+                    path.display().to_string(),
+                    failure.to_string(),
+                ));
+            }
+        };
         artifacts.push(Artifact {
             path: name,
             sha256: store::sha256_hex(&bytes),
@@ -631,22 +640,29 @@ fn analysis_results(plan_dir: &Path) -> Result<Vec<String>> {
     let mut found = Vec::new();
     let mut folders = vec![PathBuf::from("analysis_results")];
     while let Some(folder) = folders.pop() {
-        let Ok(entries) = std::fs::read_dir(plan_dir.join(&folder)) else {
-            continue;
-        };
-        for entry in entries {
-            let entry = entry.map_err(|e| Error::io("list", &plan_dir.join(&folder), e))?;
-            let relative = folder.join(entry.file_name());
-            let kind = entry
-                .file_type()
-                .map_err(|e| Error::io("stat", &entry.path(), e))?;
-            if kind.is_dir() {
+        let folder_path = plan_dir.join(&folder);
+        match store::entry(&folder_path, plan_dir) {
+            Ok(store::Entry::Missing) => continue,
+            Ok(store::Entry::Directory) => {}
+            Ok(_) => {
+                return Err(Error::rejected(
+                    folder_path.display().to_string(),
+                    "is not a folder of the plan (a symlink or a special file)",
+                ));
+            }
+            Err(e) => return Err(Error::io("stat", &folder_path, e)),
+        }
+        for name in store::list_dir(&folder_path, plan_dir)? {
+            let relative = folder.join(&name);
+            let kind = store::entry(&plan_dir.join(&relative), plan_dir)
+                .map_err(|e| Error::io("stat", &plan_dir.join(&relative), e))?;
+            if kind == store::Entry::Directory {
                 folders.push(relative);
-            } else if kind.is_file() {
-                let name = relative.to_string_lossy().into_owned();
-                let temp = store::atomic::is_temp_name(&entry.file_name().to_string_lossy());
-                if name != crate::receipt::RECEIPT && !temp {
-                    found.push(name);
+            } else if kind != store::Entry::Missing {
+                // Files and anything else: a symlink or a pipe is refused when it is read.
+                let relative = relative.to_string_lossy().into_owned();
+                if relative != crate::receipt::RECEIPT && !store::atomic::is_temp_name(&name) {
+                    found.push(relative);
                 }
             }
         }

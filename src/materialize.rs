@@ -28,7 +28,7 @@ use crate::model::{
     Materialization, PlanFormat, PlanStatus, Rigor, State, Task, TaskStatus,
 };
 use crate::plan::{self, Loaded, PlanPaths};
-use crate::store::{self, lock};
+use crate::store;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::path::Path;
@@ -94,7 +94,7 @@ pub fn init(plan_dir: &Path, creator: &Creator, standard: Option<&str>) -> Resul
             "is not a plan folder",
         ));
     }
-    let guard = lock::acquire(&paths.state, std::time::Duration::ZERO)?;
+    let guard = crate::plan::lock_for_write(&paths.dir, &paths.state, std::time::Duration::ZERO)?;
     let outcome = init_under_lock(&paths, creator, standard)?;
     guard.release()?;
     Ok(outcome)
@@ -109,6 +109,7 @@ fn init_under_lock(
     refuse_existing(paths)?;
     let name = plan_name(paths)?;
     let md = crate::reconcile::read_markdown(&paths.dir)?;
+    md.require_readable()?;
     let place = md.readme_path.display().to_string();
     // A file that is not there is the locator's refusal (below); one that is there but cannot
     // be read is refused here.
@@ -169,11 +170,12 @@ fn init_under_lock(
     };
     let (manifest_bytes, state_bytes) = checked_pair(paths, &manifest, &state)?;
     let created = create_plan_files(&paths.dir)?;
-    let state_sha256 = store::write_atomic(&paths.state, &state_bytes)?.sha256;
-    let manifest_sha256 = store::write_atomic(&paths.manifest, &manifest_bytes)?.sha256;
+    let state_sha256 = store::write_atomic(&paths.state, &paths.dir, &state_bytes)?.sha256;
+    let manifest_sha256 = store::write_atomic(&paths.manifest, &paths.dir, &manifest_bytes)?.sha256;
     let completed = state.completed_count;
     store::append_line(
         &paths.dir.join("PROGRESS.md"),
+        &paths.dir,
         &format!(
             "- {now}: materialized by `dwp init`: manifest.json and state.json (v5, {format}, DWP spec {spec_version} from {standard_from}, {} tasks, {completed} completed as the README's boxes record, approval {approval})",
             state.task_count
@@ -234,14 +236,18 @@ fn create_plan_files(dir: &Path) -> Result<Vec<String>> {
         ("PROGRESS.md", "# Progress\n"),
     ] {
         let path = dir.join(name);
-        if std::fs::symlink_metadata(&path).is_err() {
-            store::write_atomic(&path, text.as_bytes())?;
+        if store::entry(&path, dir).map_err(|e| Error::io("stat", &path, e))?
+            == store::Entry::Missing
+        {
+            store::write_atomic(&path, dir, text.as_bytes())?;
             created.push(name.to_owned());
         }
     }
     let results = dir.join("analysis_results");
-    if std::fs::symlink_metadata(&results).is_err() {
-        store::create_dir(&results)?;
+    if store::entry(&results, dir).map_err(|e| Error::io("stat", &results, e))?
+        == store::Entry::Missing
+    {
+        store::create_dir(&results, dir)?;
         created.push("analysis_results/".to_owned());
     }
     Ok(created)
@@ -574,7 +580,7 @@ pub fn migrate(plan_dir: &Path, to: Generation) -> Result<MigrateOutcome> {
         ));
     }
     let paths = PlanPaths::new(plan_dir);
-    let guard = lock::acquire(&paths.state, std::time::Duration::ZERO)?;
+    let guard = crate::plan::lock_for_write(&paths.dir, &paths.state, std::time::Duration::ZERO)?;
     let outcome = migrate_under_lock(&paths, to)?;
     guard.release()?;
     Ok(outcome)
@@ -586,6 +592,7 @@ fn migrate_under_lock(paths: &PlanPaths, to: Generation) -> Result<MigrateOutcom
     let state = plan::load_state(paths).map_err(|f| newer_or(f, "the state"))?;
     check_migratable(&manifest, &state, to)?;
     let readme = crate::reconcile::read_markdown(&paths.dir)?;
+    readme.require_readable()?;
     if let Some(standard) = &readme.readme.standard {
         let place = format!("{}:{}", readme.readme_path.display(), standard.line);
         refuse_newer_spec(&standard.version, &place)?;
@@ -607,14 +614,20 @@ fn migrate_under_lock(paths: &PlanPaths, to: Generation) -> Result<MigrateOutcom
     let from = format!("v{}", manifest.generation.min(state.generation).number());
     store::append_line(
         &paths.dir.join("PROGRESS.md"),
+        &paths.dir,
         &format!(
             "- {}: `dwp migrate --to v{n}`: manifest.json and state.json {from} → v{n} (file → locator, plan_format full, format full, materialization ready)",
             next_state.updated_at,
             n = to.number()
         ),
     )?;
-    let state_sha256 = write_unless_same(&paths.state, &state.bytes, &state_bytes)?;
-    let manifest_sha256 = write_unless_same(&paths.manifest, &manifest.bytes, &manifest_bytes)?;
+    let state_sha256 = write_unless_same(&paths.state, &paths.dir, &state.bytes, &state_bytes)?;
+    let manifest_sha256 = write_unless_same(
+        &paths.manifest,
+        &paths.dir,
+        &manifest.bytes,
+        &manifest_bytes,
+    )?;
     Ok(MigrateOutcome {
         plan: next_state.plan,
         from,
@@ -708,9 +721,9 @@ fn migrated_state(state: &State, to: Generation, readme_approval: Option<Approva
 }
 
 /// Write `next` unless the file already holds exactly it (the half a resumed migration did).
-fn write_unless_same(path: &Path, current: &[u8], next: &[u8]) -> Result<String> {
+fn write_unless_same(path: &Path, plan_dir: &Path, current: &[u8], next: &[u8]) -> Result<String> {
     if current == next {
         return Ok(store::sha256_hex(next));
     }
-    Ok(store::write_atomic(path, next)?.sha256)
+    Ok(store::write_atomic(path, plan_dir, next)?.sha256)
 }

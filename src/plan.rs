@@ -82,7 +82,7 @@ pub fn declared_kind(value: &Value) -> Option<DocKind> {
 /// input), wherever it points: writers replace files, and a link would split what is read from
 /// what is written.
 fn read_json_artifact(path: &Path, plan_dir: &Path) -> Result<Vec<u8>, ReadFailure> {
-    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+    if crate::store::entry(path, plan_dir).is_ok_and(|e| e == crate::store::Entry::Symlink) {
         return Err(ReadFailure::Symlink);
     }
     read_artifact(path, plan_dir)
@@ -324,12 +324,36 @@ fn typing_finding<T: DeserializeOwned>(file: &str, prefix: &str, value: &Value) 
     Finding::error(Code::Unrepresentable, file, error.into_inner().to_string()).at(path)
 }
 
+/// Marker of a publication in progress (issue #6); writers refuse while it exists.
+pub const FINALIZING_MARKER: &str = ".finalizing.json";
+
+/// The plan files every writer may read once it holds the lock.
+const WRITER_INPUTS: [&str; 5] = [
+    "state.json",
+    "manifest.json",
+    "README.md",
+    "PROGRESS.md",
+    FINALIZING_MARKER,
+];
+
+/// Take the plan's lock for a writer, once its inputs are known to be regular files: a named
+/// pipe in place of one would block the writer in `open()` while it holds the lock.
+pub fn lock_for_write(
+    plan_dir: &Path,
+    state_path: &Path,
+    wait: std::time::Duration,
+) -> crate::Result<crate::store::lock::LockGuard> {
+    crate::store::require_regular_files(plan_dir, &WRITER_INPUTS)?;
+    crate::store::lock::acquire(state_path, wait)
+}
+
 /// A plan folder with neither manifest.json nor state.json (nothing at either name, not even a
 /// symlink): a plan without a state layer, judged and shown from its markdown.
 pub fn has_no_state_layer(plan_dir: &Path) -> bool {
-    [DocKind::Manifest, DocKind::State]
-        .iter()
-        .all(|kind| std::fs::symlink_metadata(plan_dir.join(kind.file_name())).is_err())
+    [DocKind::Manifest, DocKind::State].iter().all(|kind| {
+        crate::store::entry(&plan_dir.join(kind.file_name()), plan_dir)
+            .is_ok_and(|e| e == crate::store::Entry::Missing)
+    })
 }
 
 /// The error a writer gives for findings that stop it: the first finding, counted with the rest.
@@ -362,8 +386,10 @@ pub fn load_state_for_write(
     state_path: &Path,
     invariants: bool,
 ) -> crate::Result<Loaded<State>> {
-    let no_layer = std::fs::symlink_metadata(state_path).is_err() && has_no_state_layer(plan_dir);
-    if no_layer && plan_dir.join("README.md").is_file() {
+    let no_layer = has_no_state_layer(plan_dir);
+    if no_layer
+        && crate::store::place(&plan_dir.join("README.md"), plan_dir) == crate::store::Place::File
+    {
         return Err(crate::Error::rejected(
             state_path.display().to_string(),
             "the plan has no state layer (no state.json, no manifest.json): there is no state to change",
@@ -377,8 +403,8 @@ pub fn load_state_for_write(
         let unreadable = findings
             .first()
             .is_some_and(|f| f.severity == Severity::Unverified);
-        match std::fs::read(state_path) {
-            Err(e) if unreadable => crate::Error::io("read", state_path, e),
+        match read_artifact(state_path, plan_dir) {
+            Err(ReadFailure::Io(e)) if unreadable => crate::Error::io("read", state_path, e),
             _ => refusal(findings, "the input state does not validate"),
         }
     })?;

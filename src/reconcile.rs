@@ -15,7 +15,7 @@ use crate::model::{
     Field, Gate, Locator, LocatorKind, PlanFormat, PlanStatus, State, Task, TaskStatus,
 };
 use crate::plan::{self, Loaded};
-use crate::store::{self, lock};
+use crate::store;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -73,6 +73,28 @@ impl PlanMarkdown {
         })
     }
 
+    /// A writer derives nothing from markdown it could not read whole: the first task file
+    /// that could not be read stops it.
+    pub fn require_readable(&self) -> Result<()> {
+        let first = self
+            .unreadable
+            .iter()
+            .find(|u| u.kind != UnreadableKind::Missing);
+        match first {
+            None => Ok(()),
+            Some(u) => Err(Error::rejected(
+                u.path.display().to_string(),
+                format!(
+                    "task {}'s file {}: dwp derives nothing from markdown it cannot read",
+                    u.id, u.why
+                ),
+            )
+            .with_hint(
+                "make it a readable UTF-8 regular file of the plan folder, then run this again",
+            )),
+        }
+    }
+
     /// A state is derived only from a task list read whole and numbered 1..N in order.
     pub fn check_index(&self) -> Result<()> {
         let place = self.readme_path.display().to_string();
@@ -105,8 +127,31 @@ pub struct Unreadable {
     pub id: u64,
     pub path: PathBuf,
     pub why: String,
+    pub kind: UnreadableKind,
+}
+
+/// Why a task file could not be read, as the rules weigh it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnreadableKind {
+    /// Not there: the inventory's finding (DWP054).
+    Missing,
+    /// The path leads outside the plan folder (DWP055).
+    Escapes,
     /// The OS refused the read (permissions...): nothing can be claimed either way.
-    pub unverifiable: bool,
+    Refused,
+    /// There, but not a readable UTF-8 regular file within the size limit.
+    Invalid,
+}
+
+impl UnreadableKind {
+    fn of(failure: &store::ReadFailure) -> Self {
+        match failure {
+            store::ReadFailure::Missing => UnreadableKind::Missing,
+            store::ReadFailure::Escapes(_) => UnreadableKind::Escapes,
+            failure if failure.is_unverifiable() => UnreadableKind::Refused,
+            _ => UnreadableKind::Invalid,
+        }
+    }
 }
 
 /// The task file an index entry links to (Full), if any.
@@ -119,19 +164,15 @@ pub fn linked_file(links: &[String]) -> Option<&str> {
 
 /// The `N.task_*.md` files in the plan folder, sorted.
 fn task_files_in(plan_dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(plan_dir)
+    store::list_dir(plan_dir, plan_dir)
+        .unwrap_or_default()
         .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str().map(str::to_owned))
         .filter(|n| {
             n.contains(".task_")
                 && n.ends_with(".md")
                 && n.starts_with(|c: char| c.is_ascii_digit())
         })
-        .collect();
-    names.sort();
-    names
+        .collect()
 }
 
 /// The one task file of the folder numbered `id`, for an index item that names none.
@@ -145,14 +186,18 @@ fn file_numbered(files: &[String], id: u64) -> Option<&str> {
 }
 
 /// Read README.md and the task records it indexes (an index item without a link reads the
-/// folder's one task file of its number).
+/// folder's one task file of its number). A README that cannot be read is an error naming it.
 pub fn read_markdown(plan_dir: &Path) -> Result<PlanMarkdown> {
+    load_markdown(plan_dir)
+        .map_err(|failure| failure.into_error("read", &plan_dir.join("README.md")))
+}
+
+/// [`read_markdown`], with the README's read failure as it is, for the checker to weigh. Every
+/// file is read strictly (UTF-8, a regular file inside the plan); a task file that cannot be
+/// read is listed in [`PlanMarkdown::unreadable`], never skipped.
+pub fn load_markdown(plan_dir: &Path) -> std::result::Result<PlanMarkdown, store::ReadFailure> {
     let readme_path = plan_dir.join("README.md");
-    let bytes = store::read_artifact(&readme_path, plan_dir).map_err(|failure| match failure {
-        store::ReadFailure::Io(e) => Error::io("read", &readme_path, e),
-        other => Error::rejected(readme_path.display().to_string(), other.to_string()),
-    })?;
-    let text = String::from_utf8_lossy(&bytes);
+    let text = store::read_text(&readme_path, plan_dir)?;
     let readme = markdown::parse_readme(&text);
     let mut records = BTreeMap::new();
     let mut unreadable = Vec::new();
@@ -176,17 +221,19 @@ pub fn read_markdown(plan_dir: &Path) -> Result<PlanMarkdown> {
             continue;
         };
         let path = plan_dir.join(file);
-        match store::read_artifact(&path, plan_dir) {
-            Ok(bytes) => {
-                if let Some(record) = markdown::parse_task_file(&String::from_utf8_lossy(&bytes)) {
-                    records.insert(entry.id, (path, record));
-                }
+        match store::read_text(&path, plan_dir) {
+            // A file with no task heading is still the task's record: one that lacks every
+            // section, which is what the section rules then report.
+            Ok(text) => {
+                let record = markdown::parse_task_file(&text)
+                    .unwrap_or_else(|| markdown::TaskRecord::headless(entry.id));
+                records.insert(entry.id, (path, record));
             }
             Err(failure) => unreadable.push(Unreadable {
                 id: entry.id,
-                path,
                 why: failure.to_string(),
-                unverifiable: failure.is_unverifiable(),
+                kind: UnreadableKind::of(&failure),
+                path,
             }),
         }
     }
@@ -1054,7 +1101,11 @@ pub struct ReconcileReport {
 pub fn reconcile(target: &Path, request: &ReconcileRequest) -> Result<ReconcileReport> {
     let (plan_dir, state_path) = crate::update::resolve_target(target);
     let guard = if request.write {
-        Some(lock::acquire(&state_path, request.wait)?)
+        Some(crate::plan::lock_for_write(
+            &plan_dir,
+            &state_path,
+            request.wait,
+        )?)
     } else {
         None
     };
@@ -1073,6 +1124,7 @@ pub fn reconcile(target: &Path, request: &ReconcileRequest) -> Result<ReconcileR
         });
     }
     let md = read_markdown(&plan_dir)?;
+    md.require_readable()?;
     check_drops(&md, &loaded.doc, &request.drop, &state_path)?;
     let desync = compare(&md, &loaded.doc);
     let now = clock::now_rfc3339();
@@ -1109,7 +1161,7 @@ pub fn reconcile(target: &Path, request: &ReconcileRequest) -> Result<ReconcileR
     let mut written = false;
     if request.write && bytes != loaded.bytes {
         plan::check_before_write(&state_path, &bytes, "the regenerated state")?;
-        store::write_atomic(&state_path, &bytes)?;
+        store::write_atomic(&state_path, &plan_dir, &bytes)?;
         append_progress(&plan_dir, &now, &changes, &desync)?;
         written = true;
     }
@@ -1182,7 +1234,7 @@ fn append_progress(
     for d in desync.iter().filter(|d| d.task.is_none()) {
         entry.push_str(&format!("- {}: {}\n", d.direction, d.message));
     }
-    store::append_line(&plan_dir.join("PROGRESS.md"), entry.trim_end())?;
+    store::append_line(&plan_dir.join("PROGRESS.md"), plan_dir, entry.trim_end())?;
     Ok(())
 }
 

@@ -30,13 +30,12 @@ use crate::model::{
     Actor, Approval, Blocker, Checkpoint, Field, Gate, Materialization, Outcome, State, TaskStatus,
 };
 use crate::plan::{self, Loaded};
-use crate::store::{self, lock};
+use crate::store;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// Marker of a publication in progress (issue #6); writers refuse while it exists.
-pub const FINALIZING_MARKER: &str = ".finalizing.json";
+pub use crate::plan::FINALIZING_MARKER;
 
 /// What the caller asks for. Built by the CLI from flags; every field maps to one flag.
 #[derive(Debug, Clone, Default)]
@@ -179,7 +178,7 @@ pub fn parse_gate_json(text: &str, now: &str) -> Result<Gate> {
 pub fn update(target: &Path, request: &UpdateRequest) -> Result<UpdateOutcome> {
     check_request(request)?;
     let (plan_dir, state_path) = resolve_target(target);
-    let guard = lock::acquire(&state_path, request.wait)?;
+    let guard = crate::plan::lock_for_write(&plan_dir, &state_path, request.wait)?;
     let outcome = update_under_lock(&plan_dir, &state_path, request, AmendmentCheck::TaskLog)?;
     guard.release()?;
     Ok(outcome)
@@ -242,7 +241,7 @@ pub fn update_under_lock(
     let new_sha256 = match (changed, request.dry_run) {
         (false, _) => loaded.sha256.clone(),
         (true, true) => store::sha256_hex(&bytes),
-        (true, false) => store::write_atomic(state_path, &bytes)?.sha256,
+        (true, false) => store::write_atomic(state_path, plan_dir, &bytes)?.sha256,
     };
     let task = next
         .task(request.task)
@@ -266,7 +265,7 @@ pub fn update_under_lock(
 /// Refuse every state change while a publication is in progress.
 pub fn refuse_while_finalizing(plan_dir: &Path) -> Result<()> {
     let marker = plan_dir.join(FINALIZING_MARKER);
-    if marker.exists() {
+    if store::place(&marker, plan_dir) != store::Place::Missing {
         return Err(Error::rejected(
             marker.display().to_string(),
             "a publication is in progress (interrupted?): the state may not change until it is recovered",
@@ -296,7 +295,11 @@ fn check_preconditions(plan_dir: &Path, loaded: &Loaded<State>) -> Result<()> {
     }
     // The README is read once, for both questions it may answer.
     let readme = plan_dir.join("README.md");
-    let readme_text = std::fs::read_to_string(&readme).ok();
+    let readme_text = match store::read_text(&readme, plan_dir) {
+        Ok(text) => Some(text),
+        Err(store::ReadFailure::Missing) => None,
+        Err(failure) => return Err(failure.into_error("read", &readme)),
+    };
     refuse_partial_materialization(&readme, readme_text.as_deref())?;
     let (approval, source) = match state.approval {
         Some(approval) => (approval, format!("{file}: $.approval")),

@@ -11,6 +11,11 @@
 //! without that variable the child tests return at once, so `--include-ignored` stays harmless.
 
 use dwp::store::atomic::leftover_temps;
+
+/// The folder a target is written in: the root its path must stay inside.
+fn dwp_parent(target: &Path) -> &Path {
+    target.parent().expect("a target in a folder")
+}
 use dwp::store::{canonical_bytes, write_atomic};
 use dwp::synth::SynthPlan;
 use std::fs;
@@ -89,14 +94,14 @@ fn child_store_writer_loop() {
     // Start with the payload the target does not hold, so the first write really writes.
     let current = fs::read(&target).unwrap_or_default();
     let mut next = usize::from(current == payloads[0]);
-    write_atomic(&target, &payloads[next]).expect("first write");
+    write_atomic(&target, dwp_parent(&target), &payloads[next]).expect("first write");
     let mut stdout = std::io::stdout();
     // On a line of its own: libtest may already have printed "test ... " without a newline.
     writeln!(stdout, "\n{READY}").expect("stdout");
     stdout.flush().expect("stdout");
     loop {
         next = 1 - next;
-        write_atomic(&target, &payloads[next]).expect("looping write");
+        write_atomic(&target, dwp_parent(&target), &payloads[next]).expect("looping write");
     }
 }
 
@@ -107,7 +112,12 @@ fn child_store_single_write() {
     let Some(target) = std::env::var_os(CHILD_ONCE_ENV) else {
         return;
     };
-    let outcome = write_atomic(Path::new(&target), b"{\"new\": true}\n").expect("write");
+    let outcome = write_atomic(
+        Path::new(&target),
+        dwp_parent(Path::new(&target)),
+        b"{\"new\": true}\n",
+    )
+    .expect("write");
     assert!(outcome.changed);
 }
 
@@ -121,7 +131,7 @@ fn a_sigkilled_writer_leaves_old_or_new_bytes_and_the_next_write_sweeps_its_temp
     serde_json::from_slice::<serde_json::Value>(&b).expect("B is JSON");
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join(TARGET_NAME);
-    write_atomic(&target, &a).unwrap();
+    write_atomic(&target, dwp_parent(&target), &a).unwrap();
 
     let mut landed_mid_write = 0;
     let mut left_a = 0;
@@ -181,7 +191,8 @@ fn a_sigkilled_writer_leaves_old_or_new_bytes_and_the_next_write_sweeps_its_temp
         // The other payload, so this write really happens (an unchanged write touches nothing,
         // the sweep included).
         let other = if holds_a { &b } else { &a };
-        let outcome = write_atomic(&target, other).expect("the write after a kill");
+        let outcome =
+            write_atomic(&target, dwp_parent(&target), other).expect("the write after a kill");
         assert!(outcome.changed);
         let left = leftover_temps(dir.path(), TARGET_NAME);
         assert!(
@@ -214,16 +225,34 @@ fn synced_path(call: &str) -> Option<&str> {
 }
 
 /// Source and destination of `rename("a", "b")`, `renameat(AT_FDCWD</x>, "a", AT_FDCWD</x>,
-/// "b")` or `renameat2(..., 0)`.
-fn renamed_paths(call: &str) -> Option<(&str, &str)> {
-    if !["rename(", "renameat(", "renameat2("]
+/// "b")` or `renameat2(..., 0)`, as full paths: a name relative to a folder descriptor
+/// (`renameat(4</plan>, "a", 4</plan>, "b")`, as `strace -y` prints it) is joined to that
+/// folder's path.
+fn renamed_paths(call: &str) -> Option<(String, String)> {
+    let args = ["rename(", "renameat(", "renameat2("]
         .iter()
-        .any(|p| call.starts_with(p))
-    {
-        return None;
+        .find_map(|p| call.strip_prefix(p))?;
+    let mut paths = Vec::new();
+    let mut folder: Option<&str> = None;
+    let mut rest = args;
+    while paths.len() < 2 {
+        let quote = rest.find('"')?;
+        // A `</dir>` before the quoted name is the folder it is relative to.
+        let before = &rest[..quote];
+        if let (Some(open), Some(close)) = (before.rfind('<'), before.rfind('>')) {
+            folder = Some(&before[open + 1..close]);
+        }
+        let after = &rest[quote + 1..];
+        let end = after.find('"')?;
+        let name = &after[..end];
+        paths.push(match folder.take() {
+            Some(dir) if !name.starts_with('/') && !dir.is_empty() => format!("{dir}/{name}"),
+            _ => name.to_owned(),
+        });
+        rest = &after[end + 1..];
     }
-    let mut quoted = call.split('"').skip(1).step_by(2);
-    Some((quoted.next()?, quoted.next()?))
+    let second = paths.pop()?;
+    Some((paths.pop()?, second))
 }
 
 #[test]
@@ -317,7 +346,9 @@ fn a_write_fsyncs_the_temp_file_then_renames_it_then_fsyncs_the_folder() {
         .iter()
         .enumerate()
         .skip(temp_sync + 1)
-        .find(|(_, call)| renamed_paths(call) == Some((temp, target_str)) && succeeded(call))
+        .find(|(_, call)| {
+            renamed_paths(call) == Some((temp.to_owned(), target_str.to_owned())) && succeeded(call)
+        })
         .map(|(i, _)| i)
         .unwrap_or_else(|| {
             panic!("no rename of {temp} onto {target_str} after its fsync:\n{text}")
@@ -351,7 +382,7 @@ fn concurrent_writers_never_expose_a_torn_or_mixed_file() {
     );
     let dir = tempfile::tempdir().unwrap();
     let target = Arc::new(dir.path().join(TARGET_NAME));
-    write_atomic(&target, &payloads[0]).unwrap();
+    write_atomic(&target, dwp_parent(&target), &payloads[0]).unwrap();
 
     let done = Arc::new(AtomicBool::new(false));
     let start = Arc::new(Barrier::new(WRITERS + 1));
@@ -397,7 +428,8 @@ fn concurrent_writers_never_expose_a_torn_or_mixed_file() {
             std::thread::spawn(move || {
                 start.wait();
                 for _ in 0..WRITES_EACH {
-                    write_atomic(&target, &payloads[i]).expect("a concurrent write");
+                    write_atomic(&target, dwp_parent(&target), &payloads[i])
+                        .expect("a concurrent write");
                 }
             })
         })

@@ -444,7 +444,7 @@ fn run(cli: &Cli) -> Result<Exit, Error> {
                     recovery.inspected.path.display(),
                     recovery.inspected.describe()
                 );
-                crate::store::append_line(&plan_dir.join("PROGRESS.md"), &line)?;
+                crate::store::append_line(&plan_dir.join("PROGRESS.md"), &plan_dir, &line)?;
             }
             render::lock_recover(
                 &mut out,

@@ -78,10 +78,10 @@ pub fn declare(target: &Path, request: &DeclareRequest) -> Result<DeclareOutcome
         format::expected_validator().is_valid(&serde_json::to_value(&declaration).unwrap())
     );
     super::ensure_ledger_dir(&plan_dir)?;
-    let written = crate::store::write_atomic(&files.expected, &bytes)?;
+    let written = crate::store::write_atomic(&files.expected, &plan_dir, &bytes)?;
     if previous.is_some() {
         // A new contract starts a new retry ladder.
-        super::ladder::reset(&files.check)?;
+        super::ladder::reset(&plan_dir, &files.check)?;
     }
     Ok(DeclareOutcome {
         file: files.expected.display().to_string(),

@@ -184,7 +184,7 @@ fn passed(plan_dir: &Path, report: CheckReport) -> HookOutcome {
         ),
     );
     outcome.warnings = report.warnings.clone();
-    if let Err(e) = reset(&TaskFiles::new(plan_dir, task).check) {
+    if let Err(e) = reset(plan_dir, &TaskFiles::new(plan_dir, task).check) {
         outcome
             .warnings
             .push(format!("the retry count could not be reset: {e}"));
@@ -202,12 +202,8 @@ fn ladder_path(plan_dir: &Path, task: Option<u64>) -> PathBuf {
 }
 
 /// Forget the count (a pass, or a new declaration).
-pub fn reset(path: &Path) -> Result<()> {
-    match std::fs::remove_file(path) {
-        Ok(()) => path.parent().map_or(Ok(()), crate::store::atomic::sync_dir),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(Error::io("remove", path, e)),
-    }
+pub fn reset(plan_dir: &Path, path: &Path) -> Result<()> {
+    crate::store::remove_file(path, plan_dir).map(|_| ())
 }
 
 /// Read a ladder file; a missing one is a fresh ladder, a malformed one is replaced (it is
@@ -230,7 +226,7 @@ pub fn read_state(path: &Path, task: Option<u64>, warnings: &mut Vec<String>) ->
 
 fn write_state(plan_dir: &Path, path: &Path, state: &LadderState) -> Result<()> {
     super::ensure_ledger_dir(plan_dir)?;
-    crate::store::write_atomic(path, &crate::store::canonical_bytes(state)).map(|_| ())
+    crate::store::write_atomic(path, plan_dir, &crate::store::canonical_bytes(state)).map(|_| ())
 }
 
 /// Count one failure, then block (Tier 1, 2) or escalate and allow (Tier 3).

@@ -100,23 +100,17 @@ pub fn plan_dir(target: &Path) -> Result<PathBuf> {
 /// Create `ledger/` if needed, durably (the plan folder is fsynced so the new entry survives).
 pub(crate) fn ensure_ledger_dir(plan_dir: &Path) -> Result<PathBuf> {
     let dir = plan_dir.join(LEDGER_DIR);
-    match std::fs::symlink_metadata(&dir) {
-        Ok(meta) if meta.is_dir() => Ok(dir),
+    match crate::store::entry(&dir, plan_dir) {
+        Ok(crate::store::Entry::Directory) => Ok(dir),
+        Ok(crate::store::Entry::Missing) => {
+            crate::store::create_dir(&dir, plan_dir)?;
+            Ok(dir)
+        }
         Ok(_) => Err(
             Error::rejected(dir.display().to_string(), "exists and is not a folder").with_hint(
                 "move it away: dwp keeps the contract files in the plan's ledger/ folder",
             ),
         ),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            std::fs::create_dir(&dir)
-                .or_else(|e| match e.kind() {
-                    std::io::ErrorKind::AlreadyExists => Ok(()),
-                    _ => Err(e),
-                })
-                .map_err(|e| Error::io("create folder", &dir, e))?;
-            crate::store::atomic::sync_dir(plan_dir)?;
-            Ok(dir)
-        }
         Err(e) => Err(Error::io("stat", &dir, e)),
     }
 }

@@ -208,7 +208,9 @@ pub fn freeze(path: &Path) -> Result<Frozen> {
             Error::rejected(path.display().to_string(), "is not a JSON object").with_hint(SHAPE),
         );
     }
-    crate::store::write_atomic(path, &crate::store::canonical_bytes(&document))?;
+    // The contract is the file the caller names: only its own folder is trusted.
+    let folder = path.parent().unwrap_or(Path::new(""));
+    crate::store::write_atomic(path, folder, &crate::store::canonical_bytes(&document))?;
     Ok(frozen(true))
 }
 

@@ -88,10 +88,12 @@ pub fn prove(request: &ProveRequest) -> Result<ProveReport> {
     };
     let dod = crate::store::write_atomic(
         &worktree.join(super::DOD_JSON),
+        &worktree,
         &crate::store::canonical_bytes(&dod),
     )?;
     let verify = crate::store::write_atomic(
         &worktree.join(super::VERIFY_JSON),
+        &worktree,
         &crate::store::canonical_bytes(&verify),
     )?;
     Ok(ProveReport {
@@ -190,18 +192,15 @@ fn invalid_existing(worktree: &Path, relative: &str, found: &[crate::schema::Vio
 fn prepare_dirs(worktree: &Path) -> Result<()> {
     for relative in [super::LOOP_DIR, super::LOGS_DIR] {
         let dir = worktree.join(relative);
-        match std::fs::symlink_metadata(&dir) {
-            Ok(meta) if meta.is_dir() => continue,
+        match crate::store::entry(&dir, worktree) {
+            Ok(crate::store::Entry::Directory) => continue,
+            Ok(crate::store::Entry::Missing) => crate::store::create_dir(&dir, worktree)?,
             Ok(_) => {
                 return Err(Error::rejected(
                     dir.display().to_string(),
                     "is not a directory (a symlink or a file)",
                 )
                 .with_hint("the phase artifacts live in a real .ak-loop/ folder of the worktree"));
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                std::fs::create_dir(&dir).map_err(|e| Error::io("create folder", &dir, e))?;
-                crate::store::atomic::sync_dir(dir.parent().unwrap_or(worktree))?;
             }
             Err(e) => return Err(Error::io("stat", &dir, e)),
         }
@@ -221,7 +220,7 @@ fn observe(worktree: &Path, task: &Task, timeout: Duration) -> Result<Proof> {
             format!("dwp: could not start `{}`: {reason}\n", task.argv[0]).as_bytes(),
         );
     }
-    crate::store::write_atomic(&worktree.join(&log), &bytes)?;
+    crate::store::write_atomic(&worktree.join(&log), worktree, &bytes)?;
     Ok(Proof {
         id: task.id.clone(),
         status: if result.passed() {

@@ -200,6 +200,19 @@ pub struct TaskRecord {
 }
 
 impl TaskRecord {
+    /// The record of a task file that has no `Task N` heading: no title, no section.
+    pub fn headless(id: u64) -> Self {
+        TaskRecord {
+            id,
+            title: None,
+            anchor: None,
+            line: 1,
+            sections: Vec::new(),
+            log: None,
+            amendments: Vec::new(),
+        }
+    }
+
     /// The section named `name`, however the record writes it (heading or label, numbered or
     /// decorated): names are compared by [`section_key`].
     pub fn section(&self, name: &str) -> Option<&Section> {

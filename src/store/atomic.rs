@@ -7,11 +7,15 @@
 //! leftovers of a killed writer, and only those: a temp file whose pid is still alive is never
 //! touched, so this is safe without holding the lock.
 
+use super::inside;
 use crate::error::{Error, Result};
-use std::fs::{self, File, Permissions};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::io::Errno;
+use std::ffi::OsStr;
+use std::fs::{self, File};
 use std::io::{self, Write};
+use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 /// Mode of a file dwp creates (an existing file keeps its own).
@@ -36,52 +40,49 @@ pub fn is_temp_name(name: &str) -> bool {
     name.starts_with('.') && name.contains(".dwp-tmp.")
 }
 
-/// Replace `path` with `bytes` durably and atomically. Refuses to write through a symlink.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<WriteOutcome> {
-    let dir = match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => Path::new("."),
-    };
-    let file_name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .ok_or_else(|| Error::rejected(path.display().to_string(), "not a file path"))?;
+/// Replace `path` (inside the folder `root`) with `bytes` durably and atomically. Every component
+/// of the path is resolved beneath `root`; the file itself is never written through a symlink.
+pub fn write_atomic(path: &Path, root: &Path, bytes: &[u8]) -> Result<WriteOutcome> {
+    let (parent, name) = inside::parent_and_name(path).map_err(|e| write_error(path, e))?;
+    let file_name = name
+        .to_str()
+        .ok_or_else(|| Error::rejected(path.display().to_string(), "not a UTF-8 file name"))?;
+    let folder = inside::open_folder(parent, root).map_err(|e| write_error(path, e))?;
 
-    let mode = match fs::symlink_metadata(path) {
-        Ok(meta) if meta.file_type().is_symlink() => {
-            return Err(Error::rejected(
-                path.display().to_string(),
-                "is a symlink; dwp does not write through symlinks",
-            )
-            .with_hint("replace the link with the file it points to"));
-        }
-        Ok(meta) if !meta.is_file() => {
-            return Err(Error::rejected(
-                path.display().to_string(),
-                "exists and is not a regular file",
-            ));
-        }
-        Ok(meta) => {
-            if meta.len() == bytes.len() as u64
-                && fs::read(path).map_err(|e| Error::io("read", path, e))? == bytes
-            {
+    let mode = match rustix::fs::statat(&folder.fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(stat) => {
+            let kind = FileType::from_raw_mode(stat.st_mode);
+            if kind == FileType::Symlink {
+                return Err(Error::rejected(
+                    path.display().to_string(),
+                    "is a symlink; dwp does not write through symlinks",
+                )
+                .with_hint("replace the link with the file it points to"));
+            }
+            if kind != FileType::RegularFile {
+                return Err(Error::rejected(
+                    path.display().to_string(),
+                    "exists and is not a regular file",
+                ));
+            }
+            if stat.st_size as u64 == bytes.len() as u64 && holds(&folder, name, bytes, path)? {
                 return Ok(WriteOutcome {
                     changed: false,
                     sha256: super::sha256_hex(bytes),
                 });
             }
-            meta.permissions().mode() & 0o7777
+            stat.st_mode & 0o7777
         }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => NEW_FILE_MODE,
-        Err(e) => return Err(Error::io("stat", path, e)),
+        Err(Errno::NOENT) => NEW_FILE_MODE,
+        Err(e) => return Err(Error::io("stat", path, e.into())),
     };
 
     // Hashing the new bytes and sweeping a killed writer's leftovers are CPU work that does not
     // depend on the write: for a large file they run on another core while this one waits on
     // fsync (a 4 MiB state: ~2 ms of hashing, ~1 ms of listing a 10,000-file plan folder).
     if bytes.len() < PARALLEL_ABOVE {
-        replace(path, dir, file_name, bytes, mode)?;
-        sweep_leftovers(dir, file_name);
+        replace(&folder, file_name, path, bytes, mode)?;
+        sweep_in(&folder, file_name);
         return Ok(WriteOutcome {
             changed: true,
             sha256: super::sha256_hex(bytes),
@@ -89,10 +90,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<WriteOutcome> {
     }
     std::thread::scope(|scope| {
         let side = scope.spawn(|| {
-            sweep_leftovers(dir, file_name);
+            sweep_in(&folder, file_name);
             super::sha256_hex(bytes)
         });
-        let replaced = replace(path, dir, file_name, bytes, mode);
+        let replaced = replace(&folder, file_name, path, bytes, mode);
         let sha256 = side.join().unwrap_or_else(|_| super::sha256_hex(bytes));
         replaced.map(|()| WriteOutcome {
             changed: true,
@@ -101,29 +102,83 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<WriteOutcome> {
     })
 }
 
+/// A write refused because its path leads outside `root`, or failed opening its folder.
+fn write_error(path: &Path, e: io::Error) -> Error {
+    if inside::is_escape(&e) {
+        Error::rejected(
+            path.display().to_string(),
+            "leads outside the plan folder through a symlink; dwp writes only inside it",
+        )
+        .with_hint("replace the symlinked folder with a real folder of the plan")
+    } else {
+        Error::io("open folder of", path, e)
+    }
+}
+
+/// Whether the regular file `name` of `folder` holds exactly `bytes`.
+fn holds(folder: &inside::Folder, name: &OsStr, bytes: &[u8], path: &Path) -> Result<bool> {
+    let fd = rustix::fs::openat(
+        &folder.fd,
+        name,
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| Error::io("read", path, e.into()))?;
+    let mut file = File::from(fd);
+    match inside::read_limited(&mut file, bytes.len() as u64) {
+        Ok(Ok(on_disk)) => Ok(on_disk == bytes),
+        Ok(Err(_)) => Ok(false),
+        Err(e) => Err(Error::io("read", path, e)),
+    }
+}
+
 /// Files at least this large hash and sweep on a second thread during the write.
 const PARALLEL_ABOVE: usize = 256 * 1024;
 
-/// Temp file in `dir` with `mode`, write, fsync, rename over `path`, fsync `dir`.
-fn replace(path: &Path, dir: &Path, file_name: &str, bytes: &[u8], mode: u32) -> Result<()> {
-    let prefix = format!("{}{}.", temp_prefix(file_name), std::process::id());
-    let mut temp = tempfile::Builder::new()
-        .prefix(&prefix)
-        .rand_bytes(8)
-        .tempfile_in(dir)
-        .map_err(|e| Error::io("create temp file", dir, e))?;
-    let temp_path = temp.path().to_path_buf();
-    temp.as_file()
-        .set_permissions(Permissions::from_mode(mode))
-        .map_err(|e| Error::io("chmod", &temp_path, e))?;
-    temp.write_all(bytes)
-        .map_err(|e| Error::io("write", &temp_path, e))?;
-    temp.as_file()
-        .sync_all()
-        .map_err(|e| Error::io("fsync", &temp_path, e))?;
-    temp.persist(path)
-        .map_err(|e| Error::io("rename", path, e.error))?;
-    sync_dir(dir)
+/// Temp file in `folder` with `mode`, write, fsync, rename over `file_name`, fsync `folder`.
+fn replace(
+    folder: &inside::Folder,
+    file_name: &str,
+    path: &Path,
+    bytes: &[u8],
+    mode: u32,
+) -> Result<()> {
+    let temp_name = format!(
+        "{}{}.{:016x}",
+        temp_prefix(file_name),
+        std::process::id(),
+        fastrand::u64(..)
+    );
+    let temp_path = folder.path.join(&temp_name);
+    let fd = rustix::fs::openat(
+        &folder.fd,
+        temp_name.as_str(),
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_raw_mode(mode),
+    )
+    .map_err(|e| Error::io("create temp file", &temp_path, e.into()))?;
+    let written = (|| {
+        // The umask applies at creation: set the mode the target had, exactly.
+        rustix::fs::fchmod(&fd, Mode::from_raw_mode(mode))
+            .map_err(|e| Error::io("chmod", &temp_path, e.into()))?;
+        let mut file = File::from(fd);
+        file.write_all(bytes)
+            .map_err(|e| Error::io("write", &temp_path, e))?;
+        file.sync_all()
+            .map_err(|e| Error::io("fsync", &temp_path, e))?;
+        rustix::fs::renameat(&folder.fd, temp_name.as_str(), &folder.fd, file_name)
+            .map_err(|e| Error::io("rename", path, e.into()))
+    })();
+    if written.is_err() {
+        let _ = rustix::fs::unlinkat(&folder.fd, temp_name.as_str(), AtFlags::empty());
+    }
+    written?;
+    sync_folder(folder)
+}
+
+/// fsync an opened folder, so that a rename or creation in it survives a crash.
+pub(crate) fn sync_folder(folder: &inside::Folder) -> Result<()> {
+    rustix::fs::fsync(&folder.fd).map_err(|e| Error::io("fsync directory", &folder.path, e.into()))
 }
 
 /// fsync a directory, so that a rename or creation in it survives a crash.
@@ -133,6 +188,11 @@ pub fn sync_dir(dir: &Path) -> Result<()> {
         .map_err(|e| Error::io("fsync directory", dir, e))
 }
 
+/// [`sweep_leftovers`] in a folder opened beneath its plan.
+fn sweep_in(folder: &inside::Folder, file_name: &str) {
+    sweep_fd(&folder.fd, file_name);
+}
+
 /// Remove what killed writers of `file_name` left in `dir`: temp files
 /// (`.{name}.dwp-tmp.{pid}.*`) and lock directories set aside while taking, releasing or
 /// recovering the lock (`{name}.lock.{staging,released,recovering}.{pid}.*`). Only leftovers of
@@ -140,17 +200,20 @@ pub fn sync_dir(dir: &Path) -> Result<()> {
 /// folder, through raw directory entries (no allocation per entry: a Full plan folder holds a
 /// file per task). Best effort: what cannot be removed now is removed by a later write.
 pub fn sweep_leftovers(dir: &Path, file_name: &str) {
-    use rustix::fs::{Dir, Mode, OFlags};
-    let temp = temp_prefix(file_name);
-    let asides = super::lock::STAGES.map(|stage| format!("{file_name}.lock.{stage}."));
-    let Ok(fd) = rustix::fs::open(
+    use rustix::fs::OFlags;
+    if let Ok(fd) = rustix::fs::open(
         dir,
         OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
         Mode::empty(),
-    ) else {
-        return;
-    };
-    let Ok(mut entries) = Dir::read_from(&fd) else {
+    ) {
+        sweep_fd(&fd, file_name);
+    }
+}
+
+fn sweep_fd(fd: &OwnedFd, file_name: &str) {
+    let temp = temp_prefix(file_name);
+    let asides = super::lock::STAGES.map(|stage| format!("{file_name}.lock.{stage}."));
+    let Ok(mut entries) = rustix::fs::Dir::read_from(fd) else {
         return;
     };
     let mut stale = Vec::new();
@@ -169,14 +232,22 @@ pub fn sweep_leftovers(dir: &Path, file_name: &str) {
             .and_then(|p| std::str::from_utf8(p).ok())
             .and_then(|p| p.parse::<i32>().ok());
         if pid.is_some_and(|pid| !super::lock::process_exists(pid)) {
-            stale.push((dir.join(std::ffi::OsStr::from_bytes(name)), is_dir));
+            stale.push((OsStr::from_bytes(name).to_owned(), is_dir));
         }
     }
-    for (path, is_dir) in stale {
+    if stale.is_empty() {
+        return;
+    }
+    // Removal goes through the folder's own descriptor: never a path that could be redirected.
+    let Ok(dir) = rustix::io::dup(fd) else {
+        return;
+    };
+    let dir = cap_std::fs::Dir::from_std_file(File::from(dir));
+    for (name, is_dir) in stale {
         let _ = if is_dir {
-            fs::remove_dir_all(path)
+            dir.remove_dir_all(&name)
         } else {
-            fs::remove_file(path)
+            dir.remove_file(&name)
         };
     }
 }
@@ -201,6 +272,8 @@ pub fn leftover_temps(dir: &Path, file_name: &str) -> Vec<std::path::PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs::Permissions;
+    use std::os::unix::fs::PermissionsExt;
 
     #[test]
     fn write_replaces_bytes_and_keeps_the_mode() {
@@ -208,7 +281,7 @@ mod tests {
         let target = dir.path().join("state.json");
         fs::write(&target, b"old").unwrap();
         fs::set_permissions(&target, Permissions::from_mode(0o640)).unwrap();
-        let outcome = write_atomic(&target, b"new bytes").unwrap();
+        let outcome = write_atomic(&target, dir.path(), b"new bytes").unwrap();
         assert!(outcome.changed);
         assert_eq!(fs::read(&target).unwrap(), b"new bytes");
         let mode = fs::metadata(&target).unwrap().permissions().mode() & 0o7777;
@@ -223,7 +296,7 @@ mod tests {
         fs::write(&target, b"same").unwrap();
         let before = fs::metadata(&target).unwrap();
         std::thread::sleep(std::time::Duration::from_millis(20));
-        let outcome = write_atomic(&target, b"same").unwrap();
+        let outcome = write_atomic(&target, dir.path(), b"same").unwrap();
         assert!(!outcome.changed);
         let after = fs::metadata(&target).unwrap();
         use std::os::unix::fs::MetadataExt;
@@ -238,7 +311,7 @@ mod tests {
         fs::write(&real, b"real").unwrap();
         let link = dir.path().join("state.json");
         std::os::unix::fs::symlink(&real, &link).unwrap();
-        let err = write_atomic(&link, b"new").unwrap_err();
+        let err = write_atomic(&link, dir.path(), b"new").unwrap_err();
         assert!(err.to_string().contains("symlink"), "{err}");
         assert_eq!(fs::read(&real).unwrap(), b"real");
         assert!(
@@ -258,8 +331,19 @@ mod tests {
             .join(format!(".state.json.dwp-tmp.{}.xyz", std::process::id()));
         fs::write(&dead, b"x").unwrap();
         fs::write(&live, b"y").unwrap();
-        write_atomic(&dir.path().join("state.json"), b"z").unwrap();
+        write_atomic(&dir.path().join("state.json"), dir.path(), b"z").unwrap();
         assert!(!dead.exists());
         assert!(live.exists());
+    }
+
+    #[test]
+    fn a_write_through_a_symlinked_folder_is_refused_and_nothing_is_written_outside() {
+        let outside = tempfile::tempdir().unwrap();
+        let plan = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), plan.path().join("analysis_results")).unwrap();
+        let target = plan.path().join("analysis_results/FINALIZATION.json");
+        let err = write_atomic(&target, plan.path(), b"{}").unwrap_err();
+        assert!(err.to_string().contains("outside the plan folder"), "{err}");
+        assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 0);
     }
 }

@@ -1,20 +1,24 @@
 //! The store: how every dwp command reads, hashes, serializes and durably writes plan files, and
 //! how writers exclude each other. No other module touches `state.json` bytes directly.
 //!
-//! - [`read_artifact`]: bounded reads that refuse directories and symlinks leaving the plan;
+//! - [`inside`]: every path of a plan resolved beneath the plan folder, for reads and writes;
+//! - [`read_artifact`] / [`read_text`]: bounded, non-blocking reads of regular files, markdown
+//!   decoded strictly;
 //! - [`canonical_bytes`] and [`sha256_hex`]: reproducible bytes and their hash;
 //! - [`atomic`]: temp file in the same folder, fsync, rename, fsync the folder;
 //! - [`lock`]: the cooperative `state.json.lock` directory shared with the reference tooling.
 
 pub mod atomic;
+pub mod inside;
 pub mod lock;
 
 pub use atomic::{WriteOutcome, write_atomic};
+pub use inside::{Entry, Place, entry, place};
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::fmt;
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 
 /// Largest plan artifact dwp reads (a 10,000-task state is about 4 MiB).
@@ -46,13 +50,13 @@ pub fn canonical_bytes<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
     bytes
 }
 
-/// Append `line` (plus a newline) to a text file durably: read, append, atomic replace. Used for
-/// the records the spec tells dwp to append to PROGRESS.md.
-pub fn append_line(path: &Path, line: &str) -> crate::Result<WriteOutcome> {
-    let mut text = match std::fs::read(path) {
+/// Append `line` (plus a newline) to a text file of the folder `root` durably: read, append,
+/// atomic replace. Used for the records the spec tells dwp to append to PROGRESS.md.
+pub fn append_line(path: &Path, root: &Path, line: &str) -> crate::Result<WriteOutcome> {
+    let mut text = match read_artifact(path, root) {
         Ok(bytes) => bytes,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
-        Err(e) => return Err(crate::Error::io("read", path, e)),
+        Err(ReadFailure::Missing) => Vec::new(),
+        Err(failure) => return Err(failure.into_error("read", path)),
     };
     // Keep the file's own line endings.
     let crlf = text.windows(2).any(|w| w == b"\r\n");
@@ -67,22 +71,81 @@ pub fn append_line(path: &Path, line: &str) -> crate::Result<WriteOutcome> {
         text.extend_from_slice(part.trim_end_matches('\r').as_bytes());
     }
     text.extend_from_slice(newline);
-    write_atomic(path, &text)
+    write_atomic(path, root, &text)
 }
 
-/// Create the folder `path` (its parent must exist) and make the new entry durable; an
-/// existing folder is left as it is.
-pub fn create_dir(path: &Path) -> crate::Result<()> {
-    match std::fs::create_dir(path) {
-        Ok(()) => {}
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists && path.is_dir() => return Ok(()),
-        Err(e) => return Err(crate::Error::io("create folder", path, e)),
+/// Create the folder `path` inside `root` (its parent must exist) and make the new entry
+/// durable; an existing folder is left as it is.
+pub fn create_dir(path: &Path, root: &Path) -> crate::Result<()> {
+    let fail = |e: io::Error| io_failure("create folder", path, e);
+    let (parent, name) = inside::parent_and_name(path).map_err(fail)?;
+    let folder = inside::open_folder(parent, root).map_err(fail)?;
+    match rustix::fs::mkdirat(&folder.fd, name, rustix::fs::Mode::from_raw_mode(0o755)) {
+        Ok(()) => atomic::sync_folder(&folder),
+        Err(rustix::io::Errno::EXIST) if entry(path, root).ok() == Some(Entry::Directory) => Ok(()),
+        Err(e) => Err(fail(e.into())),
     }
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    atomic::sync_dir(parent)
+}
+
+/// Remove the file `path` inside `root` durably; `Ok(false)` when there was none.
+pub fn remove_file(path: &Path, root: &Path) -> crate::Result<bool> {
+    let fail = |e: io::Error| io_failure("remove", path, e);
+    let (parent, name) = inside::parent_and_name(path).map_err(fail)?;
+    let folder = inside::open_folder(parent, root).map_err(fail)?;
+    match rustix::fs::unlinkat(&folder.fd, name, rustix::fs::AtFlags::empty()) {
+        Ok(()) => atomic::sync_folder(&folder).map(|()| true),
+        Err(rustix::io::Errno::NOENT) => Ok(false),
+        Err(e) => Err(fail(e.into())),
+    }
+}
+
+/// The names in the folder `path` inside `root`, sorted (`.` and `..` left out).
+pub fn list_dir(path: &Path, root: &Path) -> crate::Result<Vec<String>> {
+    let fail = |e: io::Error| io_failure("list", path, e);
+    let folder = inside::open_folder(path, root).map_err(fail)?;
+    let mut entries = rustix::fs::Dir::read_from(&folder.fd).map_err(|e| fail(e.into()))?;
+    let mut names = Vec::new();
+    while let Some(entry) = entries.read() {
+        let entry = entry.map_err(|e| fail(e.into()))?;
+        match entry.file_name().to_str() {
+            Ok("." | "..") => {}
+            Ok(name) => names.push(name.to_owned()),
+            // A name that is not UTF-8 is no plan file; it is listed lossily so it is seen.
+            Err(_) => names.push(entry.file_name().to_string_lossy().into_owned()),
+        }
+    }
+    names.sort();
+    Ok(names)
+}
+
+/// Refuse before any blocking step (and before the lock is taken) when one of `names` in
+/// `plan_dir` exists but is not a regular file: a named pipe would block its reader forever.
+pub fn require_regular_files(plan_dir: &Path, names: &[&str]) -> crate::Result<()> {
+    for name in names {
+        let path = plan_dir.join(name);
+        // A non-blocking open, then fstat: a symlink is judged by what it leads to.
+        let file = match inside::open_read(&path, plan_dir) {
+            Ok(file) => file,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(io_failure("open", &path, e)),
+        };
+        let kind = file
+            .metadata()
+            .map_err(|e| io_failure("stat", &path, e))?
+            .file_type();
+        if !kind.is_file() {
+            return Err(ReadFailure::NotRegular(file_kind(kind)).into_error("open", &path));
+        }
+    }
+    Ok(())
+}
+
+fn io_failure(action: &'static str, path: &Path, e: io::Error) -> crate::Error {
+    if inside::is_escape(&e) {
+        ReadFailure::Escapes(escaped_target(path)).into_error(action, path)
+    } else {
+        crate::Error::io(action, path, e)
+    }
 }
 
 /// Why an artifact could not be read.
@@ -91,11 +154,15 @@ pub enum ReadFailure {
     Missing,
     /// Present but a directory, socket, device...
     NotRegular(&'static str),
-    /// A symlink whose target is outside the plan folder.
+    /// A path through a symlink whose target is outside the plan folder.
     Escapes(PathBuf),
     /// A symlink where the plan's JSON state must be a regular file.
     Symlink,
     TooLarge(u64),
+    /// Markdown that is not UTF-8: the first bad byte is on this line (1-based).
+    NotUtf8 {
+        line: usize,
+    },
     Io(io::Error),
 }
 
@@ -103,6 +170,23 @@ impl ReadFailure {
     /// Permission problems and other OS errors mean "could not check", not "invalid".
     pub fn is_unverifiable(&self) -> bool {
         matches!(self, ReadFailure::Io(_))
+    }
+
+    /// The error a writer reports for this failure: OS errors stay I/O errors (exit 4), the
+    /// rest are refusals of the input (exit 1), naming the path.
+    pub fn into_error(self, action: &'static str, path: &Path) -> crate::Error {
+        match self {
+            ReadFailure::Io(e) => crate::Error::io(action, path, e),
+            ReadFailure::Missing => {
+                crate::Error::io(action, path, io::Error::from(io::ErrorKind::NotFound))
+            }
+            ReadFailure::NotUtf8 { line } => crate::Error::rejected(
+                format!("{}:{line}", path.display()),
+                ReadFailure::NotUtf8 { line }.to_string(),
+            )
+            .with_hint("save the file as UTF-8; dwp reads markdown as strictly as JSON"),
+            other => crate::Error::rejected(path.display().to_string(), other.to_string()),
+        }
     }
 }
 
@@ -113,7 +197,7 @@ impl fmt::Display for ReadFailure {
             ReadFailure::NotRegular(kind) => write!(f, "is a {kind}, not a regular file"),
             ReadFailure::Escapes(target) => write!(
                 f,
-                "is a symlink to {}, outside the plan folder",
+                "leads outside the plan folder (through a symlink, to {})",
                 target.display()
             ),
             ReadFailure::Symlink => f.write_str(
@@ -123,9 +207,51 @@ impl fmt::Display for ReadFailure {
                 f,
                 "is {size} bytes, over the {MAX_ARTIFACT_BYTES}-byte limit for a plan artifact"
             ),
+            ReadFailure::NotUtf8 { line } => {
+                write!(f, "is not valid UTF-8 (the first invalid byte is on line {line})")
+            }
             ReadFailure::Io(e) => write!(f, "cannot be read: {e}"),
         }
     }
+}
+
+/// Where a path that escapes its folder leads, for the message (best effort).
+fn escaped_target(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// Read a plan artifact: a regular file inside `plan_dir` (every component of the path,
+/// symlinks included, resolved beneath it), at most [`MAX_ARTIFACT_BYTES`] long. Never blocks:
+/// the file type is checked on the opened descriptor.
+pub fn read_artifact(path: &Path, plan_dir: &Path) -> Result<Vec<u8>, ReadFailure> {
+    let mut file = inside::open_read(path, plan_dir).map_err(|e| match e.kind() {
+        _ if inside::is_escape(&e) => ReadFailure::Escapes(escaped_target(path)),
+        io::ErrorKind::NotFound => ReadFailure::Missing,
+        _ => ReadFailure::Io(e),
+    })?;
+    let meta = file.metadata().map_err(ReadFailure::Io)?;
+    if !meta.file_type().is_file() {
+        return Err(ReadFailure::NotRegular(file_kind(meta.file_type())));
+    }
+    match inside::read_limited(&mut file, MAX_ARTIFACT_BYTES) {
+        Ok(Ok(bytes)) => Ok(bytes),
+        Ok(Err(len)) => Err(ReadFailure::TooLarge(len)),
+        Err(e) => Err(ReadFailure::Io(e)),
+    }
+}
+
+/// Read a markdown artifact as [`read_artifact`] does, and decode it strictly: invalid UTF-8 is
+/// a failure naming the line, never replacement characters that a writer would copy on.
+pub fn read_text(path: &Path, plan_dir: &Path) -> Result<String, ReadFailure> {
+    let bytes = read_artifact(path, plan_dir)?;
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = e.utf8_error().valid_up_to();
+        let line = 1 + e.as_bytes()[..valid]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        ReadFailure::NotUtf8 { line }
+    })
 }
 
 fn file_kind(file_type: std::fs::FileType) -> &'static str {
@@ -141,50 +267,6 @@ fn file_kind(file_type: std::fs::FileType) -> &'static str {
     } else {
         "special file"
     }
-}
-
-/// Read a plan artifact: a regular file (or a symlink resolving to one inside `plan_dir`), at
-/// most [`MAX_ARTIFACT_BYTES`] long.
-pub fn read_artifact(path: &Path, plan_dir: &Path) -> Result<Vec<u8>, ReadFailure> {
-    let link = match std::fs::symlink_metadata(path) {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(ReadFailure::Missing),
-        Err(e) => return Err(ReadFailure::Io(e)),
-    };
-    let meta = if link.file_type().is_symlink() {
-        let target = std::fs::canonicalize(path).map_err(|e| match e.kind() {
-            io::ErrorKind::NotFound => ReadFailure::Missing,
-            _ => ReadFailure::Io(e),
-        })?;
-        let root = std::fs::canonicalize(plan_dir).map_err(ReadFailure::Io)?;
-        if !target.starts_with(&root) {
-            return Err(ReadFailure::Escapes(target));
-        }
-        std::fs::metadata(&target).map_err(ReadFailure::Io)?
-    } else {
-        link
-    };
-    // Checked before opening: opening a named pipe would block until a writer appears.
-    if !meta.file_type().is_file() {
-        return Err(ReadFailure::NotRegular(file_kind(meta.file_type())));
-    }
-    let mut file = std::fs::File::open(path).map_err(ReadFailure::Io)?;
-    let meta = file.metadata().map_err(ReadFailure::Io)?;
-    if !meta.file_type().is_file() {
-        return Err(ReadFailure::NotRegular(file_kind(meta.file_type())));
-    }
-    if meta.len() > MAX_ARTIFACT_BYTES {
-        return Err(ReadFailure::TooLarge(meta.len()));
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.by_ref()
-        .take(MAX_ARTIFACT_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(ReadFailure::Io)?;
-    if bytes.len() as u64 > MAX_ARTIFACT_BYTES {
-        return Err(ReadFailure::TooLarge(bytes.len() as u64));
-    }
-    Ok(bytes)
 }
 
 #[cfg(test)]

@@ -233,23 +233,20 @@ pub fn plan_rules(
     state: Option<&State>,
 ) -> Vec<Finding> {
     let mut findings = plan_files(paths);
-    let markdown = match reconcile::read_markdown(&paths.dir) {
+    let markdown = match reconcile::load_markdown(&paths.dir) {
         Ok(md) => Some(md),
-        Err(e) => {
-            // A README that is there but cannot be read: no markdown rule can be checked, so no
-            // claim is made (a missing README is DWP050).
+        // A missing README is DWP050, the inventory's.
+        Err(crate::store::ReadFailure::Missing) => None,
+        Err(failure) => {
+            // No markdown rule can be checked: an OS refusal makes no claim (UNVERIFIED); a
+            // README that is not a readable UTF-8 file of the plan is an error. Never silence.
             let readme = paths.dir.join("README.md");
-            if std::fs::symlink_metadata(&readme).is_ok() {
-                findings.push(
-                    Finding::error(
-                        Code::Unreadable,
-                        readme.display().to_string(),
-                        format!("cannot be read, so no markdown rule was checked: {e}"),
-                    )
-                    .severity(Severity::Unverified)
-                    .hint("make README.md a readable file of the plan folder, then `dwp verify` again"),
-                );
-            }
+            findings.push(unreadable_file(
+                &readme,
+                "README.md",
+                &failure,
+                "no markdown rule was checked",
+            ));
             None
         }
     };
@@ -301,17 +298,33 @@ pub fn plan_rules(
     findings
 }
 
-/// DWP055 when the task file at `path` is a symlink whose target leaves the plan folder `root`.
-fn escaping_symlink(path: &Path, root: Option<&Path>, task: u64) -> Option<Finding> {
-    let link = std::fs::symlink_metadata(path)
-        .ok()?
-        .file_type()
-        .is_symlink();
-    let inside = std::fs::canonicalize(path)
-        .ok()
-        .zip(root)
-        .is_some_and(|(target, root)| target.starts_with(root));
-    (link && !inside).then(|| {
+/// A plan file that is there but could not be read, as a finding: UNVERIFIED when the OS
+/// refused the read (nothing can be claimed either way), an error otherwise (a symlink leaving
+/// the plan, a special file, an oversized file, invalid UTF-8).
+fn unreadable_file(
+    path: &Path,
+    name: &str,
+    failure: &crate::store::ReadFailure,
+    lost: &str,
+) -> Finding {
+    let finding = Finding::error(
+        Code::Unreadable,
+        path.display().to_string(),
+        format!("{failure}, so {lost}"),
+    )
+    .hint(format!(
+        "make {name} a readable UTF-8 regular file of the plan folder, then `dwp verify` again"
+    ));
+    if failure.is_unverifiable() {
+        finding.severity(Severity::Unverified)
+    } else {
+        finding
+    }
+}
+
+/// DWP055 when the task file at `path` (or a folder on its way) leads outside the plan folder.
+fn escaping_symlink(path: &Path, root: &Path, task: u64) -> Option<Finding> {
+    (crate::store::place(path, root) == crate::store::Place::Outside).then(|| {
         Finding::error(
             Code::LocatorEscapes,
             path.display().to_string(),
@@ -328,7 +341,10 @@ fn escaping_symlink(path: &Path, root: Option<&Path>, task: u64) -> Option<Findi
 fn unreadable_records(md: &reconcile::PlanMarkdown) -> Vec<Finding> {
     md.unreadable
         .iter()
-        .filter(|u| std::fs::symlink_metadata(&u.path).is_ok_and(|m| !m.file_type().is_symlink()))
+        .filter(|u| {
+            use reconcile::UnreadableKind::{Invalid, Refused};
+            matches!(u.kind, Invalid | Refused)
+        })
         .map(|u| {
             let finding = Finding::error(
                 Code::Unreadable,
@@ -339,8 +355,10 @@ fn unreadable_records(md: &reconcile::PlanMarkdown) -> Vec<Finding> {
                 ),
             )
             .task(u.id)
-            .hint("make it a readable regular file of the plan folder, then `dwp verify` again");
-            if u.unverifiable {
+            .hint(
+                "make it a readable UTF-8 regular file of the plan folder, then `dwp verify` again",
+            );
+            if u.kind == reconcile::UnreadableKind::Refused {
                 finding.severity(Severity::Unverified)
             } else {
                 finding
@@ -435,7 +453,6 @@ fn markdown_inventory(paths: &PlanPaths, md: &reconcile::PlanMarkdown) -> Vec<Fi
         }
         return findings;
     }
-    let root = std::fs::canonicalize(&paths.dir).ok();
     let mut named = std::collections::HashSet::new();
     for entry in &md.readme.index {
         let problem = match &md.task_file(entry) {
@@ -447,11 +464,12 @@ fn markdown_inventory(paths: &PlanPaths, md: &reconcile::PlanMarkdown) -> Vec<Fi
                 named.insert(file.clone());
                 findings.extend(escaping_symlink(
                     &paths.dir.join(file),
-                    root.as_deref(),
+                    &paths.dir,
                     entry.id,
                 ));
                 // A file that is there but cannot be read is `unreadable_records`' finding.
-                let there = std::fs::symlink_metadata(paths.dir.join(file)).is_ok();
+                let there = crate::store::place(&paths.dir.join(file), &paths.dir)
+                    != crate::store::Place::Missing;
                 (!there).then(|| {
                     format!(
                         "task {}'s line links `{file}`, which is not a file of the plan",
@@ -586,38 +604,70 @@ pub fn verify_many(dirs: &[PathBuf], strict: bool) -> Vec<PlanReport> {
 }
 
 fn plan_files(paths: &PlanPaths) -> Vec<Finding> {
+    use crate::store::{Place, ReadFailure, place, read_text};
     let mut findings = Vec::new();
-    for name in ["README.md", "PROGRESS.md", "PROMPTS.md"] {
+    let missing = |path: &Path, name: &str| {
+        Finding::error(
+            Code::MissingPlanFile,
+            path.display().to_string(),
+            format!("{name} is missing: every plan carries it"),
+        )
+        .hint("restore the file from the plan's history")
+    };
+    // The README is read whole by the markdown rules, which report what else is wrong with it.
+    let readme = paths.dir.join("README.md");
+    if place(&readme, &paths.dir) == Place::Missing {
+        findings.push(missing(&readme, "README.md"));
+    }
+    for name in ["PROGRESS.md", "PROMPTS.md"] {
         let path = paths.dir.join(name);
-        if !path.is_file() {
-            findings.push(
-                Finding::error(
-                    Code::MissingPlanFile,
-                    path.display().to_string(),
-                    format!("{name} is missing: every plan carries it"),
-                )
-                .hint("restore the file from the plan's history"),
-            );
+        match read_text(&path, &paths.dir) {
+            Ok(_) => {}
+            Err(ReadFailure::Missing) => findings.push(missing(&path, name)),
+            Err(failure) => {
+                findings.push(unreadable_file(&path, name, &failure, "it was not checked"))
+            }
         }
     }
     let results = paths.dir.join("analysis_results");
-    if !results.is_dir() {
-        let finding = Finding::error(
-            Code::MissingPlanFile,
-            results.display().to_string(),
-            "analysis_results/ is missing: every plan carries it",
-        );
-        // git keeps no empty folder: a clone of a plan whose analysis_results/ was still empty
-        // lacks it, through no fault of the plan.
-        findings.push(if in_git_work_tree(&paths.dir) {
-            finding
-                .severity(Severity::Advisory)
-                .hint("create it with a `.gitkeep` file inside, so git keeps it")
-        } else {
-            finding.hint("create the folder analysis_results/ in the plan folder")
-        });
+    match place(&results, &paths.dir) {
+        Place::Missing => findings.push(missing_results(paths, &results)),
+        Place::Outside => findings.push(
+            Finding::error(
+                Code::Unreadable,
+                results.display().to_string(),
+                "analysis_results/ leads outside the plan folder (through a symlink): nothing in it was checked",
+            )
+            .hint("replace the symlink with a real analysis_results/ folder of the plan, then `dwp verify` again"),
+        ),
+        Place::File | Place::Other if !results.is_dir() => findings.push(
+            Finding::error(
+                Code::Unreadable,
+                results.display().to_string(),
+                "analysis_results/ is not a folder: nothing in it was checked",
+            )
+            .hint("replace it with a real analysis_results/ folder of the plan, then `dwp verify` again"),
+        ),
+        Place::File | Place::Other => {}
     }
     findings
+}
+
+fn missing_results(paths: &PlanPaths, results: &Path) -> Finding {
+    let finding = Finding::error(
+        Code::MissingPlanFile,
+        results.display().to_string(),
+        "analysis_results/ is missing: every plan carries it",
+    );
+    // git keeps no empty folder: a clone of a plan whose analysis_results/ was still empty
+    // lacks it, through no fault of the plan.
+    if in_git_work_tree(&paths.dir) {
+        finding
+            .severity(Severity::Advisory)
+            .hint("create it with a `.gitkeep` file inside, so git keeps it")
+    } else {
+        finding.hint("create the folder analysis_results/ in the plan folder")
+    }
 }
 
 /// The README's own rules: Goal and Context (advisories for a legacy plan), a partial
@@ -907,7 +957,6 @@ fn inventory_rules(paths: &PlanPaths, state: &State, md: &reconcile::PlanMarkdow
     let readme = md.readme_path.display().to_string();
     let state_file = paths.state.display().to_string();
     let mut findings = Vec::new();
-    let root = std::fs::canonicalize(&paths.dir).ok();
     let mut named = std::collections::HashSet::new();
     for (index, task) in state.tasks.iter().enumerate() {
         let Some(value) = task.locator_value() else {
@@ -921,8 +970,8 @@ fn inventory_rules(paths: &PlanPaths, state: &State, md: &reconcile::PlanMarkdow
         named.insert(value.to_owned());
         let path = paths.dir.join(value);
         let at = format!("$.tasks[{index}]");
-        match std::fs::symlink_metadata(&path) {
-            Err(_) => findings.push(
+        match crate::store::place(&path, &paths.dir) {
+            crate::store::Place::Missing => findings.push(
                 Finding::error(
                     Code::TaskFileInventory,
                     &state_file,
@@ -931,7 +980,7 @@ fn inventory_rules(paths: &PlanPaths, state: &State, md: &reconcile::PlanMarkdow
                 .at(&at)
                 .task(task.id),
             ),
-            Ok(_) => findings.extend(escaping_symlink(&path, root.as_deref(), task.id)),
+            _ => findings.extend(escaping_symlink(&path, &paths.dir, task.id)),
         }
         if let Some(entry) = entry
             && reconcile::linked_file(&entry.links).is_some_and(|l| l != value)
@@ -1279,15 +1328,26 @@ fn security_review(paths: &PlanPaths) -> Vec<Finding> {
         .join("analysis_results")
         .join("SECURITY_REVIEW.md");
     let file = path.display().to_string();
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        return vec![
-            Finding::error(
-                Code::SecurityReview,
-                file,
-                "a completed plan has no security review",
-            )
-            .hint("write analysis_results/SECURITY_REVIEW.md in the Final Review"),
-        ];
+    let text = match crate::store::read_text(&path, &paths.dir) {
+        Ok(text) => text,
+        Err(crate::store::ReadFailure::Missing) => {
+            return vec![
+                Finding::error(
+                    Code::SecurityReview,
+                    file,
+                    "a completed plan has no security review",
+                )
+                .hint("write analysis_results/SECURITY_REVIEW.md in the Final Review"),
+            ];
+        }
+        Err(failure) => {
+            return vec![unreadable_file(
+                &path,
+                "analysis_results/SECURITY_REVIEW.md",
+                &failure,
+                "the security review was not checked",
+            )];
+        }
     };
     text.lines()
         .enumerate()
@@ -1324,10 +1384,10 @@ pub fn receipt_findings(paths: &PlanPaths, state: &State) -> Vec<Finding> {
 fn receipt_rules(paths: &PlanPaths, state: &State, declared: Option<&str>) -> Vec<Finding> {
     let path = paths.dir.join(crate::receipt::RECEIPT);
     let file = path.display().to_string();
-    let bytes = match std::fs::read(&path) {
+    let bytes = match crate::store::read_artifact(&path, &paths.dir) {
         Ok(bytes) => bytes,
-        Err(_) if state.format.is_none() => return Vec::new(),
-        Err(_) => {
+        Err(crate::store::ReadFailure::Missing) if state.format.is_none() => return Vec::new(),
+        Err(crate::store::ReadFailure::Missing) => {
             let missing = Finding::error(
                 Code::MissingReceipt,
                 file,
@@ -1339,6 +1399,14 @@ fn receipt_rules(paths: &PlanPaths, state: &State, declared: Option<&str>) -> Ve
             } else {
                 missing.severity(Severity::Advisory)
             }];
+        }
+        Err(failure) => {
+            return vec![unreadable_file(
+                &path,
+                crate::receipt::RECEIPT,
+                &failure,
+                "the publication receipt was not checked",
+            )];
         }
     };
     let receipt = match crate::json::parse_strict(&bytes) {
@@ -1358,7 +1426,7 @@ fn receipt_rules(paths: &PlanPaths, state: &State, declared: Option<&str>) -> Ve
             .at(path)
             .hint("an artifact changed after publication: review the change, then republish with `dwp finalize`")
     };
-    let state_sha = std::fs::read(&paths.state)
+    let state_sha = crate::store::read_artifact(&paths.state, &paths.dir)
         .map(|b| crate::store::sha256_hex(&b))
         .unwrap_or_default();
     if receipt["state_sha256"] != state_sha.as_str() {
@@ -1415,7 +1483,7 @@ fn is_inside_relative(path: &str) -> bool {
 
 fn publication_rules(paths: &PlanPaths) -> Vec<Finding> {
     let marker = paths.dir.join(crate::update::FINALIZING_MARKER);
-    if marker.exists() {
+    if crate::store::place(&marker, &paths.dir) != crate::store::Place::Missing {
         return vec![
             Finding::error(
                 Code::PublicationInProgress,
