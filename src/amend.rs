@@ -224,22 +224,33 @@ fn amend_under_lock(
     let block = Block::new(request, number, &today);
 
     let state_request = invalidation(request, task, number);
-    // Every check, the state change's included, before the first write.
-    let dry = state_request
+    // Every check, the state change's included, before the first write: the state change is
+    // judged as if the amendment were already appended, and its bytes are the ones written.
+    let planned = state_request
         .clone()
-        .map(|r| UpdateRequest { dry_run: true, ..r });
-    change_state(plan_dir, state_path, dry, AmendmentCheck::Appending(&today))?;
+        .map(|r| UpdateRequest { dry_run: true, ..r })
+        .map(|r| {
+            update::update_under_lock(plan_dir, state_path, &r, AmendmentCheck::Appending(&today))
+        })
+        .transpose()?;
     let reopens = task.status == TaskStatus::Completed && state_request.is_some();
-    write_markdown(
+    // The record, the README box, PROGRESS.md and state.json change together: one intent
+    // record, so a kill between them is completed by the next writer.
+    let mut write = store::intent::Transaction::new(plan_dir, "dwp amend");
+    markdown_steps(
+        &mut write,
         plan_dir,
         &source,
         &block,
         replay,
         reopens.then_some(task.id),
     )?;
-    mirror_in_progress(plan_dir, &state.plan, task, request, &block)?;
-    let done = change_state(plan_dir, state_path, state_request, AmendmentCheck::TaskLog)?;
-    let (status, state_changed, sha256) = match done {
+    progress_step(&mut write, plan_dir, &state.plan, task, request, &block)?;
+    if let Some(bytes) = planned.as_ref().and_then(|p| p.planned.as_deref()) {
+        write.replace(state_path, Some(&loaded.bytes), bytes)?;
+    }
+    write.commit()?;
+    let (status, state_changed, sha256) = match planned {
         Some(done) => (done.status, done.changed, done.new_sha256),
         None => (task.status, false, loaded.sha256.clone()),
     };
@@ -257,18 +268,6 @@ fn amend_under_lock(
         state_changed,
         sha256,
     })
-}
-
-/// The invalidation's guarded update, if there is one.
-fn change_state(
-    plan_dir: &Path,
-    state_path: &Path,
-    request: Option<UpdateRequest>,
-    amendment: AmendmentCheck,
-) -> Result<Option<update::UpdateOutcome>> {
-    request
-        .map(|r| update::update_under_lock(plan_dir, state_path, &r, amendment))
-        .transpose()
 }
 
 /// Today's date (UTC) by the one clock.
@@ -621,7 +620,8 @@ impl Block {
 
 /// The markdown writes: the block into the task's record (unless a rerun), and, when the task
 /// leaves completed, its README box unchecked with the Plan Status count following.
-fn write_markdown(
+fn markdown_steps(
+    write: &mut store::intent::Transaction,
     plan_dir: &Path,
     source: &TaskSource,
     block: &Block,
@@ -639,7 +639,11 @@ fn write_markdown(
         record_text = append_block(&record_text, block, source)?;
     }
     if record_text != source.text {
-        store::write_atomic(&source.path, plan_dir, record_text.as_bytes())?;
+        write.replace(
+            &source.path,
+            Some(source.text.as_bytes()),
+            record_text.as_bytes(),
+        )?;
     }
     if !source.inline
         && let Some(id) = uncheck
@@ -648,7 +652,7 @@ fn write_markdown(
             .map_err(|failure| failure.into_error("read", &readme_path))?;
         let edited = uncheck_box(&readme, id);
         if edited != readme {
-            store::write_atomic(&readme_path, plan_dir, edited.as_bytes())?;
+            write.replace(&readme_path, Some(readme.as_bytes()), edited.as_bytes())?;
         }
     }
     Ok(())
@@ -736,7 +740,8 @@ fn edit_line(text: &str, line_no: usize, edit: impl FnOnce(&str) -> String) -> S
 
 /// The PROGRESS.md mirror: one line naming plan, task, number, date, disposition and
 /// authority; not written twice for the same amendment.
-fn mirror_in_progress(
+fn progress_step(
+    write: &mut store::intent::Transaction,
     plan_dir: &Path,
     plan_name: &str,
     task: &Task,
@@ -773,6 +778,5 @@ fn mirror_in_progress(
             task.id
         ));
     }
-    store::append_line(&path, plan_dir, &line)?;
-    Ok(())
+    write.append(&path, &line)
 }

@@ -93,6 +93,7 @@ codes! {
     MalformedReceipt = 84, "analysis_results/FINALIZATION.json is not a receipt (JSON or schema)";
     UnfilledLog = 85, "a completed plan's task log has no filled `Skills disposition:` or `Documentation decision:` line";
     NotComplete = 86, "a publication candidate with a task that is not completed";
+    InterruptedWrite = 87, "`.dwp-intent.json` is present: a multi-file write was interrupted, and the next writer completes it";
     DeadLock = 90, "the writer lock is held by a process that is gone (advisory)";
     ApprovalPending = 91, "the plan is not approved (advisory)";
     ActiveBlocker = 92, "the plan is blocked: the blocker's task, reason and needs (advisory)";

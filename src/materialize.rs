@@ -111,21 +111,6 @@ fn init_under_lock(
     let md = crate::reconcile::read_markdown(&paths.dir)?;
     md.require_readable()?;
     let place = md.readme_path.display().to_string();
-    // A file that is not there is the locator's refusal (below); one that is there but cannot
-    // be read is refused here.
-    if let Some(file) = md
-        .unreadable
-        .iter()
-        .find(|u| std::fs::symlink_metadata(&u.path).is_ok())
-    {
-        return Err(Error::rejected(
-            file.path.display().to_string(),
-            format!(
-                "task {}'s file {}: dwp does not materialize what it could not read",
-                file.id, file.why
-            ),
-        ));
-    }
     let readme = &md.readme;
     let (spec_version, standard_from) = declared_standard(readme, &place, standard)?;
     let format = plan_format(readme, &place)?;
@@ -169,18 +154,22 @@ fn init_under_lock(
         parent_plan: Field::Null,
     };
     let (manifest_bytes, state_bytes) = checked_pair(paths, &manifest, &state)?;
-    let created = create_plan_files(&paths.dir)?;
-    let state_sha256 = store::write_atomic(&paths.state, &paths.dir, &state_bytes)?.sha256;
-    let manifest_sha256 = store::write_atomic(&paths.manifest, &paths.dir, &manifest_bytes)?.sha256;
     let completed = state.completed_count;
-    store::append_line(
-        &paths.dir.join("PROGRESS.md"),
-        &paths.dir,
-        &format!(
-            "- {now}: materialized by `dwp init`: manifest.json and state.json (v5, {format}, DWP spec {spec_version} from {standard_from}, {} tasks, {completed} completed as the README's boxes record, approval {approval})",
-            state.task_count
-        ),
-    )?;
+    let record = format!(
+        "- {now}: materialized by `dwp init`: manifest.json and state.json (v5, {format}, DWP spec {spec_version} from {standard_from}, {} tasks, {completed} completed as the README's boxes record, approval {approval})",
+        state.task_count
+    );
+    // Every file of the materialization, and its record, in one intent record.
+    let mut write = store::intent::Transaction::new(&paths.dir, "dwp init");
+    let created = plan_file_steps(&mut write, &paths.dir, &record)?;
+    write.replace(&paths.state, None, &state_bytes)?;
+    write.replace(&paths.manifest, None, &manifest_bytes)?;
+    if !created.iter().any(|c| c == "PROGRESS.md") {
+        write.append(&paths.dir.join("PROGRESS.md"), &record)?;
+    }
+    write.commit()?;
+    let state_sha256 = store::sha256_hex(&state_bytes);
+    let manifest_sha256 = store::sha256_hex(&manifest_bytes);
     Ok(InitOutcome {
         plan: name,
         path: paths.dir.display().to_string(),
@@ -228,26 +217,34 @@ fn plan_title(h1: &str, name: &str) -> Option<String> {
     (!title.is_empty()).then_some(title)
 }
 
-/// The plan layout's files that a markdown-only plan may lack, created empty but titled.
-fn create_plan_files(dir: &Path) -> Result<Vec<String>> {
+/// The plan layout's files that a markdown-only plan may lack, created titled (a new
+/// PROGRESS.md opens with the materialization's `record`), as steps of `write`.
+fn plan_file_steps(
+    write: &mut store::intent::Transaction,
+    dir: &Path,
+    record: &str,
+) -> Result<Vec<String>> {
+    let missing = |path: &Path| -> Result<bool> {
+        Ok(
+            store::entry(path, dir).map_err(|e| Error::io("stat", path, e))?
+                == store::Entry::Missing,
+        )
+    };
     let mut created = Vec::new();
+    let progress = format!("# Progress\n{record}\n");
     for (name, text) in [
         ("PROMPTS.md", "# Prompts\n"),
-        ("PROGRESS.md", "# Progress\n"),
+        ("PROGRESS.md", progress.as_str()),
     ] {
         let path = dir.join(name);
-        if store::entry(&path, dir).map_err(|e| Error::io("stat", &path, e))?
-            == store::Entry::Missing
-        {
-            store::write_atomic(&path, dir, text.as_bytes())?;
+        if missing(&path)? {
+            write.replace(&path, None, text.as_bytes())?;
             created.push(name.to_owned());
         }
     }
     let results = dir.join("analysis_results");
-    if store::entry(&results, dir).map_err(|e| Error::io("stat", &results, e))?
-        == store::Entry::Missing
-    {
-        store::create_dir(&results, dir)?;
+    if missing(&results)? {
+        write.create_dir(&results)?;
         created.push("analysis_results/".to_owned());
     }
     Ok(created)
@@ -612,22 +609,21 @@ fn migrate_under_lock(paths: &PlanPaths, to: Generation) -> Result<MigrateOutcom
     let next_state = migrated_state(&state.doc, to, readme.readme.approval());
     let (manifest_bytes, state_bytes) = checked_pair(paths, &next_manifest, &next_state)?;
     let from = format!("v{}", manifest.generation.min(state.generation).number());
-    store::append_line(
+    // Both files and the record, in one intent record.
+    let mut write = store::intent::Transaction::new(&paths.dir, "dwp migrate");
+    write.replace(&paths.state, Some(&state.bytes), &state_bytes)?;
+    write.replace(&paths.manifest, Some(&manifest.bytes), &manifest_bytes)?;
+    write.append(
         &paths.dir.join("PROGRESS.md"),
-        &paths.dir,
         &format!(
             "- {}: `dwp migrate --to v{n}`: manifest.json and state.json {from} → v{n} (file → locator, plan_format full, format full, materialization ready)",
             next_state.updated_at,
             n = to.number()
         ),
     )?;
-    let state_sha256 = write_unless_same(&paths.state, &paths.dir, &state.bytes, &state_bytes)?;
-    let manifest_sha256 = write_unless_same(
-        &paths.manifest,
-        &paths.dir,
-        &manifest.bytes,
-        &manifest_bytes,
-    )?;
+    write.commit()?;
+    let state_sha256 = store::sha256_hex(&state_bytes);
+    let manifest_sha256 = store::sha256_hex(&manifest_bytes);
     Ok(MigrateOutcome {
         plan: next_state.plan,
         from,
@@ -718,12 +714,4 @@ fn migrated_state(state: &State, to: Generation, readme_approval: Option<Approva
         tasks,
         ..state.clone()
     }
-}
-
-/// Write `next` unless the file already holds exactly it (the half a resumed migration did).
-fn write_unless_same(path: &Path, plan_dir: &Path, current: &[u8], next: &[u8]) -> Result<String> {
-    if current == next {
-        return Ok(store::sha256_hex(next));
-    }
-    Ok(store::write_atomic(path, plan_dir, next)?.sha256)
 }

@@ -328,23 +328,28 @@ fn typing_finding<T: DeserializeOwned>(file: &str, prefix: &str, value: &Value) 
 pub const FINALIZING_MARKER: &str = ".finalizing.json";
 
 /// The plan files every writer may read once it holds the lock.
-const WRITER_INPUTS: [&str; 5] = [
+const WRITER_INPUTS: [&str; 6] = [
     "state.json",
     "manifest.json",
     "README.md",
     "PROGRESS.md",
     FINALIZING_MARKER,
+    crate::store::intent::INTENT,
 ];
 
-/// Take the plan's lock for a writer, once its inputs are known to be regular files: a named
-/// pipe in place of one would block the writer in `open()` while it holds the lock.
+/// Take the plan's lock for a writer, once its inputs are known to be regular files (a named
+/// pipe in place of one would block the writer in `open()` while it holds the lock), and
+/// complete the multi-file write a killed writer left recorded (`store::intent`).
 pub fn lock_for_write(
     plan_dir: &Path,
     state_path: &Path,
     wait: std::time::Duration,
 ) -> crate::Result<crate::store::lock::LockGuard> {
     crate::store::require_regular_files(plan_dir, &WRITER_INPUTS)?;
-    crate::store::lock::acquire(state_path, wait)
+    let guard = crate::store::lock::acquire(state_path, wait)?;
+    // A multi-file write killed half way is completed before anything else is read.
+    crate::store::intent::complete_pending(plan_dir)?;
+    Ok(guard)
 }
 
 /// A plan folder with neither manifest.json nor state.json (nothing at either name, not even a

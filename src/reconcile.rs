@@ -1161,8 +1161,15 @@ pub fn reconcile(target: &Path, request: &ReconcileRequest) -> Result<ReconcileR
     let mut written = false;
     if request.write && bytes != loaded.bytes {
         plan::check_before_write(&state_path, &bytes, "the regenerated state")?;
-        store::write_atomic(&state_path, &plan_dir, &bytes)?;
-        append_progress(&plan_dir, &now, &changes, &desync)?;
+        // Two files, one intent record: a kill between them leaves the record, and the next
+        // writer completes it, so the reconciliation is never without its PROGRESS.md entry.
+        let mut write = store::intent::Transaction::new(&plan_dir, "dwp reconcile --write");
+        write.replace(&state_path, Some(&loaded.bytes), &bytes)?;
+        write.append(
+            &plan_dir.join("PROGRESS.md"),
+            &progress_entry(&now, &changes, &desync),
+        )?;
+        write.commit()?;
         written = true;
     }
     if let Some(guard) = guard {
@@ -1216,12 +1223,7 @@ fn check_drops(
 }
 
 /// One dated entry in PROGRESS.md listing what was reconciled and in which direction.
-fn append_progress(
-    plan_dir: &Path,
-    now: &str,
-    changes: &[Change],
-    desync: &[Desync],
-) -> Result<()> {
+fn progress_entry(now: &str, changes: &[Change], desync: &[Desync]) -> String {
     let mut entry = format!(
         "\n### Reconciliation — {now}\n\nstate.json regenerated from the markdown (the markdown wins):\n"
     );
@@ -1234,8 +1236,7 @@ fn append_progress(
     for d in desync.iter().filter(|d| d.task.is_none()) {
         entry.push_str(&format!("- {}: {}\n", d.direction, d.message));
     }
-    store::append_line(&plan_dir.join("PROGRESS.md"), plan_dir, entry.trim_end())?;
-    Ok(())
+    entry.trim_end().to_owned()
 }
 
 #[cfg(test)]

@@ -92,6 +92,10 @@ pub struct UpdateOutcome {
     /// The receipt, when this update completed (published) the plan.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub receipt: Option<String>,
+    /// A dry run's new state bytes, for a caller that writes them with other files in one
+    /// intent record (`dwp amend`).
+    #[serde(skip)]
+    pub planned: Option<Vec<u8>>,
 }
 
 /// The plan folder and state file a target names (the folder, or its `state.json`).
@@ -246,6 +250,7 @@ pub fn update_under_lock(
     let task = next
         .task(request.task)
         .expect("task exists: checked in apply");
+    let planned = (changed && request.dry_run).then(|| bytes.clone());
     Ok(UpdateOutcome {
         task: request.task,
         status: task.status,
@@ -259,6 +264,7 @@ pub fn update_under_lock(
         transition: transition.describe(request.task),
         diff,
         receipt: None,
+        planned,
     })
 }
 
@@ -964,6 +970,7 @@ fn publish(
         transition: format!("{}; plan published", transition.describe(request.task)),
         diff,
         receipt: publication.receipt.clone(),
+        planned: None,
     })
 }
 

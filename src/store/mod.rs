@@ -6,10 +6,12 @@
 //!   decoded strictly;
 //! - [`canonical_bytes`] and [`sha256_hex`]: reproducible bytes and their hash;
 //! - [`atomic`]: temp file in the same folder, fsync, rename, fsync the folder;
+//! - [`intent`]: multi-file writes recorded first, so the next writer completes a killed one;
 //! - [`lock`]: the cooperative `state.json.lock` directory shared with the reference tooling.
 
 pub mod atomic;
 pub mod inside;
+pub mod intent;
 pub mod lock;
 
 pub use atomic::{WriteOutcome, write_atomic};

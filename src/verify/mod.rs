@@ -204,6 +204,7 @@ pub fn fix_hint(code: Code) -> &'static str {
         | DeferredDestination
         | SkippedWithoutAuthority => "record amendments with `dwp amend`, never by hand",
         PublicationInProgress => "inspect it, then `dwp finalize --recover`",
+        InterruptedWrite => "the next writer completes it: `dwp reconcile --write PLAN` does",
         MissingReceipt | ReceiptMismatch | MalformedReceipt => {
             "publish (or republish) with `dwp finalize`; `dwp finalize --check` lists changes"
         }
@@ -288,6 +289,7 @@ pub fn plan_rules(
         (None, _) => {}
     }
     findings.extend(publication_rules(paths));
+    findings.extend(interrupted_write(paths));
     if let Some(state) = state.filter(|s| s.status == crate::model::PlanStatus::Completed) {
         if let Some(md) = &markdown {
             findings.extend(publication_logs(state, md, declared));
@@ -1479,6 +1481,30 @@ fn is_inside_relative(path: &str) -> bool {
         && Path::new(path)
             .components()
             .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+}
+
+/// A multi-file write that was killed half way leaves its intent record: until a writer
+/// completes it, the files disagree with each other by design, so nothing is conformant.
+fn interrupted_write(paths: &PlanPaths) -> Option<Finding> {
+    let record = paths.dir.join(crate::store::intent::INTENT);
+    if crate::store::place(&record, &paths.dir) == crate::store::Place::Missing {
+        return None;
+    }
+    let what = match crate::store::intent::pending(&paths.dir) {
+        Ok(Some(intent)) => format!("`{}` of {}", intent.command, intent.started_at),
+        _ => "a write".to_owned(),
+    };
+    Some(
+        Finding::error(
+            Code::InterruptedWrite,
+            record.display().to_string(),
+            format!("{what} was interrupted: the files it changes may disagree until it is completed"),
+        )
+        .hint(format!(
+            "every writer completes it before its own work: `dwp reconcile --write {}` does, then brings state.json in line with the markdown",
+            paths.dir.display()
+        )),
+    )
 }
 
 fn publication_rules(paths: &PlanPaths) -> Vec<Finding> {
