@@ -8,6 +8,7 @@
 //! `Drop`). Nothing protects against an editor that ignores the lock; the spec claims no more.
 
 use crate::error::{Error, Result};
+use crate::term::inert_line;
 use chrono::Utc;
 use serde::{Deserialize, Serialize};
 use std::fs;
@@ -97,9 +98,13 @@ impl LockInfo {
             Liveness::Unknown => "owner unknown",
         };
         match &self.owner {
+            // The command and host come from a file anyone can write: one line, no controls
+            // (this text also goes into PROGRESS.md).
             Some(o) => format!(
                 "pid {} on {} (`{}`{age}, {alive})",
-                o.pid, o.host, o.command
+                o.pid,
+                inert_line(&o.host),
+                inert_line(&o.command)
             ),
             None => format!("no owner record{age} ({alive})"),
         }
