@@ -1,7 +1,8 @@
 //! The command line: argument parsing (clap derive) and rendering. Every command's logic lives
 //! in its library module; this layer turns arguments into calls and results into text or JSON,
-//! and errors into `dwp <command>: <what> (<where>)` plus a hint, with the exit code from
-//! [`crate::error::Error::exit`]. Everything printed, stdout and stderr, passes through one
+//! and errors into `dwp <command>: <what> (<where>)` plus a hint (and, with `--json`, one JSON
+//! document `{"dwp": 1, "command", "ok": false, "error": {...}}` on stdout), with the exit code
+//! from [`crate::error::Error::exit`]. Everything printed, stdout and stderr, passes through one
 //! [`crate::term::Inert`] sink, so text read from a plan cannot drive the terminal.
 
 mod contract_cmd;
@@ -15,7 +16,7 @@ use crate::model::{Generation, TaskStatus};
 use crate::term::Inert;
 use clap::{Args, Parser, Subcommand};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 const EXIT_CODES: &str = "\
@@ -375,6 +376,11 @@ pub fn main() -> ExitCode {
     let exit = match run(&cli, &mut out) {
         Ok(exit) => exit,
         Err(error) => {
+            // The one JSON document --json promises, unless the command already printed one.
+            if cli.json && !out.has_written() {
+                render::error_json(&mut out, name, &error);
+                let _ = out.flush();
+            }
             report_error(name, &error);
             error.exit()
         }
@@ -420,7 +426,7 @@ fn run(cli: &Cli, out: &mut Inert<std::io::StdoutLock<'static>>) -> Result<Exit,
             render::migrate(out, &outcome, cli.json)
         }
         Command::Lock(LockCommand::Status { target }) => {
-            let (_, state) = crate::update::resolve_target(target);
+            let (_, state) = lock_target(target)?;
             let info = crate::store::lock::inspect(&state)?;
             render::lock_status(
                 out,
@@ -435,7 +441,7 @@ fn run(cli: &Cli, out: &mut Inert<std::io::StdoutLock<'static>>) -> Result<Exit,
             force,
             reason,
         }) => {
-            let (plan_dir, state) = crate::update::resolve_target(target);
+            let (plan_dir, state) = lock_target(target)?;
             let older_than = older_than.map(std::time::Duration::from_secs);
             let recovery = crate::store::lock::recover(&state, older_than, *force)?;
             if let (Some(recovery), Some(reason)) = (&recovery, reason) {
@@ -544,6 +550,29 @@ fn run(cli: &Cli, out: &mut Inert<std::io::StdoutLock<'static>>) -> Result<Exit,
         }
         _ => Ok(exit),
     }
+}
+
+/// The plan folder and state file a lock command names. The lock guards a plan's state.json, so
+/// a path that is neither a plan folder nor a state.json in one is a usage error, never "free".
+fn lock_target(target: &Path) -> Result<(PathBuf, PathBuf), Error> {
+    const PLAN_FILES: [&str; 4] = [
+        "README.md",
+        "state.json",
+        "manifest.json",
+        "state.json.lock",
+    ];
+    let (dir, state) = crate::update::resolve_target(target);
+    let names_state = state.file_name().is_some_and(|n| n == "state.json");
+    let in_a_plan = PLAN_FILES
+        .iter()
+        .any(|name| dir.join(name).symlink_metadata().is_ok());
+    if names_state && in_a_plan {
+        return Ok((dir, state));
+    }
+    Err(Error::Usage(format!(
+        "not a plan: give a plan folder (README.md, state.json or manifest.json) or its state.json ({})",
+        target.display()
+    )))
 }
 
 fn update_request(args: &UpdateArgs) -> Result<crate::update::UpdateRequest, Error> {

@@ -556,6 +556,21 @@ fn status_task_line<W: Write>(out: &mut Inert<W>, task: &crate::status::TaskSumm
     let _ = writeln!(out, "{}", if task.gates.is_empty() { "" } else { "]" });
 }
 
+/// The one JSON document of a failed command under `--json`; the error also goes to stderr.
+pub fn error_json(out: &mut impl Write, command: &str, error: &crate::error::Error) {
+    let document = json!({
+        "dwp": FORMAT_VERSION,
+        "command": command,
+        "ok": false,
+        "error": {
+            "exit": error.exit().code(),
+            "message": error.to_string(),
+            "hint": error.hint(),
+        },
+    });
+    let _ = writeln!(out, "{document:#}");
+}
+
 pub fn status_all(out: &mut impl Write, lines: &[PlanLine], as_json: bool) -> Exit {
     if as_json {
         let plans: Vec<_> = lines.iter().map(|l| match &l.summary {
