@@ -32,6 +32,7 @@ pub mod schema;
 pub mod status;
 pub mod store;
 pub mod synth;
+pub mod term;
 pub mod update;
 pub mod validate;
 pub mod verify;

@@ -172,7 +172,7 @@ fn print_json(out: &mut dyn Write, command: &str, body: Value) -> Result<(), Err
 }
 
 fn warn(command: &str, warnings: &[String]) {
-    let mut err = std::io::stderr().lock();
+    let mut err = super::stderr();
     for warning in warnings {
         let _ = writeln!(err, "dwp {command}: warning: {warning}");
     }
@@ -361,7 +361,7 @@ fn render_hook(out: &mut dyn Write, outcome: &HookOutcome, json: bool) -> Result
     }
     match outcome.verdict {
         Verdict::Block => {
-            let mut err = std::io::stderr().lock();
+            let mut err = super::stderr();
             let _ = writeln!(err, "dwp contract check: {}", outcome.message);
             Ok(Exit::BlockStop)
         }

@@ -1,7 +1,9 @@
 //! The command line: argument parsing (clap derive) and rendering. Every command's logic lives
 //! in its library module; this layer turns arguments into calls and results into text or JSON,
-//! and errors into `dwp <command>: <what> (<where>)` plus a hint, with the exit code from
-//! [`crate::error::Error::exit`].
+//! and errors into `dwp <command>: <what> (<where>)` plus a hint (and, with `--json`, one JSON
+//! document `{"dwp": 1, "command", "ok": false, "error": {...}}` on stdout), with the exit code
+//! from [`crate::error::Error::exit`]. Everything printed, stdout and stderr, passes through one
+//! [`crate::term::Inert`] sink, so text read from a plan cannot drive the terminal.
 
 mod contract_cmd;
 mod loop_cmd;
@@ -11,9 +13,10 @@ mod sarif;
 use crate::amend::{Authority, Disposition};
 use crate::error::{Error, Exit};
 use crate::model::{Generation, TaskStatus};
+use crate::term::Inert;
 use clap::{Args, Parser, Subcommand};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 const EXIT_CODES: &str = "\
@@ -369,10 +372,15 @@ impl Command {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let name = cli.command.name();
-    let result = run(&cli);
-    let exit = match result {
+    let mut out = Inert::new(std::io::stdout().lock());
+    let exit = match run(&cli, &mut out) {
         Ok(exit) => exit,
         Err(error) => {
+            // The one JSON document --json promises, unless the command already printed one.
+            if cli.json && !out.has_written() {
+                render::error_json(&mut out, name, &error);
+                let _ = out.flush();
+            }
             report_error(name, &error);
             error.exit()
         }
@@ -380,26 +388,25 @@ pub fn main() -> ExitCode {
     ExitCode::from(exit.code())
 }
 
-fn run(cli: &Cli) -> Result<Exit, Error> {
-    let mut out = std::io::stdout().lock();
+fn run(cli: &Cli, out: &mut Inert<std::io::StdoutLock<'static>>) -> Result<Exit, Error> {
     let exit = match &cli.command {
         Command::Validate { targets } => {
             let results: Vec<_> = targets
                 .iter()
                 .map(|t| crate::validate::validate(t))
                 .collect();
-            render::validate(&mut out, &results, cli.json)
+            render::validate(out, &results, cli.json)
         }
         Command::Update(args) => {
             let request = update_request(args)?;
             let outcome = crate::update::update(&args.target, &request)?;
-            render::update(&mut out, &outcome, cli.json)
+            render::update(out, &outcome, cli.json)
         }
         Command::Amend(args) => {
             check_sha256(args.expected_sha256.as_deref())?;
             let request = amend_request(args)?;
             let outcome = crate::amend::amend(&args.target, &request)?;
-            render::amend(&mut out, &outcome, cli.json)
+            render::amend(out, &outcome, cli.json)
         }
         Command::Init {
             target,
@@ -412,17 +419,17 @@ fn run(cli: &Cli) -> Result<Exit, Error> {
                 model: model.clone(),
             };
             let outcome = crate::materialize::init(target, &creator, standard.as_deref())?;
-            render::init(&mut out, &outcome, cli.json)
+            render::init(out, &outcome, cli.json)
         }
         Command::Migrate { target, to } => {
             let outcome = crate::materialize::migrate(target, *to)?;
-            render::migrate(&mut out, &outcome, cli.json)
+            render::migrate(out, &outcome, cli.json)
         }
         Command::Lock(LockCommand::Status { target }) => {
-            let (_, state) = crate::update::resolve_target(target);
+            let (_, state) = lock_target(target)?;
             let info = crate::store::lock::inspect(&state)?;
             render::lock_status(
-                &mut out,
+                out,
                 &crate::store::lock::lock_dir(&state),
                 info.as_ref(),
                 cli.json,
@@ -434,7 +441,7 @@ fn run(cli: &Cli) -> Result<Exit, Error> {
             force,
             reason,
         }) => {
-            let (plan_dir, state) = crate::update::resolve_target(target);
+            let (plan_dir, state) = lock_target(target)?;
             let older_than = older_than.map(std::time::Duration::from_secs);
             let recovery = crate::store::lock::recover(&state, older_than, *force)?;
             if let (Some(recovery), Some(reason)) = (&recovery, reason) {
@@ -447,7 +454,7 @@ fn run(cli: &Cli) -> Result<Exit, Error> {
                 crate::store::append_line(&plan_dir.join("PROGRESS.md"), &plan_dir, &line)?;
             }
             render::lock_recover(
-                &mut out,
+                out,
                 &crate::store::lock::lock_dir(&state),
                 recovery.as_ref(),
                 cli.json,
@@ -472,7 +479,7 @@ fn run(cli: &Cli) -> Result<Exit, Error> {
                 drop: drop_task.iter().copied().collect(),
             };
             let report = crate::reconcile::reconcile(target, &request)?;
-            render::reconcile(&mut out, &report, *write, cli.json)
+            render::reconcile(out, &report, *write, cli.json)
         }
         Command::Verify {
             targets,
@@ -497,15 +504,15 @@ fn run(cli: &Cli) -> Result<Exit, Error> {
             } else {
                 crate::verify::verify_many(targets, *strict)
             };
-            render::verify(&mut out, &reports, format, *strict)
+            render::verify(out, &reports, format, *strict)
         }
         Command::Status { target, all: false } => {
             let summary = crate::status::summarize(target)?;
-            render::status(&mut out, &summary, cli.json, render::use_colour())
+            render::status(out, &summary, cli.json, render::use_colour())
         }
         Command::Status { target, all: true } => {
             let lines = crate::status::summarize_all(target)?;
-            render::status_all(&mut out, &lines, cli.json)
+            render::status_all(out, &lines, cli.json)
         }
         Command::Finalize {
             target,
@@ -513,7 +520,7 @@ fn run(cli: &Cli) -> Result<Exit, Error> {
             ..
         } => {
             let findings = crate::finalize::check(target)?;
-            render::finalize_check(&mut out, target, &findings, cli.json)
+            render::finalize_check(out, target, &findings, cli.json)
         }
         Command::Finalize {
             target,
@@ -531,10 +538,10 @@ fn run(cli: &Cli) -> Result<Exit, Error> {
                 wait: wait_duration(*wait)?,
             };
             let publication = crate::finalize::finalize(target, &request)?;
-            render::finalize(&mut out, &publication, cli.json)
+            render::finalize(out, &publication, cli.json)
         }
-        Command::Loop(command) => loop_cmd::run(command, &mut out, cli.json)?,
-        Command::Contract(command) => contract_cmd::run(command, &mut out, cli.json)?,
+        Command::Loop(command) => loop_cmd::run(command, out, cli.json)?,
+        Command::Contract(command) => contract_cmd::run(command, out, cli.json)?,
     };
     match out.flush() {
         // A reader that stopped early (`dwp verify ... | head`) is not a failure to report.
@@ -543,6 +550,29 @@ fn run(cli: &Cli) -> Result<Exit, Error> {
         }
         _ => Ok(exit),
     }
+}
+
+/// The plan folder and state file a lock command names. The lock guards a plan's state.json, so
+/// a path that is neither a plan folder nor a state.json in one is a usage error, never "free".
+fn lock_target(target: &Path) -> Result<(PathBuf, PathBuf), Error> {
+    const PLAN_FILES: [&str; 4] = [
+        "README.md",
+        "state.json",
+        "manifest.json",
+        "state.json.lock",
+    ];
+    let (dir, state) = crate::update::resolve_target(target);
+    let names_state = state.file_name().is_some_and(|n| n == "state.json");
+    let in_a_plan = PLAN_FILES
+        .iter()
+        .any(|name| dir.join(name).symlink_metadata().is_ok());
+    if names_state && in_a_plan {
+        return Ok((dir, state));
+    }
+    Err(Error::Usage(format!(
+        "not a plan: give a plan folder (README.md, state.json or manifest.json) or its state.json ({})",
+        target.display()
+    )))
 }
 
 fn update_request(args: &UpdateArgs) -> Result<crate::update::UpdateRequest, Error> {
@@ -622,8 +652,13 @@ fn check_sha256(expected: Option<&str>) -> Result<(), Error> {
     }
 }
 
+/// stderr, through the same inert sink as stdout.
+pub(crate) fn stderr() -> Inert<std::io::StderrLock<'static>> {
+    Inert::new(std::io::stderr().lock())
+}
+
 fn report_error(command: &str, error: &Error) {
-    let mut err = std::io::stderr().lock();
+    let mut err = stderr();
     let _ = writeln!(err, "dwp {command}: {error}");
     if let Some(hint) = error.hint() {
         let _ = writeln!(err, "  hint: {hint}");

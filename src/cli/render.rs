@@ -1,4 +1,6 @@
-//! Rendering command results as human text or as one JSON document (`"dwp": 1`).
+//! Rendering command results as human text or as one JSON document (`"dwp": 1`). What is
+//! written here reaches the terminal through [`Inert`] (see `crate::term`); `status` also keeps
+//! each field read from the plan on its line.
 
 use crate::amend::AmendOutcome;
 use crate::error::Exit;
@@ -7,6 +9,7 @@ use crate::materialize::{InitOutcome, MigrateOutcome};
 use crate::reconcile::ReconcileReport;
 use crate::status::{PlanLine, Summary};
 use crate::store::lock::{LockInfo, Recovery};
+use crate::term::{Inert, inert_line};
 use crate::update::UpdateOutcome;
 use crate::validate::Validation;
 use serde_json::json;
@@ -376,11 +379,15 @@ pub fn use_colour() -> bool {
     std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal()
 }
 
-fn paint(text: &str, code: &str, colour: bool) -> String {
+/// Write `text`, in the SGR colour `code` when `colour`. dwp's own escape codes go through
+/// [`Inert::style`], the one way past the sink's escaping; the text itself does not.
+fn paint<W: Write>(out: &mut Inert<W>, text: &str, code: &str, colour: bool) {
     if colour {
-        format!("\x1b[{code}m{text}\x1b[0m")
-    } else {
-        text.to_owned()
+        let _ = out.style(code);
+    }
+    let _ = out.write_all(text.as_bytes());
+    if colour {
+        let _ = out.style("0");
     }
 }
 
@@ -407,7 +414,12 @@ fn progress_bar(done: u64, total: u64) -> String {
 /// Most tasks a `--json` summary lists, so its size stays bounded on huge plans.
 const JSON_TASK_LIMIT: usize = 50;
 
-pub fn status(out: &mut impl Write, summary: &Summary, as_json: bool, colour: bool) -> Exit {
+pub fn status<W: Write>(
+    out: &mut Inert<W>,
+    summary: &Summary,
+    as_json: bool,
+    colour: bool,
+) -> Exit {
     if as_json {
         let open: Vec<_> = summary
             .tasks
@@ -439,28 +451,31 @@ pub fn status(out: &mut impl Write, summary: &Summary, as_json: bool, colour: bo
         let _ = writeln!(out, "{document:#}");
         return Exit::Ok;
     }
+    // Each field read from the plan stays on its line (a newline in a title is `\u000a`).
     let status = summary.status.as_str();
     let title = summary.title.as_deref().unwrap_or(&summary.plan);
-    let _ = writeln!(out, "{} — {}", paint(title, "1", colour), summary.plan);
-    let _ = writeln!(
-        out,
-        "{} {}",
-        paint(status, status_colour(status), colour),
-        progress_bar(summary.completed, summary.total)
-    );
+    paint(out, &inert_line(title), "1", colour);
+    let _ = writeln!(out, " — {}", summary.plan);
+    paint(out, status, status_colour(status), colour);
+    let _ = writeln!(out, " {}", progress_bar(summary.completed, summary.total));
     if let Some(current) = &summary.current {
-        let _ = writeln!(out, "current: task {}: {}", current.id, current.title);
+        let _ = writeln!(
+            out,
+            "current: task {}: {}",
+            current.id,
+            inert_line(&current.title)
+        );
     }
     if let Some(c) = &summary.checkpoint {
         let step = c
             .step
             .as_deref()
-            .map(|s| format!(" at {s}"))
+            .map(|s| format!(" at {}", inert_line(s)))
             .unwrap_or_default();
         let note = c
             .note
             .as_deref()
-            .map(|n| format!(": {n}"))
+            .map(|n| format!(": {}", inert_line(n)))
             .unwrap_or_default();
         let _ = writeln!(out, "checkpoint: task {}{step} ({}){note}", c.task, c.at);
     }
@@ -468,45 +483,20 @@ pub fn status(out: &mut impl Write, summary: &Summary, as_json: bool, colour: bo
         let needs = b
             .needs
             .as_deref()
-            .map(|n| format!("; needs: {n}"))
+            .map(|n| format!("; needs: {}", inert_line(n)))
             .unwrap_or_default();
+        paint(out, "BLOCKED", "31;1", colour);
         let _ = writeln!(
             out,
-            "{} task {} since {}: {}{needs}",
-            paint("BLOCKED", "31;1", colour),
+            " task {} since {}: {}{needs}",
             b.task,
             b.since,
-            b.reason
+            inert_line(&b.reason)
         );
     }
     let _ = writeln!(out);
     for task in &summary.tasks {
-        let gates: Vec<String> = task
-            .gates
-            .iter()
-            .map(|g| {
-                let mark = if g.passes {
-                    paint("pass", "32", colour)
-                } else {
-                    paint("FAIL", "31", colour)
-                };
-                format!("{} {mark}", g.command)
-            })
-            .collect();
-        let gates = if gates.is_empty() {
-            String::new()
-        } else {
-            format!("  [{}]", gates.join(", "))
-        };
-        let status = task.status.as_str();
-        let _ = writeln!(
-            out,
-            "{:>4}  {}  {}{gates}",
-            task.id,
-            // Pad before colouring: escape codes would count as width.
-            paint(&format!("{status:<11}"), status_colour(status), colour),
-            task.title
-        );
+        status_task_line(out, task, colour);
     }
     let _ = writeln!(out);
     if summary.source == crate::status::Source::Markdown {
@@ -527,10 +517,10 @@ pub fn status(out: &mut impl Write, summary: &Summary, as_json: bool, colour: bo
                 crate::status::Source::State => ("desync", "disagreement(s)", "dwp reconcile"),
                 crate::status::Source::Markdown => ("task list", "problem(s)", "dwp verify"),
             };
+            paint(out, word, "31", colour);
             writeln!(
                 out,
-                "{}: {} {what}, first: {}{}: {} ({next})",
-                paint(word, "31", colour),
+                ": {} {what}, first: {}{}: {} ({next})",
                 d.len(),
                 first.direction,
                 first
@@ -542,6 +532,43 @@ pub fn status(out: &mut impl Write, summary: &Summary, as_json: bool, colour: bo
         }
     };
     Exit::Ok
+}
+
+/// `   3  in_progress  Title  [cargo test pass, make lint FAIL]`.
+fn status_task_line<W: Write>(out: &mut Inert<W>, task: &crate::status::TaskSummary, colour: bool) {
+    let status = task.status.as_str();
+    let _ = write!(out, "{:>4}  ", task.id);
+    // Pad before colouring: escape codes would count as width.
+    paint(out, &format!("{status:<11}"), status_colour(status), colour);
+    let _ = write!(out, "  {}", inert_line(&task.title));
+    for (i, gate) in task.gates.iter().enumerate() {
+        let _ = write!(
+            out,
+            "{}{} ",
+            if i == 0 { "  [" } else { ", " },
+            inert_line(&gate.command)
+        );
+        match gate.passes {
+            true => paint(out, "pass", "32", colour),
+            false => paint(out, "FAIL", "31", colour),
+        }
+    }
+    let _ = writeln!(out, "{}", if task.gates.is_empty() { "" } else { "]" });
+}
+
+/// The one JSON document of a failed command under `--json`; the error also goes to stderr.
+pub fn error_json(out: &mut impl Write, command: &str, error: &crate::error::Error) {
+    let document = json!({
+        "dwp": FORMAT_VERSION,
+        "command": command,
+        "ok": false,
+        "error": {
+            "exit": error.exit().code(),
+            "message": error.to_string(),
+            "hint": error.hint(),
+        },
+    });
+    let _ = writeln!(out, "{document:#}");
 }
 
 pub fn status_all(out: &mut impl Write, lines: &[PlanLine], as_json: bool) -> Exit {

@@ -1,13 +1,17 @@
 //! The cooperative writer lock: a `state.json.lock` directory created with one atomic `mkdir`.
 //!
 //! The public reference updater uses the same directory name, so dwp and that tooling exclude
-//! each other. dwp also records an `owner.json` inside (pid, host, command line, start time) so a
-//! lock left by a killed writer can be judged: same host and the process gone (or its pid now
-//! belonging to a process that started later) means the owner is provably dead. The guard removes
-//! the directory on every exit path the process controls, panics included (unwinding runs
-//! `Drop`). Nothing protects against an editor that ignores the lock; the spec claims no more.
+//! each other. dwp also records an `owner.json` inside (pid, host, command line, when the lock was
+//! taken, and the process's own start in clock ticks since boot with the boot's id) so a lock left
+//! by a killed writer can be judged: same host and the process gone, or its pid now belonging to
+//! a process that did not start when the owner did, means the owner is provably dead. A live pid
+//! is the owner only when the record proves it; a record that cannot (a start in the future) is
+//! *unproven* and yields to `--force`. The guard removes the directory on every exit path the
+//! process controls, panics included (unwinding runs `Drop`). Nothing protects against an editor
+//! that ignores the lock; the spec claims no more.
 
 use crate::error::{Error, Result};
+use crate::term::inert_line;
 use chrono::Utc;
 use serde::{Deserialize, Serialize};
 use std::fs;
@@ -25,7 +29,8 @@ pub fn lock_dir(target: &Path) -> PathBuf {
     target.with_file_name(name)
 }
 
-/// Who holds a lock, as recorded in `owner.json`.
+/// Who holds a lock, as recorded in `owner.json`. The last two fields came later: a record
+/// without them (an older dwp's) is judged by `started_at` alone.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Owner {
@@ -33,6 +38,12 @@ pub struct Owner {
     pub host: String,
     pub command: String,
     pub started_at: String,
+    /// When the process started, in clock ticks since boot (`/proc/<pid>/stat` field 22).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_ticks: Option<u64>,
+    /// The boot those ticks count from (`/proc/sys/kernel/random/boot_id`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boot_id: Option<String>,
 }
 
 impl Owner {
@@ -43,20 +54,33 @@ impl Owner {
             command: command_line(),
             // Real time, never the test clock: liveness compares it with process start times.
             started_at: crate::clock::rfc3339(Utc::now()),
+            start_ticks: i32::try_from(std::process::id())
+                .ok()
+                .and_then(process_start_ticks),
+            boot_id: boot_id(),
         }
     }
 }
+
+/// How far in the future a recorded `started_at` may lie (clock steps between writer and
+/// reader) before the record is not believed.
+const FUTURE_SLACK: Duration = Duration::from_secs(60);
 
 /// Whether a lock's owner still runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Liveness {
-    /// Same host, the pid runs and started before the lock was taken.
+    /// Same host, the pid runs and is the process that wrote the record (same start ticks in
+    /// the same boot; for a record without them, it started before the lock was taken).
     Alive,
     /// Same host, no process has that pid.
     Dead,
-    /// Same host, the pid runs but started after the lock was taken: a different process.
+    /// Same host, the pid runs but is a different process: it started at other ticks, in
+    /// another boot, or after the lock was taken.
     PidReused,
+    /// Same host, the pid runs, but the record cannot be believed (`started_at` in the future or
+    /// not a date-time): nothing proves that process is the owner, nor that the owner is gone.
+    Unproven,
     /// Recorded by another host: cannot be checked from here.
     OtherHost,
     /// No owner record (the reference tooling writes none, or a writer is still starting).
@@ -70,10 +94,38 @@ impl Liveness {
     }
 }
 
+/// What `owner.json` in a held lock is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Record {
+    /// Read and understood: [`LockInfo::owner`] holds it.
+    Present,
+    /// No `owner.json` (the reference tooling writes none).
+    Absent,
+    /// There, but not an owner record dwp understands.
+    Malformed,
+    /// There, but it could not be read.
+    Unreadable,
+}
+
+impl Record {
+    /// The record as a noun, for a lock whose owner is not known.
+    fn noun(self) -> &'static str {
+        match self {
+            Record::Present => "an owner record",
+            Record::Absent => "no owner record",
+            Record::Malformed => "a malformed owner record",
+            Record::Unreadable => "an unreadable owner record",
+        }
+    }
+}
+
 /// What inspecting a held lock found.
 #[derive(Debug, Clone, Serialize)]
 pub struct LockInfo {
     pub path: PathBuf,
+    /// Whether `owner.json` is there and understood.
+    pub record: Record,
     pub owner: Option<Owner>,
     /// Why `owner.json` could not be used, when it exists but is unreadable or malformed.
     pub owner_problem: Option<String>,
@@ -93,15 +145,20 @@ impl LockInfo {
             Liveness::Alive => "alive",
             Liveness::Dead => "process gone",
             Liveness::PidReused => "process gone, pid reused",
+            Liveness::Unproven => "pid runs, but the record does not prove it is the owner",
             Liveness::OtherHost => "on another host, cannot check",
             Liveness::Unknown => "owner unknown",
         };
         match &self.owner {
+            // The command and host come from a file anyone can write: one line, no controls
+            // (this text also goes into PROGRESS.md).
             Some(o) => format!(
                 "pid {} on {} (`{}`{age}, {alive})",
-                o.pid, o.host, o.command
+                o.pid,
+                inert_line(&o.host),
+                inert_line(&o.command)
             ),
-            None => format!("no owner record{age} ({alive})"),
+            None => format!("{}{age} ({alive})", self.record.noun()),
         }
     }
 }
@@ -242,13 +299,21 @@ pub fn inspect(target: &Path) -> Result<Option<LockInfo>> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::io("inspect lock", &dir, e)),
     };
-    let (owner, owner_problem) = match fs::read(dir.join(OWNER_FILE)) {
+    let (record, owner, owner_problem) = match fs::read(dir.join(OWNER_FILE)) {
         Ok(bytes) => match serde_json::from_slice::<Owner>(&bytes) {
-            Ok(owner) => (Some(owner), None),
-            Err(e) => (None, Some(format!("{OWNER_FILE} is malformed: {e}"))),
+            Ok(owner) => (Record::Present, Some(owner), None),
+            Err(e) => (
+                Record::Malformed,
+                None,
+                Some(format!("{OWNER_FILE} is malformed: {e}")),
+            ),
         },
-        Err(e) if e.kind() == io::ErrorKind::NotFound => (None, None),
-        Err(e) => (None, Some(format!("{OWNER_FILE} cannot be read: {e}"))),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => (Record::Absent, None, None),
+        Err(e) => (
+            Record::Unreadable,
+            None,
+            Some(format!("{OWNER_FILE} cannot be read: {e}")),
+        ),
     };
     let since = owner
         .as_ref()
@@ -261,6 +326,7 @@ pub fn inspect(target: &Path) -> Result<Option<LockInfo>> {
     let liveness = owner.as_ref().map_or(Liveness::Unknown, liveness_of);
     Ok(Some(LockInfo {
         path: dir,
+        record,
         owner,
         owner_problem,
         age_seconds,
@@ -278,13 +344,40 @@ fn liveness_of(owner: &Owner) -> Liveness {
     if !process_exists(pid) {
         return Liveness::Dead;
     }
-    let recorded = crate::clock::parse_rfc3339(&owner.started_at).map(SystemTime::from);
-    match (process_start_time(pid), recorded) {
-        // started_at has second precision and is written after the process starts: a process
-        // that started more than a second after it cannot be the one that wrote it.
-        (Some(started), Some(recorded)) if started > recorded + Duration::from_secs(1) => {
-            Liveness::PidReused
-        }
+    let Some(recorded) = crate::clock::parse_rfc3339(&owner.started_at).map(SystemTime::from)
+    else {
+        return Liveness::Unproven;
+    };
+    // No writer records a time it has not reached: such a record proves nothing.
+    if recorded > SystemTime::now() + FUTURE_SLACK {
+        return Liveness::Unproven;
+    }
+    match owner.start_ticks {
+        Some(ticks) => same_process(pid, ticks, owner.boot_id.as_deref()),
+        None => started_before(pid, recorded),
+    }
+}
+
+/// A record with start ticks: the live pid is the owner only if it started at those ticks in
+/// the same boot. Where `/proc` cannot be read, the running pid is all there is to go on.
+fn same_process(pid: i32, ticks: u64, boot: Option<&str>) -> Liveness {
+    if let (Some(recorded), Some(current)) = (boot, boot_id())
+        && recorded != current
+    {
+        return Liveness::PidReused;
+    }
+    match process_start_ticks(pid) {
+        Some(live) if live != ticks => Liveness::PidReused,
+        _ => Liveness::Alive,
+    }
+}
+
+/// A record without start ticks (an older dwp's): `started_at` has second precision and is
+/// written after the process starts, so a process that started more than a second after it
+/// cannot be the one that wrote it.
+fn started_before(pid: i32, recorded: SystemTime) -> Liveness {
+    match process_start_time(pid) {
+        Some(started) if started > recorded + Duration::from_secs(1) => Liveness::PidReused,
         _ => Liveness::Alive,
     }
 }
@@ -355,19 +448,30 @@ fn recovery_grounds(info: &LockInfo, older_than: Option<Duration>, force: bool) 
             info.describe()
         ))
         .with_hint("confirm on that host that no writer remains, then `dwp lock recover --force --reason TEXT`")),
+        Liveness::Unproven => Err(refuse(format!(
+            "held by {}: its owner can be proven neither alive nor gone",
+            info.describe()
+        ))
+        .with_hint("confirm that no writer remains, then `dwp lock recover --force --reason TEXT`")),
         Liveness::Unknown => match (older_than, info.age_seconds) {
             (Some(min), Some(age)) if age >= min.as_secs() => Ok(format!(
-                "no owner record and {age}s old (at least the {}s given)",
+                "{} and {age}s old (at least the {}s given)",
+                info.record.noun(),
                 min.as_secs()
             )),
             (Some(min), age) => Err(refuse(format!(
-                "no owner record and only {}s old, under the {}s given",
+                "{} and only {}s old, under the {}s given",
+                info.record.noun(),
                 age.unwrap_or(0),
                 min.as_secs()
             ))),
             (None, _) => Err(refuse(format!(
-                "{}: a writer of the reference tooling, or one still starting, cannot be judged",
-                info.describe()
+                "{}: {}",
+                info.describe(),
+                match info.record {
+                    Record::Absent => "a writer of the reference tooling, or one still starting, cannot be judged",
+                    _ => "its owner cannot be judged",
+                }
             ))
             .with_hint("once no writer is active, `dwp lock recover --older-than SECONDS`")),
         },
@@ -385,13 +489,25 @@ pub fn process_exists(pid: i32) -> bool {
     }
 }
 
+/// When a process started, in clock ticks since boot, from `/proc` (Linux); `None` where that
+/// cannot be read. Unlike a wall-clock time it is exact and never moves with the clock.
+pub fn process_start_ticks(pid: i32) -> Option<u64> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Field 22 (starttime) counts from after the `(comm)` field, whose text may itself hold
+    // spaces and parentheses.
+    let after_comm = &stat[stat.rfind(')')? + 1..];
+    after_comm.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// This boot's id (Linux); `None` where it cannot be read.
+pub fn boot_id() -> Option<String> {
+    let id = fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    Some(id.trim().to_owned()).filter(|id| !id.is_empty())
+}
+
 /// When a process started, from `/proc` (Linux); `None` where that cannot be read.
 pub fn process_start_time(pid: i32) -> Option<SystemTime> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Field 22 (starttime, in clock ticks since boot) counts from after the `(comm)` field,
-    // whose text may itself hold spaces and parentheses.
-    let after_comm = &stat[stat.rfind(')')? + 1..];
-    let ticks: u64 = after_comm.split_whitespace().nth(19)?.parse().ok()?;
+    let ticks = process_start_ticks(pid)?;
     let boot = fs::read_to_string("/proc/stat").ok()?;
     let boot_secs: u64 = boot
         .lines()
@@ -484,6 +600,8 @@ mod tests {
             host: host_name(),
             command: "dwp update".into(),
             started_at: "2026-01-01T00:00:00Z".into(),
+            start_ticks: None,
+            boot_id: None,
         };
         assert_eq!(liveness_of(&dead), Liveness::Dead);
         // pid 1 runs, but started long after this recorded time.
@@ -498,6 +616,53 @@ mod tests {
             ..dead
         };
         assert_eq!(liveness_of(&elsewhere), Liveness::OtherHost);
+    }
+
+    fn this_process(started_at: &str, start_ticks: Option<u64>) -> Owner {
+        Owner {
+            started_at: started_at.into(),
+            start_ticks,
+            ..Owner::of_this_process()
+        }
+    }
+
+    #[test]
+    fn a_live_pid_is_the_owner_only_when_the_record_proves_it() {
+        let now = crate::clock::rfc3339(Utc::now());
+        let ticks = process_start_ticks(std::process::id() as i32).expect("/proc");
+        assert_eq!(
+            liveness_of(&this_process(&now, Some(ticks))),
+            Liveness::Alive
+        );
+        assert_eq!(
+            liveness_of(&this_process(&now, Some(ticks + 1))),
+            Liveness::PidReused
+        );
+        // A record that no real writer could have made.
+        for started_at in ["2099-01-01T00:00:00Z", "yesterday"] {
+            assert_eq!(
+                liveness_of(&this_process(started_at, Some(ticks))),
+                Liveness::Unproven,
+                "{started_at}"
+            );
+        }
+        // An older dwp's record: judged by started_at alone.
+        assert_eq!(liveness_of(&this_process(&now, None)), Liveness::Alive);
+    }
+
+    #[test]
+    fn the_owner_record_carries_the_process_start() {
+        let owner = Owner::of_this_process();
+        assert_eq!(
+            owner.start_ticks,
+            process_start_ticks(std::process::id() as i32)
+        );
+        assert!(owner.start_ticks.is_some() && owner.boot_id.is_some());
+        // Older records (four fields) still read.
+        let old =
+            r#"{"pid": 7, "host": "h", "command": "c", "started_at": "2026-01-01T00:00:00Z"}"#;
+        let old: Owner = serde_json::from_str(old).expect("an older record");
+        assert_eq!(old.start_ticks, None);
     }
 
     #[test]

@@ -1,0 +1,209 @@
+//! Terminal-inert text: what dwp prints can never drive the terminal it is printed on.
+//!
+//! Task titles, gate evidence, lock owners' commands and every other string read from a plan
+//! reach stdout and stderr inside dwp's own text. A control character among them (ESC starting
+//! an escape sequence that clears the screen, sets the window title or colours the text; a C1
+//! control such as U+009B CSI; DEL; a bidirectional override that reorders what is shown) would
+//! act on the terminal. [`Inert`] is the one sink every byte dwp prints passes through: it
+//! writes each such character as `\uXXXX` (four hex digits, a JSON escape too), keeping only the
+//! newline and the tab, which dwp itself lays out lines with. [`inert_line`] also escapes those
+//! two, for one data field that must stay on its line. docs/DECISIONS.md, "Hardening (#13)".
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+use std::io::{self, Write};
+
+/// Whether `c` acts on a terminal or on the order text is shown in: C0, DEL and C1 controls,
+/// and the bidirectional formatting characters (marks, embeddings, overrides, isolates).
+pub fn is_active(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+        )
+}
+
+/// `text` with every active character but the newline and the tab escaped as `\uXXXX`.
+pub fn inert(text: &str) -> Cow<'_, str> {
+    escape(text, |c| is_active(c) && c != '\n' && c != '\t')
+}
+
+/// `text` with every active character escaped, the newline and the tab too: for one field
+/// inside a line, which must not start another (`\u000a`).
+pub fn inert_line(text: &str) -> Cow<'_, str> {
+    escape(text, is_active)
+}
+
+fn escape(text: &str, active: impl Fn(char) -> bool) -> Cow<'_, str> {
+    if !text.chars().any(&active) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if active(c) {
+            // Every active character is in the Basic Multilingual Plane: four digits suffice.
+            let _ = write!(out, "\\u{:04x}", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A writer that makes everything written through it inert ([`inert`]), whatever writes it.
+///
+/// Bytes arrive in pieces; a UTF-8 sequence split across two writes waits for its end, and a
+/// byte that is not UTF-8 at all is written as `\xNN`. JSON passes through unchanged in meaning:
+/// serde_json already escapes C0 controls, and a DEL, C1 or bidi character can stand only inside
+/// a string there, where `\uXXXX` is the same character to any JSON reader.
+pub struct Inert<W: Write> {
+    inner: W,
+    /// The start of a UTF-8 sequence whose end has not been written yet.
+    pending: Vec<u8>,
+    written: bool,
+}
+
+impl<W: Write> Inert<W> {
+    pub fn new(inner: W) -> Inert<W> {
+        Inert {
+            inner,
+            pending: Vec::new(),
+            written: false,
+        }
+    }
+
+    /// Whether anything has been written through this sink.
+    pub fn has_written(&self) -> bool {
+        self.written
+    }
+
+    /// Write dwp's own SGR colour sequence `ESC [ code m`, the one thing that passes unescaped.
+    pub fn style(&mut self, code: &str) -> io::Result<()> {
+        debug_assert!(code.bytes().all(|b| b.is_ascii_digit() || b == b';'));
+        self.drain_pending()?;
+        self.written = true;
+        write!(self.inner, "\x1b[{code}m")
+    }
+
+    /// Write what `pending` holds, inert; an unfinished UTF-8 sequence at its end waits for the
+    /// next write unless `at_end`.
+    fn drain(&mut self, at_end: bool) -> io::Result<()> {
+        let pending = std::mem::take(&mut self.pending);
+        let mut rest = &pending[..];
+        while !rest.is_empty() {
+            let error = match std::str::from_utf8(rest) {
+                Ok(text) => {
+                    self.inner.write_all(inert(text).as_bytes())?;
+                    break;
+                }
+                Err(error) => error,
+            };
+            let (valid, after) = rest.split_at(error.valid_up_to());
+            let valid = std::str::from_utf8(valid).unwrap_or_default();
+            self.inner.write_all(inert(valid).as_bytes())?;
+            let bad = match error.error_len() {
+                Some(length) => length,
+                None if at_end => after.len(),
+                None => {
+                    self.pending = after.to_vec();
+                    break;
+                }
+            };
+            for byte in &after[..bad] {
+                write!(self.inner, "\\x{byte:02x}")?;
+            }
+            rest = &after[bad..];
+        }
+        Ok(())
+    }
+
+    fn drain_pending(&mut self) -> io::Result<()> {
+        self.drain(true)
+    }
+}
+
+impl<W: Write> Write for Inert<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if !buf.is_empty() {
+            self.written = true;
+        }
+        self.pending.extend_from_slice(buf);
+        self.drain(false)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.drain_pending()?;
+        self.inner.flush()
+    }
+}
+
+impl<W: Write> Drop for Inert<W> {
+    fn drop(&mut self) {
+        let _ = self.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn through_sink(pieces: &[&[u8]]) -> String {
+        let mut bytes = Vec::new();
+        {
+            let mut sink = Inert::new(&mut bytes);
+            for piece in pieces {
+                sink.write_all(piece).unwrap();
+            }
+            sink.flush().unwrap();
+        }
+        String::from_utf8(bytes).unwrap()
+    }
+
+    #[test]
+    fn controls_and_bidi_are_escaped_newline_and_tab_kept() {
+        let text = "a\x1b[2J\x1b]0;pwned\x07\u{9b}31m\u{202e}x\u{7f}\r\n\tb\u{200f}\u{2066}é";
+        assert_eq!(
+            inert(text),
+            "a\\u001b[2J\\u001b]0;pwned\\u0007\\u009b31m\\u202ex\\u007f\\u000d\n\tb\\u200f\\u2066é"
+        );
+        assert_eq!(inert_line("a\nb\tc"), "a\\u000ab\\u0009c");
+        assert!(matches!(inert("plain text — ✓"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn the_sink_escapes_a_sequence_split_across_writes() {
+        // U+009B is C2 9B in UTF-8; U+202E is E2 80 AE.
+        let out = through_sink(&[b"x\xc2", b"\x9by\xe2\x80", b"\xae\n"]);
+        assert_eq!(out, "x\\u009by\\u202e\n");
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_are_written_as_hex() {
+        assert_eq!(through_sink(&[b"a\x9bb\xff"]), "a\\x9bb\\xff");
+        // An unfinished sequence at the very end is not kept back forever.
+        assert_eq!(through_sink(&[b"z\xe2\x80"]), "z\\xe2\\x80");
+    }
+
+    #[test]
+    fn json_through_the_sink_parses_to_the_same_value() {
+        let original = "t\x1b[2J\u{9b}\u{7f}\u{202e}\u{2069}\\\n\"";
+        let document = serde_json::json!({ "title": original });
+        let out = through_sink(&[format!("{document:#}\n").as_bytes()]);
+        assert!(!out.chars().any(|c| is_active(c) && c != '\n'), "{out}");
+        let parsed: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(parsed["title"], original);
+    }
+
+    #[test]
+    fn style_passes_dwp_own_colour_only() {
+        let mut bytes = Vec::new();
+        {
+            let mut sink = Inert::new(&mut bytes);
+            sink.style("31").unwrap();
+            sink.write_all(b"\x1b[32m").unwrap();
+            sink.style("0").unwrap();
+        }
+        assert_eq!(bytes, b"\x1b[31m\\u001b[32m\x1b[0m");
+    }
+}
