@@ -28,6 +28,7 @@ pub mod model;
 pub mod plan;
 pub mod receipt;
 pub mod reconcile;
+pub mod recover;
 pub mod schema;
 pub mod status;
 pub mod store;

@@ -71,6 +71,21 @@ fn v1(root: &Path) -> PathBuf {
         .unwrap()
 }
 
+/// A lock whose owner is gone: `lock recover --force` removes it and records why.
+fn dead_lock(root: &Path) -> PathBuf {
+    let plan = synth(root);
+    let lock = plan.join("state.json.lock");
+    std::fs::create_dir(&lock).unwrap();
+    let owner = serde_json::json!({
+        "pid": 999_999_999u32,
+        "host": dwp::store::lock::host_name(),
+        "command": "dwp update",
+        "started_at": NOW,
+    });
+    std::fs::write(lock.join("owner.json"), owner.to_string()).unwrap();
+    plan
+}
+
 const CASES: &[Case] = &[
     Case {
         name: "reconcile --write",
@@ -109,6 +124,19 @@ const CASES: &[Case] = &[
         record: "materialized by `dwp init`",
     },
     Case {
+        name: "lock recover --force",
+        plan: dead_lock,
+        args: &[
+            "lock",
+            "recover",
+            "PLAN",
+            "--force",
+            "--reason",
+            "the writer's host was rebooted",
+        ],
+        record: "`dwp lock recover --force` removed",
+    },
+    Case {
         name: "migrate --to v5",
         plan: v1,
         args: &["migrate", "--to", "v5"],
@@ -133,9 +161,22 @@ fn strace_available() -> bool {
     found
 }
 
-/// `dwp` with its plan argument in second place, as every case's command takes it.
+/// `dwp` with the plan in place of `PLAN`, or in second place (`dwp reconcile PLAN --write`).
 fn dwp_command(plan: &Path, args: &[&str]) -> Vec<String> {
-    let mut full = vec![args[0].to_owned(), plan.display().to_string()];
+    let plan = plan.display().to_string();
+    if args.contains(&"PLAN") {
+        return args
+            .iter()
+            .map(|a| {
+                if *a == "PLAN" {
+                    plan.clone()
+                } else {
+                    (*a).to_owned()
+                }
+            })
+            .collect();
+    }
+    let mut full = vec![args[0].to_owned(), plan];
     full.extend(args[1..].iter().map(|a| (*a).to_owned()));
     full
 }
@@ -202,16 +243,40 @@ fn traced(plan: &Path, args: &[&str], kill_at: Option<(usize, &[Rename])>) -> Ve
         .collect()
 }
 
-/// The plan's files as text, without what a killed writer leaves for a later write to sweep.
+/// The plan's files as text, without what a killed writer leaves for a later write to sweep,
+/// and with the plan's own path (which differs from run to run) written `PLAN`.
 fn settled(plan: &Path) -> BTreeMap<PathBuf, String> {
+    let own_path = plan.display().to_string();
     common::snapshot(plan)
         .into_iter()
         .filter(|(path, _)| {
             let name = path.to_string_lossy();
             !name.contains(".dwp-tmp.") && !name.contains(".lock.")
         })
-        .map(|(path, bytes)| (path, String::from_utf8_lossy(&bytes).into_owned()))
+        .map(|(path, bytes)| {
+            let text = String::from_utf8_lossy(&bytes).replace(&own_path, "PLAN");
+            (path, without_lock_ages(&text))
+        })
         .collect()
+}
+
+/// A lock's age as `lock recover` describes it ("`dwp update`, 15151031s old") is wall time,
+/// which moves between two runs: written `Ns old`.
+fn without_lock_ages(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("s old") {
+        let digits = rest[..at].len()
+            - rest[..at]
+                .trim_end_matches(|c: char| c.is_ascii_digit())
+                .len();
+        out.push_str(&rest[..at - digits]);
+        out.push_str(if digits > 0 { "N" } else { "" });
+        out.push_str("s old");
+        rest = &rest[at + "s old".len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The files whose bytes differ between two settled plans (a readable failure message).

@@ -443,16 +443,13 @@ fn run(cli: &Cli, out: &mut Inert<std::io::StdoutLock<'static>>) -> Result<Exit,
         }) => {
             let (plan_dir, state) = lock_target(target)?;
             let older_than = older_than.map(std::time::Duration::from_secs);
-            let recovery = crate::store::lock::recover(&state, older_than, *force)?;
-            if let (Some(recovery), Some(reason)) = (&recovery, reason) {
-                let line = format!(
-                    "- {}: `dwp lock recover --force` removed {} ({}): {reason}",
-                    crate::clock::now_rfc3339(),
-                    recovery.inspected.path.display(),
-                    recovery.inspected.describe()
-                );
-                crate::store::append_line(&plan_dir.join("PROGRESS.md"), &plan_dir, &line)?;
-            }
+            let recovery = crate::recover::recover_lock(
+                &plan_dir,
+                &state,
+                older_than,
+                *force,
+                reason.as_deref(),
+            )?;
             render::lock_recover(
                 out,
                 &crate::store::lock::lock_dir(&state),

@@ -118,6 +118,22 @@ impl Transaction {
         Ok(rel.to_owned())
     }
 
+    /// Record the steps durably without carrying them out: the next writer to take the lock
+    /// does (`dwp lock recover --force` records its PROGRESS.md entry while the dead owner's
+    /// lock still keeps every writer out, then takes the lock itself).
+    pub fn record(self) -> Result<()> {
+        if self.intent.steps.is_empty() {
+            return Ok(());
+        }
+        let record = self.plan_dir.join(INTENT);
+        super::write_atomic(
+            &record,
+            &self.plan_dir,
+            &super::canonical_bytes(&self.intent),
+        )
+        .map(|_| ())
+    }
+
     /// Record the steps durably, carry them out in order, then remove the record. A step with
     /// nothing to do (a write that changes no byte) is skipped; an empty transaction writes
     /// nothing at all. Returns whether each step changed its file.

@@ -401,11 +401,15 @@ pub fn recover(
     target: &Path,
     older_than: Option<Duration>,
     force: bool,
+    before_removal: impl FnOnce(&LockInfo) -> Result<()>,
 ) -> Result<Option<Recovery>> {
     let Some(info) = inspect(target)? else {
         return Ok(None);
     };
     let grounds = recovery_grounds(&info, older_than, force)?;
+    // Still under the dead owner's lock, which keeps every writer out: the caller records what
+    // it is about to do (an intent record), so no kill leaves the removal without its record.
+    before_removal(&info)?;
     let aside = aside_dir(&info.path, "recovering");
     fs::rename(&info.path, &aside).map_err(|e| Error::io("move lock aside", &info.path, e))?;
     let owner_now = fs::read(aside.join(OWNER_FILE))

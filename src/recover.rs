@@ -1,0 +1,54 @@
+//! `dwp lock recover`: remove the lock a dead writer left, and, when forced, record why in
+//! PROGRESS.md so that no kill leaves the removal without its record (issue #13).
+//!
+//! The order: the removal is decided (`store::lock::recover`); while the dead owner's lock still
+//! keeps every writer out, any record a killed writer left is completed and this removal's own
+//! PROGRESS.md entry is written as an intent record; the lock is removed; then this command takes
+//! the lock as a writer, which completes the entry, and releases it. Killed after the record,
+//! the next writer completes the entry instead.
+
+use crate::error::Result;
+use crate::store::{intent, lock};
+use std::path::Path;
+use std::time::Duration;
+
+/// How long the recovering command waits for the lock it just freed (another writer may have
+/// taken it first: that writer completes the entry, and this one then finds nothing to do).
+const TAKE_OVER_WAIT: Duration = Duration::from_secs(30);
+
+/// Remove the lock of the plan `plan_dir` (state file `state`) on the grounds `lock::recover`
+/// accepts; with `reason` (given with `--force`), record the removal in PROGRESS.md.
+pub fn recover_lock(
+    plan_dir: &Path,
+    state: &Path,
+    older_than: Option<Duration>,
+    force: bool,
+    reason: Option<&str>,
+) -> Result<Option<lock::Recovery>> {
+    let recovery = lock::recover(state, older_than, force, |info| match reason {
+        Some(reason) => {
+            // A record a killed writer left is completed first: the intent file holds one.
+            intent::complete_pending(plan_dir)?;
+            let mut entry = intent::Transaction::new(plan_dir, "dwp lock recover --force");
+            entry.append(&plan_dir.join("PROGRESS.md"), &progress_line(info, reason))?;
+            entry.record()
+        }
+        None => Ok(()),
+    })?;
+    if recovery.is_some() && reason.is_some() {
+        crate::plan::lock_for_write(plan_dir, state, TAKE_OVER_WAIT)?.release()?;
+    }
+    Ok(recovery)
+}
+
+/// One PROGRESS.md line: when, what was removed, whose it was, and why (on one line whatever
+/// the reason holds, so it cannot forge further entries).
+fn progress_line(info: &lock::LockInfo, reason: &str) -> String {
+    let reason = reason.split_whitespace().collect::<Vec<_>>().join(" ");
+    format!(
+        "- {}: `dwp lock recover --force` removed {} ({}): {reason}",
+        crate::clock::now_rfc3339(),
+        info.path.display(),
+        info.describe()
+    )
+}
