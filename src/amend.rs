@@ -138,6 +138,9 @@ pub struct AmendOutcome {
     pub status: TaskStatus,
     pub state_changed: bool,
     pub sha256: String,
+    /// Where the receipt of a published plan that the amendment reopened was moved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub superseded_receipt: Option<String>,
 }
 
 /// A task's markdown record and the text it was read from.
@@ -249,6 +252,11 @@ fn amend_under_lock(
     if let Some(bytes) = planned.as_ref().and_then(|p| p.planned.as_deref()) {
         write.replace(state_path, Some(&loaded.bytes), bytes)?;
     }
+    let superseded = if state.status == crate::model::PlanStatus::Completed && reopens {
+        supersede_receipt(&mut write, plan_dir)?
+    } else {
+        None
+    };
     write.commit()?;
     let (status, state_changed, sha256) = match planned {
         Some(done) => (done.status, done.changed, done.new_sha256),
@@ -267,7 +275,31 @@ fn amend_under_lock(
         status,
         state_changed,
         sha256,
+        superseded_receipt: superseded,
     })
+}
+
+/// A published plan that an amendment reopens is no longer what its receipt describes: the
+/// receipt moves aside, kept as history (`FINALIZATION.superseded.<time>.json`), and a new one
+/// is written when the plan is published again. Returns where it went.
+fn supersede_receipt(
+    write: &mut store::intent::Transaction,
+    plan_dir: &Path,
+) -> Result<Option<String>> {
+    let receipt = plan_dir.join(crate::receipt::RECEIPT);
+    let bytes = match store::read_artifact(&receipt, plan_dir) {
+        Ok(bytes) => bytes,
+        Err(store::ReadFailure::Missing) => return Ok(None),
+        Err(failure) => return Err(failure.into_error("read", &receipt)),
+    };
+    let stamp: String = clock::now_rfc3339()
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect();
+    let aside = format!("analysis_results/FINALIZATION.superseded.{stamp}.json");
+    write.replace(&plan_dir.join(&aside), None, &bytes)?;
+    write.remove(&receipt, &bytes)?;
+    Ok(Some(aside))
 }
 
 /// Today's date (UTC) by the one clock.

@@ -71,6 +71,8 @@ pub enum Error {
         path: PathBuf,
         #[source]
         source: std::io::Error,
+        /// What to do next, when it is more than retrying (a publication that left its marker).
+        hint: Option<String>,
     },
     /// A check could not be made; no claim either way.
     #[error("UNVERIFIED: {message} ({place})")]
@@ -108,6 +110,7 @@ impl Error {
             Error::SnapshotMoved { .. } => {
                 Some("re-read state.json and retry with its current sha256".into())
             }
+            Error::Io { hint: Some(hint), .. } => Some(hint.clone()),
             Error::Io { .. } => Some("nothing was claimed; fix the cause and retry".into()),
             Error::Unverified { .. } | Error::Usage(_) => None,
         }
@@ -122,7 +125,7 @@ impl Error {
     }
 
     pub fn with_hint(mut self, text: impl Into<String>) -> Error {
-        if let Error::Rejected { hint, .. } = &mut self {
+        if let Error::Rejected { hint, .. } | Error::Io { hint, .. } = &mut self {
             *hint = Some(text.into());
         }
         self
@@ -133,6 +136,7 @@ impl Error {
             op,
             path: path.to_path_buf(),
             source,
+            hint: None,
         }
     }
 }

@@ -192,11 +192,11 @@ thread_local! {
 fn reached(step: Step) -> Result<()> {
     #[cfg(test)]
     if STOP_AFTER.with(|s| s.get()) == Some(step) {
-        return Err(Error::Io {
-            op: "injected stop",
-            path: PathBuf::from(step.name()),
-            source: std::io::Error::other("fault injection"),
-        });
+        return Err(Error::io(
+            "injected stop",
+            Path::new(step.name()),
+            std::io::Error::other("fault injection"),
+        ));
     }
     let _ = step;
     Ok(())
@@ -212,7 +212,21 @@ pub fn finalize(target: &Path, request: &FinalizeRequest) -> Result<Publication>
         finalize_locked(&plan_dir, &state_path, request)
     };
     guard.release()?;
-    result
+    result.map_err(|e| name_recovery(e, &plan_dir))
+}
+
+/// An I/O failure (a full disk) after the marker was written leaves a publication to complete,
+/// not "nothing claimed": the hint names the command that completes it.
+fn name_recovery(error: Error, plan_dir: &Path) -> Error {
+    let marked = store::place(&plan_dir.join(MARKER), plan_dir) != store::Place::Missing;
+    if marked && matches!(error, Error::Io { .. }) {
+        let hint = format!(
+            "the publication stopped after its marker was written: once the cause is fixed, `dwp finalize --recover {}` completes it",
+            plan_dir.display()
+        );
+        return error.with_hint(hint);
+    }
+    error
 }
 
 fn finalize_locked(
@@ -233,7 +247,10 @@ fn finalize_locked(
     }
     let candidate = match &request.candidate {
         Some(path) => read_candidate(path)?,
-        None => default_candidate(&current),
+        None => {
+            plan::refuse_clock_behind(&current.doc, &current.file, &crate::clock::now_rfc3339())?;
+            default_candidate(&current)
+        }
     };
     publish_locked(plan_dir, state_path, candidate, false)
 }
@@ -675,6 +692,23 @@ pub fn check(target: &Path) -> Result<Vec<Finding>> {
     let (plan_dir, state_path) = crate::update::resolve_target(target);
     let paths = PlanPaths::new(&plan_dir);
     let state = plan::load_state_for_write(&plan_dir, &state_path, false)?;
+    let receipt = plan_dir.join(crate::receipt::RECEIPT);
+    if store::place(&receipt, &plan_dir) == store::Place::Missing {
+        // Nothing was published, so nothing "changed since publication".
+        let hint = if state.doc.status == PlanStatus::Completed {
+            format!("publish it with `dwp finalize {}`", plan_dir.display())
+        } else {
+            format!(
+                "there is nothing to check until it is published: complete its tasks, then `dwp finalize {}`",
+                plan_dir.display()
+            )
+        };
+        return Err(Error::rejected(
+            receipt.display().to_string(),
+            "the plan is not published: there is no receipt to check",
+        )
+        .with_hint(hint));
+    }
     let mut findings = crate::verify::receipt_findings(&paths, &state.doc);
     crate::verify::add_fix_hints(&mut findings);
     Ok(findings)

@@ -605,6 +605,7 @@ fn migrate_under_lock(paths: &PlanPaths, to: Generation) -> Result<MigrateOutcom
             "the input state breaks an invariant",
         ));
     }
+    plan::refuse_clock_behind(&state.doc, &state.file, &clock::now_rfc3339())?;
     let next_manifest = migrated_manifest(&manifest.doc, to);
     let next_state = migrated_state(&state.doc, to, readme.readme.approval());
     let (manifest_bytes, state_bytes) = checked_pair(paths, &next_manifest, &next_state)?;

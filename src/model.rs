@@ -491,7 +491,62 @@ pub struct Blocker {
     pub needs: Option<String>,
 }
 
+/// A date-time field of a state: its JSON path, its text, and the task it belongs to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Timestamp<'a> {
+    pub path: String,
+    pub text: &'a str,
+    pub task: Option<u64>,
+}
+
 impl State {
+    /// Every date-time the state records: `updated_at`, each task's `started_at`,
+    /// `completed_at` and gate `last_run`, the checkpoint's `at`, the blocker's `since`.
+    pub fn timestamps(&self) -> Vec<Timestamp<'_>> {
+        let mut all = vec![Timestamp {
+            path: "$.updated_at".into(),
+            text: &self.updated_at,
+            task: None,
+        }];
+        for (index, task) in self.tasks.iter().enumerate() {
+            let at = |field: &str| format!("$.tasks[{index}].{field}");
+            for (field, value) in [
+                ("started_at", &task.started_at),
+                ("completed_at", &task.completed_at),
+            ] {
+                if let Some(value) = value {
+                    all.push(Timestamp {
+                        path: at(field),
+                        text: value,
+                        task: Some(task.id),
+                    });
+                }
+            }
+            for (g, gate) in task.gates().iter().enumerate() {
+                all.push(Timestamp {
+                    path: at(&format!("gates[{g}].last_run")),
+                    text: &gate.last_run,
+                    task: Some(task.id),
+                });
+            }
+        }
+        if let Some(c) = self.checkpoint.value() {
+            all.push(Timestamp {
+                path: "$.checkpoint.at".into(),
+                text: &c.at,
+                task: Some(c.task),
+            });
+        }
+        if let Some(b) = self.blocked.value() {
+            all.push(Timestamp {
+                path: "$.blocked.since".into(),
+                text: &b.since,
+                task: Some(b.task),
+            });
+        }
+        all
+    }
+
     /// The plan status the spec derives from the tasks and the blocker: blocked if a blocker is
     /// active or a task is blocked; completed only if every task is completed (skipped work never
     /// completes a plan); in_progress once any task has moved; else pending.

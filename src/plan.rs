@@ -361,6 +361,35 @@ pub fn has_no_state_layer(plan_dir: &Path) -> bool {
     })
 }
 
+/// How much later than the clock a recorded time may be (one write may straddle a second).
+const SAME_WRITE_SECONDS: i64 = 1;
+
+/// A writer stamps the time it writes; a clock earlier than a time the state already records
+/// would put the state's times out of order (verify's DWP067). Refused, naming both times.
+pub fn refuse_clock_behind(state: &State, file: &str, now: &str) -> crate::Result<()> {
+    use crate::clock::parse_rfc3339;
+    let Some(clock) = parse_rfc3339(now) else {
+        return Ok(());
+    };
+    let latest = clock + chrono::Duration::seconds(SAME_WRITE_SECONDS);
+    let newest = state
+        .timestamps()
+        .into_iter()
+        .filter_map(|t| parse_rfc3339(t.text).map(|time| (time, t)))
+        .max_by_key(|(time, _)| *time);
+    match newest {
+        Some((time, stamp)) if time > latest => Err(crate::Error::rejected(
+            format!("{file}: {}", stamp.path),
+            format!(
+                "the clock reads {now}, earlier than `{}` recorded here: a write now would put the state's times out of order",
+                stamp.text
+            ),
+        )
+        .with_hint("set this machine's clock right (the state was written by a clock ahead of it), then run the command again")),
+        _ => Ok(()),
+    }
+}
+
 /// The error a writer gives for findings that stop it: the first finding, counted with the rest.
 pub fn refusal(findings: Vec<Finding>, what: &str) -> crate::Error {
     let Some(first) = findings.first() else {

@@ -1160,6 +1160,7 @@ pub fn reconcile(target: &Path, request: &ReconcileRequest) -> Result<ReconcileR
         .filter(|d| !d.is_empty());
     let mut written = false;
     if request.write && bytes != loaded.bytes {
+        plan::refuse_clock_behind(&loaded.doc, &loaded.file, &now)?;
         plan::check_before_write(&state_path, &bytes, "the regenerated state")?;
         // Two files, one intent record: a kill between them leaves the record, and the next
         // writer completes it, so the reconciliation is never without its PROGRESS.md entry.

@@ -222,6 +222,7 @@ pub fn update_under_lock(
     let transition = apply(&mut next, request, &context)?;
     let changed = next != loaded.doc;
     if changed {
+        plan::refuse_clock_behind(&loaded.doc, &loaded.file, &now)?;
         stamp(&mut next, request, &transition, &now);
         if next.derived_status() == crate::model::PlanStatus::Completed {
             // Completing the last task is publication: finalize checks and writes it.

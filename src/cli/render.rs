@@ -154,6 +154,12 @@ pub fn amend(out: &mut impl Write, outcome: &AmendOutcome, as_json: bool) -> Exi
         "task {} → {} · sha256 {}{change}",
         outcome.task, outcome.status, outcome.sha256
     );
+    if let Some(aside) = &outcome.superseded_receipt {
+        let _ = writeln!(
+            out,
+            "the plan is no longer completed: its publication receipt moved to {aside}; `dwp finalize` writes a new one when it is completed again"
+        );
+    }
     Exit::Ok
 }
 

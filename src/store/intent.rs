@@ -38,6 +38,8 @@ pub enum Step {
     Append { path: String, line: String },
     /// Create the folder, if it is not there.
     CreateDir { path: String },
+    /// Remove the file, provided it still holds what was read (`sha256`).
+    Remove { path: String, sha256: String },
 }
 
 /// The record itself.
@@ -91,6 +93,15 @@ impl Transaction {
         self.intent.steps.push(Step::Append {
             path: self.relative(path)?,
             line: line.to_owned(),
+        });
+        Ok(())
+    }
+
+    /// Remove the file `path` (inside the plan), which the writer read as `bytes`.
+    pub fn remove(&mut self, path: &Path, bytes: &[u8]) -> Result<()> {
+        self.intent.steps.push(Step::Remove {
+            path: self.relative(path)?,
+            sha256: sha256_hex(bytes),
         });
         Ok(())
     }
@@ -209,8 +220,23 @@ pub fn pending(plan_dir: &Path) -> Result<Option<Intent>> {
 
 fn step_path(step: &Step) -> &str {
     match step {
-        Step::Replace { path, .. } | Step::Append { path, .. } | Step::CreateDir { path } => path,
+        Step::Replace { path, .. }
+        | Step::Append { path, .. }
+        | Step::CreateDir { path }
+        | Step::Remove { path, .. } => path,
     }
+}
+
+/// A file changed since the record was written: completing the record would overwrite it.
+fn changed_since(plan_dir: &Path, intent: &Intent, path: &Path) -> Error {
+    Error::rejected(
+        path.display().to_string(),
+        format!(
+            "changed since the interrupted `{}` of {} recorded what it would write here: completing it would overwrite that change",
+            intent.command, intent.started_at
+        ),
+    )
+    .with_hint(abandon_hint(&plan_dir.join(INTENT)))
 }
 
 fn abandon_hint(record: &Path) -> String {
@@ -246,14 +272,7 @@ fn carry_out_step(plan_dir: &Path, intent: &Intent, step: &Step) -> Result<bool>
                 return Ok(false);
             }
             if now != *before_sha256 {
-                return Err(Error::rejected(
-                    path.display().to_string(),
-                    format!(
-                        "changed since the interrupted `{}` of {} recorded what it would write here: completing it would overwrite that change",
-                        intent.command, intent.started_at
-                    ),
-                )
-                .with_hint(abandon_hint(&plan_dir.join(INTENT))));
+                return Err(changed_since(plan_dir, intent, &path));
             }
             super::write_atomic(&path, plan_dir, content.as_bytes()).map(|w| w.changed)
         }
@@ -267,6 +286,17 @@ fn carry_out_step(plan_dir: &Path, intent: &Intent, step: &Step) -> Result<bool>
                 return Ok(false);
             }
             super::append_line(&path, plan_dir, line).map(|w| w.changed)
+        }
+        Step::Remove { sha256, .. } => {
+            let now = match read_artifact(&path, plan_dir) {
+                Ok(bytes) => sha256_hex(&bytes),
+                Err(ReadFailure::Missing) => return Ok(false),
+                Err(failure) => return Err(failure.into_error("read", &path)),
+            };
+            if now != *sha256 {
+                return Err(changed_since(plan_dir, intent, &path));
+            }
+            super::remove_file(&path, plan_dir)
         }
         Step::CreateDir { .. } => {
             let there = super::entry(&path, plan_dir).map_err(|e| Error::io("stat", &path, e))?

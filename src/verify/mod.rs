@@ -1271,30 +1271,8 @@ fn timestamp_order(
             findings.push(finding);
         }
     };
-    check("$.updated_at".into(), &state.updated_at, None);
-    for (index, task) in state.tasks.iter().enumerate() {
-        let at = |field: &str| format!("$.tasks[{index}].{field}");
-        for (field, value) in [
-            ("started_at", &task.started_at),
-            ("completed_at", &task.completed_at),
-        ] {
-            if let Some(value) = value {
-                check(at(field), value, Some(task.id));
-            }
-        }
-        for (g, gate) in task.gates().iter().enumerate() {
-            check(
-                at(&format!("gates[{g}].last_run")),
-                &gate.last_run,
-                Some(task.id),
-            );
-        }
-    }
-    if let Some(c) = state.checkpoint.value() {
-        check("$.checkpoint.at".into(), &c.at, Some(c.task));
-    }
-    if let Some(b) = state.blocked.value() {
-        check("$.blocked.since".into(), &b.since, Some(b.task));
+    for stamp in state.timestamps() {
+        check(stamp.path, stamp.text, stamp.task);
     }
     for (index, task) in state.tasks.iter().enumerate() {
         let started = task.started_at.as_deref().and_then(parse_rfc3339);
