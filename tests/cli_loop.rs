@@ -1599,3 +1599,102 @@ fn unauthorized_server() -> std::net::SocketAddr {
     });
     address
 }
+
+// ---------------------------------------------------------------------------------------------
+// dwp loop prove runs commands with a minimal environment (#13)
+// ---------------------------------------------------------------------------------------------
+
+const ENV_CONFIG: &str = "dod:\n  items:\n    - {id: env, description: The environment is printed, kind: command, command: [env]}\n";
+
+/// `dwp loop prove` of one item that prints its environment into its log, with two secrets in
+/// dwp's own environment; returns the output, the log and the proof.
+fn prove_env(extra: &[&str]) -> (Output, String, Value) {
+    let work = Work::empty();
+    let config = work.outside("loop.config.yaml", ENV_CONFIG);
+    let mut args = vec![
+        "loop".to_string(),
+        "prove".into(),
+        work.s(&work.dir),
+        "--config".into(),
+        work.s(&config),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let out = work
+        .dwp()
+        .env("DWP_SECRET_TOKEN", "hunter2-token")
+        .env("DWP_OTHER_SECRET", "hunter3-other")
+        .args(&args)
+        .output()
+        .unwrap();
+    let log = fs::read_to_string(work.path(".ak-loop/logs/project-env.log")).unwrap_or_default();
+    let proof = work.json(".ak-loop/dod.json")["project"][0].clone();
+    let home = work.s(&work.root.path().join("home"));
+    assert!(
+        !log.contains(&format!("HOME={home}\n")),
+        "dwp's HOME reached the command: {log}"
+    );
+    (out, log, proof)
+}
+
+#[test]
+fn prove_passes_none_of_dwps_environment_beyond_the_minimal_set() {
+    let (out, log, proof) = prove_env(&[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        !log.contains("hunter2-token"),
+        "a secret reached the log: {log}"
+    );
+    assert!(
+        !log.contains("DWP_"),
+        "dwp's own variables reached the log: {log}"
+    );
+    assert!(log.contains("PATH="), "PATH is passed: {log}");
+    assert!(
+        log.contains("HOME="),
+        "HOME is a private empty folder: {log}"
+    );
+    let names: Vec<&str> = log
+        .lines()
+        .filter_map(|l| l.split_once('=').map(|(name, _)| name))
+        .collect();
+    for name in &names {
+        assert!(
+            ["PATH", "HOME", "LANG", "LC_ALL", "TMPDIR"].contains(name),
+            "{name} is not in the minimal set: {log}"
+        );
+    }
+    let recorded: Vec<&str> = proof["env"]
+        .as_array()
+        .unwrap_or_else(|| panic!("the proof records the names passed: {proof:#}"))
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(recorded.contains(&"PATH"), "{proof:#}");
+    assert!(
+        !recorded.contains(&"HOME"),
+        "HOME is dwp's own, not passed: {proof:#}"
+    );
+}
+
+#[test]
+fn prove_pass_env_passes_exactly_the_named_variable_and_the_proof_records_its_name() {
+    let (out, log, proof) = prove_env(&["--pass-env", "DWP_SECRET_TOKEN"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(log.contains("DWP_SECRET_TOKEN=hunter2-token\n"), "{log}");
+    assert!(
+        !log.contains("hunter3-other"),
+        "an unnamed secret reached the log: {log}"
+    );
+    assert!(
+        proof["env"]
+            .as_array()
+            .is_some_and(|names| names.contains(&json!("DWP_SECRET_TOKEN"))
+                && !names.contains(&json!("DWP_OTHER_SECRET"))),
+        "{proof:#}"
+    );
+    let values = serde_json::to_string(&proof).unwrap();
+    assert!(
+        !values.contains("hunter2-token"),
+        "a value was recorded: {values}"
+    );
+}
