@@ -1035,3 +1035,60 @@ fn hook_json_reports_the_verdict_and_the_count() {
         "the reason is on stderr too: {run:?}"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Hardening (#13): a closed pipe
+// ---------------------------------------------------------------------------------------------
+
+/// `dwp ARGS` in the repository with stdout a pipe whose reader is already gone (`| head -1`
+/// after `head` exited): deterministic, the first write fails with EPIPE.
+fn run_into_closed_pipe(repo: &Repo, args: &[&str]) -> std::process::Output {
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    let plan = repo.plan.to_str().unwrap();
+    let args: Vec<&str> = args
+        .iter()
+        .map(|a| if *a == "PLAN" { plan } else { a })
+        .collect();
+    std::process::Command::new(assert_cmd::cargo::cargo_bin("dwp"))
+        .env("DWP_TEST_NOW", NOW)
+        .env_remove("HOME")
+        .current_dir(&repo.root)
+        .args(&args)
+        .stdout(writer)
+        .output()
+        .expect("run dwp")
+}
+
+#[test]
+fn contract_check_into_a_closed_pipe_is_quiet_and_exits_as_if_written() {
+    let repo = Repo::new();
+    repo.declare(&["--modify", "src/y.rs:new_name", "--delete", "src/x.rs"]);
+    for args in [
+        &["contract", "check", "PLAN"][..],
+        &["--json", "contract", "check", "PLAN"][..],
+        &[
+            "contract",
+            "declare",
+            "PLAN",
+            "--task",
+            "3",
+            "--replace",
+            "--delete",
+            "src/x.rs",
+        ][..],
+    ] {
+        let written = repo.run(args, None);
+        let closed = run_into_closed_pipe(&repo, args);
+        assert_eq!(
+            closed.status.code(),
+            Some(written.code),
+            "{args:?}: the exit code of a written run ({written:?})"
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&closed.stderr),
+            written.stderr,
+            "{args:?}: a closed pipe adds nothing to stderr"
+        );
+    }
+}
