@@ -19,6 +19,7 @@ pub mod error;
 pub mod evidence;
 pub mod finalize;
 pub mod findings;
+pub mod git;
 pub mod invariants;
 pub mod json;
 pub mod r#loop;

@@ -1035,3 +1035,126 @@ fn hook_json_reports_the_verdict_and_the_count() {
         "the reason is on stderr too: {run:?}"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Hardening (#13): a closed pipe, and a declaration that moves with its repository
+// ---------------------------------------------------------------------------------------------
+
+/// `dwp ARGS` in the repository with stdout a pipe whose reader is already gone (`| head -1`
+/// after `head` exited): deterministic, the first write fails with EPIPE.
+fn run_into_closed_pipe(repo: &Repo, args: &[&str]) -> std::process::Output {
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    let plan = repo.plan.to_str().unwrap();
+    let args: Vec<&str> = args
+        .iter()
+        .map(|a| if *a == "PLAN" { plan } else { a })
+        .collect();
+    std::process::Command::new(assert_cmd::cargo::cargo_bin("dwp"))
+        .env("DWP_TEST_NOW", NOW)
+        .env_remove("HOME")
+        .current_dir(&repo.root)
+        .args(&args)
+        .stdout(writer)
+        .output()
+        .expect("run dwp")
+}
+
+#[test]
+fn contract_check_into_a_closed_pipe_is_quiet_and_exits_as_if_written() {
+    let repo = Repo::new();
+    repo.declare(&["--modify", "src/y.rs:new_name", "--delete", "src/x.rs"]);
+    for args in [
+        &["contract", "check", "PLAN"][..],
+        &["--json", "contract", "check", "PLAN"][..],
+        &[
+            "contract",
+            "declare",
+            "PLAN",
+            "--task",
+            "3",
+            "--replace",
+            "--delete",
+            "src/x.rs",
+        ][..],
+    ] {
+        let written = repo.run(args, None);
+        let closed = run_into_closed_pipe(&repo, args);
+        assert_eq!(
+            closed.status.code(),
+            Some(written.code),
+            "{args:?}: the exit code of a written run ({written:?})"
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&closed.stderr),
+            written.stderr,
+            "{args:?}: a closed pipe adds nothing to stderr"
+        );
+    }
+}
+
+#[test]
+fn a_declaration_checks_the_files_of_the_checkout_it_is_read_in() {
+    let repo = Repo::new();
+    repo.declare(&["--modify", "src/y.rs:new_name"]);
+    let declaration: Value =
+        serde_json::from_slice(&fs::read(repo.expected_path()).unwrap()).unwrap();
+    assert_eq!(
+        declaration["root"], "../../..",
+        "the root is stored relative to the plan folder"
+    );
+    // A copy of the repository (a clone, a worktree, a moved checkout) with its own edit.
+    let copy = tempfile::tempdir().unwrap();
+    let copy_root = fs::canonicalize(copy.path()).unwrap().join("moved");
+    copy_tree(&repo.root, &copy_root);
+    let copy_plan = copy_root.join(".dwp/plans").join(PLAN_NAME);
+    fs::write(copy_root.join("src/y.rs"), "fn new_name() {}\n").unwrap();
+    let run = execute(
+        dwp()
+            .current_dir(&copy_root)
+            .args(["contract", "record", copy_plan.to_str().unwrap()])
+            .args(["--path", "src/y.rs", "--op", "modify", "--tool", "Edit"]),
+        None,
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let run = execute(
+        dwp().args(["contract", "check", copy_plan.to_str().unwrap()]),
+        None,
+    );
+    assert_eq!(run.code, 0, "the copy's own src/y.rs is checked: {run:?}");
+    // The original, unedited, still fails on its own files.
+    assert_eq!(repo.check().code, 1);
+    // Once the original is gone, the copy still checks.
+    drop(repo);
+    let run = execute(
+        dwp().args(["contract", "check", copy_plan.to_str().unwrap()]),
+        None,
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+}
+
+#[test]
+fn a_declaration_with_an_absolute_root_written_before_13_still_reads() {
+    let repo = Repo::new();
+    repo.declare(&["--modify", "src/y.rs:new_name"]);
+    let mut declaration: Value =
+        serde_json::from_slice(&fs::read(repo.expected_path()).unwrap()).unwrap();
+    declaration["root"] = json!(repo.root.to_str().unwrap());
+    fs::write(repo.expected_path(), declaration.to_string()).unwrap();
+    repo.write("src/y.rs", "fn new_name() {}\n");
+    repo.record("Edit", "src/y.rs");
+    let run = repo.check();
+    assert_eq!(run.code, 0, "{run:?}");
+}
+
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &to.join(entry.file_name()));
+        } else {
+            fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    }
+}

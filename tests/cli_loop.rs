@@ -1358,3 +1358,343 @@ fn dod_changed_from_runs_nothing_the_worktrees_git_config_names() {
     assert_eq!(document["changed"]["count"], 1, "{document:#}");
     assert!(!marker.exists(), "the worktree's fsmonitor hook ran");
 }
+
+// ---------------------------------------------------------------------------------------------
+// dwp loop dod --changed-from runs no program the worktree's git configuration names (#13)
+// ---------------------------------------------------------------------------------------------
+
+/// A commit that is nowhere: reading it makes a partial clone fetch it lazily.
+const MISSING_COMMIT: &str = "1111111111111111111111111111111111111111";
+
+/// A worktree on `main` whose `src/lib.rs` is changed and whose `src/same.rs` was touched
+/// (stat-dirty, same bytes: `git diff` then hashes it, and refreshes the index), and a program
+/// that leaves a marker beside the worktree when anything runs it.
+struct Hostile {
+    work: Work,
+    config: PathBuf,
+    program: String,
+    marker: PathBuf,
+}
+
+impl Hostile {
+    fn new() -> Hostile {
+        use std::os::unix::fs::PermissionsExt;
+        let work = Work::empty();
+        let config = work.outside("loop.config.yaml", CHANGE_CONFIG);
+        work.git(&["init", "-q", "-b", "main"]);
+        work.write("src/lib.rs", "base\n");
+        work.write("src/same.rs", "same\n");
+        work.git(&["add", "-A"]);
+        work.git(&["commit", "-q", "-m", "base"]);
+        let marker = work.root.path().join("ran");
+        let program = work.outside(
+            "program.sh",
+            &format!(
+                "#!/bin/sh\necho \"$0 $*\" >> '{}'\nexit 1\n",
+                marker.display()
+            ),
+        );
+        fs::set_permissions(&program, fs::Permissions::from_mode(0o755)).unwrap();
+        work.write("src/lib.rs", "changed\n");
+        let touched = fs::File::options()
+            .write(true)
+            .open(work.path("src/same.rs"))
+            .unwrap();
+        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+        touched.set_modified(later).unwrap();
+        let program = work.s(&program);
+        Hostile {
+            work,
+            config,
+            program,
+            marker,
+        }
+    }
+
+    fn config(&self, key: &str, value: &str) {
+        self.work.git(&["config", key, value]);
+    }
+
+    /// A partial clone whose promisor remote is `url`: a missing object is fetched from it.
+    fn promisor(&self, url: &str) {
+        self.config("extensions.partialClone", "origin");
+        self.config("remote.origin.promisor", "true");
+        self.config("remote.origin.url", url);
+    }
+
+    /// `dwp loop dod --changed-from main`: the one changed file is found, nothing ran.
+    fn assert_changed_and_nothing_ran(&self) {
+        let (out, document) = dod_json(&self.work, &self.config, None, &["--changed-from", "main"]);
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert_eq!(document["changed"]["count"], 1, "{document:#}");
+        assert_eq!(
+            item(&document, "no-todo")["evidence"],
+            "`TODO|FIXME` absent from 1 changed file",
+            "{document:#}"
+        );
+        self.assert_nothing_ran();
+    }
+
+    /// `--changed-from` a commit the partial clone lacks: refused, nothing fetched, nothing ran.
+    fn assert_no_fetch(&self) {
+        let out = self.work.run(&[
+            "loop",
+            "dod",
+            &self.work.s(&self.work.dir),
+            "--config",
+            &self.work.s(&self.config),
+            "--changed-from",
+            MISSING_COMMIT,
+        ]);
+        self.assert_nothing_ran();
+        assert_refused(&out, "dod", &["is not a commit", "--changed-from"]);
+    }
+
+    fn assert_nothing_ran(&self) {
+        assert!(
+            !self.marker.exists(),
+            "the worktree's git configuration ran a program: {}",
+            fs::read_to_string(&self.marker).unwrap_or_default()
+        );
+    }
+}
+
+#[test]
+fn dod_changed_from_runs_no_clean_filter_named_in_gitattributes() {
+    let hostile = Hostile::new();
+    hostile.config("filter.x.clean", &hostile.program);
+    hostile.work.write(".gitattributes", "* filter=x\n");
+    hostile.assert_changed_and_nothing_ran();
+}
+
+#[test]
+fn dod_changed_from_runs_no_required_process_filter() {
+    let hostile = Hostile::new();
+    hostile.config("filter.x.process", &hostile.program);
+    hostile.config("filter.x.required", "true");
+    hostile.work.write(".gitattributes", "*.rs filter=x\n");
+    hostile.assert_changed_and_nothing_ran();
+}
+
+#[test]
+fn dod_changed_from_runs_no_filter_named_in_info_attributes() {
+    let hostile = Hostile::new();
+    hostile.config("filter.Odd.Name.clean", &hostile.program);
+    hostile
+        .work
+        .write(".git/info/attributes", "* filter=Odd.Name\n");
+    hostile.assert_changed_and_nothing_ran();
+}
+
+#[test]
+fn dod_changed_from_runs_no_textconv_or_diff_driver_command() {
+    let hostile = Hostile::new();
+    hostile.config("diff.x.textconv", &hostile.program);
+    hostile.config("diff.x.command", &hostile.program);
+    hostile.work.write(".gitattributes", "* diff=x\n");
+    hostile.assert_changed_and_nothing_ran();
+}
+
+#[test]
+fn dod_changed_from_runs_no_external_diff() {
+    let hostile = Hostile::new();
+    hostile.config("diff.external", &hostile.program);
+    hostile.assert_changed_and_nothing_ran();
+}
+
+#[test]
+fn dod_changed_from_runs_no_fsmonitor_hook() {
+    let hostile = Hostile::new();
+    hostile.config("core.fsmonitor", &hostile.program);
+    hostile.assert_changed_and_nothing_ran();
+}
+
+#[test]
+fn dod_changed_from_runs_no_pager() {
+    let hostile = Hostile::new();
+    hostile.config("core.pager", &hostile.program);
+    hostile.config("pager.diff", "true");
+    hostile.config("pager.rev-parse", "true");
+    hostile.assert_changed_and_nothing_ran();
+}
+
+#[test]
+fn dod_changed_from_runs_no_hook_of_the_repository() {
+    let hostile = Hostile::new();
+    let hook = hostile.work.path(".git/hooks/post-index-change");
+    fs::copy(&hostile.program, &hook).unwrap();
+    hostile.assert_changed_and_nothing_ran();
+}
+
+#[test]
+fn dod_changed_from_runs_no_hook_of_a_configured_hooks_path() {
+    let hostile = Hostile::new();
+    let hooks = hostile.work.root.path().join("hooks");
+    fs::create_dir_all(&hooks).unwrap();
+    fs::copy(&hostile.program, hooks.join("post-index-change")).unwrap();
+    hostile.config("core.hooksPath", &hostile.work.s(&hooks));
+    hostile.assert_changed_and_nothing_ran();
+}
+
+#[test]
+fn dod_changed_from_runs_no_ssh_command_of_a_lazy_fetch() {
+    let hostile = Hostile::new();
+    hostile.promisor("ssh://example.invalid/repo.git");
+    hostile.config("core.sshCommand", &hostile.program);
+    hostile.assert_no_fetch();
+}
+
+#[test]
+fn dod_changed_from_runs_no_remote_helper_of_a_lazy_fetch() {
+    let hostile = Hostile::new();
+    hostile.promisor(&format!("ext::{} %S", hostile.program));
+    hostile.config("protocol.ext.allow", "always");
+    hostile.assert_no_fetch();
+}
+
+#[test]
+fn dod_changed_from_runs_no_credential_helper_of_a_lazy_fetch() {
+    let hostile = Hostile::new();
+    let server = unauthorized_server();
+    hostile.promisor(&format!("http://{server}/repo.git"));
+    hostile.config("credential.helper", &hostile.program);
+    hostile.config("core.askPass", &hostile.program);
+    hostile.assert_no_fetch();
+}
+
+#[test]
+fn dod_changed_from_runs_nothing_an_included_config_file_names() {
+    let hostile = Hostile::new();
+    let hooks = hostile.work.root.path().join("hooks");
+    fs::create_dir_all(&hooks).unwrap();
+    fs::copy(&hostile.program, hooks.join("post-index-change")).unwrap();
+    let included = hostile.work.outside(
+        "included.config",
+        &format!(
+            "[core]\n\tfsmonitor = {p}\n\thooksPath = {h}\n\tattributesFile = {a}\n[filter \"x\"]\n\tclean = {p}\n",
+            p = hostile.program,
+            h = hooks.display(),
+            a = hostile.work.root.path().join("attributes").display(),
+        ),
+    );
+    hostile.work.outside("attributes", "* filter=x\n");
+    hostile.config("include.path", &hostile.work.s(&included));
+    hostile.assert_changed_and_nothing_ran();
+}
+
+/// An HTTP server on localhost that answers every request 401 (asks for credentials).
+fn unauthorized_server() -> std::net::SocketAddr {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut stream = stream;
+            let mut buffer = [0u8; 8192];
+            let _ = stream.read(&mut buffer);
+            let _ = stream.write_all(
+                b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"x\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            );
+        }
+    });
+    address
+}
+
+// ---------------------------------------------------------------------------------------------
+// dwp loop prove runs commands with a minimal environment (#13)
+// ---------------------------------------------------------------------------------------------
+
+const ENV_CONFIG: &str = "dod:\n  items:\n    - {id: env, description: The environment is printed, kind: command, command: [env]}\n";
+
+/// `dwp loop prove` of one item that prints its environment into its log, with two secrets in
+/// dwp's own environment; returns the output, the log and the proof.
+fn prove_env(extra: &[&str]) -> (Output, String, Value) {
+    let work = Work::empty();
+    let config = work.outside("loop.config.yaml", ENV_CONFIG);
+    let mut args = vec![
+        "loop".to_string(),
+        "prove".into(),
+        work.s(&work.dir),
+        "--config".into(),
+        work.s(&config),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let out = work
+        .dwp()
+        .env("DWP_SECRET_TOKEN", "hunter2-token")
+        .env("DWP_OTHER_SECRET", "hunter3-other")
+        .args(&args)
+        .output()
+        .unwrap();
+    let log = fs::read_to_string(work.path(".ak-loop/logs/project-env.log")).unwrap_or_default();
+    let proof = work.json(".ak-loop/dod.json")["project"][0].clone();
+    let home = work.s(&work.root.path().join("home"));
+    assert!(
+        !log.contains(&format!("HOME={home}\n")),
+        "dwp's HOME reached the command: {log}"
+    );
+    (out, log, proof)
+}
+
+#[test]
+fn prove_passes_none_of_dwps_environment_beyond_the_minimal_set() {
+    let (out, log, proof) = prove_env(&[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        !log.contains("hunter2-token"),
+        "a secret reached the log: {log}"
+    );
+    assert!(
+        !log.contains("DWP_"),
+        "dwp's own variables reached the log: {log}"
+    );
+    assert!(log.contains("PATH="), "PATH is passed: {log}");
+    assert!(
+        log.contains("HOME="),
+        "HOME is a private empty folder: {log}"
+    );
+    let names: Vec<&str> = log
+        .lines()
+        .filter_map(|l| l.split_once('=').map(|(name, _)| name))
+        .collect();
+    for name in &names {
+        assert!(
+            ["PATH", "HOME", "LANG", "LC_ALL", "TMPDIR"].contains(name),
+            "{name} is not in the minimal set: {log}"
+        );
+    }
+    let recorded: Vec<&str> = proof["env"]
+        .as_array()
+        .unwrap_or_else(|| panic!("the proof records the names passed: {proof:#}"))
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(recorded.contains(&"PATH"), "{proof:#}");
+    assert!(
+        !recorded.contains(&"HOME"),
+        "HOME is dwp's own, not passed: {proof:#}"
+    );
+}
+
+#[test]
+fn prove_pass_env_passes_exactly_the_named_variable_and_the_proof_records_its_name() {
+    let (out, log, proof) = prove_env(&["--pass-env", "DWP_SECRET_TOKEN"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(log.contains("DWP_SECRET_TOKEN=hunter2-token\n"), "{log}");
+    assert!(
+        !log.contains("hunter3-other"),
+        "an unnamed secret reached the log: {log}"
+    );
+    assert!(
+        proof["env"]
+            .as_array()
+            .is_some_and(|names| names.contains(&json!("DWP_SECRET_TOKEN"))
+                && !names.contains(&json!("DWP_OTHER_SECRET"))),
+        "{proof:#}"
+    );
+    let values = serde_json::to_string(&proof).unwrap();
+    assert!(
+        !values.contains("hunter2-token"),
+        "a value was recorded: {values}"
+    );
+}

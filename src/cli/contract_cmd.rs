@@ -159,7 +159,7 @@ pub fn run(command: &ContractCommand, out: &mut dyn Write, json: bool) -> Result
 }
 
 fn put(out: &mut dyn Write, text: &str) -> Result<(), Error> {
-    writeln!(out, "{text}").map_err(|e| Error::io("write", std::path::Path::new("<stdout>"), e))
+    super::written(writeln!(out, "{text}"))
 }
 
 fn print_json(out: &mut dyn Write, command: &str, body: Value) -> Result<(), Error> {

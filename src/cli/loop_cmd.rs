@@ -121,6 +121,10 @@ pub struct ProveArgs {
     /// Kill a command (and its process group) after this many seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 600.0)]
     timeout: f64,
+    /// Pass this variable of dwp's environment to the commands (repeatable). By default they get
+    /// only PATH, LANG, LC_ALL, TMPDIR and a private empty HOME.
+    #[arg(long = "pass-env", value_name = "NAME")]
+    pass_env: Vec<String>,
 }
 
 impl LoopCommand {
@@ -176,6 +180,7 @@ pub fn run(command: &LoopCommand, out: &mut dyn Write, json: bool) -> Result<Exi
                 contract: args.contract.clone(),
                 items: args.items.clone(),
                 timeout: Duration::from_secs_f64(args.timeout.min(86_400.0)),
+                pass_env: args.pass_env.clone(),
             };
             Ok(render_prove(
                 out,
@@ -461,7 +466,7 @@ fn render_prove(out: &mut dyn Write, worktree: &Path, report: &ProveReport, json
             .collect();
         print_json(
             out,
-            &json!({"dwp": FORMAT_VERSION, "command": "loop prove", "ok": ok, "proofs": proofs,
+            &json!({"dwp": FORMAT_VERSION, "command": "loop prove", "ok": ok, "env": report.env, "proofs": proofs,
             "dod": written(crate::r#loop::DOD_JSON, &report.dod),
             "verify": written(crate::r#loop::VERIFY_JSON, &report.verify)}),
         );
@@ -497,6 +502,16 @@ fn render_prove(out: &mut dyn Write, worktree: &Path, report: &ProveReport, json
             p.proof.evidence
         );
     }
+    let _ = writeln!(
+        out,
+        "environment passed: {} (HOME: {})",
+        report.env.join(", "),
+        if report.env.iter().any(|n| n == "HOME") {
+            "dwp's"
+        } else {
+            "a private empty folder"
+        }
+    );
     for (relative, outcome) in [
         (crate::r#loop::DOD_JSON, &report.dod),
         (crate::r#loop::VERIFY_JSON, &report.verify),

@@ -540,12 +540,18 @@ fn run(cli: &Cli, out: &mut Inert<std::io::StdoutLock<'static>>) -> Result<Exit,
         Command::Loop(command) => loop_cmd::run(command, out, cli.json)?,
         Command::Contract(command) => contract_cmd::run(command, out, cli.json)?,
     };
-    match out.flush() {
-        // A reader that stopped early (`dwp verify ... | head`) is not a failure to report.
+    written(out.flush()).map(|()| exit)
+}
+
+/// What a write to stdout that failed means, decided in this one place: a reader that stopped
+/// early (`dwp verify ... | head`) is not a failure to report, so the command exits as if it
+/// had written; any other failure is an I/O failure.
+fn written(result: std::io::Result<()>) -> Result<(), Error> {
+    match result {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
             Err(Error::io("write", std::path::Path::new("<stdout>"), e))
         }
-        _ => Ok(exit),
+        _ => Ok(()),
     }
 }
 

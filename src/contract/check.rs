@@ -99,21 +99,27 @@ pub fn check_loaded(plan_dir: &Path, tasks: &PlanTasks, task: Option<u64>) -> Re
         .with_hint("re-declare the task with `dwp contract declare --replace`"));
     }
     let read = ledger::read(&files.ledger, declaration.ledger_offset, task)?;
-    Ok(CheckOutcome::Checked(judge(&declaration, &files, read)?))
+    let root = paths::declared_root(plan_dir, &declaration.root)?;
+    Ok(CheckOutcome::Checked(judge(
+        &declaration,
+        &root,
+        &files,
+        read,
+    )?))
 }
 
 fn judge(
     declaration: &Declaration,
+    root: &Path,
     files: &TaskFiles,
     read: ledger::LedgerRead,
 ) -> Result<CheckReport> {
-    let root = paths::canonical_root(Path::new(&declaration.root))?;
     let touched: HashSet<&str> = read.entries.iter().map(|e| e.path.as_str()).collect();
     let expectations: Vec<ExpectationResult> = declaration
         .files_expected
         .iter()
         .map(|expected| {
-            let problems = problems(&root, expected, &touched)?;
+            let problems = problems(root, expected, &touched)?;
             Ok(ExpectationResult {
                 path: expected.path.clone(),
                 op: expected.op,

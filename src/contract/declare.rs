@@ -44,7 +44,7 @@ pub fn declare(target: &Path, request: &DeclareRequest) -> Result<DeclareOutcome
     let files = TaskFiles::new(&plan_dir, request.task);
     let previous = previous(&files, &plan_dir, request)?;
     let root = match (&request.root, &previous) {
-        (None, Some((Some(old), _))) => paths::canonical_root(Path::new(&old.root))?,
+        (None, Some((Some(old), _))) => paths::declared_root(&plan_dir, &old.root)?,
         _ => paths::default_root(&plan_dir, request.root.as_deref())?,
     };
     let files_expected = expectations(&root, request)?;
@@ -67,7 +67,7 @@ pub fn declare(target: &Path, request: &DeclareRequest) -> Result<DeclareOutcome
         schema: format::EXPECTED_SCHEMA_ID.to_owned(),
         plan: tasks.plan.clone(),
         task: request.task,
-        root: root.to_str().expect("checked UTF-8").to_owned(),
+        root: paths::stored_root(&plan_dir, &root)?,
         declared_at: now,
         ledger_offset: super::ledger::complete_length(&files.ledger)?,
         files_expected,

@@ -143,6 +143,15 @@ fn check_shape(declaration: &Declaration, task: u64, file: &str) -> Result<()> {
             ),
         ));
     }
+    if !super::paths::is_stored_root(&declaration.root) {
+        return Err(Error::rejected(
+            format!("{file}: $.root"),
+            format!(
+                "`{}` is neither relative to the plan folder (`..` steps, then names) nor absolute",
+                declaration.root
+            ),
+        ));
+    }
     let mut seen = std::collections::HashSet::new();
     for (i, expected) in declaration.files_expected.iter().enumerate() {
         let at = |field: &str| format!("{file}: $.filesExpected[{i}].{field}");

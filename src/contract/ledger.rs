@@ -157,7 +157,7 @@ fn root_for(
     let Some(declaration) = declaration else {
         return paths::default_root(plan_dir, root);
     };
-    let declared = paths::canonical_root(Path::new(&declaration.root))?;
+    let declared = paths::declared_root(plan_dir, &declaration.root)?;
     if let Some(root) = root
         && paths::canonical_root(root)? != declared
     {
@@ -166,7 +166,7 @@ fn root_for(
             format!(
                 "{} is not the declared root {}",
                 root.display(),
-                declaration.root
+                declared.display()
             ),
         )
         .with_hint("leave --root out: a declared task records against its declared root"));

@@ -1,5 +1,10 @@
 //! Paths in a contract are relative to the repository root, `/`-separated, and never leave it.
 //!
+//! The root itself is stored relative to the plan folder (`../../..` in the usual
+//! `ROOT/.dwp/plans/PLAN_x` layout) and resolved when the declaration is read, so a clone, a moved
+//! checkout or a git worktree checks its own files. A declaration written before #13 holds an
+//! absolute root; it is still read as it is.
+//!
 //! A path is resolved lexically (`.` and `..`), then the deepest part of it that exists is
 //! canonicalized, so that neither `..` nor a symlinked folder can point outside the root. The
 //! file itself need not exist (a `create` before it happens, a `delete` after).
@@ -58,6 +63,55 @@ fn canonical_root_unhinted(root: &Path) -> Result<PathBuf> {
         ));
     }
     Ok(canonical)
+}
+
+/// The root as a declaration stores it: the way from the plan folder to `root` (both resolved),
+/// `..` first, `/`-separated; `.` when they are the same folder.
+pub fn stored_root(plan_dir: &Path, root: &Path) -> Result<String> {
+    let plan = std::fs::canonicalize(plan_dir).map_err(|e| Error::io("resolve", plan_dir, e))?;
+    let shared = plan
+        .components()
+        .zip(root.components())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let ups = (shared..plan.components().count()).map(|_| "..".to_owned());
+    let downs = root
+        .components()
+        .skip(shared)
+        .map(|c| c.as_os_str().to_string_lossy().into_owned());
+    let parts: Vec<String> = ups.chain(downs).collect();
+    Ok(if parts.is_empty() {
+        ".".to_owned()
+    } else {
+        parts.join("/")
+    })
+}
+
+/// The root a declaration names, resolved now: relative to the plan folder, or absolute as
+/// written before #13.
+pub fn declared_root(plan_dir: &Path, stored: &str) -> Result<PathBuf> {
+    if Path::new(stored).is_absolute() {
+        return canonical_root(Path::new(stored));
+    }
+    let plan = std::fs::canonicalize(plan_dir).map_err(|e| Error::io("resolve", plan_dir, e))?;
+    canonical_root(&plan.join(stored)).map_err(|e| {
+        e.with_hint("the declared root is relative to the plan folder: re-declare with --replace --root DIR")
+    })
+}
+
+/// A stored root is absolute (before #13), `.`, or `..` steps followed by plain names.
+pub fn is_stored_root(root: &str) -> bool {
+    if root.starts_with('/') {
+        return !root.contains('\0');
+    }
+    if root == "." {
+        return true;
+    }
+    let parts: Vec<&str> = root.split('/').collect();
+    let ups = parts.iter().take_while(|p| **p == "..").count();
+    parts[ups..]
+        .iter()
+        .all(|p| !p.is_empty() && *p != "." && *p != ".." && !p.contains('\0'))
 }
 
 /// `raw` (absolute, or relative to `base`) as a path relative to `root`, or why not.
@@ -166,6 +220,32 @@ mod tests {
         let outside = tempfile::tempdir().unwrap();
         std::os::unix::fs::symlink(outside.path(), root.join("link")).unwrap();
         assert!(relative_to_root(&root, &root, "link/secret.rs", "x").is_err());
+    }
+
+    #[test]
+    fn the_root_is_stored_relative_to_the_plan_folder_and_resolves_back() {
+        let repo = tempfile::tempdir().unwrap();
+        let root = canonical_root(repo.path()).unwrap();
+        let plan = root.join(".dwp/plans/PLAN_a");
+        std::fs::create_dir_all(&plan).unwrap();
+        assert_eq!(stored_root(&plan, &root).unwrap(), "../../..");
+        assert_eq!(declared_root(&plan, "../../..").unwrap(), root);
+        assert_eq!(stored_root(&root, &root).unwrap(), ".");
+        let sibling = root.join("elsewhere");
+        std::fs::create_dir(&sibling).unwrap();
+        let stored = stored_root(&plan, &sibling).unwrap();
+        assert_eq!(stored, "../../../elsewhere");
+        assert_eq!(declared_root(&plan, &stored).unwrap(), sibling);
+    }
+
+    #[test]
+    fn a_stored_root_is_absolute_or_climbs_then_descends() {
+        for good in ["/r", ".", "..", "../../..", "../x/y"] {
+            assert!(is_stored_root(good), "{good}");
+        }
+        for bad in ["", "x/../y", "../", "./x", "a//b", "../x/.."] {
+            assert!(!is_stored_root(bad), "{bad}");
+        }
     }
 
     #[test]

@@ -4,11 +4,16 @@
 //! From git: the files that differ between the merge base of REV and HEAD and the working tree
 //! (`git diff --name-only --relative --merge-base REV`): what the pull request shows, plus
 //! anything the worker changed and has not committed yet, relative to the worktree (which may be
-//! a folder of a larger repository). Content is read from the working tree.
+//! a folder of a larger repository). Content is read from the working tree. Untracked files
+//! are not counted (`git diff` does not list them), and neither is a submodule whose own
+//! worktree is dirty (`--ignore-submodules=dirty`: judging it would run git inside it).
+//!
+//! The worktree is the worker's, its git configuration included: git runs through
+//! [`crate::git::Git`], which runs no program the repository names.
 
 use crate::error::{Error, Result};
+use crate::git::Git;
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 /// Where the changed files come from.
 #[derive(Debug, Clone)]
@@ -71,29 +76,22 @@ fn from_list(path: &Path) -> Result<Vec<String>> {
     Ok(files)
 }
 
-/// git in the worktree. The harness judges a worker's repository, whose own configuration must
-/// not run anything: no fsmonitor hook, no external diff, no textconv filter.
-fn git(worktree: &Path) -> Command {
-    let mut command = Command::new("git");
-    command
-        .arg("-C")
-        .arg(worktree)
-        .args(["-c", "core.quotepath=off", "-c", "core.fsmonitor=false"])
-        .stdin(Stdio::null());
-    command
-}
-
 fn from_git(worktree: &Path, rev: &str) -> Result<Vec<String>> {
     let place = format!("{}: --changed-from", worktree.display());
     if rev.is_empty() || rev.starts_with('-') {
         return Err(Error::rejected(place, format!("`{rev}` is not a revision"))
             .with_hint("pass the pull request's base (a branch, tag or commit)"));
     }
-    let verify = output(
-        git(worktree)
-            .args(["rev-parse", "--verify", "--quiet", "--end-of-options"])
-            .arg(format!("{rev}^{{commit}}")),
-    )?;
+    let git = Git::open(worktree).map_err(cannot_run)?;
+    let verify = git
+        .output([
+            "rev-parse".to_owned(),
+            "--verify".into(),
+            "--quiet".into(),
+            "--end-of-options".into(),
+            format!("{rev}^{{commit}}"),
+        ])
+        .map_err(cannot_run)?;
     if !verify.status.success() {
         return Err(Error::rejected(
             place,
@@ -103,13 +101,21 @@ fn from_git(worktree: &Path, rev: &str) -> Result<Vec<String>> {
             "pass the pull request's base (a branch, tag or commit), or --changed-files FILE",
         ));
     }
-    let diff = output(
-        git(worktree)
-            .args(["diff", "--name-only", "-z", "--no-renames", "--relative"])
-            .args(["--no-ext-diff", "--no-textconv", "--merge-base"])
-            .arg(rev)
-            .arg("--"),
-    )?;
+    let diff = git
+        .output([
+            "diff",
+            "--name-only",
+            "-z",
+            "--no-renames",
+            "--relative",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--ignore-submodules=dirty",
+            "--merge-base",
+            rev,
+            "--",
+        ])
+        .map_err(cannot_run)?;
     if !diff.status.success() {
         return Err(Error::Unverified {
             message: format!(
@@ -137,11 +143,11 @@ fn from_git(worktree: &Path, rev: &str) -> Result<Vec<String>> {
         .collect()
 }
 
-fn output(command: &mut Command) -> Result<std::process::Output> {
-    command.output().map_err(|e| Error::Unverified {
+fn cannot_run(e: std::io::Error) -> Error {
+    Error::Unverified {
         message: format!("cannot run git: {e}"),
         place: "--changed-from".into(),
-    })
+    }
 }
 
 #[cfg(test)]

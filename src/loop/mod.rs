@@ -8,7 +8,8 @@
 //! - [`changed`]: the changed files, from git or a list, kept inside the worktree;
 //! - [`dod`]: `dwp loop dod`: proven, missing ("prove it") or failed ("fix it"), item by item;
 //! - [`prove`] and [`run`]: `dwp loop prove`: the worker runs the command items (argv, no shell,
-//!   with a timeout) and records what dwp observed;
+//!   with a timeout, with the minimal environment of [`environment`]) and records what dwp
+//!   observed;
 //! - [`gates`]: `verify.json` outcomes as plan gate records (`dwp update --gates-from`).
 
 pub mod artifacts;
@@ -16,6 +17,7 @@ pub mod changed;
 pub mod config;
 pub mod contract;
 pub mod dod;
+pub mod environment;
 pub mod gates;
 pub mod proofs;
 pub mod prove;

@@ -39,6 +39,9 @@ pub struct Proof {
     pub log: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_by: Option<String>,
+    /// The names (never the values) of the variables dwp passed from its environment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env: Option<Vec<String>>,
 }
 
 impl Proof {

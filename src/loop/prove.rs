@@ -3,11 +3,16 @@
 //! exit code, `at`, a one-line evidence summary from the output's tail, and the full output under
 //! `.ak-loop/logs/`. Each proof is marked `"observedBy": "dwp"`.
 //!
+//! Commands get a minimal environment, not dwp's (see [`super::environment`]); each proof
+//! records the names of the variables passed.
+//!
 //! Everything that can be refused is checked before the first command runs (configuration,
-//! contract, `--item` ids, the existing proof files), so bad input writes nothing. Proofs of items
+//! contract, `--item` ids, `--pass-env` names, the existing proof files), so bad input writes
+//! nothing. Proofs of items
 //! not run this time are kept: `--item` re-proves one item without losing the others.
 
 use super::config::{Check, LoopConfig};
+use super::environment::CommandEnv;
 use super::proofs::{self, DodFile, Loaded, Proof, ProofStatus, VerifyFile};
 use super::run::{self, Ending};
 use super::{List, contract};
@@ -24,6 +29,8 @@ pub struct ProveRequest {
     /// Only these ids (empty: every runnable item).
     pub items: Vec<String>,
     pub timeout: Duration,
+    /// `--pass-env NAME`: variables of dwp's environment passed besides the default set.
+    pub pass_env: Vec<String>,
 }
 
 /// One check dwp runs.
@@ -43,6 +50,8 @@ pub struct Proved {
 #[derive(Debug, Clone)]
 pub struct ProveReport {
     pub proved: Vec<Proved>,
+    /// The names of the variables passed from dwp's environment (also in every proof).
+    pub env: Vec<String>,
     pub dod: WriteOutcome,
     pub verify: WriteOutcome,
 }
@@ -63,11 +72,12 @@ pub fn prove(request: &ProveRequest) -> Result<ProveReport> {
         None => None,
     };
     let tasks = select(&config, contract.as_ref(), &request.items)?;
+    let env = CommandEnv::new(&request.pass_env)?;
     let (mut dod, mut verify) = existing_proofs(&worktree)?;
     prepare_dirs(&worktree)?;
     let mut proved = Vec::with_capacity(tasks.len());
     for task in &tasks {
-        let proof = observe(&worktree, task, request.timeout)?;
+        let proof = observe(&worktree, task, &env, request.timeout)?;
         match task.list {
             List::Project => upsert(&mut dod.project, proof.clone()),
             List::Issue => {
@@ -98,6 +108,7 @@ pub fn prove(request: &ProveRequest) -> Result<ProveReport> {
     )?;
     Ok(ProveReport {
         proved,
+        env: env.names(),
         dod,
         verify,
     })
@@ -209,10 +220,10 @@ fn prepare_dirs(worktree: &Path) -> Result<()> {
 }
 
 /// Run one check and turn what happened into a proof, its full output saved as a log.
-fn observe(worktree: &Path, task: &Task, timeout: Duration) -> Result<Proof> {
+fn observe(worktree: &Path, task: &Task, env: &CommandEnv, timeout: Duration) -> Result<Proof> {
     let logs = worktree.join(super::LOGS_DIR);
-    let result =
-        run::run(&task.argv, worktree, timeout, &logs).map_err(|e| Error::io("run", &logs, e))?;
+    let result = run::run(&task.argv, worktree, &env.vars(), timeout, &logs)
+        .map_err(|e| Error::io("run", &logs, e))?;
     let log = format!("{}/{}-{}.log", super::LOGS_DIR, task.list.name(), task.id);
     let mut bytes = result.output.clone();
     if let Ending::NotStarted(reason) = &result.ending {
@@ -234,6 +245,7 @@ fn observe(worktree: &Path, task: &Task, timeout: Duration) -> Result<Proof> {
         exit_code: result.exit_code(),
         log: Some(log),
         observed_by: Some(super::OBSERVED_BY_DWP.into()),
+        env: Some(env.names()),
     })
 }
 

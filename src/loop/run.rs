@@ -1,7 +1,8 @@
-//! Running one command item: argv (no shell), in the worktree, stdin closed, stdout and stderr
-//! together into one capture, and a timeout after which the whole process group is killed (a
+//! Running one command item: argv (no shell), in the worktree, with only the environment it is
+//! given (see [`super::environment`]), stdin closed, stdout and stderr together into one capture, and a timeout after which the whole process group is killed (a
 //! test runner's children must not outlive the proof).
 
+use std::ffi::OsString;
 use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -41,10 +42,12 @@ impl RunResult {
     }
 }
 
-/// Run `argv` in `cwd`, capturing into an unnamed temp file in `scratch` (no pipe to fill up).
+/// Run `argv` in `cwd` with exactly `env`, capturing into an unnamed temp file in `scratch` (no
+/// pipe to fill up).
 pub fn run(
     argv: &[String],
     cwd: &Path,
+    env: &[(String, OsString)],
     timeout: Duration,
     scratch: &Path,
 ) -> std::io::Result<RunResult> {
@@ -55,6 +58,8 @@ pub fn run(
     let mut command = Command::new(program);
     command
         .args(args)
+        .env_clear()
+        .envs(env.iter().map(|(name, value)| (name, value)))
         .current_dir(cwd)
         .stdin(Stdio::null())
         .stdout(capture.try_clone()?)
@@ -127,6 +132,14 @@ pub fn last_line(output: &[u8]) -> Option<String> {
 mod tests {
     use super::*;
 
+    /// Only PATH, so that `echo` and `sleep` are found.
+    fn path() -> Vec<(String, OsString)> {
+        std::env::var_os("PATH")
+            .map(|p| ("PATH".to_owned(), p))
+            .into_iter()
+            .collect()
+    }
+
     fn argv(words: &[&str]) -> Vec<String> {
         words.iter().map(|w| w.to_string()).collect()
     }
@@ -137,6 +150,7 @@ mod tests {
         let result = run(
             &argv(&["echo", "a && b; $HOME"]),
             dir.path(),
+            &path(),
             Duration::from_secs(10),
             dir.path(),
         )
@@ -152,6 +166,7 @@ mod tests {
         let result = run(
             &argv(&["sleep", "30"]),
             dir.path(),
+            &path(),
             Duration::from_millis(300),
             dir.path(),
         )
@@ -166,6 +181,7 @@ mod tests {
         let result = run(
             &argv(&["dwp-no-such-program"]),
             dir.path(),
+            &path(),
             Duration::from_secs(5),
             dir.path(),
         )
