@@ -1158,3 +1158,61 @@ fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
         }
     }
 }
+
+/// The escalation's two writes (the task blocked, the ladder reset) in one intent record: the
+/// third failing Stop check, killed with SIGKILL on entry to each rename it makes, then the next
+/// writer: the task is blocked exactly when the escalation is counted, never one without the other.
+#[test]
+fn ladder_escalation_killed_at_any_rename_is_completed_whole_by_the_next_writer() {
+    let traced = Command::new("strace").arg("-V").output().is_ok();
+    if !traced {
+        assert!(std::env::var_os("CI").is_none(), "CI requires strace");
+        return;
+    }
+    let renames = ["rename", "renameat", "renameat2"];
+    let mut blocked_whole = 0;
+    for (call, ordinal) in renames.iter().flat_map(|c| (1..=4).map(move |k| (*c, k))) {
+        let repo = Repo::new();
+        repo.declare(&["--delete", "src/x.rs"]);
+        repo.stop(false);
+        repo.stop(true);
+        let mut strace = std::process::Command::new("strace");
+        strace
+            .args(["-f", "-qq", "-o", "/dev/null", "-e"])
+            .arg(format!("inject={call}:signal=KILL:when={ordinal}"))
+            .arg(assert_cmd::cargo::cargo_bin("dwp"))
+            .args(["contract", "check", "--hook", repo.plan.to_str().unwrap()])
+            .current_dir(&repo.root)
+            .env("DWP_TEST_NOW", NOW)
+            .env_remove("HOME")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        let mut child = strace.spawn().unwrap();
+        {
+            use std::io::Write;
+            let mut stdin = child.stdin.take().unwrap();
+            let _ = stdin.write_all(stop_payload(true).as_bytes());
+        }
+        child.wait().unwrap();
+        // The next writer: the dead writer's lock removed, then any write.
+        if repo.plan.join("state.json.lock").exists() {
+            let recovered = repo.run(&["lock", "recover", "PLAN"], None);
+            assert_eq!(recovered.code, 0, "{call} {ordinal}: {recovered:?}");
+        }
+        repo.run(&["reconcile", "PLAN", "--write"], None);
+        let blocked = repo.state()["tasks"][2]["status"] == "blocked";
+        let ladder: Value = fs::read(repo.ledger_dir().join("task-3.check.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or(Value::Null);
+        let counted = ladder["escalations"] == 1 && ladder["consecutive_failures"] == 0;
+        assert_eq!(
+            blocked, counted,
+            "{call} #{ordinal}: blocked {blocked} but escalation counted {counted}: {ladder}"
+        );
+        assert!(!repo.plan.join(".dwp-intent.json").exists());
+        blocked_whole += usize::from(blocked);
+    }
+    assert!(blocked_whole > 0, "no run reached the escalation");
+}

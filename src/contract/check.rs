@@ -98,7 +98,7 @@ pub fn check_loaded(plan_dir: &Path, tasks: &PlanTasks, task: Option<u64>) -> Re
         )
         .with_hint("re-declare the task with `dwp contract declare --replace`"));
     }
-    let read = ledger::read(&files.ledger, declaration.ledger_offset, task)?;
+    let read = ledger::read(plan_dir, &files.ledger, declaration.ledger_offset, task)?;
     let root = paths::declared_root(plan_dir, &declaration.root)?;
     Ok(CheckOutcome::Checked(judge(
         &declaration,

@@ -69,7 +69,7 @@ pub fn declare(target: &Path, request: &DeclareRequest) -> Result<DeclareOutcome
         task: request.task,
         root: paths::stored_root(&plan_dir, &root)?,
         declared_at: now,
-        ledger_offset: super::ledger::complete_length(&files.ledger)?,
+        ledger_offset: super::ledger::complete_length(&plan_dir, &files.ledger)?,
         files_expected,
         replaced,
     };
@@ -99,8 +99,10 @@ fn previous(
     plan_dir: &Path,
     request: &DeclareRequest,
 ) -> Result<Option<(Option<Declaration>, Vec<u8>)>> {
-    let Ok(bytes) = std::fs::read(&files.expected) else {
-        return Ok(None);
+    let bytes = match crate::store::read_artifact(&files.expected, plan_dir) {
+        Ok(bytes) => bytes,
+        Err(crate::store::ReadFailure::Missing) => return Ok(None),
+        Err(failure) => return Err(failure.into_error("read", &files.expected)),
     };
     let old = format::load_declaration(&files.expected, plan_dir, request.task);
     if !request.replace {

@@ -208,8 +208,13 @@ pub fn reset(plan_dir: &Path, path: &Path) -> Result<()> {
 
 /// Read a ladder file; a missing one is a fresh ladder, a malformed one is replaced (it is
 /// dwp's own count: starting it again can only delay an escalation, never skip a check).
-pub fn read_state(path: &Path, task: Option<u64>, warnings: &mut Vec<String>) -> LadderState {
-    let Ok(bytes) = std::fs::read(path) else {
+pub fn read_state(
+    plan_dir: &Path,
+    path: &Path,
+    task: Option<u64>,
+    warnings: &mut Vec<String>,
+) -> LadderState {
+    let Ok(bytes) = crate::store::read_artifact(path, plan_dir) else {
         return LadderState::new(task);
     };
     match serde_json::from_slice::<LadderState>(&bytes) {
@@ -238,7 +243,7 @@ fn on_failure(
 ) -> HookOutcome {
     let path = ladder_path(plan_dir, task);
     let mut warnings = Vec::new();
-    let mut state = read_state(&path, task, &mut warnings);
+    let mut state = read_state(plan_dir, &path, task, &mut warnings);
     state.consecutive_failures += 1;
     state.last_failure_at = Some(crate::clock::now_rfc3339());
     state.last_failure = failure.lines.clone();
@@ -282,20 +287,16 @@ fn tier3(
         );
         return outcome;
     };
-    if let Err(e) = escalate(plan_dir, task, failure, count) {
+    // A task whose blocker is resolved later gets a fresh ladder.
+    let previous = state.clone();
+    state.consecutive_failures = 0;
+    state.escalations += 1;
+    state.last_escalated_at = state.last_failure_at.clone();
+    if let Err(e) = escalate(plan_dir, path, task, failure, count, (&previous, &state)) {
         outcome.message = format!(
             "the file contract of task {task} failed {count} consecutive checks, and marking the task blocked failed too ({e}); the stop is allowed so the loop ends, but the contract is NOT met:\n{lines}"
         );
         return outcome;
-    }
-    // A task whose blocker is resolved later gets a fresh ladder.
-    state.consecutive_failures = 0;
-    state.escalations += 1;
-    state.last_escalated_at = state.last_failure_at.clone();
-    if let Err(e) = write_state(plan_dir, path, &state) {
-        outcome
-            .warnings
-            .push(format!("the retry count could not be reset: {e}"));
     }
     outcome.consecutive_failures = 0;
     outcome.escalated = true;
@@ -356,7 +357,17 @@ fn block_message(task: Option<u64>, failure: &Failure, count: u32) -> String {
 }
 
 /// Tier 3: the task becomes blocked through the guarded updater.
-fn escalate(plan_dir: &Path, task: u64, failure: &Failure, count: u32) -> Result<()> {
+/// Tier 3's two writes, the task blocked in state.json and the ladder reset (the escalation's
+/// record), in one intent record under the plan's lock: a kill between them is completed by the
+/// next writer, so a task is never blocked without its escalation counted, nor counted twice.
+fn escalate(
+    plan_dir: &Path,
+    ladder: &Path,
+    task: u64,
+    failure: &Failure,
+    count: u32,
+    (before, after): (&LadderState, &LadderState),
+) -> Result<()> {
     let request = crate::update::UpdateRequest {
         task,
         status: Some(TaskStatus::Blocked),
@@ -367,9 +378,28 @@ fn escalate(plan_dir: &Path, task: u64, failure: &Failure, count: u32) -> Result
         ),
         checkpoint_note: Some(format!("file contract failed {count} consecutive Stop checks")),
         wait: std::time::Duration::from_secs(5),
+        dry_run: true,
         ..Default::default()
     };
-    crate::update::update(plan_dir, &request).map(|_| ())
+    let (_, state_path) = crate::update::resolve_target(plan_dir);
+    let guard = crate::plan::lock_for_write(plan_dir, &state_path, request.wait)?;
+    let planned = crate::update::update_under_lock(
+        plan_dir,
+        &state_path,
+        &request,
+        crate::update::AmendmentCheck::TaskLog,
+    )?;
+    let mut write = crate::store::intent::Transaction::new(plan_dir, "dwp contract check --hook");
+    if let Some(bytes) = &planned.planned {
+        write.replace_known(&state_path, Some(&planned.old_sha256), bytes)?;
+    }
+    write.replace(
+        ladder,
+        Some(&crate::store::canonical_bytes(before)),
+        &crate::store::canonical_bytes(after),
+    )?;
+    write.commit()?;
+    guard.release()
 }
 
 /// The failed expectations as one reason, within the state schema's 1,000 characters.

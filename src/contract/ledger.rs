@@ -11,9 +11,9 @@ use super::format::{Declaration, Entry};
 use super::payload::{self, PostToolUse};
 use super::{Op, PlanTasks, TaskFiles, paths};
 use crate::error::{Error, Result};
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 /// What `record` reads: a hook payload, or the flags of another harness.
@@ -91,7 +91,7 @@ pub fn record(target: &Path, request: &RecordRequest) -> Result<RecordOutcome> {
         session: edit.session,
     };
     super::ensure_ledger_dir(&plan_dir)?;
-    let repaired = append(&files.ledger, &entry)?;
+    let repaired = append(&plan_dir, &files.ledger, &entry)?;
     Ok(RecordOutcome::Recorded {
         entry,
         ledger: files.ledger,
@@ -188,46 +188,22 @@ fn op_of(tool: &str, path: &str, declaration: Option<&Declaration>) -> Op {
 
 /// Append one entry as one line, under the file's OS lock, fsynced. Returns how many bytes of
 /// a torn last line were dropped first.
-pub fn append(path: &Path, entry: &Entry) -> Result<u64> {
+pub fn append(plan_dir: &Path, path: &Path, entry: &Entry) -> Result<u64> {
     let mut line = serde_json::to_vec(entry).expect("entries serialize");
     line.push(b'\n');
-    let (mut file, created) = open_append(path)?;
+    let (mut file, _created) = open_append(plan_dir, path)?;
     file.lock().map_err(|e| Error::io("lock", path, e))?;
     let repaired = drop_torn_tail(&file, path)?;
     file.write_all(&line)
         .map_err(|e| Error::io("append", path, e))?;
     file.sync_data().map_err(|e| Error::io("fsync", path, e))?;
     file.unlock().map_err(|e| Error::io("unlock", path, e))?;
-    if created && let Some(dir) = path.parent() {
-        crate::store::atomic::sync_dir(dir)?;
-    }
     Ok(repaired)
 }
 
-fn open_append(path: &Path) -> Result<(File, bool)> {
-    if std::fs::symlink_metadata(path).is_ok_and(|m| !m.is_file()) {
-        return Err(Error::rejected(
-            path.display().to_string(),
-            "is not a regular file (a symlink?): the ledger is a plain file",
-        )
-        .with_hint("remove it; dwp creates the ledger on the first record"));
-    }
-    let open = |create: bool| {
-        OpenOptions::new()
-            .append(true)
-            .read(true)
-            .create(create)
-            .mode(0o644)
-            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-            .open(path)
-    };
-    match open(false) {
-        Ok(file) => Ok((file, false)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => open(true)
-            .map(|f| (f, true))
-            .map_err(|e| Error::io("create", path, e)),
-        Err(e) => Err(Error::io("open", path, e)),
-    }
+fn open_append(plan_dir: &Path, path: &Path) -> Result<(File, bool)> {
+    crate::store::open_append(path, plan_dir)
+        .map_err(|e| e.with_hint("remove it; dwp creates the ledger on the first record"))
 }
 
 /// Under the lock: cut a last line without its newline (a writer killed mid-append).
@@ -271,11 +247,11 @@ fn complete_prefix(file: &File, len: u64, path: &Path) -> Result<u64> {
 }
 
 /// The ledger's length without a torn last line (0 when absent): a declaration's offset.
-pub fn complete_length(path: &Path) -> Result<u64> {
-    let file = match File::open(path) {
+pub fn complete_length(plan_dir: &Path, path: &Path) -> Result<u64> {
+    let file = match crate::store::open_regular(path, plan_dir) {
         Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
-        Err(e) => return Err(Error::io("open", path, e)),
+        Err(crate::store::ReadFailure::Missing) => return Ok(0),
+        Err(failure) => return Err(failure.into_error("open", path)),
     };
     let len = file
         .metadata()
@@ -295,14 +271,14 @@ pub struct LedgerRead {
 }
 
 /// Read a ledger from `offset` (a declaration's `ledger_offset`) for task `task`.
-pub fn read(path: &Path, offset: u64, task: u64) -> Result<LedgerRead> {
+pub fn read(plan_dir: &Path, path: &Path, offset: u64, task: u64) -> Result<LedgerRead> {
     let file = path.display().to_string();
-    let bytes = match std::fs::read(path) {
+    let bytes = match crate::store::read_artifact(path, plan_dir) {
         Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && offset == 0 => {
+        Err(crate::store::ReadFailure::Missing) if offset == 0 => {
             return Ok(LedgerRead::default());
         }
-        Err(e) => return Err(Error::io("read", path, e)),
+        Err(failure) => return Err(failure.into_error("read", path)),
     };
     let start = usize::try_from(offset).unwrap_or(usize::MAX);
     if start > bytes.len() || (start > 0 && bytes[start - 1] != b'\n') {
@@ -365,6 +341,7 @@ fn parse_line(line: &[u8], task: u64) -> std::result::Result<Entry, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs::OpenOptions;
 
     fn entry(path: &str) -> Entry {
         Entry {
@@ -382,18 +359,18 @@ mod tests {
     fn a_torn_last_line_is_ignored_by_readers_and_dropped_by_the_next_append() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("task-2.ledger.jsonl");
-        append(&path, &entry("a.rs")).unwrap();
+        append(dir.path(), &path, &entry("a.rs")).unwrap();
         let mut file = OpenOptions::new().append(true).open(&path).unwrap();
         file.write_all(br#"{"ts":"2026-06-09T16:4"#).unwrap();
-        let read_torn = read(&path, 0, 2).unwrap();
+        let read_torn = read(dir.path(), &path, 0, 2).unwrap();
         assert_eq!(read_torn.entries, [entry("a.rs")]);
         assert!(
             read_torn.warnings[0].contains("line 2"),
             "{:?}",
             read_torn.warnings
         );
-        assert_eq!(append(&path, &entry("b.rs")).unwrap(), 22);
-        let read_after = read(&path, 0, 2).unwrap();
+        assert_eq!(append(dir.path(), &path, &entry("b.rs")).unwrap(), 22);
+        let read_after = read(dir.path(), &path, 0, 2).unwrap();
         assert_eq!(read_after.entries, [entry("a.rs"), entry("b.rs")]);
         assert!(read_after.warnings.is_empty());
     }
@@ -402,7 +379,7 @@ mod tests {
     fn a_bad_line_before_the_last_is_refused_with_its_number() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("task-2.ledger.jsonl");
-        append(&path, &entry("a.rs")).unwrap();
+        append(dir.path(), &path, &entry("a.rs")).unwrap();
         std::fs::write(
             &path,
             [
@@ -413,7 +390,7 @@ mod tests {
             .concat(),
         )
         .unwrap();
-        let error = read(&path, 0, 2).unwrap_err().to_string();
+        let error = read(dir.path(), &path, 0, 2).unwrap_err().to_string();
         assert!(error.contains("line 2"), "{error}");
     }
 
@@ -421,12 +398,15 @@ mod tests {
     fn only_lines_after_the_declaration_offset_are_read() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("task-2.ledger.jsonl");
-        append(&path, &entry("before.rs")).unwrap();
-        let offset = complete_length(&path).unwrap();
-        append(&path, &entry("after.rs")).unwrap();
-        assert_eq!(read(&path, offset, 2).unwrap().entries, [entry("after.rs")]);
+        append(dir.path(), &path, &entry("before.rs")).unwrap();
+        let offset = complete_length(dir.path(), &path).unwrap();
+        append(dir.path(), &path, &entry("after.rs")).unwrap();
+        assert_eq!(
+            read(dir.path(), &path, offset, 2).unwrap().entries,
+            [entry("after.rs")]
+        );
         assert!(
-            read(&path, offset + 3, 2).is_err(),
+            read(dir.path(), &path, offset + 3, 2).is_err(),
             "an offset inside a line"
         );
     }

@@ -88,6 +88,23 @@ impl Transaction {
         Ok(())
     }
 
+    /// [`Transaction::replace`] when the writer knows only the sha256 of what it read.
+    pub fn replace_known(
+        &mut self,
+        path: &Path,
+        before_sha256: Option<&str>,
+        content: &[u8],
+    ) -> Result<()> {
+        self.replace(path, None, content)?;
+        if let Some(Step::Replace {
+            before_sha256: b, ..
+        }) = self.intent.steps.last_mut()
+        {
+            *b = before_sha256.map(str::to_owned);
+        }
+        Ok(())
+    }
+
     /// Append `line` to the text file `path` (inside the plan).
     pub fn append(&mut self, path: &Path, line: &str) -> Result<()> {
         self.intent.steps.push(Step::Append {

@@ -242,6 +242,63 @@ pub fn read_artifact(path: &Path, plan_dir: &Path) -> Result<Vec<u8>, ReadFailur
     }
 }
 
+/// Open a regular file inside `plan_dir` to read it as a stream (a ledger), as
+/// [`read_artifact`] opens it: every component beneath the plan, never blocking.
+pub fn open_regular(path: &Path, plan_dir: &Path) -> Result<std::fs::File, ReadFailure> {
+    let file = inside::open_read(path, plan_dir).map_err(|e| match e.kind() {
+        _ if inside::is_escape(&e) => ReadFailure::Escapes(escaped_target(path)),
+        io::ErrorKind::NotFound => ReadFailure::Missing,
+        _ => ReadFailure::Io(e),
+    })?;
+    let kind = file.metadata().map_err(ReadFailure::Io)?.file_type();
+    if !kind.is_file() {
+        return Err(ReadFailure::NotRegular(file_kind(kind)));
+    }
+    Ok(file)
+}
+
+/// Open the regular file `path` inside `root` to append (and read), creating it with mode 0644
+/// when absent; whether it was created (the caller fsyncs the folder then). Never through a
+/// symlink, never blocking.
+pub fn open_append(path: &Path, root: &Path) -> crate::Result<(std::fs::File, bool)> {
+    use rustix::fs::{Mode, OFlags};
+    let fail = |e: io::Error| io_failure("open", path, e);
+    let (parent, name) = inside::parent_and_name(path).map_err(fail)?;
+    let folder = inside::open_folder(parent, root).map_err(fail)?;
+    let flags =
+        OFlags::RDWR | OFlags::APPEND | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let mode = Mode::from_raw_mode(0o644);
+    let (fd, created) = match rustix::fs::openat(&folder.fd, name, flags, mode) {
+        Ok(fd) => (fd, false),
+        Err(rustix::io::Errno::NOENT) => {
+            let fd = rustix::fs::openat(
+                &folder.fd,
+                name,
+                flags | OFlags::CREATE | OFlags::EXCL,
+                mode,
+            )
+            .map_err(|e| io_failure("create", path, e.into()))?;
+            (fd, true)
+        }
+        Err(rustix::io::Errno::LOOP) => {
+            return Err(crate::Error::rejected(
+                path.display().to_string(),
+                "is a symlink; dwp does not write through symlinks",
+            ));
+        }
+        Err(e) => return Err(fail(e.into())),
+    };
+    let file = std::fs::File::from(fd);
+    let kind = file.metadata().map_err(fail)?.file_type();
+    if !kind.is_file() {
+        return Err(ReadFailure::NotRegular(file_kind(kind)).into_error("open", path));
+    }
+    if created {
+        atomic::sync_folder(&folder)?;
+    }
+    Ok((file, created))
+}
+
 /// Read a markdown artifact as [`read_artifact`] does, and decode it strictly: invalid UTF-8 is
 /// a failure naming the line, never replacement characters that a writer would copy on.
 pub fn read_text(path: &Path, plan_dir: &Path) -> Result<String, ReadFailure> {
