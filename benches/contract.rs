@@ -155,7 +155,7 @@ fn bench_record(root: &Path) {
                 session: Some("bench".into()),
             };
             let started = Instant::now();
-            append(&ledger, &entry).unwrap();
+            append(&plan, &ledger, &entry).unwrap();
             ours.push(started.elapsed());
             let mut line = serde_json::to_vec(&entry).unwrap();
             line.push(b'\n');
@@ -222,7 +222,7 @@ fn bench_check(root: &Path) {
             plan: "PLAN_bench_check_200".into(),
             session: None,
         };
-        append(&ledger, &entry).unwrap();
+        append(&plan, &ledger, &entry).unwrap();
     }
     let runs = if quick() { 5 } else { 100 };
     let mut ours = Vec::new();

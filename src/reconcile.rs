@@ -1022,11 +1022,10 @@ fn counts_failures(evidence: &str) -> bool {
 
 /// Commit hashes of commits whose message names `Task N of PLAN_name`, newest first wins.
 pub fn git_commits(plan_dir: &Path, plan_name: &str) -> Result<BTreeMap<u64, String>> {
-    let output = std::process::Command::new("git")
-        .arg("-C")
-        .arg(plan_dir)
-        .args(["log", "--format=%h %s"])
-        .output()
+    // The plan's repository may carry configuration that runs programs (signature checks, a
+    // pager): git runs defanged, as for every repository dwp reads.
+    let output = crate::git::Git::open(plan_dir)
+        .and_then(|git| git.output(["log", "--no-show-signature", "--format=%h %s"]))
         .map_err(|e| Error::io("run git log", plan_dir, e))?;
     if !output.status.success() {
         return Err(Error::rejected(
