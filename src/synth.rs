@@ -30,12 +30,28 @@ pub struct SynthPlan {
 
 const BASE_TIME: &str = "2026-06-09T14:00:00Z";
 
-fn at(minutes: usize) -> String {
+/// The tests' clock (`DWP_TEST_NOW`) less a little: every time a synthetic plan records lies
+/// before it, so a writer under the test clock never finds the state ahead of its clock.
+const LAST_TIME: &str = "2026-06-09T16:40:00Z";
+
+/// The time of step `units` of a plan whose steps run to `span`: ten units per task, a minute
+/// each from 14:00 while that ends by 16:40, else a second each, ending at 16:40.
+fn at_in(span: usize, units: usize) -> String {
     let base: DateTime<Utc> = BASE_TIME.parse().expect("constant");
-    crate::clock::rfc3339(base + Duration::minutes(minutes as i64))
+    let last: DateTime<Utc> = LAST_TIME.parse().expect("constant");
+    let minutes = Duration::minutes(span as i64);
+    if base + minutes <= last {
+        return crate::clock::rfc3339(base + Duration::minutes(units as i64));
+    }
+    crate::clock::rfc3339(last - Duration::seconds(span as i64) + Duration::seconds(units as i64))
 }
 
 impl SynthPlan {
+    /// The time of step `units` of this plan (see [`at_in`]).
+    fn at(&self, units: usize) -> String {
+        at_in(self.tasks * 10 + 5, units)
+    }
+
     /// A Full v5 plan of `tasks` pending tasks.
     pub fn new(name: &str, tasks: usize) -> SynthPlan {
         SynthPlan {
@@ -114,7 +130,7 @@ impl SynthPlan {
             archetype: Archetype::Individual,
             rigor: Rigor::Standard,
             plan_format: (!v1).then_some(self.format),
-            created_at: at(0),
+            created_at: self.at(0),
             created_by: Some(
                 serde_json::json!({"agent": "dwp-synth", "model": "none"})
                     .as_object()
@@ -151,7 +167,7 @@ impl SynthPlan {
                 command: "cargo test".to_owned(),
                 passes: true,
                 exit_code: Some(0),
-                last_run: at(id * 10 + 4),
+                last_run: self.at(id * 10 + 4),
                 evidence: Some(format!("{} passed, 0 failed", 10 + id)),
             }]
         });
@@ -167,8 +183,8 @@ impl SynthPlan {
             } else {
                 TaskStatus::Pending
             },
-            started_at: (done || self.is_publishing(id)).then(|| at(id * 10)),
-            completed_at: done.then(|| at(id * 10 + 5)),
+            started_at: (done || self.is_publishing(id)).then(|| self.at(id * 10)),
+            completed_at: done.then(|| self.at(id * 10 + 5)),
             commit: done.then(|| format!("{:07x}", 0xa1b2c3 + id)),
             gates: match (gates, self.generation) {
                 (Some(g), _) => Some(g),
@@ -189,14 +205,14 @@ impl SynthPlan {
             _ if self.publishable => Field::Value(Checkpoint {
                 task: self.tasks as u64,
                 step: Some("started".to_owned()),
-                at: at(self.tasks * 10),
+                at: self.at(self.tasks * 10),
                 note: Some(format!("task {} started", self.tasks)),
             }),
             0 => Field::Null,
             k => Field::Value(Checkpoint {
                 task: k as u64,
                 step: Some("done".to_owned()),
-                at: at(k * 10 + 5),
+                at: self.at(k * 10 + 5),
                 note: Some(format!("task {k} completed")),
             }),
         };
@@ -204,9 +220,9 @@ impl SynthPlan {
             schema: self.generation.url(DocKind::State),
             plan: self.name.clone(),
             updated_at: if self.publishable {
-                at(self.tasks * 10 + 4)
+                self.at(self.tasks * 10 + 4)
             } else {
-                at(self.completed * 10 + 5)
+                self.at(self.completed * 10 + 5)
             },
             updated_by: Some(Actor {
                 agent: Some("dwp-synth".to_owned()),
@@ -264,7 +280,7 @@ impl SynthPlan {
                 body,
                 "Status: completed\nTimestamp: {}\nGate record: cargo test → {} passed, 0 failed\n\
                  Skills disposition: none\nDocumentation decision: no change needed\n",
-                at(id * 10 + 5),
+                self.at(id * 10 + 5),
                 10 + id
             );
         } else {
@@ -313,7 +329,7 @@ impl SynthPlan {
         std::fs::write(dir.join("README.md"), self.readme())?;
         let mut progress = String::from("# Progress\n\n");
         for id in 1..=self.completed {
-            let _ = writeln!(progress, "- {}: task {id} completed", at(id * 10 + 5));
+            let _ = writeln!(progress, "- {}: task {id} completed", self.at(id * 10 + 5));
         }
         std::fs::write(dir.join("PROGRESS.md"), progress)?;
         std::fs::write(

@@ -73,7 +73,11 @@ fn only_the_store_opens_files() {
     rust_files(&root.join("src"), &mut files);
     let mut found = Vec::new();
     for file in files {
-        let relative = file.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+        let relative = file
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
         if relative.starts_with("src/store/") {
             continue;
         }
@@ -94,7 +98,11 @@ fn only_the_store_opens_files() {
                 .iter()
                 .any(|(path, what, _)| *path == relative && line.contains(what));
             if !allowed {
-                found.push(format!("{relative}:{}: {opener} in `{}`", number + 1, trimmed));
+                found.push(format!(
+                    "{relative}:{}: {opener} in `{}`",
+                    number + 1,
+                    trimmed
+                ));
             }
         }
     }
