@@ -212,6 +212,7 @@ pub fn load_markdown(plan_dir: &Path) -> std::result::Result<PlanMarkdown, store
     } else {
         &[]
     };
+    let folder = store::PlanFolder::open(plan_dir)?;
     for entry in &readme.index {
         if records.contains_key(&entry.id) {
             continue;
@@ -221,7 +222,7 @@ pub fn load_markdown(plan_dir: &Path) -> std::result::Result<PlanMarkdown, store
             continue;
         };
         let path = plan_dir.join(file);
-        match store::read_text(&path, plan_dir) {
+        match folder.read_text(&path) {
             // A file with no task heading is still the task's record: one that lacks every
             // section, which is what the section rules then report.
             Ok(text) => {

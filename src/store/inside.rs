@@ -64,8 +64,12 @@ pub(crate) fn open_root(root: &Path) -> io::Result<Dir> {
 /// Open `path` (inside `root`) for reading without blocking, following symlinks only while they
 /// stay inside `root`.
 pub(crate) fn open_read(path: &Path, root: &Path) -> io::Result<File> {
+    open_read_in(&open_root(root)?, path, root)
+}
+
+/// [`open_read`] through a handle on `root` already open (a reader of many files opens it once).
+pub(crate) fn open_read_in(dir: &Dir, path: &Path, root: &Path) -> io::Result<File> {
     let rel = relative(path, root)?;
-    let dir = open_root(root)?;
     let mut options = OpenOptions::new();
     options
         .read(true)
@@ -143,11 +147,16 @@ pub enum Place {
 /// Where `path` leads from `root`. An error other than an escape or an absence counts as
 /// [`Place::Other`]: something is there, and reading it reports what is wrong.
 pub fn place(path: &Path, root: &Path) -> Place {
+    match open_root(root) {
+        Ok(dir) => place_in(&dir, path, root),
+        Err(_) => Place::Other,
+    }
+}
+
+/// [`place`] through a handle on `root` already open.
+pub(crate) fn place_in(dir: &Dir, path: &Path, root: &Path) -> Place {
     let Ok(rel) = relative(path, root) else {
         return Place::Outside;
-    };
-    let Ok(dir) = open_root(root) else {
-        return Place::Other;
     };
     let target = if rel.as_os_str().is_empty() {
         Path::new(".")

@@ -226,7 +226,42 @@ fn escaped_target(path: &Path) -> PathBuf {
 /// symlinks included, resolved beneath it), at most [`MAX_ARTIFACT_BYTES`] long. Never blocks:
 /// the file type is checked on the opened descriptor.
 pub fn read_artifact(path: &Path, plan_dir: &Path) -> Result<Vec<u8>, ReadFailure> {
-    let mut file = inside::open_read(path, plan_dir).map_err(|e| match e.kind() {
+    let opened = inside::open_read(path, plan_dir);
+    read_opened(opened, path)
+}
+
+/// A plan folder held open, for a reader of many of its files (the task files of a Full plan):
+/// the same reads as [`read_artifact`] and [`read_text`], without reopening the folder each time.
+pub struct PlanFolder {
+    root: PathBuf,
+    dir: cap_std::fs::Dir,
+}
+
+impl PlanFolder {
+    pub fn open(root: &Path) -> Result<PlanFolder, ReadFailure> {
+        let dir = inside::open_root(root).map_err(|e| match e.kind() {
+            io::ErrorKind::NotFound => ReadFailure::Missing,
+            _ => ReadFailure::Io(e),
+        })?;
+        Ok(PlanFolder {
+            root: root.to_path_buf(),
+            dir,
+        })
+    }
+
+    /// [`place`] of `path` inside this folder.
+    pub fn place(&self, path: &Path) -> Place {
+        inside::place_in(&self.dir, path, &self.root)
+    }
+
+    pub fn read_text(&self, path: &Path) -> Result<String, ReadFailure> {
+        let opened = inside::open_read_in(&self.dir, path, &self.root);
+        decode_text(read_opened(opened, path)?)
+    }
+}
+
+fn read_opened(opened: io::Result<std::fs::File>, path: &Path) -> Result<Vec<u8>, ReadFailure> {
+    let mut file = opened.map_err(|e| match e.kind() {
         _ if inside::is_escape(&e) => ReadFailure::Escapes(escaped_target(path)),
         io::ErrorKind::NotFound => ReadFailure::Missing,
         _ => ReadFailure::Io(e),
@@ -302,7 +337,10 @@ pub fn open_append(path: &Path, root: &Path) -> crate::Result<(std::fs::File, bo
 /// Read a markdown artifact as [`read_artifact`] does, and decode it strictly: invalid UTF-8 is
 /// a failure naming the line, never replacement characters that a writer would copy on.
 pub fn read_text(path: &Path, plan_dir: &Path) -> Result<String, ReadFailure> {
-    let bytes = read_artifact(path, plan_dir)?;
+    decode_text(read_artifact(path, plan_dir)?)
+}
+
+fn decode_text(bytes: Vec<u8>) -> Result<String, ReadFailure> {
     String::from_utf8(bytes).map_err(|e| {
         let valid = e.utf8_error().valid_up_to();
         let line = 1 + e.as_bytes()[..valid]

@@ -324,9 +324,21 @@ fn unreadable_file(
     }
 }
 
+/// Where `path` leads inside the plan folder, through `folder` when it could be held open.
+fn place_of(
+    folder: Option<&crate::store::PlanFolder>,
+    path: &Path,
+    root: &Path,
+) -> crate::store::Place {
+    match folder {
+        Some(folder) => folder.place(path),
+        None => crate::store::place(path, root),
+    }
+}
+
 /// DWP055 when the task file at `path` (or a folder on its way) leads outside the plan folder.
-fn escaping_symlink(path: &Path, root: &Path, task: u64) -> Option<Finding> {
-    (crate::store::place(path, root) == crate::store::Place::Outside).then(|| {
+fn escaping_symlink(path: &Path, place: crate::store::Place, task: u64) -> Option<Finding> {
+    (place == crate::store::Place::Outside).then(|| {
         Finding::error(
             Code::LocatorEscapes,
             path.display().to_string(),
@@ -456,6 +468,7 @@ fn markdown_inventory(paths: &PlanPaths, md: &reconcile::PlanMarkdown) -> Vec<Fi
         return findings;
     }
     let mut named = std::collections::HashSet::new();
+    let folder = crate::store::PlanFolder::open(&paths.dir).ok();
     for entry in &md.readme.index {
         let problem = match &md.task_file(entry) {
             None => Some(format!(
@@ -464,14 +477,11 @@ fn markdown_inventory(paths: &PlanPaths, md: &reconcile::PlanMarkdown) -> Vec<Fi
             )),
             Some(file) => {
                 named.insert(file.clone());
-                findings.extend(escaping_symlink(
-                    &paths.dir.join(file),
-                    &paths.dir,
-                    entry.id,
-                ));
+                let path = paths.dir.join(file);
+                let place = place_of(folder.as_ref(), &path, &paths.dir);
+                findings.extend(escaping_symlink(&path, place, entry.id));
                 // A file that is there but cannot be read is `unreadable_records`' finding.
-                let there = crate::store::place(&paths.dir.join(file), &paths.dir)
-                    != crate::store::Place::Missing;
+                let there = place != crate::store::Place::Missing;
                 (!there).then(|| {
                     format!(
                         "task {}'s line links `{file}`, which is not a file of the plan",
@@ -960,6 +970,7 @@ fn inventory_rules(paths: &PlanPaths, state: &State, md: &reconcile::PlanMarkdow
     let state_file = paths.state.display().to_string();
     let mut findings = Vec::new();
     let mut named = std::collections::HashSet::new();
+    let folder = crate::store::PlanFolder::open(&paths.dir).ok();
     for (index, task) in state.tasks.iter().enumerate() {
         let Some(value) = task.locator_value() else {
             continue;
@@ -972,7 +983,7 @@ fn inventory_rules(paths: &PlanPaths, state: &State, md: &reconcile::PlanMarkdow
         named.insert(value.to_owned());
         let path = paths.dir.join(value);
         let at = format!("$.tasks[{index}]");
-        match crate::store::place(&path, &paths.dir) {
+        match place_of(folder.as_ref(), &path, &paths.dir) {
             crate::store::Place::Missing => findings.push(
                 Finding::error(
                     Code::TaskFileInventory,
@@ -982,7 +993,7 @@ fn inventory_rules(paths: &PlanPaths, state: &State, md: &reconcile::PlanMarkdow
                 .at(&at)
                 .task(task.id),
             ),
-            _ => findings.extend(escaping_symlink(&path, &paths.dir, task.id)),
+            place => findings.extend(escaping_symlink(&path, place, task.id)),
         }
         if let Some(entry) = entry
             && reconcile::linked_file(&entry.links).is_some_and(|l| l != value)
