@@ -75,6 +75,24 @@ fn findings(report: &serde_json::Value) -> Vec<(String, String, String, String)>
         .collect()
 }
 
+/// Whether a finding of `code` and `severity` names a file containing `file` and says `says`.
+fn reports(
+    found: &[(String, String, String, String)],
+    (code, severity): (&str, &str),
+    file: &str,
+    says: &str,
+) -> bool {
+    found
+        .iter()
+        .any(|(c, s, f, m)| c == code && s == severity && f.contains(file) && m.contains(says))
+}
+
+/// Move the plan's `name` outside and leave a symlink to it in its place.
+fn symlink_outside(plan: &Path, name: &str, outside: &Path) {
+    std::fs::rename(plan.join(name), outside.join(name)).unwrap();
+    symlink(outside.join(name), plan.join(name)).unwrap();
+}
+
 fn task_file(plan: &Path, id: u64) -> PathBuf {
     std::fs::read_dir(plan)
         .unwrap()
@@ -137,20 +155,19 @@ fn verify_reports_plan_files_reached_through_symlinks_leaving_the_plan() {
     let root = tempfile::tempdir().unwrap();
     let outside = tempfile::tempdir().unwrap();
     let plan = plan(root.path(), 3, 1);
-    std::fs::rename(plan.join("PROGRESS.md"), outside.path().join("PROGRESS.md")).unwrap();
-    symlink(outside.path().join("PROGRESS.md"), plan.join("PROGRESS.md")).unwrap();
+    symlink_outside(&plan, "PROGRESS.md", outside.path());
 
     let (run, report) = verify_json(root.path(), &plan);
 
     assert_eq!(run.code, 1, "{}", run.stdout);
     let found = findings(&report);
     assert!(
-        found
-            .iter()
-            .any(|(code, severity, file, message)| code == "DWP001"
-                && severity == "error"
-                && file.ends_with("PROGRESS.md")
-                && message.contains("outside the plan folder")),
+        reports(
+            &found,
+            ("DWP001", "error"),
+            "PROGRESS.md",
+            "outside the plan folder"
+        ),
         "{found:?}"
     );
 }
@@ -162,8 +179,7 @@ fn verify_a_readme_symlinked_outside_the_plan_is_an_error_never_conformant() {
     let root = tempfile::tempdir().unwrap();
     let outside = tempfile::tempdir().unwrap();
     let plan = plan(root.path(), 3, 1);
-    std::fs::rename(plan.join("README.md"), outside.path().join("README.md")).unwrap();
-    symlink(outside.path().join("README.md"), plan.join("README.md")).unwrap();
+    symlink_outside(&plan, "README.md", outside.path());
 
     let (run, report) = verify_json(root.path(), &plan);
 
@@ -171,11 +187,7 @@ fn verify_a_readme_symlinked_outside_the_plan_is_an_error_never_conformant() {
     assert_eq!(report["plans"][0]["verdict"], "NOT_CONFORMANT");
     let found = findings(&report);
     assert!(
-        found
-            .iter()
-            .any(|(code, severity, file, _)| code == "DWP001"
-                && severity == "error"
-                && file.ends_with("README.md")),
+        reports(&found, ("DWP001", "error"), "README.md", ""),
         "{found:?}"
     );
 }
@@ -196,11 +208,7 @@ fn verify_an_oversized_readme_is_an_error_never_conformant() {
     assert_eq!(run.code, 1, "{}", run.stdout);
     let found = findings(&report);
     assert!(
-        found
-            .iter()
-            .any(|(code, severity, _, message)| code == "DWP001"
-                && severity == "error"
-                && message.contains("over the")),
+        reports(&found, ("DWP001", "error"), "", "over the"),
         "{found:?}"
     );
 }
@@ -226,9 +234,7 @@ fn verify_a_readme_the_os_refuses_to_read_is_unverified() {
     assert_eq!(report["plans"][0]["verdict"], "UNVERIFIED");
     let found = findings(&report);
     assert!(
-        found
-            .iter()
-            .any(|(code, severity, _, _)| code == "DWP001" && severity == "unverified"),
+        reports(&found, ("DWP001", "unverified"), "", ""),
         "{found:?}"
     );
     assert!(
@@ -275,12 +281,7 @@ fn verify_a_task_file_that_is_a_folder_or_a_pipe_is_an_error_and_never_blocks() 
         assert_eq!(run.code, 1, "{kind}: {}", run.stdout);
         let found = findings(&report);
         assert!(
-            found
-                .iter()
-                .any(|(code, severity, f, message)| code == "DWP001"
-                    && severity == "error"
-                    && f.contains("2.task_")
-                    && message.contains("not a regular file")),
+            reports(&found, ("DWP001", "error"), "2.task_", "not a regular file"),
             "{kind}: {found:?}"
         );
     }
@@ -322,14 +323,12 @@ fn verify_invalid_utf8_in_markdown_is_an_error_naming_file_and_line() {
         assert_eq!(run.code, 1, "{file}: {}", run.stdout);
         let found = findings(&report);
         assert!(
-            found
-                .iter()
-                .any(|(code, severity, f, message)| code == "DWP001"
-                    && severity == "error"
-                    && f == path.to_str().unwrap()
-                    && message.contains(&format!(
-                        "not valid UTF-8 (the first invalid byte is on line {line})"
-                    ))),
+            reports(
+                &found,
+                ("DWP001", "error"),
+                path.to_str().unwrap(),
+                &format!("not valid UTF-8 (the first invalid byte is on line {line})")
+            ),
             "{file}: {found:?}"
         );
     }

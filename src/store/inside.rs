@@ -119,14 +119,20 @@ pub fn entry(path: &Path, root: &Path) -> io::Result<Entry> {
 fn special_kind(meta: &cap_std::fs::Metadata) -> &'static str {
     use cap_std::fs::FileTypeExt;
     let kind = meta.file_type();
-    if kind.is_fifo() {
-        "named pipe"
-    } else if kind.is_socket() {
-        "socket"
-    } else if kind.is_block_device() || kind.is_char_device() {
-        "device"
-    } else {
-        "special file"
+    special_name(
+        kind.is_fifo(),
+        kind.is_socket(),
+        kind.is_block_device() || kind.is_char_device(),
+    )
+}
+
+/// The name of a file that is neither a regular file, a folder nor a symlink.
+pub(crate) fn special_name(fifo: bool, socket: bool, device: bool) -> &'static str {
+    match (fifo, socket, device) {
+        (true, _, _) => "named pipe",
+        (_, true, _) => "socket",
+        (_, _, true) => "device",
+        _ => "special file",
     }
 }
 

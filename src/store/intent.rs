@@ -375,14 +375,10 @@ mod tests {
         for carried in 0..=2 {
             let dir = plan();
             let t = transaction(dir.path());
-            super::super::write_atomic(
-                &dir.path().join(INTENT),
-                dir.path(),
-                &super::super::canonical_bytes(&t.intent),
-            )
-            .unwrap();
-            for step in t.intent.steps.iter().take(carried) {
-                carry_out_step(dir.path(), &t.intent, step).unwrap();
+            let intent = t.intent.clone();
+            t.record().unwrap();
+            for step in intent.steps.iter().take(carried) {
+                carry_out_step(dir.path(), &intent, step).unwrap();
             }
             let done = complete_pending(dir.path()).unwrap().expect("a record");
             assert_eq!(done.steps_done, 2 - carried);
@@ -402,13 +398,7 @@ mod tests {
     #[test]
     fn completion_never_overwrites_a_change_made_since_the_record() {
         let dir = plan();
-        let t = transaction(dir.path());
-        super::super::write_atomic(
-            &dir.path().join(INTENT),
-            dir.path(),
-            &super::super::canonical_bytes(&t.intent),
-        )
-        .unwrap();
+        transaction(dir.path()).record().unwrap();
         std::fs::write(dir.path().join("state.json"), "edited by hand\n").unwrap();
         let err = complete_pending(dir.path()).unwrap_err().to_string();
         assert!(

@@ -354,16 +354,13 @@ fn decode_text(bytes: Vec<u8>) -> Result<String, ReadFailure> {
 fn file_kind(file_type: std::fs::FileType) -> &'static str {
     use std::os::unix::fs::FileTypeExt;
     if file_type.is_dir() {
-        "directory"
-    } else if file_type.is_fifo() {
-        "named pipe"
-    } else if file_type.is_socket() {
-        "socket"
-    } else if file_type.is_block_device() || file_type.is_char_device() {
-        "device"
-    } else {
-        "special file"
+        return "directory";
     }
+    inside::special_name(
+        file_type.is_fifo(),
+        file_type.is_socket(),
+        file_type.is_block_device() || file_type.is_char_device(),
+    )
 }
 
 #[cfg(test)]
