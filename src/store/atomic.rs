@@ -6,6 +6,10 @@
 //! Temp files are named `.{target}.dwp-tmp.{pid}.{random}` so that a later write can remove the
 //! leftovers of a killed writer, and only those: a temp file whose pid is still alive is never
 //! touched, so this is safe without holding the lock.
+//!
+//! Every step goes through a descriptor of the target's folder, opened with each component of
+//! its path resolved beneath the plan folder (`store::inside`): the check that the target is no
+//! symlink, the temp file, the rename and the fsync cannot be redirected between them.
 
 use super::inside;
 use crate::error::{Error, Result};
@@ -179,13 +183,6 @@ fn replace(
 /// fsync an opened folder, so that a rename or creation in it survives a crash.
 pub(crate) fn sync_folder(folder: &inside::Folder) -> Result<()> {
     rustix::fs::fsync(&folder.fd).map_err(|e| Error::io("fsync directory", &folder.path, e.into()))
-}
-
-/// fsync a directory, so that a rename or creation in it survives a crash.
-pub fn sync_dir(dir: &Path) -> Result<()> {
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(|e| Error::io("fsync directory", dir, e))
 }
 
 /// [`sweep_leftovers`] in a folder opened beneath its plan.
