@@ -203,7 +203,7 @@ fn read_task_source(plan_dir: &Path, task: &Task) -> Result<TaskSource> {
 /// Append one amendment to the plan at `target`.
 pub fn amend(target: &Path, request: &AmendRequest) -> Result<AmendOutcome> {
     check_input(request)?;
-    let (plan_dir, state_path) = update::resolve_target(target);
+    let (plan_dir, state_path) = crate::plan::resolve_target(target);
     let guard = crate::plan::lock_for_write(&plan_dir, &state_path, request.wait)?;
     let outcome = amend_under_lock(&plan_dir, &state_path, request)?;
     guard.release()?;
@@ -215,7 +215,7 @@ fn amend_under_lock(
     state_path: &Path,
     request: &AmendRequest,
 ) -> Result<AmendOutcome> {
-    update::refuse_while_finalizing(plan_dir)?;
+    crate::plan::refuse_while_finalizing(plan_dir)?;
     let loaded = plan::load_state_for_write(plan_dir, state_path, true)?;
     check_snapshot(&loaded, request)?;
     let state = &loaded.doc;

@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub use crate::update::FINALIZING_MARKER as MARKER;
+pub use crate::plan::FINALIZING_MARKER as MARKER;
 
 /// The receipt schema's `$id`, written as the receipt's `schema`.
 pub const RECEIPT_SCHEMA: &str = "urn:dwp:schema:finalization-receipt:v1";
@@ -204,7 +204,7 @@ fn reached(step: Step) -> Result<()> {
 
 /// Run `dwp finalize` (or `--recover`) on the plan at `target`.
 pub fn finalize(target: &Path, request: &FinalizeRequest) -> Result<Publication> {
-    let (plan_dir, state_path) = crate::update::resolve_target(target);
+    let (plan_dir, state_path) = crate::plan::resolve_target(target);
     let guard = plan::lock_for_write(&plan_dir, &state_path, request.wait)?;
     let result = if request.recover {
         recover_locked(&plan_dir, &state_path, request)
@@ -234,7 +234,7 @@ fn finalize_locked(
     state_path: &Path,
     request: &FinalizeRequest,
 ) -> Result<Publication> {
-    crate::update::refuse_while_finalizing(plan_dir)?;
+    crate::plan::refuse_while_finalizing(plan_dir)?;
     let current = plan::load_state_for_write(plan_dir, state_path, false)?;
     if let Some(expected) = &request.expected_sha256
         && *expected != current.sha256
@@ -689,7 +689,7 @@ fn analysis_results(plan_dir: &Path) -> Result<Vec<String>> {
 
 /// `dwp finalize --check`: the receipt's hashes against the files on disk.
 pub fn check(target: &Path) -> Result<Vec<Finding>> {
-    let (plan_dir, state_path) = crate::update::resolve_target(target);
+    let (plan_dir, state_path) = crate::plan::resolve_target(target);
     let paths = PlanPaths::new(&plan_dir);
     let state = plan::load_state_for_write(&plan_dir, &state_path, false)?;
     let receipt = plan_dir.join(crate::receipt::RECEIPT);

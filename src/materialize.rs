@@ -105,7 +105,7 @@ fn init_under_lock(
     creator: &Creator,
     standard: Option<&str>,
 ) -> Result<InitOutcome> {
-    crate::update::refuse_while_finalizing(&paths.dir)?;
+    crate::plan::refuse_while_finalizing(&paths.dir)?;
     refuse_existing(paths)?;
     let name = plan_name(paths)?;
     let md = crate::reconcile::read_markdown(&paths.dir)?;
@@ -584,7 +584,7 @@ pub fn migrate(plan_dir: &Path, to: Generation) -> Result<MigrateOutcome> {
 }
 
 fn migrate_under_lock(paths: &PlanPaths, to: Generation) -> Result<MigrateOutcome> {
-    crate::update::refuse_while_finalizing(&paths.dir)?;
+    crate::plan::refuse_while_finalizing(&paths.dir)?;
     let manifest = plan::load_manifest(paths).map_err(|f| newer_or(f, "the manifest"))?;
     let state = plan::load_state(paths).map_err(|f| newer_or(f, "the state"))?;
     check_migratable(&manifest, &state, to)?;

@@ -324,6 +324,52 @@ fn typing_finding<T: DeserializeOwned>(file: &str, prefix: &str, value: &Value) 
     Finding::error(Code::Unrepresentable, file, error.into_inner().to_string()).at(path)
 }
 
+/// The plan folder and state file a target names (the folder, or its `state.json`).
+pub fn resolve_target(target: &Path) -> (PathBuf, PathBuf) {
+    if target.is_dir() {
+        (target.to_path_buf(), target.join("state.json"))
+    } else {
+        let dir = match target.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        (dir, target.to_path_buf())
+    }
+}
+
+/// Refuse every state change while a publication is in progress.
+pub fn refuse_while_finalizing(plan_dir: &Path) -> crate::Result<()> {
+    let marker = plan_dir.join(FINALIZING_MARKER);
+    if crate::store::place(&marker, plan_dir) != crate::store::Place::Missing {
+        return Err(crate::Error::rejected(
+            marker.display().to_string(),
+            "a publication is in progress (interrupted?): the state may not change until it is recovered",
+        )
+        .with_hint("inspect it, then run `dwp finalize --recover` against the same candidate"));
+    }
+    Ok(())
+}
+
+/// Every plan under `ROOT/.dwp/plans/` (folders named `PLAN_*`), sorted by name.
+pub fn plan_dirs(root: &Path) -> crate::Result<Vec<PathBuf>> {
+    use crate::store::{Entry, entry, list_dir};
+    let plans = root.join(".dwp").join("plans");
+    if entry(&plans, root).is_ok_and(|e| e == Entry::Missing) {
+        return Err(crate::Error::Usage(format!(
+            "{} does not exist: --all takes the repository root that holds .dwp/plans/",
+            plans.display()
+        )));
+    }
+    let mut dirs = Vec::new();
+    for name in list_dir(&plans, root)? {
+        let dir = plans.join(&name);
+        if name.starts_with("PLAN_") && entry(&dir, root).is_ok_and(|e| e == Entry::Directory) {
+            dirs.push(dir);
+        }
+    }
+    Ok(dirs)
+}
+
 /// Marker of a publication in progress (issue #6); writers refuse while it exists.
 pub const FINALIZING_MARKER: &str = ".finalizing.json";
 

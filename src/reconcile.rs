@@ -1099,7 +1099,7 @@ pub struct ReconcileReport {
 
 /// Check (and with `write`, regenerate) the plan at `target`.
 pub fn reconcile(target: &Path, request: &ReconcileRequest) -> Result<ReconcileReport> {
-    let (plan_dir, state_path) = crate::update::resolve_target(target);
+    let (plan_dir, state_path) = crate::plan::resolve_target(target);
     let guard = if request.write {
         Some(crate::plan::lock_for_write(
             &plan_dir,
@@ -1110,7 +1110,7 @@ pub fn reconcile(target: &Path, request: &ReconcileRequest) -> Result<ReconcileR
         None
     };
     if request.write {
-        crate::update::refuse_while_finalizing(&plan_dir)?;
+        crate::plan::refuse_while_finalizing(&plan_dir)?;
     }
     // Invariant findings are what regeneration repairs; the schema must hold.
     let loaded: Loaded<State> = plan::load_state_for_write(&plan_dir, &state_path, false)?;

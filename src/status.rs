@@ -99,7 +99,7 @@ fn task_summary(task: &crate::model::Task) -> TaskSummary {
 /// Summarize the plan at `target` (its folder or its state.json); a plan folder without a state
 /// layer is summarized from its markdown.
 pub fn summarize(target: &Path) -> Result<Summary> {
-    let (plan_dir, state_path) = crate::update::resolve_target(target);
+    let (plan_dir, state_path) = crate::plan::resolve_target(target);
     if target.is_dir() && plan::has_no_state_layer(&plan_dir) && plan_dir.join("README.md").exists()
     {
         return summarize_markdown(&plan_dir);
@@ -206,29 +206,9 @@ pub struct PlanLine {
     pub summary: Result<Summary>,
 }
 
-/// Every plan under `ROOT/.dwp/plans/` (folders named `PLAN_*`), sorted by name.
-pub fn plan_dirs(root: &Path) -> Result<Vec<PathBuf>> {
-    let plans = root.join(".dwp").join("plans");
-    let entries = std::fs::read_dir(&plans).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => crate::Error::Usage(format!(
-            "{} does not exist: --all takes the repository root that holds .dwp/plans/",
-            plans.display()
-        )),
-        _ => crate::Error::io("list plans", &plans, e),
-    })?;
-    let mut dirs: Vec<PathBuf> = entries
-        .flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .filter(|e| e.file_name().to_string_lossy().starts_with("PLAN_"))
-        .map(|e| e.path())
-        .collect();
-    dirs.sort();
-    Ok(dirs)
-}
-
 /// Summaries of every plan under `root`.
 pub fn summarize_all(root: &Path) -> Result<Vec<PlanLine>> {
-    Ok(plan_dirs(root)?
+    Ok(crate::plan::plan_dirs(root)?
         .into_iter()
         .map(|dir| PlanLine {
             summary: summarize(&dir),

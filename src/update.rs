@@ -32,10 +32,8 @@ use crate::model::{
 use crate::plan::{self, Loaded};
 use crate::store;
 use serde::Deserialize;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
-
-pub use crate::plan::FINALIZING_MARKER;
 
 /// What the caller asks for. Built by the CLI from flags; every field maps to one flag.
 #[derive(Debug, Clone, Default)]
@@ -96,19 +94,6 @@ pub struct UpdateOutcome {
     /// intent record (`dwp amend`).
     #[serde(skip)]
     pub planned: Option<Vec<u8>>,
-}
-
-/// The plan folder and state file a target names (the folder, or its `state.json`).
-pub fn resolve_target(target: &Path) -> (PathBuf, PathBuf) {
-    if target.is_dir() {
-        (target.to_path_buf(), target.join("state.json"))
-    } else {
-        let dir = match target.parent() {
-            Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        (dir, target.to_path_buf())
-    }
 }
 
 /// Parse `--gate "COMMAND|EXIT_CODE|EVIDENCE"`: split on the first two `|` (so evidence may
@@ -181,7 +166,7 @@ pub fn parse_gate_json(text: &str, now: &str) -> Result<Gate> {
 /// Run one guarded update of the plan at `target`.
 pub fn update(target: &Path, request: &UpdateRequest) -> Result<UpdateOutcome> {
     check_request(request)?;
-    let (plan_dir, state_path) = resolve_target(target);
+    let (plan_dir, state_path) = crate::plan::resolve_target(target);
     let guard = crate::plan::lock_for_write(&plan_dir, &state_path, request.wait)?;
     let outcome = update_under_lock(&plan_dir, &state_path, request, AmendmentCheck::TaskLog)?;
     guard.release()?;
@@ -198,7 +183,7 @@ pub fn update_under_lock(
     amendment: AmendmentCheck,
 ) -> Result<UpdateOutcome> {
     check_request(request)?;
-    refuse_while_finalizing(plan_dir)?;
+    crate::plan::refuse_while_finalizing(plan_dir)?;
     // The input must validate, invariants included.
     let loaded = plan::load_state_for_write(plan_dir, state_path, true)?;
     if let Some(expected) = &request.expected_sha256
@@ -267,19 +252,6 @@ pub fn update_under_lock(
         receipt: None,
         planned,
     })
-}
-
-/// Refuse every state change while a publication is in progress.
-pub fn refuse_while_finalizing(plan_dir: &Path) -> Result<()> {
-    let marker = plan_dir.join(FINALIZING_MARKER);
-    if store::place(&marker, plan_dir) != store::Place::Missing {
-        return Err(Error::rejected(
-            marker.display().to_string(),
-            "a publication is in progress (interrupted?): the state may not change until it is recovered",
-        )
-        .with_hint("inspect it, then run `dwp finalize --recover` against the same candidate"));
-    }
-    Ok(())
 }
 
 /// Materialized, not promoting, approved (absent approval: the README's row, else pending).

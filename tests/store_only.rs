@@ -19,11 +19,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "repository files a declaration snapshots (root-relative, resolved by contract::paths)",
     ),
     (
-        "src/status.rs",
-        "std::fs::read_dir(&plans)",
-        "the workspace's .dwp/plans/ listing of `status --all`: plan folders, not plan files",
-    ),
-    (
         "src/synth.rs",
         "std::fs::",
         "the synthetic plan generator of tests and benchmarks: it writes a new folder of its own",

@@ -564,7 +564,7 @@ fn lock_target(target: &Path) -> Result<(PathBuf, PathBuf), Error> {
         "manifest.json",
         "state.json.lock",
     ];
-    let (dir, state) = crate::update::resolve_target(target);
+    let (dir, state) = crate::plan::resolve_target(target);
     let names_state = state.file_name().is_some_and(|n| n == "state.json");
     let in_a_plan = PLAN_FILES
         .iter()

@@ -381,7 +381,7 @@ fn escalate(
         dry_run: true,
         ..Default::default()
     };
-    let (_, state_path) = crate::update::resolve_target(plan_dir);
+    let (_, state_path) = crate::plan::resolve_target(plan_dir);
     let guard = crate::plan::lock_for_write(plan_dir, &state_path, request.wait)?;
     let planned = crate::update::update_under_lock(
         plan_dir,

@@ -86,7 +86,7 @@ impl TaskFiles {
 
 /// The plan folder a target names: the folder itself, or the folder of its `state.json`.
 pub fn plan_dir(target: &Path) -> Result<PathBuf> {
-    let (dir, state) = crate::update::resolve_target(target);
+    let (dir, state) = crate::plan::resolve_target(target);
     if !state.is_file() {
         return Err(Error::rejected(
             state.display().to_string(),

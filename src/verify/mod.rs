@@ -587,7 +587,7 @@ fn is_publication_era(state: &State, declared: Option<&str>) -> bool {
 
 /// Every `ROOT/.dwp/plans/PLAN_*`, verified on both cores.
 pub fn verify_all(root: &Path, strict: bool) -> crate::Result<Vec<PlanReport>> {
-    let dirs = crate::status::plan_dirs(root)?;
+    let dirs = crate::plan::plan_dirs(root)?;
     Ok(verify_many(&dirs, strict))
 }
 
@@ -1497,7 +1497,7 @@ fn interrupted_write(paths: &PlanPaths) -> Option<Finding> {
 }
 
 fn publication_rules(paths: &PlanPaths) -> Vec<Finding> {
-    let marker = paths.dir.join(crate::update::FINALIZING_MARKER);
+    let marker = paths.dir.join(crate::plan::FINALIZING_MARKER);
     if crate::store::place(&marker, &paths.dir) != crate::store::Place::Missing {
         return vec![
             Finding::error(
