@@ -108,7 +108,7 @@ fn init_under_lock(
     crate::plan::refuse_while_finalizing(&paths.dir)?;
     refuse_existing(paths)?;
     let name = plan_name(paths)?;
-    let md = crate::reconcile::read_markdown(&paths.dir)?;
+    let md = crate::records::read_markdown(&paths.dir)?;
     md.require_readable()?;
     let place = md.readme_path.display().to_string();
     let readme = &md.readme;
@@ -134,11 +134,11 @@ fn init_under_lock(
         blocked: Field::Null,
     };
     // The boxes as they are: a checked task is completed, with what its log records.
-    let rules = crate::reconcile::Regeneration {
+    let rules = crate::regenerate::Regeneration {
         allow_completion: true,
         ..Default::default()
     };
-    let (state, _) = crate::reconcile::regenerate(&md, &base, &now, &rules)?;
+    let (state, _) = crate::regenerate::regenerate(&md, &base, &now, &rules)?;
     let manifest = Manifest {
         schema: Generation::V5.url(DocKind::Manifest),
         spec_version: spec_version.clone(),
@@ -389,7 +389,7 @@ fn plan_format(readme: &Readme, place: &str) -> Result<PlanFormat> {
         && readme
             .index
             .iter()
-            .all(|e| crate::reconcile::linked_file(&e.links).is_none());
+            .all(|e| crate::records::linked_file(&e.links).is_none());
     Ok(if lite {
         PlanFormat::Lite
     } else {
@@ -437,7 +437,7 @@ fn variable<T: std::str::FromStr<Err = String>>(
 /// it may be reading wrong). Lite: `#task-N`. The title is the index line's, else the record's
 /// heading.
 fn initial_tasks(
-    md: &crate::reconcile::PlanMarkdown,
+    md: &crate::records::PlanMarkdown,
     format: PlanFormat,
     plan_dir: &Path,
     place: &str,
@@ -478,7 +478,7 @@ fn initial_tasks(
 }
 
 /// A `N.task_*.md` in the folder that the index does not name may be a task the reader missed.
-fn refuse_unindexed_files(md: &crate::reconcile::PlanMarkdown, plan_dir: &Path) -> Result<()> {
+fn refuse_unindexed_files(md: &crate::records::PlanMarkdown, plan_dir: &Path) -> Result<()> {
     let named: Vec<String> = md
         .readme
         .index
@@ -498,7 +498,7 @@ fn refuse_unindexed_files(md: &crate::reconcile::PlanMarkdown, plan_dir: &Path) 
 /// The task file of a Full task: linked from its index line, else the folder's one file of its
 /// number; it must be a file of the plan folder named `N.task_slug.md`.
 fn task_file(
-    md: &crate::reconcile::PlanMarkdown,
+    md: &crate::records::PlanMarkdown,
     entry: &crate::markdown::IndexEntry,
     plan_dir: &Path,
     place: &str,
@@ -588,7 +588,7 @@ fn migrate_under_lock(paths: &PlanPaths, to: Generation) -> Result<MigrateOutcom
     let manifest = plan::load_manifest(paths).map_err(|f| newer_or(f, "the manifest"))?;
     let state = plan::load_state(paths).map_err(|f| newer_or(f, "the state"))?;
     check_migratable(&manifest, &state, to)?;
-    let readme = crate::reconcile::read_markdown(&paths.dir)?;
+    let readme = crate::records::read_markdown(&paths.dir)?;
     readme.require_readable()?;
     if let Some(standard) = &readme.readme.standard {
         let place = format!("{}:{}", readme.readme_path.display(), standard.line);

@@ -3,11 +3,11 @@
 //! task's status with its latest gate results, and whether the markdown and the state agree.
 //! It reads and never writes. Rendering (colour, layout) lives in the CLI.
 
+use crate::desync::Desync;
 use crate::error::Result;
 use crate::evidence::latest_per_command;
 use crate::model::{PlanStatus, State, TaskStatus};
 use crate::plan::{self, Loaded};
-use crate::reconcile::{self, Desync};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -106,7 +106,7 @@ pub fn summarize(target: &Path) -> Result<Summary> {
     }
     let loaded: Loaded<State> = plan::load_state_for_write(&plan_dir, &state_path, false)?;
     let state = &loaded.doc;
-    let markdown = reconcile::read_markdown(&plan_dir).ok();
+    let markdown = crate::records::read_markdown(&plan_dir).ok();
     // The task being worked on: none once the plan is completed; else the checkpoint's task while
     // it is open, else the first task neither completed nor skipped (skipped is out of scope).
     let open = |t: &&crate::model::Task| is_open(t.status);
@@ -142,14 +142,14 @@ pub fn summarize(target: &Path) -> Result<Summary> {
             needs: b.needs.clone(),
         }),
         tasks: state.tasks.iter().map(task_summary).collect(),
-        desync: markdown.map(|m| reconcile::compare(&m, state)),
+        desync: markdown.map(|m| crate::desync::compare(&m, state)),
     })
 }
 
 /// A plan without state.json, from its markdown: each task's status is its box (checked:
 /// completed) or, unchecked, its log's `Status:` line; the current task is the first open one.
 fn summarize_markdown(plan_dir: &Path) -> Result<Summary> {
-    let md = reconcile::read_markdown(plan_dir)?;
+    let md = crate::records::read_markdown(plan_dir)?;
     let tasks: Vec<TaskSummary> = md
         .readme
         .index
@@ -157,7 +157,7 @@ fn summarize_markdown(plan_dir: &Path) -> Result<Summary> {
         .map(|entry| TaskSummary {
             id: entry.id,
             title: md.title(entry).unwrap_or_default(),
-            status: reconcile::markdown_only_status(
+            status: crate::desync::markdown_only_status(
                 entry,
                 md.records.get(&entry.id).map(|(_, r)| r),
             ),
@@ -196,7 +196,7 @@ fn summarize_markdown(plan_dir: &Path) -> Result<Summary> {
         checkpoint: None,
         blocker: None,
         tasks,
-        desync: Some(reconcile::markdown_desync(&md)),
+        desync: Some(crate::desync::markdown_desync(&md)),
     })
 }
 

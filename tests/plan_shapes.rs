@@ -654,7 +654,7 @@ fn every_index_shape_and_section_shape_reads_the_same_and_is_judged_the_same() {
                     let target = if shape.lite {
                         Some(format!("#task-{}", e.id))
                     } else {
-                        dwp::reconcile::linked_file(&e.links).map(str::to_owned)
+                        dwp::records::linked_file(&e.links).map(str::to_owned)
                     };
                     (e.id, e.title.clone(), e.marker.is_done(), target)
                 })

@@ -2,7 +2,7 @@
 //! allow it. It never executes a stored gate command and never changes a file.
 //!
 //! It composes the rules other modules own, structure (`validate`), desync
-//! (`reconcile::compare`), evidence truth (`evidence`), with its own: the plan files, the
+//! (`crate::desync::compare`), evidence truth (`evidence`), with its own: the plan files, the
 //! declared standard, Goal and Context, timestamp order, the publication marker, a completed
 //! plan's security review and publication receipt, a dead writer's lock and a pending approval,
 //! the Full task-file inventory and Lite anchors, and amendments; the task-by-task markdown
@@ -18,7 +18,6 @@ use crate::findings::{Code, Finding, Severity};
 use crate::markdown::is_blank;
 use crate::model::{Approval, Generation, Materialization, SchemaId, State, TaskStatus};
 use crate::plan::PlanPaths;
-use crate::reconcile;
 use crate::store::lock;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -180,7 +179,7 @@ pub fn fix_hint(code: Code) -> &'static str {
         | CompletedCountDrift => {
             "the markdown wins: `dwp reconcile --write` regenerates state.json from it"
         }
-        OrderDrift => reconcile::ORDER_HINT,
+        OrderDrift => crate::desync::ORDER_HINT,
         PlanStatusCount | OddMarker => {
             "edit the README (`[ ]`/`[x]` markers, `Plan Status: X/N`), then `dwp verify` again"
         }
@@ -216,7 +215,7 @@ pub fn fix_hint(code: Code) -> &'static str {
         ActiveBlocker => {
             "provide what it needs, then `dwp update --task N --resolve-blocker --status in_progress`"
         }
-        UnreadableIndexLine => reconcile::UNREADABLE_ITEM_HINT,
+        UnreadableIndexLine => crate::records::UNREADABLE_ITEM_HINT,
         NotAStandard => {
             "correct the README's `**Standard:** DWP spec X.Y.Z` line (a 2.x, 4.x or 5.x standard)"
         }
@@ -234,7 +233,7 @@ pub fn plan_rules(
     state: Option<&State>,
 ) -> Vec<Finding> {
     let mut findings = plan_files(paths);
-    let markdown = match reconcile::load_markdown(&paths.dir) {
+    let markdown = match crate::records::load_markdown(&paths.dir) {
         Ok(md) => Some(md),
         // A missing README is DWP050, the inventory's.
         Err(crate::store::ReadFailure::Missing) => None,
@@ -268,7 +267,7 @@ pub fn plan_rules(
             findings.extend(timestamp_order(paths, state, crate::clock::now()));
             let readme = md.readme_path.display().to_string();
             findings.extend(
-                reconcile::compare(md, state)
+                crate::desync::compare(md, state)
                     .iter()
                     .map(|d| d.finding(&readme)),
             );
@@ -352,11 +351,11 @@ fn escaping_symlink(path: &Path, place: crate::store::Place, task: u64) -> Optio
 /// checked. The OS refusing the read makes no claim (UNVERIFIED); a task file that is not a
 /// regular file, or is too large, is an error. A file that is not there is the inventory's
 /// finding, and a symlink leaving the plan is DWP055's.
-fn unreadable_records(md: &reconcile::PlanMarkdown) -> Vec<Finding> {
+fn unreadable_records(md: &crate::records::PlanMarkdown) -> Vec<Finding> {
     md.unreadable
         .iter()
         .filter(|u| {
-            use reconcile::UnreadableKind::{Invalid, Refused};
+            use crate::records::UnreadableKind::{Invalid, Refused};
             matches!(u.kind, Invalid | Refused)
         })
         .map(|u| {
@@ -372,7 +371,7 @@ fn unreadable_records(md: &reconcile::PlanMarkdown) -> Vec<Finding> {
             .hint(
                 "make it a readable UTF-8 regular file of the plan folder, then `dwp verify` again",
             );
-            if u.kind == reconcile::UnreadableKind::Refused {
+            if u.kind == crate::records::UnreadableKind::Refused {
                 finding.severity(Severity::Unverified)
             } else {
                 finding
@@ -384,7 +383,7 @@ fn unreadable_records(md: &reconcile::PlanMarkdown) -> Vec<Finding> {
 /// The task-by-task markdown rules every plan gets, with or without a state.
 fn task_rules(
     views: &[tasks::TaskView],
-    md: &reconcile::PlanMarkdown,
+    md: &crate::records::PlanMarkdown,
     era: Era,
     standard: Option<&crate::markdown::Standard>,
 ) -> Vec<Finding> {
@@ -408,7 +407,7 @@ fn in_git_work_tree(dir: &Path) -> bool {
 /// the task files it names, and every task-by-task rule with the boxes as the statuses.
 pub fn markdown_only_rules(
     paths: &PlanPaths,
-    md: &reconcile::PlanMarkdown,
+    md: &crate::records::PlanMarkdown,
     era: Era,
 ) -> Vec<Finding> {
     let dir = paths.dir.display().to_string();
@@ -431,7 +430,7 @@ pub fn markdown_only_rules(
     let readme = md.readme_path.display().to_string();
     let mut findings = vec![no_layer];
     findings.extend(
-        reconcile::markdown_desync(md)
+        crate::desync::markdown_desync(md)
             .iter()
             .map(|d| d.finding(&readme)),
     );
@@ -447,14 +446,14 @@ pub fn markdown_only_rules(
 
 /// A markdown-only plan's task files: each index item's file exists in the plan folder (Full),
 /// every `N.task_*.md` of the folder is indexed; Lite: one `{#task-N}` section per task.
-fn markdown_inventory(paths: &PlanPaths, md: &reconcile::PlanMarkdown) -> Vec<Finding> {
+fn markdown_inventory(paths: &PlanPaths, md: &crate::records::PlanMarkdown) -> Vec<Finding> {
     let readme = md.readme_path.display().to_string();
     let lite = !md.readme.inline_tasks.is_empty()
         && md
             .readme
             .index
             .iter()
-            .all(|e| reconcile::linked_file(&e.links).is_none());
+            .all(|e| crate::records::linked_file(&e.links).is_none());
     let mut findings = Vec::new();
     if lite {
         for entry in &md.readme.index {
@@ -530,7 +529,7 @@ pub fn add_fix_hints(findings: &mut [Finding]) {
 /// finding is an advisory.
 fn publication_logs(
     state: &State,
-    md: &reconcile::PlanMarkdown,
+    md: &crate::records::PlanMarkdown,
     declared: Option<&str>,
 ) -> Vec<Finding> {
     let severity = if is_publication_era(state, declared) {
@@ -920,7 +919,7 @@ fn evidence_rules(paths: &PlanPaths, state: &State, era: Era) -> Vec<Finding> {
 /// names, and its index line, when it links an anchor, links that one (the reference requires
 /// the anchor exactly once, not a link to it: a line without a link is fine).
 fn lite_anchor_problems(
-    md: &reconcile::PlanMarkdown,
+    md: &crate::records::PlanMarkdown,
     id: u64,
     value: &str,
     entry: Option<&crate::markdown::IndexEntry>,
@@ -965,7 +964,11 @@ fn lite_anchor_problems(
 /// Full plans: every file locator names a task file inside the plan folder that the README links
 /// from the task's index line, and every `N.task_*.md` in the folder is in the state. Lite
 /// plans: [`lite_anchor_problems`].
-fn inventory_rules(paths: &PlanPaths, state: &State, md: &reconcile::PlanMarkdown) -> Vec<Finding> {
+fn inventory_rules(
+    paths: &PlanPaths,
+    state: &State,
+    md: &crate::records::PlanMarkdown,
+) -> Vec<Finding> {
     let readme = md.readme_path.display().to_string();
     let state_file = paths.state.display().to_string();
     let mut findings = Vec::new();
@@ -996,7 +999,7 @@ fn inventory_rules(paths: &PlanPaths, state: &State, md: &reconcile::PlanMarkdow
             place => findings.extend(escaping_symlink(&path, place, task.id)),
         }
         if let Some(entry) = entry
-            && reconcile::linked_file(&entry.links).is_some_and(|l| l != value)
+            && crate::records::linked_file(&entry.links).is_some_and(|l| l != value)
         {
             findings.push(
                 Finding::error(
@@ -1005,7 +1008,7 @@ fn inventory_rules(paths: &PlanPaths, state: &State, md: &reconcile::PlanMarkdow
                     format!(
                         "task {}'s index line links `{}` but state.json locates it at `{value}`",
                         task.id,
-                        reconcile::linked_file(&entry.links).unwrap_or("")
+                        crate::records::linked_file(&entry.links).unwrap_or("")
                     ),
                 )
                 .task(task.id)
@@ -1041,7 +1044,7 @@ const AMENDMENT_FIELDS: [&str; 8] = [
 /// Amendments: every field, a known authority, numbers 1..n in order, dates that are dates and
 /// never go backwards, a deferred requirement's destination that exists, and a skipped task
 /// removed from scope by the user.
-fn amendment_rules(views: &[tasks::TaskView], md: &reconcile::PlanMarkdown) -> Vec<Finding> {
+fn amendment_rules(views: &[tasks::TaskView], md: &crate::records::PlanMarkdown) -> Vec<Finding> {
     let exists = |n: u64| views.iter().any(|v| v.id == n);
     let mut findings = Vec::new();
     for (id, (path, record)) in &md.records {
@@ -1168,7 +1171,7 @@ fn amendment_rules(views: &[tasks::TaskView], md: &reconcile::PlanMarkdown) -> V
 fn unexecuted_scenarios(
     paths: &PlanPaths,
     state: &State,
-    md: &reconcile::PlanMarkdown,
+    md: &crate::records::PlanMarkdown,
 ) -> Vec<Finding> {
     let file = paths.state.display().to_string();
     let mut findings = Vec::new();

@@ -12,7 +12,7 @@
 use crate::findings::{Code, Finding, Severity};
 use crate::markdown::{TaskRecord, is_blank};
 use crate::model::{Generation, SchemaId, State, TaskStatus};
-use crate::reconcile::{self, PlanMarkdown};
+use crate::records::PlanMarkdown;
 
 /// Which shape a plan is judged against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,7 +88,7 @@ pub fn views_from_state(state: &State) -> Vec<TaskView> {
         .collect()
 }
 
-/// A markdown-only plan's tasks ([`reconcile::markdown_only_status`]).
+/// A markdown-only plan's tasks ([`crate::desync::markdown_only_status`]).
 pub fn views_from_markdown(md: &PlanMarkdown) -> Vec<TaskView> {
     md.readme
         .index
@@ -98,7 +98,7 @@ pub fn views_from_markdown(md: &PlanMarkdown) -> Vec<TaskView> {
             TaskView {
                 id: entry.id,
                 title: md.title(entry).unwrap_or_default(),
-                status: reconcile::markdown_only_status(entry, record.map(|(_, r)| r)),
+                status: crate::desync::markdown_only_status(entry, record.map(|(_, r)| r)),
                 file: md.task_file(entry),
             }
         })

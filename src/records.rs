@@ -1,0 +1,232 @@
+//! A plan's markdown as read from its folder: README.md and every task record its index names,
+//! read strictly through the store, with the files that could not be read listed, never
+//! skipped. The one loader of plan markdown for every command and rule.
+
+use crate::error::{Error, Result};
+use crate::markdown::{self, Readme, TaskRecord};
+use crate::store;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A plan's markdown: the README and every task record it indexes.
+#[derive(Debug, Clone)]
+pub struct PlanMarkdown {
+    pub readme_path: PathBuf,
+    pub readme: Readme,
+    /// Task records by id: Full task files, or Lite inline sections.
+    pub records: BTreeMap<u64, (PathBuf, TaskRecord)>,
+    /// Task files the index names that could not be read.
+    pub unreadable: Vec<Unreadable>,
+    /// The `N.task_*.md` files of the plan folder, sorted (listed once, for every rule that
+    /// needs the folder's inventory).
+    pub task_files: Vec<String>,
+}
+
+/// What every rule and writer hints for an item of the task list dwp cannot read (DWP049).
+pub const UNREADABLE_ITEM_HINT: &str = "write it as `- [ ] Task N: Title` (see docs/plan-markdown.md), or move it out of the task list";
+
+impl PlanMarkdown {
+    /// The task file of an index entry: the file its line links, else the folder's one
+    /// `N.task_*.md` of its number.
+    pub fn task_file(&self, entry: &markdown::IndexEntry) -> Option<String> {
+        linked_file(&entry.links)
+            .or_else(|| file_numbered(&self.task_files, entry.id))
+            .map(str::to_owned)
+    }
+
+    /// The title of an index entry: the line's, else its record's heading.
+    pub fn title(&self, entry: &markdown::IndexEntry) -> Option<String> {
+        entry.title.clone().or_else(|| {
+            self.records
+                .get(&entry.id)
+                .and_then(|(_, r)| r.title.clone())
+        })
+    }
+
+    /// [`PlanMarkdown::title`], or a refusal: a writer never invents a title.
+    pub fn require_title(&self, entry: &markdown::IndexEntry) -> Result<String> {
+        self.title(entry).ok_or_else(|| {
+            Error::rejected(
+                format!("{}:{}", self.readme_path.display(), entry.line),
+                format!(
+                    "task {} has no title: neither its index line nor its record's heading gives one",
+                    entry.id
+                ),
+            )
+            .with_hint(format!("write `Task {}: Title` on its index line", entry.id))
+        })
+    }
+
+    /// A writer derives nothing from markdown it could not read whole: the first task file
+    /// that could not be read stops it.
+    pub fn require_readable(&self) -> Result<()> {
+        let first = self
+            .unreadable
+            .iter()
+            .find(|u| u.kind != UnreadableKind::Missing);
+        match first {
+            None => Ok(()),
+            Some(u) => Err(Error::rejected(
+                u.path.display().to_string(),
+                format!(
+                    "task {}'s file {}: dwp derives nothing from markdown it cannot read",
+                    u.id, u.why
+                ),
+            )
+            .with_hint(
+                "make it a readable UTF-8 regular file of the plan folder, then run this again",
+            )),
+        }
+    }
+
+    /// A state is derived only from a task list read whole and numbered 1..N in order.
+    pub fn check_index(&self) -> Result<()> {
+        let place = self.readme_path.display().to_string();
+        if let Some(problem) = self.readme.index_problems.first() {
+            return Err(Error::rejected(
+                format!("{place}:{}", problem.line),
+                format!(
+                    "{}: dwp derives no state from a task list it cannot read whole",
+                    problem.message
+                ),
+            )
+            .with_hint(UNREADABLE_ITEM_HINT));
+        }
+        let ids: Vec<u64> = self.readme.index.iter().map(|e| e.id).collect();
+        let expected: Vec<u64> = (1..=ids.len() as u64).collect();
+        if ids.is_empty() || ids != expected {
+            return Err(Error::rejected(
+                place,
+                format!("the README index lists tasks {ids:?}, not 1..N in order: no state can be derived from it"),
+            )
+            .with_hint("fix the task list in README.md first; the markdown is the source of truth"));
+        }
+        Ok(())
+    }
+}
+
+/// A task file the index names that could not be read.
+#[derive(Debug, Clone)]
+pub struct Unreadable {
+    pub id: u64,
+    pub path: PathBuf,
+    pub why: String,
+    pub kind: UnreadableKind,
+}
+
+/// Why a task file could not be read, as the rules weigh it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnreadableKind {
+    /// Not there: the inventory's finding (DWP054).
+    Missing,
+    /// The path leads outside the plan folder (DWP055).
+    Escapes,
+    /// The OS refused the read (permissions...): nothing can be claimed either way.
+    Refused,
+    /// There, but not a readable UTF-8 regular file within the size limit.
+    Invalid,
+}
+
+impl UnreadableKind {
+    fn of(failure: &store::ReadFailure) -> Self {
+        match failure {
+            store::ReadFailure::Missing => UnreadableKind::Missing,
+            store::ReadFailure::Escapes(_) => UnreadableKind::Escapes,
+            failure if failure.is_unverifiable() => UnreadableKind::Refused,
+            _ => UnreadableKind::Invalid,
+        }
+    }
+}
+
+/// The task file an index entry links to (Full), if any.
+pub fn linked_file(links: &[String]) -> Option<&str> {
+    links
+        .iter()
+        .map(|l| l.split('#').next().unwrap_or(l))
+        .find(|l| l.ends_with(".md") && l.contains(".task_"))
+}
+
+/// The `N.task_*.md` files in the plan folder, sorted.
+fn task_files_in(plan_dir: &Path) -> Vec<String> {
+    store::list_dir(plan_dir, plan_dir)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|n| {
+            n.contains(".task_")
+                && n.ends_with(".md")
+                && n.starts_with(|c: char| c.is_ascii_digit())
+        })
+        .collect()
+}
+
+/// The one task file of the folder numbered `id`, for an index item that names none.
+fn file_numbered(files: &[String], id: u64) -> Option<&str> {
+    let prefix = format!("{id}.task_");
+    let mut found = files.iter().filter(|f| f.starts_with(&prefix));
+    match (found.next(), found.next()) {
+        (Some(one), None) => Some(one),
+        _ => None,
+    }
+}
+
+/// Read README.md and the task records it indexes (an index item without a link reads the
+/// folder's one task file of its number). A README that cannot be read is an error naming it.
+pub fn read_markdown(plan_dir: &Path) -> Result<PlanMarkdown> {
+    load_markdown(plan_dir)
+        .map_err(|failure| failure.into_error("read", &plan_dir.join("README.md")))
+}
+
+/// [`read_markdown`], with the README's read failure as it is, for the checker to weigh. Every
+/// file is read strictly (UTF-8, a regular file inside the plan); a task file that cannot be
+/// read is listed in [`PlanMarkdown::unreadable`], never skipped.
+pub fn load_markdown(plan_dir: &Path) -> std::result::Result<PlanMarkdown, store::ReadFailure> {
+    let readme_path = plan_dir.join("README.md");
+    let text = store::read_text(&readme_path, plan_dir)?;
+    let readme = markdown::parse_readme(&text);
+    let mut records = BTreeMap::new();
+    let mut unreadable = Vec::new();
+    for record in &readme.inline_tasks {
+        records
+            .entry(record.id)
+            .or_insert_with(|| (readme_path.clone(), record.clone()));
+    }
+    let task_files = task_files_in(plan_dir);
+    let files = if readme.inline_tasks.is_empty() {
+        task_files.as_slice()
+    } else {
+        &[]
+    };
+    let folder = store::PlanFolder::open(plan_dir)?;
+    for entry in &readme.index {
+        if records.contains_key(&entry.id) {
+            continue;
+        }
+        let Some(file) = linked_file(&entry.links).or_else(|| file_numbered(files, entry.id))
+        else {
+            continue;
+        };
+        let path = plan_dir.join(file);
+        match folder.read_text(&path) {
+            // A file with no task heading is still the task's record: one that lacks every
+            // section, which is what the section rules then report.
+            Ok(text) => {
+                let record = markdown::parse_task_file(&text)
+                    .unwrap_or_else(|| markdown::TaskRecord::headless(entry.id));
+                records.insert(entry.id, (path, record));
+            }
+            Err(failure) => unreadable.push(Unreadable {
+                id: entry.id,
+                why: failure.to_string(),
+                kind: UnreadableKind::of(&failure),
+                path,
+            }),
+        }
+    }
+    Ok(PlanMarkdown {
+        readme_path,
+        readme,
+        records,
+        unreadable,
+        task_files,
+    })
+}
