@@ -24,10 +24,11 @@ use crate::error::{Error, Result};
 use crate::markdown::{self, TaskRecord};
 use crate::model::{State, Task, TaskStatus};
 use crate::plan::{self, Loaded};
+use crate::records::{TaskSource, read_task_source};
 use crate::store;
 use crate::update::{self, AmendmentCheck, UpdateRequest};
 use serde::Serialize;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 /// The longest free-text field dwp writes into an amendment block.
@@ -141,63 +142,6 @@ pub struct AmendOutcome {
     /// Where the receipt of a published plan that the amendment reopened was moved.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub superseded_receipt: Option<String>,
-}
-
-/// A task's markdown record and the text it was read from.
-pub struct TaskSource {
-    pub path: PathBuf,
-    pub text: String,
-    pub record: TaskRecord,
-    /// Lite: the record is a section of README.md.
-    pub inline: bool,
-}
-
-/// The markdown record of `task`: its Full task file, or its Lite section of README.md.
-pub fn read_task_record(plan_dir: &Path, task: &Task) -> Result<(PathBuf, TaskRecord)> {
-    let source = read_task_source(plan_dir, task)?;
-    Ok((source.path, source.record))
-}
-
-fn read_task_source(plan_dir: &Path, task: &Task) -> Result<TaskSource> {
-    let locator = task.locator_value().unwrap_or_default();
-    let inline = locator.starts_with('#');
-    let path = if inline {
-        plan_dir.join("README.md")
-    } else {
-        plan_dir.join(locator)
-    };
-    let place = path.display().to_string();
-    let bytes = store::read_artifact(&path, plan_dir).map_err(|failure| match failure {
-        store::ReadFailure::Io(e) => Error::io("read", &path, e),
-        other => Error::rejected(&place, format!("the record of task {}: {other}", task.id)),
-    })?;
-    let text = String::from_utf8(bytes)
-        .map_err(|_| Error::rejected(&place, "is not UTF-8: dwp appends only to UTF-8 text"))?;
-    let record = if inline {
-        markdown::parse_readme(&text)
-            .inline_tasks
-            .into_iter()
-            .find(|r| r.id == task.id)
-    } else {
-        markdown::parse_task_file(&text).filter(|r| r.id == task.id)
-    };
-    let Some(record) = record else {
-        let wanted = if inline {
-            format!("a `## Task {0}: ... {{#task-{0}}}` section", task.id)
-        } else {
-            format!("a `# Task {}: ...` heading", task.id)
-        };
-        return Err(Error::rejected(
-            place,
-            format!("has no record of task {}: {wanted} is missing", task.id),
-        ));
-    };
-    Ok(TaskSource {
-        path,
-        text,
-        record,
-        inline,
-    })
 }
 
 /// Append one amendment to the plan at `target`.

@@ -4,6 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::markdown::{self, Readme, TaskRecord};
+use crate::model::Task;
 use crate::store;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -228,5 +229,61 @@ pub fn load_markdown(plan_dir: &Path) -> std::result::Result<PlanMarkdown, store
         records,
         unreadable,
         task_files,
+    })
+}
+
+/// A task's markdown record and the text it was read from.
+pub struct TaskSource {
+    pub path: PathBuf,
+    pub text: String,
+    pub record: TaskRecord,
+    /// Lite: the record is a section of README.md.
+    pub inline: bool,
+}
+
+/// The markdown record of `task`: its Full task file, or its Lite section of README.md.
+pub fn read_task_record(plan_dir: &Path, task: &Task) -> Result<(PathBuf, TaskRecord)> {
+    let source = read_task_source(plan_dir, task)?;
+    Ok((source.path, source.record))
+}
+
+pub fn read_task_source(plan_dir: &Path, task: &Task) -> Result<TaskSource> {
+    let locator = task.locator_value().unwrap_or_default();
+    let inline = locator.starts_with('#');
+    let path = if inline {
+        plan_dir.join("README.md")
+    } else {
+        plan_dir.join(locator)
+    };
+    let place = path.display().to_string();
+    let text = store::read_text(&path, plan_dir).map_err(|failure| match failure {
+        store::ReadFailure::Io(e) => Error::io("read", &path, e),
+        failure @ store::ReadFailure::NotUtf8 { .. } => failure.into_error("read", &path),
+        other => Error::rejected(&place, format!("the record of task {}: {other}", task.id)),
+    })?;
+    let record = if inline {
+        markdown::parse_readme(&text)
+            .inline_tasks
+            .into_iter()
+            .find(|r| r.id == task.id)
+    } else {
+        markdown::parse_task_file(&text).filter(|r| r.id == task.id)
+    };
+    let Some(record) = record else {
+        let wanted = if inline {
+            format!("a `## Task {0}: ... {{#task-{0}}}` section", task.id)
+        } else {
+            format!("a `# Task {}: ...` heading", task.id)
+        };
+        return Err(Error::rejected(
+            place,
+            format!("has no record of task {}: {wanted} is missing", task.id),
+        ));
+    };
+    Ok(TaskSource {
+        path,
+        text,
+        record,
+        inline,
     })
 }

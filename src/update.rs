@@ -654,7 +654,7 @@ fn require_amendment_today(
     if check == AmendmentCheck::Appending(today) {
         return Ok(());
     }
-    let (path, record) = crate::amend::read_task_record(plan_dir, task)?;
+    let (path, record) = crate::records::read_task_record(plan_dir, task)?;
     if record.amendments.iter().any(|a| a.date == today) {
         return Ok(());
     }
