@@ -18,7 +18,6 @@ pub mod contract;
 pub mod desync;
 pub mod error;
 pub mod evidence;
-pub mod finalize;
 pub mod findings;
 pub mod git;
 pub mod invariants;
@@ -28,6 +27,7 @@ pub mod markdown;
 pub mod materialize;
 pub mod model;
 pub mod plan;
+pub mod publication;
 pub mod receipt;
 pub mod reconcile;
 pub mod records;
@@ -43,3 +43,6 @@ pub mod validate;
 pub mod verify;
 
 pub use error::{Error, Exit, Result};
+
+/// `dwp finalize` lives in [`publication`] until the command and the shared transition part.
+pub use publication as finalize;
