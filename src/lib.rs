@@ -18,6 +18,7 @@ pub mod contract;
 pub mod desync;
 pub mod error;
 pub mod evidence;
+pub mod finalize;
 pub mod findings;
 pub mod git;
 pub mod invariants;
@@ -43,6 +44,3 @@ pub mod validate;
 pub mod verify;
 
 pub use error::{Error, Exit, Result};
-
-/// `dwp finalize` lives in [`publication`] until the command and the shared transition part.
-pub use publication as finalize;

@@ -21,7 +21,7 @@
 //!   `invalidated by refine YYYY-MM-DD: ` (once) and returns the task to pending;
 //! - skipping needs `--reopen-reason` too: it is a change of scope made through refine;
 //! - the transition that completes the whole plan is publication: the result goes to
-//!   [`crate::finalize::publish_locked`], which checks every artifact and writes the receipt.
+//!   [`crate::publication::publish_locked`], which checks every artifact and writes the receipt.
 
 use crate::clock;
 use crate::error::{Error, Result};
@@ -911,8 +911,8 @@ fn publish(
         .dry_run
         .then(|| unified_diff(&loaded.bytes, &bytes, &loaded.file));
     let publication =
-        crate::finalize::publish_locked(plan_dir, state_path, bytes, request.dry_run)?;
-    if publication.verdict != crate::finalize::PublicationVerdict::Published {
+        crate::publication::publish_locked(plan_dir, state_path, bytes, request.dry_run)?;
+    if publication.verdict != crate::publication::PublicationVerdict::Published {
         let problems: Vec<String> = publication
             .findings
             .iter()

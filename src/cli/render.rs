@@ -723,10 +723,10 @@ fn verify_plan_text(out: &mut impl Write, report: &crate::verify::PlanReport) {
 
 pub fn finalize(
     out: &mut impl Write,
-    publication: &crate::finalize::Publication,
+    publication: &crate::publication::Publication,
     as_json: bool,
 ) -> Exit {
-    use crate::finalize::PublicationVerdict;
+    use crate::publication::PublicationVerdict;
     let exit = publication.verdict.exit();
     if as_json {
         print_json(
