@@ -14,6 +14,7 @@
 pub mod amend;
 pub mod cli;
 pub mod clock;
+pub mod conformance;
 pub mod contract;
 pub mod desync;
 pub mod error;
@@ -41,6 +42,8 @@ pub mod synth;
 pub mod term;
 pub mod update;
 pub mod validate;
-pub mod verify;
 
 pub use error::{Error, Exit, Result};
+
+/// `dwp verify` lives in [`conformance`] until the command and the rules part.
+pub use conformance as verify;
