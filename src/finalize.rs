@@ -111,8 +111,8 @@ pub fn check(target: &Path) -> Result<Vec<Finding>> {
         )
         .with_hint(hint));
     }
-    let mut findings = crate::verify::receipt_findings(&paths, &state.doc);
-    crate::verify::add_fix_hints(&mut findings);
+    let mut findings = crate::conformance::receipt_findings(&paths, &state.doc);
+    crate::conformance::add_fix_hints(&mut findings);
     Ok(findings)
 }
 

@@ -42,8 +42,6 @@ pub mod synth;
 pub mod term;
 pub mod update;
 pub mod validate;
+pub mod verify;
 
 pub use error::{Error, Exit, Result};
-
-/// `dwp verify` lives in [`conformance`] until the command and the rules part.
-pub use conformance as verify;

@@ -352,7 +352,7 @@ fn declared_standard(
         ));
     }
     refuse_newer_spec(&version, &place)?;
-    if !crate::verify::is_dwp_standard(&version) {
+    if !crate::conformance::is_dwp_standard(&version) {
         return Err(Error::rejected(
             place,
             format!("DWP spec {version} is not a DWP standard: the series are 2.x and 4.x (historical) and 5.x (current)"),
@@ -368,7 +368,7 @@ fn refuse_newer_spec(version: &str, place: &str) -> Result<()> {
         .split('.')
         .next()
         .and_then(|m| m.parse::<u64>().ok());
-    let known = crate::verify::KNOWN_STANDARD_MAJOR;
+    let known = crate::conformance::KNOWN_STANDARD_MAJOR;
     match major {
         Some(major) if major > known => Err(Error::rejected(
             place,

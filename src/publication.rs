@@ -362,7 +362,7 @@ fn check_candidate(
         ) || (recovering && code == Code::PublicationInProgress)
     };
     findings.extend(
-        crate::verify::plan_rules(paths, spec_version, Some(&loaded.doc))
+        crate::conformance::plan_rules(paths, spec_version, Some(&loaded.doc))
             .into_iter()
             .filter(|f| !resolved_by_publication(f.code))
             // Publication is strict: an advisory (approval pending) refuses it too.
@@ -376,7 +376,7 @@ fn check_candidate(
             finding.severity = Severity::Unverified;
         }
     }
-    crate::verify::add_fix_hints(&mut findings);
+    crate::conformance::add_fix_hints(&mut findings);
     (Some(loaded), findings)
 }
 

@@ -71,7 +71,7 @@ fn rule(code: Code) -> Value {
         "id": code.id(),
         "name": format!("{code:?}"),
         "shortDescription": {"text": code.summary()},
-        "help": {"text": crate::verify::fix_hint(code)},
+        "help": {"text": crate::conformance::fix_hint(code)},
         "defaultConfiguration": {"level": level},
         "properties": {"documentation": "docs/CONFORMANCE.md"},
     })

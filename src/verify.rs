@@ -1,0 +1,160 @@
+//! `dwp verify`: the conformance verdict on one plan or every plan of a workspace: structure
+//! (`crate::validate`), then every rule of `crate::conformance`, each finding placed at
+//! `file:line` and given its fixing hint.
+
+use crate::conformance::{add_fix_hints, plan_rules};
+use crate::findings::{Finding, Severity};
+use crate::plan::PlanPaths;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// The verdict on one plan, or on all of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum VerifyVerdict {
+    Conformant,
+    NotConformant,
+    Unverified,
+}
+
+impl VerifyVerdict {
+    pub fn word(self) -> &'static str {
+        match self {
+            VerifyVerdict::Conformant => "CONFORMANT",
+            VerifyVerdict::NotConformant => "NOT CONFORMANT",
+            VerifyVerdict::Unverified => "UNVERIFIED",
+        }
+    }
+
+    pub fn exit(self) -> crate::error::Exit {
+        match self {
+            VerifyVerdict::Conformant => crate::error::Exit::Ok,
+            VerifyVerdict::NotConformant => crate::error::Exit::Rejected,
+            VerifyVerdict::Unverified => crate::error::Exit::Unverified,
+        }
+    }
+
+    /// Errors (and, with `strict`, advisories) make a plan not conformant; anything that could
+    /// not be checked makes it unverified; never conformant by default.
+    pub fn of(findings: &[Finding], strict: bool) -> VerifyVerdict {
+        let counts = |f: &&Finding| {
+            f.severity == Severity::Error || (strict && f.severity == Severity::Advisory)
+        };
+        if findings.iter().any(|f| counts(&f)) {
+            VerifyVerdict::NotConformant
+        } else if findings.iter().any(|f| f.severity == Severity::Unverified) {
+            VerifyVerdict::Unverified
+        } else {
+            VerifyVerdict::Conformant
+        }
+    }
+
+    /// The overall verdict of several plans: the worst one.
+    pub fn worst(verdicts: impl Iterator<Item = VerifyVerdict>) -> VerifyVerdict {
+        verdicts.fold(VerifyVerdict::Conformant, |acc, v| match (acc, v) {
+            (VerifyVerdict::NotConformant, _) | (_, VerifyVerdict::NotConformant) => {
+                VerifyVerdict::NotConformant
+            }
+            (VerifyVerdict::Unverified, _) | (_, VerifyVerdict::Unverified) => {
+                VerifyVerdict::Unverified
+            }
+            _ => VerifyVerdict::Conformant,
+        })
+    }
+}
+
+/// What `verify` found in one plan.
+#[derive(Debug, Clone, Serialize)]
+pub struct PlanReport {
+    pub plan: String,
+    pub verdict: VerifyVerdict,
+    pub findings: Vec<Finding>,
+}
+
+/// Verify one plan folder.
+pub fn verify_plan(dir: &Path, strict: bool) -> PlanReport {
+    let paths = PlanPaths::new(dir);
+    let validation = crate::validate::validate_plan(&paths);
+    // A plan without a state layer has nothing for validate to judge: the markdown rules and
+    // DWP093 say what there is to say.
+    let mut findings = if crate::plan::has_no_state_layer(&paths.dir) {
+        Vec::new()
+    } else {
+        validation.findings
+    };
+    let state = validation.state.map(|loaded| loaded.doc);
+    let manifest_version = validation.manifest.map(|m| m.doc.spec_version);
+    findings.extend(plan_rules(
+        &paths,
+        manifest_version.as_deref(),
+        state.as_ref(),
+    ));
+    add_fix_hints(&mut findings);
+    place_json_findings(&paths, &mut findings);
+    // Grouped by file, in line order; within a line, in rule order (the sort is stable).
+    findings.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
+    PlanReport {
+        plan: dir.display().to_string(),
+        verdict: VerifyVerdict::of(&findings, strict),
+        findings,
+    }
+}
+
+/// Give findings on a JSON path in the plan's manifest or state the line where that value
+/// starts, so every finding reads `file:line`.
+fn place_json_findings(paths: &PlanPaths, findings: &mut [Finding]) {
+    for file in [&paths.manifest, &paths.state] {
+        let name = file.display().to_string();
+        let wanted: Vec<String> = findings
+            .iter()
+            .filter(|f| f.file == name && f.line.is_none())
+            .filter_map(|f| f.path.clone())
+            .collect();
+        if wanted.is_empty() {
+            continue;
+        }
+        let Ok(bytes) = crate::store::read_artifact(file, &paths.dir) else {
+            continue;
+        };
+        let Ok(text) = std::str::from_utf8(&bytes) else {
+            continue;
+        };
+        let wanted: Vec<&str> = wanted.iter().map(String::as_str).collect();
+        let lines = crate::json::lines_of(text, &wanted);
+        for finding in findings.iter_mut().filter(|f| f.file == name) {
+            if let Some(line) = finding.path.as_ref().and_then(|p| lines.get(p)) {
+                finding.line = finding.line.or(Some(*line));
+            }
+        }
+    }
+}
+
+/// Every `ROOT/.dwp/plans/PLAN_*`, verified on both cores.
+pub fn verify_all(root: &Path, strict: bool) -> crate::Result<Vec<PlanReport>> {
+    let dirs = crate::plan::plan_dirs(root)?;
+    Ok(verify_many(&dirs, strict))
+}
+
+/// Verify several plans in parallel (one thread per core), in the given order.
+pub fn verify_many(dirs: &[PathBuf], strict: bool) -> Vec<PlanReport> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(dirs.len().max(1));
+    let chunk = dirs.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = dirs
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter()
+                        .map(|d| verify_plan(d, strict))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a verify thread panicked"))
+            .collect()
+    })
+}
