@@ -17,6 +17,7 @@ pub mod clock;
 pub mod conformance;
 pub mod contract;
 pub mod desync;
+pub mod diff;
 pub mod error;
 pub mod evidence;
 pub mod finalize;

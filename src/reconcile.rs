@@ -153,7 +153,7 @@ pub fn reconcile(target: &Path, request: &ReconcileRequest) -> Result<ReconcileR
     };
     let diff = request
         .diff
-        .then(|| crate::update::unified_diff(&loaded.bytes, &bytes, &loaded.file))
+        .then(|| crate::diff::unified_diff(&loaded.bytes, &bytes, &loaded.file))
         .filter(|d| !d.is_empty());
     let mut written = false;
     if request.write && bytes != loaded.bytes {

@@ -31,7 +31,6 @@ use crate::model::{
 };
 use crate::plan::{self, Loaded};
 use crate::store;
-use serde::Deserialize;
 use std::path::Path;
 use std::time::Duration;
 
@@ -94,73 +93,6 @@ pub struct UpdateOutcome {
     /// intent record (`dwp amend`).
     #[serde(skip)]
     pub planned: Option<Vec<u8>>,
-}
-
-/// Parse `--gate "COMMAND|EXIT_CODE|EVIDENCE"`: split on the first two `|` (so evidence may
-/// hold pipes; a command with a pipe uses `--gate-json`); passes is `EXIT_CODE == 0`.
-pub fn parse_gate_spec(spec: &str, now: &str) -> Result<Gate> {
-    let flag = || format!("--gate {spec:?}");
-    let mut parts = spec.splitn(3, '|');
-    let (Some(command), Some(exit), Some(evidence)) = (parts.next(), parts.next(), parts.next())
-    else {
-        return Err(Error::Usage(format!(
-            "{} is not COMMAND|EXIT_CODE|EVIDENCE (use --gate-json for a command with a pipe)",
-            flag()
-        )));
-    };
-    let exit_code: i64 = exit
-        .trim()
-        .parse()
-        .map_err(|_| Error::Usage(format!("{}: exit code `{exit}` is not an integer", flag())))?;
-    Ok(Gate {
-        command: command.trim().to_owned(),
-        passes: exit_code == 0,
-        exit_code: Some(exit_code),
-        last_run: now.to_owned(),
-        evidence: Some(evidence.trim().to_owned()),
-    })
-}
-
-/// The `--gate-json` object: the closed gate record; `last_run` defaults to now.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct GateJson {
-    command: String,
-    passes: bool,
-    #[serde(default, deserialize_with = "crate::model::int::opt_i64")]
-    exit_code: Option<i64>,
-    #[serde(default)]
-    last_run: Option<String>,
-    #[serde(default)]
-    evidence: Option<String>,
-}
-
-/// Parse `--gate-json '{...}'`, refusing unknown keys, duplicate keys and wrong types.
-pub fn parse_gate_json(text: &str, now: &str) -> Result<Gate> {
-    let place = "--gate-json";
-    let value = crate::json::parse_strict(text.as_bytes())
-        .map_err(|e| Error::rejected(format!("{place}: {}", e.path), e.message))?;
-    let gate: GateJson = serde_path_to_error::deserialize(&value).map_err(|e| {
-        Error::rejected(
-            format!("{place}: $.{}", e.path()),
-            e.into_inner().to_string(),
-        )
-    })?;
-    if let Some(last_run) = &gate.last_run
-        && clock::parse_rfc3339(last_run).is_none()
-    {
-        return Err(Error::rejected(
-            format!("{place}: $.last_run"),
-            format!("`{last_run}` is not an RFC 3339 date-time"),
-        ));
-    }
-    Ok(Gate {
-        command: gate.command,
-        passes: gate.passes,
-        exit_code: gate.exit_code,
-        last_run: gate.last_run.unwrap_or_else(|| now.to_owned()),
-        evidence: gate.evidence,
-    })
 }
 
 /// Run one guarded update of the plan at `target`.
@@ -226,7 +158,7 @@ pub fn update_under_lock(
     }
     let diff = request
         .dry_run
-        .then(|| unified_diff(&loaded.bytes, &bytes, &loaded.file));
+        .then(|| crate::diff::unified_diff(&loaded.bytes, &bytes, &loaded.file));
     // The write hashes the bytes it writes (during its fsync); only a dry run hashes here.
     let new_sha256 = match (changed, request.dry_run) {
         (false, _) => loaded.sha256.clone(),
@@ -909,7 +841,7 @@ fn publish(
     let bytes = store::canonical_bytes(&next);
     let diff = request
         .dry_run
-        .then(|| unified_diff(&loaded.bytes, &bytes, &loaded.file));
+        .then(|| crate::diff::unified_diff(&loaded.bytes, &bytes, &loaded.file));
     let publication =
         crate::publication::publish_locked(plan_dir, state_path, bytes, request.dry_run)?;
     if publication.verdict != crate::publication::PublicationVerdict::Published {
@@ -1036,15 +968,4 @@ fn too_long(flag: &str, value: &str, max: usize) -> Result<()> {
         ));
     }
     Ok(())
-}
-
-/// Unified diff of a file's bytes before and after, for `--dry-run` and `--diff` previews.
-pub fn unified_diff(before: &[u8], after: &[u8], name: &str) -> String {
-    let before = String::from_utf8_lossy(before);
-    let after = String::from_utf8_lossy(after);
-    similar::TextDiff::from_lines(before.as_ref(), after.as_ref())
-        .unified_diff()
-        .context_radius(3)
-        .header(&format!("{name} (on disk)"), &format!("{name} (after)"))
-        .to_string()
 }

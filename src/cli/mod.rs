@@ -6,6 +6,7 @@
 //! [`crate::term::Inert`] sink, so text read from a plan cannot drive the terminal.
 
 mod contract_cmd;
+mod gates;
 mod loop_cmd;
 mod render;
 mod sarif;
@@ -582,10 +583,10 @@ fn update_request(args: &UpdateArgs) -> Result<crate::update::UpdateRequest, Err
     let now = crate::clock::now_rfc3339();
     let mut gates = Vec::new();
     for spec in &args.gate {
-        gates.push(crate::update::parse_gate_spec(spec, &now)?);
+        gates.push(gates::parse_gate_spec(spec, &now)?);
     }
     for text in &args.gate_json {
-        gates.push(crate::update::parse_gate_json(text, &now)?);
+        gates.push(gates::parse_gate_json(text, &now)?);
     }
     for path in &args.gates_from {
         gates.extend(crate::r#loop::gates::gates_from_verify(path)?);
