@@ -8,7 +8,7 @@
 //!
 //! `--invalidate CMD` also prefixes every gate record of CMD with `invalidated by refine
 //! YYYY-MM-DD: ` and returns the task to pending, through the guarded updater
-//! ([`crate::update::update_under_lock`]); a completed task's README box is unchecked and the
+//! ([`crate::updater::update_under_lock`]); a completed task's README box is unchecked and the
 //! `Plan Status` count follows, so the markdown (the source of truth) agrees with the state.
 //!
 //! Write order, all under the state lock, every file replaced atomically: the markdown (task
@@ -26,7 +26,7 @@ use crate::model::{State, Task, TaskStatus};
 use crate::plan::{self, Loaded};
 use crate::records::{TaskSource, read_task_source};
 use crate::store;
-use crate::update::{self, AmendmentCheck, UpdateRequest};
+use crate::updater::{self, AmendmentCheck, UpdateRequest};
 use serde::Serialize;
 use std::path::Path;
 use std::time::Duration;
@@ -177,7 +177,7 @@ fn amend_under_lock(
         .clone()
         .map(|r| UpdateRequest { dry_run: true, ..r })
         .map(|r| {
-            update::update_under_lock(plan_dir, state_path, &r, AmendmentCheck::Appending(&today))
+            updater::update_under_lock(plan_dir, state_path, &r, AmendmentCheck::Appending(&today))
         })
         .transpose()?;
     let reopens = task.status == TaskStatus::Completed && state_request.is_some();

@@ -41,11 +41,9 @@ pub mod status;
 pub mod store;
 pub mod synth;
 pub mod term;
+pub mod update;
 pub mod updater;
 pub mod validate;
 pub mod verify;
 
 pub use error::{Error, Exit, Result};
-
-/// `dwp update` lives in [`updater`] until the command and the guarded step part.
-pub use updater as update;

@@ -95,18 +95,8 @@ pub struct UpdateOutcome {
     pub planned: Option<Vec<u8>>,
 }
 
-/// Run one guarded update of the plan at `target`.
-pub fn update(target: &Path, request: &UpdateRequest) -> Result<UpdateOutcome> {
-    check_request(request)?;
-    let (plan_dir, state_path) = crate::plan::resolve_target(target);
-    let guard = crate::plan::lock_for_write(&plan_dir, &state_path, request.wait)?;
-    let outcome = update_under_lock(&plan_dir, &state_path, request, AmendmentCheck::TaskLog)?;
-    guard.release()?;
-    Ok(outcome)
-}
-
 /// One guarded update with the lock of `state_path` already held by the caller (`dwp amend`
-/// writes the task log and the state under one lock): every check of [`update`] and the same
+/// writes the task log and the state under one lock): every check of `dwp update` and the same
 /// durable write.
 pub fn update_under_lock(
     plan_dir: &Path,
@@ -880,7 +870,7 @@ fn publish(
 }
 
 /// Field limits of the schema and the shape of each flag, checked before anything is read.
-fn check_request(request: &UpdateRequest) -> Result<()> {
+pub fn check_request(request: &UpdateRequest) -> Result<()> {
     let limits: [(&str, Option<&String>, usize); 9] = [
         ("--block-reason", request.block_reason.as_ref(), 1000),
         ("--block-needs", request.block_needs.as_ref(), 500),

@@ -368,7 +368,7 @@ fn escalate(
     count: u32,
     (before, after): (&LadderState, &LadderState),
 ) -> Result<()> {
-    let request = crate::update::UpdateRequest {
+    let request = crate::updater::UpdateRequest {
         task,
         status: Some(TaskStatus::Blocked),
         block_reason: Some(block_reason(&failure.lines, count)),
@@ -383,11 +383,11 @@ fn escalate(
     };
     let (_, state_path) = crate::plan::resolve_target(plan_dir);
     let guard = crate::plan::lock_for_write(plan_dir, &state_path, request.wait)?;
-    let planned = crate::update::update_under_lock(
+    let planned = crate::updater::update_under_lock(
         plan_dir,
         &state_path,
         &request,
-        crate::update::AmendmentCheck::TaskLog,
+        crate::updater::AmendmentCheck::TaskLog,
     )?;
     let mut write = crate::store::intent::Transaction::new(plan_dir, "dwp contract check --hook");
     if let Some(bytes) = &planned.planned {
