@@ -4,17 +4,20 @@
 //!   `DWP_TEST_NOW`) with `HOME` removed; [`Dwp::at`], [`Dwp::in_dir`], [`Dwp::env`],
 //!   [`Dwp::stdin`], [`Dwp::timeout`], [`Dwp::inherit_home`] and [`Dwp::without_clock`] change
 //!   that. It ends in [`Dwp::run`] (a lossy [`Run`]), [`Dwp::run_utf8`] (a [`Run`] that must be
-//!   UTF-8 and must exit), [`Dwp::output`] (the raw `Output`), [`Dwp::command`] (a
+//!   UTF-8 and must exit), [`Dwp::output`] (the raw `Output`), [`Dwp::assert`] (`assert_cmd`'s
+//!   assertions), [`Dwp::command`] (a
 //!   `std::process::Command` to spawn) or [`Dwp::wrapped`] (the same run under another program,
 //!   such as `strace`). [`dwp_in`] is the short form of a run in a folder.
 //! - [`Run`]: the exit code, stdout and stderr of one process, with [`Run::json`] and
 //!   [`Run::message`].
 //! - Plans: [`Plan`], a plan folder written by a `SynthPlan` in its own temporary folder, with
 //!   readers and editors of its files; [`copy_plan`] and [`copy_tree`] copy a folder.
-//! - Proving nothing was written: [`snapshot`] (every file's bytes) and [`tree_digest`] (every
-//!   entry, folders and symlinks included, as a digest).
+//! - Proving nothing was written: [`snapshot`] (every file's bytes), [`tree_digest`] (every
+//!   entry, folders and symlinks included, as a digest) and [`changed_paths`] (what differs
+//!   between two of them).
 //! - Reports: [`verify_codes`], the sorted finding codes of a `dwp verify --json` document.
-//! - Editing: [`edit`], a replacement in a file that must hold the text replaced.
+//! - Editing and hashing: [`edit`], a replacement in a file that must hold the text replaced;
+//!   [`sha256_hex`].
 
 #![allow(dead_code)]
 
@@ -226,8 +229,8 @@ impl Dwp {
         command
     }
 
-    /// Run to the end with the stdin and timeout given.
-    pub fn output(&self) -> Output {
+    /// The run as an `assert_cmd` command, with the stdin and timeout given.
+    fn assert_cmd(&self) -> assert_cmd::Command {
         let mut command = assert_cmd::Command::from_std(self.command());
         if let Some(stdin) = &self.stdin {
             command.write_stdin(stdin.clone());
@@ -235,7 +238,17 @@ impl Dwp {
         if let Some(limit) = self.timeout {
             command.timeout(limit);
         }
-        command.output().expect("run dwp")
+        command
+    }
+
+    /// Run to the end with the stdin and timeout given.
+    pub fn output(&self) -> Output {
+        self.assert_cmd().output().expect("run dwp")
+    }
+
+    /// Run to the end, for `assert_cmd`'s assertions.
+    pub fn assert(&self) -> assert_cmd::assert::Assert {
+        self.assert_cmd().assert()
     }
 
     /// Run; the output read lossily.
@@ -357,30 +370,49 @@ pub fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     files
 }
 
-/// Every entry under `dir`, keyed by path, with a digest: a file's sha256, a folder marker, a
-/// symlink's target (never followed), or the type of a special file (never opened). Any change
-/// of content, type or name changes the map.
+/// Every entry under `dir`, keyed by its path below `dir`, with a digest: a file's sha256, a
+/// folder marker, a symlink's target (never followed), or the type of a special file (never
+/// opened). Any change of content, type or name changes the map.
 pub fn tree_digest(dir: &Path) -> BTreeMap<PathBuf, String> {
-    fn walk(dir: &Path, out: &mut BTreeMap<PathBuf, String>) {
+    fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, String>) {
         for entry in fs::read_dir(dir).expect("readable dir") {
             let path = entry.expect("entry").path();
             let meta = fs::symlink_metadata(&path).expect("stat");
             let digest = if meta.file_type().is_symlink() {
                 format!("-> {}", fs::read_link(&path).expect("readlink").display())
             } else if meta.is_dir() {
-                walk(&path, out);
+                walk(base, &path, out);
                 "dir".to_owned()
             } else if meta.is_file() {
                 format!("{:x}", Sha256::digest(fs::read(&path).expect("read")))
             } else {
                 format!("special {:?}", meta.file_type())
             };
-            out.insert(path, digest);
+            out.insert(
+                path.strip_prefix(base).expect("inside").to_path_buf(),
+                digest,
+            );
         }
     }
     let mut out = BTreeMap::new();
-    walk(dir, &mut out);
+    walk(dir, dir, &mut out);
     out
+}
+
+/// The paths whose entry differs between two maps of a folder (added, removed or changed),
+/// sorted.
+pub fn changed_paths<V: PartialEq>(
+    before: &BTreeMap<PathBuf, V>,
+    after: &BTreeMap<PathBuf, V>,
+) -> Vec<PathBuf> {
+    before
+        .keys()
+        .chain(after.keys())
+        .filter(|path| before.get(*path) != after.get(*path))
+        .cloned()
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -403,6 +435,11 @@ pub fn verify_codes(report: &Value) -> Vec<String> {
         .collect();
     codes.sort();
     codes
+}
+
+/// The lowercase hex sha256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    format!("{:x}", Sha256::digest(bytes))
 }
 
 /// Replace `from` by `to` in the file at `path`, asserting it was there.
