@@ -2,7 +2,8 @@
 //! and the `dwp verify` commands of the GitHub Actions workflow in `docs/ci.md` are read from
 //! those files and run, so the documents cannot drift from what the binary accepts.
 
-use assert_cmd::Command;
+mod common;
+
 use dwp::synth::SynthPlan;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -36,13 +37,11 @@ fn workspace(broken: bool) -> tempfile::TempDir {
 /// Run `dwp ARGS...` (the words after `dwp` in a documented command line) in `dir`.
 fn run_documented(words: &[String], dir: &Path) -> (i32, Vec<u8>) {
     assert_eq!(words[0], "dwp", "a documented dwp command: {words:?}");
-    let output = Command::cargo_bin("dwp")
-        .unwrap()
-        .current_dir(dir)
-        .env("DWP_TEST_NOW", "2026-06-09T16:42:10Z")
+    let output = common::dwp()
+        .inherit_home()
+        .in_dir(dir)
         .args(&words[1..])
-        .output()
-        .unwrap();
+        .output();
     (output.status.code().unwrap(), output.stdout)
 }
 

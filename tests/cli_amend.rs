@@ -4,55 +4,24 @@
 //! file, README.md, PROGRESS.md and state.json unchanged. What `dwp amend` writes must pass
 //! `dwp verify`'s amendment rules (DWP070-075) and leave markdown and state in sync.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{NOW, Plan, Run};
 use dwp::model::PlanFormat;
 use dwp::synth::SynthPlan;
 use serde_json::{Value, json};
 use std::fs;
-use std::path::{Path, PathBuf};
-use tempfile::TempDir;
+use std::path::Path;
 
-const NOW: &str = "2026-06-09T16:42:10Z";
 const TODAY: &str = "2026-06-09";
 const TOMORROW_NOW: &str = "2026-06-10T09:00:00Z";
 const PLAN_NAME: &str = "PLAN_cli_amend_rules";
 const TASK_2_FILE: &str = "2.task_synthetic_2.md";
 
-struct Plan {
-    _root: TempDir,
-    dir: PathBuf,
-}
-
 impl Plan {
     /// Five tasks, the first two completed; Full unless `format` says otherwise.
     fn new(format: PlanFormat) -> Plan {
-        let root = tempfile::tempdir().expect("temp dir");
-        let dir = SynthPlan::new(PLAN_NAME, 5)
-            .completed(2)
-            .format(format)
-            .write(root.path())
-            .expect("write plan");
-        Plan { _root: root, dir }
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.join(name)
-    }
-
-    fn text(&self, name: &str) -> String {
-        fs::read_to_string(self.path(name)).expect("read plan file")
-    }
-
-    fn state(&self) -> Value {
-        serde_json::from_str(&self.text("state.json")).expect("state.json is JSON")
-    }
-
-    fn edit_state(&self, edit: impl FnOnce(&mut Value)) {
-        let mut state = self.state();
-        edit(&mut state);
-        let mut bytes = serde_json::to_vec_pretty(&state).expect("serialize");
-        bytes.push(b'\n');
-        fs::write(self.path("state.json"), bytes).expect("write state.json");
+        Plan::from_synth(SynthPlan::new(PLAN_NAME, 5).completed(2).format(format))
     }
 
     /// The bytes of every file an amendment may touch.
@@ -79,28 +48,15 @@ impl Plan {
     }
 }
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
+/// `dwp COMMAND PLAN ARGS...` at `now`, with HOME the plan's temporary folder.
 fn dwp(now: &str, args: &[&str], plan: &Plan) -> Run {
-    let mut command = Command::cargo_bin("dwp").expect("binary");
-    command
-        .env("DWP_TEST_NOW", now)
-        .env("HOME", plan.dir.parent().expect("root"));
-    let output = command
+    common::dwp()
+        .at(now)
+        .home(plan.root())
         .arg(args[0])
         .arg(&plan.dir)
         .args(&args[1..])
-        .output()
-        .expect("run dwp");
-    Run {
-        code: output.status.code().expect("exit code"),
-        stdout: String::from_utf8(output.stdout).expect("utf-8"),
-        stderr: String::from_utf8(output.stderr).expect("utf-8"),
-    }
+        .run_utf8()
 }
 
 /// A revised-criterion amendment of task `task`; a flag in `extra` replaces its default.
@@ -169,14 +125,7 @@ fn refused(now: &str, plan: &Plan, args: &[&str], code: i32, words: &[&str]) {
 
 /// `dwp verify --json` finding codes.
 fn verify_codes(plan: &Plan) -> Vec<String> {
-    let run = dwp(NOW, &["verify", "--json"], plan);
-    let report: Value = serde_json::from_str(&run.stdout).expect("verify JSON");
-    report["plans"][0]["findings"]
-        .as_array()
-        .expect("findings")
-        .iter()
-        .map(|f| f["code"].as_str().unwrap_or("").to_owned())
-        .collect()
+    common::verify_codes(&dwp(NOW, &["verify", "--json"], plan).json())
 }
 
 /// No amendment finding (DWP070-075) and no desync (DWP040-048).
@@ -207,7 +156,7 @@ fn task_of(state: &Value, id: usize) -> &Value {
 fn amendments_are_numbered_after_the_last_and_dated_today() {
     let plan = Plan::new(PlanFormat::Full);
     amended(NOW, &plan, &amend_args("2", &[]));
-    let first = plan.text(TASK_2_FILE);
+    let first = plan.read(TASK_2_FILE);
     amended(
         TOMORROW_NOW,
         &plan,
@@ -216,7 +165,7 @@ fn amendments_are_numbered_after_the_last_and_dated_today() {
             &["--disposition", "failed gate", "--reason", "flaky again"],
         ),
     );
-    let text = plan.text(TASK_2_FILE);
+    let text = plan.read(TASK_2_FILE);
     assert!(
         text.starts_with(&first),
         "an earlier amendment is never rewritten"
@@ -247,7 +196,7 @@ fn amendments_are_numbered_after_the_last_and_dated_today() {
 #[test]
 fn amendment_numbering_continues_after_a_hand_written_one() {
     let plan = Plan::new(PlanFormat::Full);
-    let mut text = plan.text(TASK_2_FILE);
+    let mut text = plan.read(TASK_2_FILE);
     text.push_str(
         "\n### Amendment 1 — 2026-06-01\n\n- Original criterion: a\n- Observed: b\n\
          - Disposition: failed gate\n- Reason: c\n- Authority: developer\n- Affected tasks: 2\n\
@@ -255,7 +204,7 @@ fn amendment_numbering_continues_after_a_hand_written_one() {
     );
     fs::write(plan.path(TASK_2_FILE), &text).unwrap();
     amended(NOW, &plan, &amend_args("2", &[]));
-    let after = plan.text(TASK_2_FILE);
+    let after = plan.read(TASK_2_FILE);
     assert!(after.starts_with(&text));
     assert_eq!(headings(&after)[1], format!("### Amendment 2 — {TODAY}"));
     assert_amendments_pass_verify(&plan);
@@ -284,11 +233,11 @@ fn the_same_amendment_run_twice_is_recorded_once() {
     // A rerun (after a crash between the markdown and the state) appends nothing twice.
     let plan = Plan::new(PlanFormat::Full);
     amended(NOW, &plan, &amend_args("2", &[]));
-    let (task, progress) = (plan.text(TASK_2_FILE), plan.text("PROGRESS.md"));
+    let (task, progress) = (plan.read(TASK_2_FILE), plan.read("PROGRESS.md"));
     let run = amended(NOW, &plan, &amend_args("2", &[]));
     assert!(run.stdout.contains("not appended again"), "{}", run.stdout);
-    assert_eq!(plan.text(TASK_2_FILE), task);
-    assert_eq!(plan.text("PROGRESS.md"), progress);
+    assert_eq!(plan.read(TASK_2_FILE), task);
+    assert_eq!(plan.read("PROGRESS.md"), progress);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -342,7 +291,7 @@ fn a_deferred_requirement_names_an_existing_other_destination_task() {
         &["deferred requirement"],
     );
     amended(NOW, &plan, &deferred(Some("4")));
-    let text = plan.text(TASK_2_FILE);
+    let text = plan.read(TASK_2_FILE);
     assert!(
         text.contains("- Disposition: deferred requirement\n- Destination: Task 4\n"),
         "{text}"
@@ -432,13 +381,13 @@ fn invalidation_prefixes_every_record_of_the_command_once_and_returns_the_task_t
         state["checkpoint"]
     );
     // The markdown follows: the box unchecked and the Plan Status count.
-    let readme = plan.text("README.md");
+    let readme = plan.read("README.md");
     assert!(
         readme.contains("- [ ] Task 2: Synthetic task 2"),
         "{readme}"
     );
     assert!(readme.contains("Plan Status: 1/5"), "{readme}");
-    let text = plan.text(TASK_2_FILE);
+    let text = plan.read(TASK_2_FILE);
     assert!(
         text.contains("- Evidence invalidated: `cargo test`"),
         "{text}"
@@ -461,7 +410,7 @@ fn invalidation_prefixes_every_record_of_the_command_once_and_returns_the_task_t
         gates[0]["evidence"],
         "invalidated by refine 2026-06-09: 9 passed, 3 failed"
     );
-    assert_eq!(headings(&plan.text(TASK_2_FILE)).len(), 2);
+    assert_eq!(headings(&plan.read(TASK_2_FILE)).len(), 2);
 }
 
 #[test]
@@ -501,7 +450,7 @@ fn a_lite_amendment_goes_inside_the_task_section_of_the_readme() {
         &plan,
         &amend_args("2", &["--invalidate", "cargo test"]),
     );
-    let readme = plan.text("README.md");
+    let readme = plan.read("README.md");
     let block = readme.find("### Amendment 1 — 2026-06-09").expect("block");
     let section_2 = readme.find("## Task 2:").expect("task 2 section");
     let section_3 = readme.find("## Task 3:").expect("task 3 section");
@@ -523,7 +472,7 @@ fn a_lite_amendment_goes_inside_the_task_section_of_the_readme() {
 fn every_amendment_is_mirrored_in_progress_md() {
     let plan = Plan::new(PlanFormat::Full);
     amended(NOW, &plan, &amend_args("2", &[]));
-    let progress = plan.text("PROGRESS.md");
+    let progress = plan.read("PROGRESS.md");
     let line = progress.lines().last().unwrap();
     assert_eq!(
         line,
@@ -656,7 +605,7 @@ fn invalidation_returns_an_in_progress_task_to_pending() {
         "invalidated by refine 2026-06-09: 3 passed, 0 failed"
     );
     assert!(
-        plan.text("3.task_synthetic_3.md")
+        plan.read("3.task_synthetic_3.md")
             .contains("### Amendment 1 — 2026-06-09")
     );
 }
@@ -686,7 +635,7 @@ fn a_lite_readme_whose_task_list_is_indented_as_code_is_not_written_into() {
     // dwp reads an index indented four spaces (docs/plan-markdown.md) but never writes into
     // markdown it had to reinterpret: the amendment is refused and nothing changes.
     let plan = Plan::new(PlanFormat::Lite);
-    let readme = plan.text("README.md");
+    let readme = plan.read("README.md");
     let indented: String = readme
         .lines()
         .map(|l| {

@@ -7,14 +7,15 @@
 //! `dwp contract <sub>: WHAT (PLACE)` with its hint, and the bytes on disk (declaration, ledger,
 //! state.json) unchanged.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{Dwp, NOW, Run, copy_plan, dwp, sha256_hex};
 use dwp::synth::SynthPlan;
 use serde_json::{Value, json};
 use std::fs;
 use std::path::PathBuf;
 use tempfile::TempDir;
 
-const NOW: &str = "2026-06-09T16:42:10Z";
 const PLAN_NAME: &str = "PLAN_cli_contract_rules";
 
 // ---------------------------------------------------------------------------------------------
@@ -28,35 +29,12 @@ struct Repo {
     plan: PathBuf,
 }
 
-#[derive(Debug)]
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    fn message(&self) -> &str {
-        self.stderr.lines().next().unwrap_or("")
-    }
-}
-
-fn dwp() -> Command {
-    let mut command = Command::cargo_bin("dwp").expect("the dwp binary");
-    command.env("DWP_TEST_NOW", NOW).env_remove("HOME");
-    command
-}
-
-fn execute(command: &mut Command, stdin: Option<&str>) -> Run {
+/// `dwp` at the test clock with no HOME; `stdin` written to its standard input.
+fn execute(command: &mut Dwp, stdin: Option<&str>) -> Run {
     if let Some(stdin) = stdin {
-        command.write_stdin(stdin.to_owned());
+        command.stdin(stdin);
     }
-    let output = command.output().expect("run dwp");
-    Run {
-        code: output.status.code().expect("exit code"),
-        stdout: String::from_utf8(output.stdout).expect("utf-8 stdout"),
-        stderr: String::from_utf8(output.stderr).expect("utf-8 stderr"),
-    }
+    command.run_utf8()
 }
 
 impl Repo {
@@ -92,7 +70,7 @@ impl Repo {
             .iter()
             .map(|a| if *a == "PLAN" { plan } else { a })
             .collect();
-        execute(dwp().current_dir(&self.root).args(&args), stdin)
+        execute(dwp().in_dir(&self.root).args(&args), stdin)
     }
 
     fn declare(&self, flags: &[&str]) -> Run {
@@ -904,14 +882,6 @@ fn concurrent_appends_from_8_processes_give_4000_well_formed_lines() {
     }
 }
 
-fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 // ---------------------------------------------------------------------------------------------
 // More ladder and record rules
 // ---------------------------------------------------------------------------------------------
@@ -1050,11 +1020,10 @@ fn run_into_closed_pipe(repo: &Repo, args: &[&str]) -> std::process::Output {
         .iter()
         .map(|a| if *a == "PLAN" { plan } else { a })
         .collect();
-    std::process::Command::new(assert_cmd::cargo::cargo_bin("dwp"))
-        .env("DWP_TEST_NOW", NOW)
-        .env_remove("HOME")
-        .current_dir(&repo.root)
+    dwp()
+        .in_dir(&repo.root)
         .args(&args)
+        .command()
         .stdout(writer)
         .output()
         .expect("run dwp")
@@ -1106,12 +1075,12 @@ fn a_declaration_checks_the_files_of_the_checkout_it_is_read_in() {
     // A copy of the repository (a clone, a worktree, a moved checkout) with its own edit.
     let copy = tempfile::tempdir().unwrap();
     let copy_root = fs::canonicalize(copy.path()).unwrap().join("moved");
-    copy_tree(&repo.root, &copy_root);
+    copy_plan(&repo.root, &copy_root);
     let copy_plan = copy_root.join(".dwp/plans").join(PLAN_NAME);
     fs::write(copy_root.join("src/y.rs"), "fn new_name() {}\n").unwrap();
     let run = execute(
         dwp()
-            .current_dir(&copy_root)
+            .in_dir(&copy_root)
             .args(["contract", "record", copy_plan.to_str().unwrap()])
             .args(["--path", "src/y.rs", "--op", "modify", "--tool", "Edit"]),
         None,
@@ -1147,24 +1116,15 @@ fn a_declaration_with_an_absolute_root_written_before_13_still_reads() {
     assert_eq!(run.code, 0, "{run:?}");
 }
 
-fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &to.join(entry.file_name()));
-        } else {
-            fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
-        }
-    }
-}
-
 /// The escalation's two writes (the task blocked, the ladder reset) in one intent record: the
 /// third failing Stop check, killed with SIGKILL on entry to each rename it makes, then the next
 /// writer: the task is blocked exactly when the escalation is counted, never one without the other.
 #[test]
 fn ladder_escalation_killed_at_any_rename_is_completed_whole_by_the_next_writer() {
-    let traced = Command::new("strace").arg("-V").output().is_ok();
+    let traced = std::process::Command::new("strace")
+        .arg("-V")
+        .output()
+        .is_ok();
     if !traced {
         assert!(std::env::var_os("CI").is_none(), "CI requires strace");
         return;
@@ -1176,15 +1136,12 @@ fn ladder_escalation_killed_at_any_rename_is_completed_whole_by_the_next_writer(
         repo.declare(&["--delete", "src/x.rs"]);
         repo.stop(false);
         repo.stop(true);
-        let mut strace = std::process::Command::new("strace");
-        strace
-            .args(["-f", "-qq", "-o", "/dev/null", "-e"])
-            .arg(format!("inject={call}:signal=KILL:when={ordinal}"))
-            .arg(assert_cmd::cargo::cargo_bin("dwp"))
+        let inject = format!("inject={call}:signal=KILL:when={ordinal}");
+        let mut strace = dwp()
             .args(["contract", "check", "--hook", repo.plan.to_str().unwrap()])
-            .current_dir(&repo.root)
-            .env("DWP_TEST_NOW", NOW)
-            .env_remove("HOME")
+            .in_dir(&repo.root)
+            .wrapped("strace", ["-f", "-qq", "-o", "/dev/null", "-e", &inject]);
+        strace
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null());

@@ -2,35 +2,19 @@
 //! `sha256sum`, idempotent republication, `--check`, every refusal with the bytes unchanged, and
 //! a SIGKILL loop after which a plan is always unpublished, recoverable, or published.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{Run, copy_plan, tree_digest};
 use dwp::model::PlanFormat;
 use dwp::synth::SynthPlan;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-const NOW: &str = "2026-06-09T16:42:10Z";
 const RECEIPT: &str = "analysis_results/FINALIZATION.json";
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
+/// `dwp ARGS` at the test clock, with the caller's HOME.
 fn dwp(args: &[&str]) -> Run {
-    let output = Command::cargo_bin("dwp")
-        .unwrap()
-        .env("DWP_TEST_NOW", NOW)
-        .args(args)
-        .output()
-        .unwrap();
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+    common::dwp().inherit_home().args(args).run()
 }
 
 fn publishable(root: &Path, format: PlanFormat) -> PathBuf {
@@ -45,24 +29,6 @@ fn finalize(plan: &Path, extra: &[&str]) -> Run {
     let mut args = vec!["finalize", plan.to_str().unwrap()];
     args.extend(extra);
     dwp(&args)
-}
-
-/// Every file under `dir` with its sha256 (directories marked), to prove nothing was written.
-fn tree(dir: &Path) -> BTreeMap<PathBuf, String> {
-    let mut out = BTreeMap::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            out.insert(path.clone(), "dir".into());
-            out.extend(tree(&path));
-        } else {
-            out.insert(
-                path.clone(),
-                format!("{:x}", Sha256::digest(std::fs::read(&path).unwrap())),
-            );
-        }
-    }
-    out
 }
 
 fn receipt(plan: &Path) -> Value {
@@ -135,11 +101,11 @@ fn republishing_the_same_candidate_gives_byte_identical_state_and_receipt() {
     let root = tempfile::tempdir().unwrap();
     let plan = publishable(root.path(), PlanFormat::Full);
     assert_eq!(finalize(&plan, &[]).code, 0);
-    let first = tree(&plan);
+    let first = tree_digest(&plan);
     let again = finalize(&plan, &[]);
     assert_eq!(again.code, 0, "{}{}", again.stdout, again.stderr);
     assert_eq!(
-        tree(&plan),
+        tree_digest(&plan),
         first,
         "state.json and the receipt are byte-identical"
     );
@@ -176,14 +142,18 @@ fn check_catches_one_changed_byte_in_any_covered_artifact() {
 
 /// A refusal: the exit code, every needle in the output, and not one byte written.
 fn refused(plan: &Path, extra: &[&str], code: i32, needles: &[&str]) -> Run {
-    let before = tree(plan);
+    let before = tree_digest(plan);
     let run = finalize(plan, extra);
     assert_eq!(run.code, code, "{extra:?}\n{}{}", run.stdout, run.stderr);
     let text = format!("{}{}", run.stdout, run.stderr);
     for needle in needles {
         assert!(text.contains(needle), "`{needle}` missing from:\n{text}");
     }
-    assert_eq!(tree(plan), before, "a refused finalize writes nothing");
+    assert_eq!(
+        tree_digest(plan),
+        before,
+        "a refused finalize writes nothing"
+    );
     assert!(!plan.join("state.json.lock").exists(), "no lock left");
     run
 }
@@ -358,26 +328,11 @@ fn a_moved_snapshot_is_contention() {
     );
 }
 
-/// Copy a plan folder (files only, one level of subfolders).
-fn copy_plan(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let path = entry.unwrap().path();
-        let target = to.join(path.file_name().unwrap());
-        if path.is_dir() {
-            copy_plan(&path, &target);
-        } else {
-            std::fs::copy(&path, &target).unwrap();
-        }
-    }
-}
-
 #[test]
 fn sigkill_at_random_instants_leaves_a_plan_unpublished_recoverable_or_published() {
     let template_root = tempfile::tempdir().unwrap();
     let template = publishable(template_root.path(), PlanFormat::Full);
     let original_state = std::fs::read(template.join("state.json")).unwrap();
-    let binary = assert_cmd::cargo::cargo_bin("dwp");
     // Kill instants spread over the whole run: measure one undisturbed publication first.
     let probe_root = tempfile::tempdir().unwrap();
     let probe = probe_root.path().join("PLAN_finalize_cases");
@@ -390,9 +345,10 @@ fn sigkill_at_random_instants_leaves_a_plan_unpublished_recoverable_or_published
         let root = tempfile::tempdir().unwrap();
         let plan = root.path().join("PLAN_finalize_cases");
         copy_plan(&template, &plan);
-        let mut child = std::process::Command::new(&binary)
-            .env("DWP_TEST_NOW", NOW)
+        let mut child = common::dwp()
+            .inherit_home()
             .args(["finalize", plan.to_str().unwrap()])
+            .command()
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()

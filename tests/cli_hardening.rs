@@ -153,14 +153,22 @@ fn an_amendment_that_reopens_a_published_plan_moves_its_receipt_aside() {
 
 /// `dwp finalize` with the K-th `write(2)` failing with ENOSPC (strace injects it).
 fn finalize_on_a_full_disk(plan: &Path, k: usize) -> Option<(i32, String)> {
-    let output = Command::new("strace")
-        .args(["-f", "-qq", "-o", "/dev/null", "-e", "trace=write"])
-        .arg("-e")
-        .arg(format!("inject=write:error=ENOSPC:when={k}"))
-        .arg(assert_cmd::cargo::cargo_bin("dwp"))
+    let inject = format!("inject=write:error=ENOSPC:when={k}");
+    let output = common::dwp()
         .args(["finalize", plan.to_str().unwrap()])
-        .env("DWP_TEST_NOW", NOW)
-        .env_remove("HOME")
+        .wrapped(
+            "strace",
+            [
+                "-f",
+                "-qq",
+                "-o",
+                "/dev/null",
+                "-e",
+                "trace=write",
+                "-e",
+                &inject,
+            ],
+        )
         .stdin(Stdio::null())
         .output()
         .ok()?;

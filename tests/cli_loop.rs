@@ -6,16 +6,15 @@
 //! after). Changed files come from a real git repository built in the test, or from a list. The
 //! clock is fixed and HOME points into the test's own temporary folder.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{Dwp, NOW, copy_tree, sha256_hex, snapshot};
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use tempfile::TempDir;
-
-const NOW: &str = "2026-06-09T16:42:10Z";
 
 // ---------------------------------------------------------------------------------------------
 // Fixtures and assertions
@@ -40,7 +39,7 @@ impl Work {
     fn example() -> Work {
         let work = Work::empty();
         let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/loop-worktree");
-        copy_tree(&source, &work.dir);
+        copy_tree(&source, &work.dir, &[".ak-loop"]);
         work
     }
 
@@ -62,30 +61,29 @@ impl Work {
         path
     }
 
-    fn dwp(&self) -> Command {
-        let mut command = Command::cargo_bin("dwp").expect("the dwp binary");
+    /// `dwp` at the test clock in the temporary folder, with HOME beside the worktree and git
+    /// reading no system or global configuration.
+    fn dwp(&self) -> Dwp {
+        let mut command = common::dwp();
         command
-            .env("DWP_TEST_NOW", NOW)
-            .env("HOME", self.root.path().join("home"))
+            .home(self.root.path().join("home"))
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .current_dir(self.root.path());
+            .in_dir(self.root.path());
         command
     }
 
     fn run(&self, args: &[&str]) -> Output {
-        self.dwp().args(args).output().expect("run dwp")
+        self.dwp().args(args).output()
     }
 
     fn s(&self, path: &Path) -> String {
         path.display().to_string()
     }
 
-    /// Every file under `.ak-loop/` with its sha256.
-    fn loop_hashes(&self) -> BTreeMap<String, String> {
-        let mut hashes = BTreeMap::new();
-        hash_tree(&self.path(".ak-loop"), &self.dir, &mut hashes);
-        hashes
+    /// Every file under `.ak-loop/` with its bytes.
+    fn loop_hashes(&self) -> BTreeMap<PathBuf, Vec<u8>> {
+        snapshot(&self.path(".ak-loop"))
     }
 
     fn json(&self, relative: &str) -> Value {
@@ -110,38 +108,6 @@ impl Work {
             "git {args:?}: {}",
             String::from_utf8_lossy(&status.stderr)
         );
-    }
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let name = entry.file_name();
-        if name == ".ak-loop" {
-            continue;
-        }
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &to.join(&name));
-        } else {
-            fs::copy(entry.path(), to.join(&name)).unwrap();
-        }
-    }
-}
-
-fn hash_tree(dir: &Path, base: &Path, out: &mut BTreeMap<String, String>) {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            hash_tree(&path, base, out);
-        } else {
-            let digest = Sha256::digest(fs::read(&path).unwrap());
-            let name = path.strip_prefix(base).unwrap().display().to_string();
-            out.insert(name, format!("{digest:x}"));
-        }
     }
 }
 
@@ -218,7 +184,7 @@ fn dod_json(
         args.extend(["--contract".into(), work.s(contract)]);
     }
     args.extend(extra.iter().map(|s| s.to_string()));
-    let output = work.dwp().args(&args).output().unwrap();
+    let output = work.dwp().args(&args).output();
     let document = json_out(&output);
     (output, document)
 }
@@ -912,7 +878,7 @@ fn prove_example(work: &Work, extra: &[&str]) -> Output {
         work.s(&work.path("contract.json")),
     ];
     args.extend(extra.iter().map(|s| s.to_string()));
-    work.dwp().args(&args).output().unwrap()
+    work.dwp().args(&args).output()
 }
 
 fn dod_example(work: &Work, format: &str) -> Output {
@@ -1140,7 +1106,7 @@ fn freeze_stamps_the_digest_once_and_is_idempotent() {
     let digest = first["digest"].as_str().unwrap().to_owned();
     // sha256 over the canonical JSON of the outcomes (keys sorted, no whitespace).
     let canonical = br#"[{"check":["true"],"description":"x","id":"o1"}]"#;
-    assert_eq!(digest, format!("{:x}", Sha256::digest(canonical)));
+    assert_eq!(digest, sha256_hex(canonical));
     let bytes = fs::read(&contract).unwrap();
     let again = json_out(&work.run(&["--json", "loop", "freeze", &work.s(&contract)]));
     assert_eq!(again["changed"], false);
@@ -1624,8 +1590,7 @@ fn prove_env(extra: &[&str]) -> (Output, String, Value) {
         .env("DWP_SECRET_TOKEN", "hunter2-token")
         .env("DWP_OTHER_SECRET", "hunter3-other")
         .args(&args)
-        .output()
-        .unwrap();
+        .output();
     let log = fs::read_to_string(work.path(".ak-loop/logs/project-env.log")).unwrap_or_default();
     let proof = work.json(".ak-loop/dod.json")["project"][0].clone();
     let home = work.s(&work.root.path().join("home"));

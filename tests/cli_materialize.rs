@@ -7,28 +7,16 @@
 //! v1 → v5 pairs that validate. Every refusal leaves every byte (and the absence of a file) as
 //! it was.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{NOW, Plan, Run, snapshot};
 use dwp::model::{Generation, PlanFormat};
 use dwp::synth::SynthPlan;
 use serde_json::{Value, json};
 use std::fs;
-use std::path::{Path, PathBuf};
-use tempfile::TempDir;
-
-const NOW: &str = "2026-06-09T16:42:10Z";
-
-struct Plan {
-    _root: TempDir,
-    dir: PathBuf,
-}
+use std::path::Path;
 
 impl Plan {
-    fn from_synth(synth: SynthPlan) -> Plan {
-        let root = tempfile::tempdir().expect("temp dir");
-        let dir = synth.write(root.path()).expect("write plan");
-        Plan { _root: root, dir }
-    }
-
     /// A synthetic plan of five pending tasks with its JSON files removed.
     fn markdown_only(name: &str, format: PlanFormat) -> Plan {
         let plan = Plan::from_synth(SynthPlan::new(name, 5).format(format));
@@ -45,63 +33,25 @@ impl Plan {
         )
     }
 
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.join(name)
-    }
-
-    fn json(&self, name: &str) -> Value {
-        serde_json::from_slice(&fs::read(self.path(name)).unwrap()).unwrap()
-    }
-
+    /// Rewrite the JSON document `name` by hand, pretty-printed without a final newline.
     fn edit_json(&self, name: &str, edit: impl FnOnce(&mut Value)) {
         let mut value = self.json(name);
         edit(&mut value);
         fs::write(self.path(name), serde_json::to_vec_pretty(&value).unwrap()).unwrap();
     }
-
-    fn edit_readme(&self, edit: impl FnOnce(String) -> String) {
-        let text = fs::read_to_string(self.path("README.md")).unwrap();
-        fs::write(self.path("README.md"), edit(text)).unwrap();
-    }
-
-    /// Every file of the folder with its bytes (the lock excluded: it must be gone anyway).
-    fn snapshot(&self) -> Vec<(String, Vec<u8>)> {
-        let mut files: Vec<(String, Vec<u8>)> = fs::read_dir(&self.dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.is_file())
-            .map(|p| {
-                let name = p.file_name().unwrap().to_string_lossy().into_owned();
-                (name, fs::read(&p).unwrap())
-            })
-            .collect();
-        files.sort();
-        files
-    }
 }
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
+/// `dwp COMMAND PLAN ARGS...` with HOME the plan's temporary folder and a user name and an API
+/// key in the environment (which nothing may write down).
 fn dwp(plan: &Plan, args: &[&str]) -> Run {
-    let mut command = Command::cargo_bin("dwp").unwrap();
-    command
-        .env("DWP_TEST_NOW", NOW)
-        .env("HOME", plan.dir.parent().unwrap())
+    common::dwp()
+        .home(plan.root())
         .env("USER", "secret-user")
         .env("ANTHROPIC_API_KEY", "sk-secret")
         .arg(args[0])
         .arg(&plan.dir)
-        .args(&args[1..]);
-    let output = command.output().unwrap();
-    Run {
-        code: output.status.code().unwrap(),
-        stdout: String::from_utf8(output.stdout).unwrap(),
-        stderr: String::from_utf8(output.stderr).unwrap(),
-    }
+        .args(&args[1..])
+        .run_utf8()
 }
 
 fn succeeded(plan: &Plan, args: &[&str]) -> Run {
@@ -112,7 +62,7 @@ fn succeeded(plan: &Plan, args: &[&str]) -> Run {
 }
 
 fn refused(plan: &Plan, args: &[&str], code: i32, words: &[&str]) {
-    let before = plan.snapshot();
+    let before = snapshot(&plan.dir);
     let run = dwp(plan, args);
     assert_eq!(run.code, code, "dwp {args:?}\n{}", run.stderr);
     if code != 2 {
@@ -132,7 +82,7 @@ fn refused(plan: &Plan, args: &[&str], code: i32, words: &[&str]) {
         );
     }
     assert!(
-        plan.snapshot() == before,
+        snapshot(&plan.dir) == before,
         "a refused {args:?} changed the folder"
     );
     assert!(!plan.path("state.json.lock").exists());
@@ -246,7 +196,7 @@ fn init_created_by_comes_only_from_the_flags() {
 #[test]
 fn init_takes_approval_archetype_and_rigor_from_the_readme() {
     let plan = Plan::markdown_only("PLAN_init_variables", PlanFormat::Full);
-    plan.edit_readme(|t| {
+    plan.edit("README.md", |t| {
         t.replace("| Approval | approved |\n", "").replace(
             "| Rigor | standard |",
             "| Rigor | deep |\n| Archetype | agent-workspace |",
@@ -266,7 +216,9 @@ fn init_takes_approval_archetype_and_rigor_from_the_readme() {
 #[test]
 fn init_refuses_a_plan_variable_it_cannot_read() {
     let plan = Plan::markdown_only("PLAN_init_bad_rigor", PlanFormat::Full);
-    plan.edit_readme(|t| t.replace("| Rigor | standard |", "| Rigor | extreme |"));
+    plan.edit("README.md", |t| {
+        t.replace("| Rigor | standard |", "| Rigor | extreme |")
+    });
     refused(
         &plan,
         &["init"],
@@ -279,7 +231,9 @@ fn init_refuses_a_plan_variable_it_cannot_read() {
 #[test]
 fn init_refuses_a_standard_newer_than_dwp() {
     let plan = Plan::markdown_only("PLAN_init_newer", PlanFormat::Full);
-    plan.edit_readme(|t| t.replace("DWP spec 5.0.0", "DWP spec 6.1.0"));
+    plan.edit("README.md", |t| {
+        t.replace("DWP spec 5.0.0", "DWP spec 6.1.0")
+    });
     refused(&plan, &["init"], 1, &["6.1.0", "newer than this tool"]);
     assert!(!plan.path("manifest.json").exists());
     assert!(!plan.path("state.json").exists());
@@ -288,7 +242,9 @@ fn init_refuses_a_standard_newer_than_dwp() {
 #[test]
 fn init_refuses_a_plan_without_a_declared_standard() {
     let plan = Plan::markdown_only("PLAN_init_no_standard", PlanFormat::Full);
-    plan.edit_readme(|t| t.replace("**Standard:** DWP spec 5.0.0\n", ""));
+    plan.edit("README.md", |t| {
+        t.replace("**Standard:** DWP spec 5.0.0\n", "")
+    });
     refused(&plan, &["init"], 1, &["declares no standard"]);
 }
 
@@ -375,7 +331,7 @@ fn migrate_converts_a_v1_pair_to_v2_and_to_v5() {
 #[test]
 fn migrate_leaves_approval_absent_when_the_readme_records_none() {
     let plan = Plan::v1("PLAN_migrate_no_approval");
-    plan.edit_readme(|t| t.replace("| Approval | approved |\n", ""));
+    plan.edit("README.md", |t| t.replace("| Approval | approved |\n", ""));
     succeeded(&plan, &["migrate", "--to", "v5"]);
     assert!(plan.json("state.json").get("approval").is_none());
     assert_eq!(dwp(&plan, &["validate"]).code, 0);
@@ -430,7 +386,9 @@ fn migrate_refuses_a_plan_newer_than_dwp() {
     );
 
     let plan = Plan::v1("PLAN_migrate_newer_standard");
-    plan.edit_readme(|t| t.replace("DWP spec 2.2.0", "DWP spec 7.0.0"));
+    plan.edit("README.md", |t| {
+        t.replace("DWP spec 2.2.0", "DWP spec 7.0.0")
+    });
     refused(
         &plan,
         &["migrate", "--to", "v5"],
@@ -576,7 +534,9 @@ fn init_of_a_fully_checked_plan_materializes_it_completed_and_its_hint_runs() {
 #[test]
 fn init_takes_the_standard_from_the_flag_when_the_readme_has_none_and_says_so() {
     let plan = Plan::markdown_only("PLAN_init_flag_standard", PlanFormat::Full);
-    plan.edit_readme(|t| t.replace("**Standard:** DWP spec 5.0.0\n", ""));
+    plan.edit("README.md", |t| {
+        t.replace("**Standard:** DWP spec 5.0.0\n", "")
+    });
     refused(
         &plan,
         &["init"],
@@ -613,9 +573,13 @@ fn init_refuses_a_standard_flag_that_disagrees_with_the_readme() {
 #[test]
 fn init_refuses_a_standard_outside_the_dwp_series() {
     let plan = Plan::markdown_only("PLAN_init_not_a_standard", PlanFormat::Full);
-    plan.edit_readme(|t| t.replace("DWP spec 5.0.0", "DWP spec 3.1.0"));
+    plan.edit("README.md", |t| {
+        t.replace("DWP spec 5.0.0", "DWP spec 3.1.0")
+    });
     refused(&plan, &["init"], 1, &["3.1.0", "not a DWP standard"]);
-    plan.edit_readme(|t| t.replace("**Standard:** DWP spec 3.1.0\n", ""));
+    plan.edit("README.md", |t| {
+        t.replace("**Standard:** DWP spec 3.1.0\n", "")
+    });
     refused(
         &plan,
         &["init", "--standard", "1.2.0"],
@@ -665,7 +629,9 @@ fn init_refuses_a_task_file_the_index_does_not_name() {
 #[test]
 fn init_refuses_a_task_list_it_cannot_read_whole() {
     let plan = Plan::markdown_only("PLAN_init_unreadable_line", PlanFormat::Full);
-    plan.edit_readme(|t| t.replace("- [ ] Task 2:", "- [ ] Update the changelog\n- [ ] Task 2:"));
+    plan.edit("README.md", |t| {
+        t.replace("- [ ] Task 2:", "- [ ] Update the changelog\n- [ ] Task 2:")
+    });
     refused(
         &plan,
         &["init"],
@@ -677,7 +643,9 @@ fn init_refuses_a_task_list_it_cannot_read_whole() {
 #[test]
 fn init_refuses_a_task_without_a_title_anywhere() {
     let plan = Plan::markdown_only("PLAN_init_no_title", PlanFormat::Full);
-    plan.edit_readme(|t| t.replace("Task 2: Synthetic task 2 —", "Task 2 —"));
+    plan.edit("README.md", |t| {
+        t.replace("Task 2: Synthetic task 2 —", "Task 2 —")
+    });
     let file = plan.path("2.task_synthetic_2.md");
     let text = fs::read_to_string(&file).unwrap();
     fs::write(
@@ -702,7 +670,9 @@ fn init_refuses_task_files_outside_the_plan_folder_itself() {
         plan.path("tasks/1.task_synthetic_1.md"),
     )
     .unwrap();
-    plan.edit_readme(|t| t.replace("(1.task_synthetic_1.md)", "(tasks/1.task_synthetic_1.md)"));
+    plan.edit("README.md", |t| {
+        t.replace("(1.task_synthetic_1.md)", "(tasks/1.task_synthetic_1.md)")
+    });
     refused(
         &plan,
         &["init"],
@@ -714,7 +684,7 @@ fn init_refuses_task_files_outside_the_plan_folder_itself() {
 #[test]
 fn init_takes_the_title_without_its_label_and_log_times_written_to_the_minute() {
     let plan = markdown_only_done("PLAN_init_title_times", 3);
-    plan.edit_readme(|t| {
+    plan.edit("README.md", |t| {
         t.replace(
             "# Synthetic plan of 5 tasks",
             "# Plan: Synthetic plan of 5 tasks",
@@ -763,23 +733,18 @@ fn a_writer_on_a_plan_without_state_points_to_init_and_the_hint_runs() {
         vec!["reconcile", "--write"],
         vec!["update", "--task", "1", "--status", "in_progress"],
     ] {
-        let before = plan.snapshot();
+        let before = snapshot(&plan.dir);
         let run = dwp(&plan, &args);
         assert_eq!(run.code, 1, "{args:?}: {}", run.stderr);
         assert!(run.stderr.contains("has no state layer"), "{}", run.stderr);
-        assert!(plan.snapshot() == before, "{args:?} wrote");
+        assert!(snapshot(&plan.dir) == before, "{args:?} wrote");
         // The hint names `dwp init DIR`: run it as written, once.
         let hint = run.stderr.lines().find(|l| l.contains("hint:")).unwrap();
         let command = hint.split('`').nth(1).unwrap();
         assert_eq!(command, format!("dwp init {}", plan.dir.display()));
     }
     let words: Vec<String> = vec!["init".into(), plan.dir.display().to_string()];
-    let output = Command::cargo_bin("dwp")
-        .unwrap()
-        .env("DWP_TEST_NOW", NOW)
-        .args(&words)
-        .output()
-        .unwrap();
+    let output = common::dwp().inherit_home().args(&words).output();
     assert!(
         output.status.success(),
         "{}",

@@ -8,18 +8,17 @@
 //! Tests of behaviour judged wrong against the seed are `#[ignore = "BUG: ..."]` and assert the
 //! correct behaviour.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{NOW, Plan, Run, changed_paths, sha256_hex, tree_digest};
 use dwp::model::{Generation, PlanFormat};
 use dwp::synth::SynthPlan;
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use tempfile::TempDir;
 
-/// The fixed clock of every call.
-const NOW: &str = "2026-06-09T16:42:10Z";
 /// The heading of the PROGRESS.md entry a `--write` at `NOW` appends.
 const ENTRY: &str = "### Reconciliation — 2026-06-09T16:42:10Z";
 
@@ -27,78 +26,23 @@ const ENTRY: &str = "### Reconciliation — 2026-06-09T16:42:10Z";
 // Plans, runs and assertions
 // ---------------------------------------------------------------------------------------------
 
-/// A synthetic plan folder in its own temporary directory.
-struct Plan {
-    _root: TempDir,
-    dir: PathBuf,
-}
-
 impl Plan {
-    fn from_synth(synth: SynthPlan) -> Plan {
-        let root = tempfile::tempdir().expect("temp dir");
-        let dir = synth.write(root.path()).expect("write synthetic plan");
-        Plan { _root: root, dir }
-    }
-
     /// A Full v5 plan of `tasks` tasks, the first `completed` completed with a passing gate.
     fn full(name: &str, tasks: usize, completed: usize) -> Plan {
         Plan::from_synth(SynthPlan::new(name, tasks).completed(completed))
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.join(name)
-    }
-
-    fn read(&self, name: &str) -> String {
-        fs::read_to_string(self.path(name)).unwrap_or_else(|e| panic!("read {name}: {e}"))
-    }
-
-    fn write(&self, name: &str, text: &str) {
-        fs::write(self.path(name), text).unwrap_or_else(|e| panic!("write {name}: {e}"));
-    }
-
-    fn edit(&self, name: &str, edit: impl FnOnce(String) -> String) {
-        let text = self.read(name);
-        self.write(name, &edit(text));
-    }
-
-    fn state(&self) -> Value {
-        serde_json::from_str(&self.read("state.json")).expect("state.json is JSON")
     }
 
     fn state_sha256(&self) -> String {
         sha256_hex(&fs::read(self.path("state.json")).expect("read state.json"))
     }
 
-    /// Every file under the plan folder with its bytes (directories as an empty marker).
-    fn snapshot(&self) -> BTreeMap<PathBuf, Option<Vec<u8>>> {
-        fn walk(dir: &Path, base: &Path, out: &mut BTreeMap<PathBuf, Option<Vec<u8>>>) {
-            for entry in fs::read_dir(dir).expect("read plan folder") {
-                let path = entry.expect("entry").path();
-                let relative = path.strip_prefix(base).expect("inside").to_path_buf();
-                if path.is_dir() {
-                    out.insert(relative, None);
-                    walk(&path, base, out);
-                } else {
-                    out.insert(relative, Some(fs::read(&path).expect("read file")));
-                }
-            }
-        }
-        let mut out = BTreeMap::new();
-        walk(&self.dir, &self.dir, &mut out);
-        out
+    /// Every entry under the plan folder with a digest (directories marked).
+    fn snapshot(&self) -> BTreeMap<PathBuf, String> {
+        tree_digest(&self.dir)
     }
 
-    fn assert_unchanged(&self, before: &BTreeMap<PathBuf, Option<Vec<u8>>>, after_what: &str) {
-        let after = self.snapshot();
-        let changed: Vec<String> = before
-            .keys()
-            .chain(after.keys())
-            .filter(|k| before.get(*k) != after.get(*k))
-            .map(|k| k.display().to_string())
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .collect();
+    fn assert_unchanged(&self, before: &BTreeMap<PathBuf, String>, after_what: &str) {
+        let changed = changed_paths(before, &self.snapshot());
         assert!(
             changed.is_empty(),
             "{after_what} changed {changed:?} in {}",
@@ -167,31 +111,7 @@ fn index_line(readme: &str, id: usize) -> usize {
         .unwrap_or_else(|| panic!("no index line for task {id}"))
 }
 
-fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-/// What one run of the binary did.
-#[derive(Debug)]
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 impl Run {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
-            panic!(
-                "stdout is not one JSON document ({e}); exit {}\nstdout: {}\nstderr: {}",
-                self.code, self.stdout, self.stderr
-            )
-        })
-    }
-
     fn assert_code(&self, code: i32, what: &str) {
         assert_eq!(
             self.code, code,
@@ -202,19 +122,14 @@ impl Run {
     }
 }
 
+/// `dwp reconcile PLAN ARGS...` in `dir` (or here), with the caller's HOME and NO_COLOR set.
 fn dwp_in(dir: Option<&Path>, args: &[&str], plan: &Path) -> Run {
-    let mut command = Command::cargo_bin("dwp").expect("the dwp binary");
-    command.env("DWP_TEST_NOW", NOW).env("NO_COLOR", "1");
+    let mut command = common::dwp();
+    command.inherit_home().env("NO_COLOR", "1");
     if let Some(dir) = dir {
-        command.current_dir(dir);
+        command.in_dir(dir);
     }
-    command.arg("reconcile").arg(plan).args(args);
-    let output = command.output().expect("run dwp");
-    Run {
-        code: output.status.code().expect("exit code (not a signal)"),
-        stdout: String::from_utf8(output.stdout).expect("utf-8 stdout"),
-        stderr: String::from_utf8(output.stderr).expect("utf-8 stderr"),
-    }
+    command.arg("reconcile").arg(plan).args(args).run_utf8()
 }
 
 /// `dwp reconcile PLAN ARGS...`.
@@ -412,13 +327,11 @@ fn round_trip_write_then_check_is_in_sync_and_a_second_write_changes_no_byte() {
         assert_eq!(second.json()["report"]["written"], false, "{what}");
         plan.assert_unchanged(&settled, &format!("{what}: second --write"));
 
-        let mut validate = Command::cargo_bin("dwp").expect("the dwp binary");
-        let output = validate
-            .env("DWP_TEST_NOW", NOW)
+        let output = common::dwp()
+            .inherit_home()
             .arg("validate")
             .arg(&plan.dir)
-            .output()
-            .expect("run dwp validate");
+            .output();
         assert!(
             output.status.success(),
             "{what}: the regenerated state does not validate: {}",
@@ -1151,18 +1064,16 @@ fn each_direction_is_reported_with_its_task_and_line() {
 fn a_plan_the_check_reports_in_sync_is_left_unchanged_by_write() {
     for blocked in [false, true] {
         let plan = Plan::full("PLAN_started_task_kept", 4, 1);
-        let mut update = Command::cargo_bin("dwp").unwrap();
-        update
-            .env("DWP_TEST_NOW", NOW)
+        common::dwp()
+            .inherit_home()
             .arg("update")
             .arg(&plan.dir)
             .args(["--task", "2", "--status", "in_progress"])
             .assert()
             .success();
         if blocked {
-            let mut update = Command::cargo_bin("dwp").unwrap();
-            update
-                .env("DWP_TEST_NOW", NOW)
+            common::dwp()
+                .inherit_home()
                 .arg("update")
                 .arg(&plan.dir)
                 .args([

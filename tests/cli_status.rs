@@ -6,13 +6,14 @@
 //! Fixture runs use the repository root as the working directory and relative paths, so the
 //! snapshots hold no temporary paths; `--all` runs on a temporary ROOT, redacted to `[ROOT]`.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{Dwp, NOW};
 use dwp::synth::SynthPlan;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// The fixed clock of every call.
-const NOW: &str = "2026-06-09T16:42:10Z";
 const FULL_FIXTURE: &str = "conformance-fixtures/valid-full-v5/PLAN_payment_webhooks";
 const BLOCKED_FIXTURE: &str = "conformance-fixtures/valid-blocked-v5/PLAN_sso_login_rollout";
 
@@ -20,10 +21,11 @@ fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// `dwp` with the fixed clock, no NO_COLOR, and stdout piped (so never a terminal).
-fn dwp() -> Command {
-    let mut cmd = Command::cargo_bin("dwp").expect("dwp binary");
-    cmd.env("DWP_TEST_NOW", NOW)
+/// `dwp` with the fixed clock, the caller's HOME, no NO_COLOR, and stdout piped (so never a
+/// terminal).
+fn dwp() -> Dwp {
+    let mut cmd = common::dwp();
+    cmd.inherit_home()
         .env_remove("NO_COLOR")
         .env_remove("COLUMNS")
         .env_remove("LINES");
@@ -31,8 +33,8 @@ fn dwp() -> Command {
 }
 
 /// Run, require exit 0 and an empty stderr, and return stdout.
-fn stdout_of(cmd: &mut Command) -> String {
-    let output = cmd.output().expect("run dwp");
+fn stdout_of(cmd: &mut Dwp) -> String {
+    let output = cmd.output();
     let stdout = String::from_utf8(output.stdout).expect("utf-8 stdout");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(
@@ -47,7 +49,7 @@ fn stdout_of(cmd: &mut Command) -> String {
 /// `dwp status [--json] TARGET` from the repository root.
 fn status_in_repo(target: &str, json: bool) -> String {
     let mut cmd = dwp();
-    cmd.current_dir(repo_root()).arg("status");
+    cmd.in_dir(repo_root()).arg("status");
     if json {
         cmd.arg("--json");
     }

@@ -8,18 +8,16 @@
 //! checked against the state on disk: the printed line
 //! `task N → STATUS · C/T completed · plan STATUS · sha256 HEX` must describe the bytes written.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{NOW, Plan, Run, sha256_hex};
 use dwp::synth::SynthPlan;
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
-use tempfile::TempDir;
 
-/// The fixed clock of every call unless a test says otherwise.
-const NOW: &str = "2026-06-09T16:42:10Z";
 /// A later instant, for a second transition that must get its own timestamp.
 const LATER: &str = "2026-06-09T17:05:00Z";
 const PLAN_NAME: &str = "PLAN_cli_update_rules";
@@ -28,22 +26,10 @@ const PLAN_NAME: &str = "PLAN_cli_update_rules";
 // Fixtures and assertions
 // ---------------------------------------------------------------------------------------------
 
-/// A synthetic plan folder in its own temporary directory.
-struct Plan {
-    _root: TempDir,
-    dir: PathBuf,
-}
-
 impl Plan {
     /// A Full v5 plan of `tasks` tasks, the first `completed` completed with a passing gate.
     fn new(tasks: usize, completed: usize) -> Plan {
         Plan::from_synth(SynthPlan::new(PLAN_NAME, tasks).completed(completed))
-    }
-
-    fn from_synth(synth: SynthPlan) -> Plan {
-        let root = tempfile::tempdir().expect("temp dir");
-        let dir = synth.write(root.path()).expect("write synthetic plan");
-        Plan { _root: root, dir }
     }
 
     /// Five tasks, two completed, task 3 started (through the binary).
@@ -99,51 +85,12 @@ impl Plan {
         fs::read(self.state_path()).expect("read state.json")
     }
 
-    fn state(&self) -> Value {
-        serde_json::from_slice(&self.bytes()).expect("state.json is JSON")
-    }
-
     fn sha256(&self) -> String {
         sha256_hex(&self.bytes())
     }
-
-    /// Rewrite state.json by hand (fixture set-up, not through dwp).
-    fn edit_state(&self, edit: impl FnOnce(&mut Value)) {
-        let mut state = self.state();
-        edit(&mut state);
-        let mut bytes = serde_json::to_vec_pretty(&state).expect("serialize");
-        bytes.push(b'\n');
-        fs::write(self.state_path(), bytes).expect("write state.json");
-    }
-
-    fn edit_readme(&self, edit: impl FnOnce(String) -> String) {
-        let path = self.dir.join("README.md");
-        let text = fs::read_to_string(&path).expect("read README.md");
-        fs::write(&path, edit(text)).expect("write README.md");
-    }
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-/// What one run of the binary did.
-#[derive(Debug)]
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
 }
 
 impl Run {
-    /// The first line of stderr: `dwp <command>: WHAT (PLACE)`.
-    fn message(&self) -> &str {
-        self.stderr.lines().next().unwrap_or("")
-    }
-
     /// The message ends with `(… PLACE)`: the place names the file+JSON path or the flag.
     fn assert_place(&self, place: &str) {
         let message = self.message();
@@ -155,29 +102,20 @@ impl Run {
     }
 }
 
-fn dwp_at(now: &str) -> Command {
-    let mut command = Command::cargo_bin("dwp").expect("the dwp binary");
-    command.env("DWP_TEST_NOW", now);
+/// `dwp` at the clock `now`, with the caller's HOME.
+fn dwp_at(now: &str) -> common::Dwp {
+    let mut command = common::dwp();
+    command.at(now).inherit_home();
     command
-}
-
-fn execute(mut command: Command) -> Run {
-    let output = command.output().expect("run dwp");
-    Run {
-        code: output
-            .status
-            .code()
-            .expect("exit code (not killed by a signal)"),
-        stdout: String::from_utf8(output.stdout).expect("utf-8 stdout"),
-        stderr: String::from_utf8(output.stderr).expect("utf-8 stderr"),
-    }
 }
 
 /// `dwp update PLAN ARGS...` at the clock `now`.
 fn update_at(now: &str, plan: &Plan, args: &[&str]) -> Run {
-    let mut command = dwp_at(now);
-    command.arg("update").arg(&plan.dir).args(args);
-    execute(command)
+    dwp_at(now)
+        .arg("update")
+        .arg(&plan.dir)
+        .args(args)
+        .run_utf8()
 }
 
 fn update(plan: &Plan, args: &[&str]) -> Run {
@@ -186,13 +124,12 @@ fn update(plan: &Plan, args: &[&str]) -> Run {
 
 /// `dwp lock SUBCOMMAND PLAN ARGS...`.
 fn lock_cmd(subcommand: &str, plan: &Plan, args: &[&str]) -> Run {
-    let mut command = dwp_at(NOW);
-    command
+    dwp_at(NOW)
         .arg("lock")
         .arg(subcommand)
         .arg(&plan.dir)
-        .args(args);
-    execute(command)
+        .args(args)
+        .run_utf8()
 }
 
 /// `dwp amend PLAN --task N ...` at `now`: the amendment the reopen rule asks for, recorded
@@ -217,7 +154,7 @@ fn record_amendment_at(now: &str, plan: &Plan, task: &str) {
         "--affected",
         task,
     ]);
-    let run = execute(command);
+    let run = command.run_utf8();
     assert_eq!(run.code, 0, "dwp amend failed:\n{}", run.stderr);
 }
 
@@ -465,7 +402,9 @@ fn absent_approval_without_a_readme_row_is_pending_never_approved() {
     plan.edit_state(|s| {
         s.as_object_mut().expect("object").remove("approval");
     });
-    plan.edit_readme(|text| text.replace("| Approval | approved |\n", ""));
+    plan.edit("README.md", |text| {
+        text.replace("| Approval | approved |\n", "")
+    });
     let run = refused(
         &plan,
         &["--task", "3", "--status", "in_progress"],
@@ -481,7 +420,9 @@ fn absent_approval_with_a_pending_readme_row_is_refused() {
     plan.edit_state(|s| {
         s.as_object_mut().expect("object").remove("approval");
     });
-    plan.edit_readme(|text| text.replace("| Approval | approved |", "| Approval | pending |"));
+    plan.edit("README.md", |text| {
+        text.replace("| Approval | approved |", "| Approval | pending |")
+    });
     let run = refused(
         &plan,
         &["--task", "3", "--status", "in_progress"],
@@ -1872,11 +1813,11 @@ fn a_held_lock_is_contention_and_is_never_removed() {
 fn waiting_acquires_the_lock_once_its_holder_releases_it() {
     let plan = Plan::new(5, 2);
     fs::create_dir(plan.lock_path()).expect("create lock dir");
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("dwp"))
-        .env("DWP_TEST_NOW", NOW)
+    let mut child = dwp_at(NOW)
         .arg("update")
         .arg(&plan.dir)
         .args(["--task", "3", "--status", "in_progress", "--wait", "20"])
+        .command()
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

@@ -5,18 +5,16 @@
 //! test breaks exactly one thing. Every rejection must name the file and a JSON path
 //! (`…/state.json: $.…`), exit 1, leave no panic on stderr, and change no byte on disk.
 
-use assert_cmd::Command;
+mod common;
+
 use clap::CommandFactory;
+use common::{Dwp, Run, tree_digest};
 use dwp::synth::SynthPlan;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
-use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tempfile::TempDir;
-
-const TEST_NOW: &str = "2026-06-09T16:42:10Z";
 
 /// An invalid fixture used for the output snapshots: three findings of three kinds.
 const SNAPSHOT_FIXTURE: &str =
@@ -26,29 +24,15 @@ fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The binary with a fixed clock and a terminal width that does not depend on the caller.
-fn dwp() -> Command {
-    let mut cmd = Command::cargo_bin("dwp").expect("the dwp binary is built");
-    cmd.env("DWP_TEST_NOW", TEST_NOW)
+/// The binary with a fixed clock, the caller's HOME, and a terminal width that does not depend
+/// on the caller.
+fn dwp() -> Dwp {
+    let mut cmd = common::dwp();
+    cmd.inherit_home()
         .env_remove("COLUMNS")
         .env_remove("LINES")
         .timeout(Duration::from_secs(60));
     cmd
-}
-
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-fn run(cmd: &mut Command) -> Run {
-    let output = cmd.output().expect("dwp runs");
-    Run {
-        code: output.status.code(),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
 }
 
 fn validate(targets: &[&Path], json: bool) -> Run {
@@ -57,7 +41,7 @@ fn validate(targets: &[&Path], json: bool) -> Run {
     if json {
         cmd.arg("--json");
     }
-    run(&mut cmd)
+    cmd.run()
 }
 
 /// A conformant Full v5 plan of 4 tasks, 2 completed, in a fresh temporary folder.
@@ -80,30 +64,6 @@ fn edit_state(plan: &Path, edit: impl FnOnce(&mut Value)) {
     fs::write(plan.join("state.json"), dwp::store::canonical_bytes(&state)).expect("write state");
 }
 
-/// Every path under `dir` with a digest of its content (symlinks by target, never followed).
-fn tree_digest(dir: &Path) -> BTreeMap<PathBuf, String> {
-    fn walk(dir: &Path, out: &mut BTreeMap<PathBuf, String>) {
-        for entry in fs::read_dir(dir).expect("readable dir") {
-            let path = entry.expect("entry").path();
-            let meta = fs::symlink_metadata(&path).expect("stat");
-            let digest = if meta.file_type().is_symlink() {
-                format!("-> {}", fs::read_link(&path).expect("readlink").display())
-            } else if meta.is_dir() {
-                walk(&path, out);
-                "dir".to_owned()
-            } else if meta.is_file() {
-                format!("{:x}", Sha256::digest(fs::read(&path).expect("read")))
-            } else {
-                format!("special {:?}", meta.file_type())
-            };
-            out.insert(path, digest);
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(dir, &mut out);
-    out
-}
-
 /// Run `dwp validate PLAN` on a broken plan and check the contract for bad input: exit 1, no
 /// panic, no byte changed, and a stdout line `PLAN/state.json: $…` that contains `needle`.
 /// Returns that line.
@@ -117,11 +77,9 @@ fn assert_rejected(root: &TempDir, plan: &Path, needle: &str) -> String {
         result.stderr
     );
     assert_eq!(
-        result.code,
-        Some(1),
+        result.code, 1,
         "exit code\nstdout:\n{}\nstderr:\n{}",
-        result.stdout,
-        result.stderr
+        result.stdout, result.stderr
     );
     assert_eq!(before, after, "validate changed bytes on disk");
     let prefix = format!("{}: $", plan.join("state.json").display());
@@ -268,7 +226,7 @@ fn a_file_over_the_size_limit_is_rejected_without_reading_it() {
         .unwrap();
     drop(file);
     let result = validate(&[&plan], false);
-    assert_eq!(result.code, Some(1), "{}", result.stdout);
+    assert_eq!(result.code, 1, "{}", result.stdout);
     assert!(result.stdout.contains("state.json"), "{}", result.stdout);
     assert!(result.stdout.contains("limit"), "{}", result.stdout);
     assert!(!result.stderr.contains("panicked"), "{}", result.stderr);
@@ -288,7 +246,7 @@ fn a_named_pipe_as_state_json_is_rejected_without_hanging() {
     cmd.arg("validate")
         .arg(&plan)
         .timeout(Duration::from_secs(10));
-    let output = cmd.output().expect("dwp runs");
+    let output = cmd.output();
     assert_eq!(
         output.status.code(),
         Some(1),
@@ -307,7 +265,7 @@ fn a_nonexistent_path_exits_1_naming_it() {
     let root = tempfile::tempdir().unwrap();
     let missing = root.path().join("PLAN_does_not_exist");
     let result = validate(&[&missing], false);
-    assert_eq!(result.code, Some(1));
+    assert_eq!(result.code, 1);
     assert!(
         result.stdout.contains(&format!(
             "{}: no such plan folder or file",
@@ -320,10 +278,10 @@ fn a_nonexistent_path_exits_1_naming_it() {
 
 #[test]
 fn no_arguments_is_a_usage_error() {
-    let bare = run(&mut dwp());
-    assert_eq!(bare.code, Some(2), "dwp alone: {}", bare.stderr);
-    let result = run(dwp().arg("validate"));
-    assert_eq!(result.code, Some(2));
+    let bare = dwp().run();
+    assert_eq!(bare.code, 2, "dwp alone: {}", bare.stderr);
+    let result = dwp().arg("validate").run();
+    assert_eq!(result.code, 2);
     assert!(result.stdout.is_empty(), "{}", result.stdout);
     assert!(result.stderr.contains("<PLAN>"), "{}", result.stderr);
 }
@@ -335,7 +293,7 @@ fn a_newer_schema_generation_is_unverified() {
         s["schema"] = "https://deepworkplan.com/schema/plan-state/v6.json".into();
     });
     let result = validate(&[&plan], false);
-    assert_eq!(result.code, Some(5), "{}", result.stdout);
+    assert_eq!(result.code, 5, "{}", result.stdout);
     assert!(result.stdout.contains("UNVERIFIED"), "{}", result.stdout);
     let json = validate(&[&plan], true);
     let doc: Value = serde_json::from_str(&json.stdout).unwrap();
@@ -349,7 +307,7 @@ fn a_newer_schema_generation_is_unverified() {
 fn a_single_state_file_can_be_validated() {
     let (_root, plan) = synth_plan("PLAN_cli_single_file");
     let result = validate(&[&plan.join("state.json")], false);
-    assert_eq!(result.code, Some(0), "{}", result.stdout);
+    assert_eq!(result.code, 0, "{}", result.stdout);
     assert!(result.stdout.starts_with("valid: "), "{}", result.stdout);
 }
 
@@ -357,7 +315,7 @@ fn a_single_state_file_can_be_validated() {
 fn the_json_document_has_the_documented_shape() {
     let (_root, good) = synth_plan("PLAN_cli_json_valid");
     let result = validate(&[&good], true);
-    assert_eq!(result.code, Some(0));
+    assert_eq!(result.code, 0);
     let doc: Value = serde_json::from_str(&result.stdout).expect("one JSON document");
     let keys: Vec<&str> = doc
         .as_object()
@@ -382,7 +340,7 @@ fn the_json_document_has_the_documented_shape() {
         s["tasks"][2]["commit"] = "HEAD".into();
     });
     let result = validate(&[&bad], true);
-    assert_eq!(result.code, Some(1));
+    assert_eq!(result.code, 1);
     let doc: Value = serde_json::from_str(&result.stdout).expect("one JSON document");
     assert_eq!(doc["ok"], false);
     assert_eq!(doc["verdict"], "invalid");
@@ -425,7 +383,7 @@ fn several_targets_are_judged_together() {
     });
 
     let result = validate(&[&valid, &invalid], false);
-    assert_eq!(result.code, Some(1), "an invalid target fails the run");
+    assert_eq!(result.code, 1, "an invalid target fails the run");
     assert!(
         result.stdout.contains("valid: PLAN_cli_several_valid"),
         "{}",
@@ -440,9 +398,9 @@ fn several_targets_are_judged_together() {
     );
 
     let result = validate(&[&valid, &newer], false);
-    assert_eq!(result.code, Some(5), "unverified without an error");
+    assert_eq!(result.code, 5, "unverified without an error");
     let result = validate(&[&newer, &invalid, &valid], false);
-    assert_eq!(result.code, Some(1), "an error outweighs unverified");
+    assert_eq!(result.code, 1, "an error outweighs unverified");
 
     let result = validate(&[&invalid, &newer], true);
     let doc: Value = serde_json::from_str(&result.stdout).expect("one JSON document");
@@ -467,26 +425,28 @@ fn several_targets_are_judged_together() {
 
 #[test]
 fn snapshot_human_output_of_an_invalid_plan() {
-    let result = run(dwp()
-        .current_dir(repo_root())
-        .args(["validate", SNAPSHOT_FIXTURE]));
-    assert_eq!(result.code, Some(1));
+    let result = dwp()
+        .in_dir(repo_root())
+        .args(["validate", SNAPSHOT_FIXTURE])
+        .run();
+    assert_eq!(result.code, 1);
     insta::assert_snapshot!("validate_invalid_human", result.stdout);
 }
 
 #[test]
 fn snapshot_json_output_of_an_invalid_plan() {
-    let result = run(dwp()
-        .current_dir(repo_root())
-        .args(["validate", SNAPSHOT_FIXTURE, "--json"]));
-    assert_eq!(result.code, Some(1));
+    let result = dwp()
+        .in_dir(repo_root())
+        .args(["validate", SNAPSHOT_FIXTURE, "--json"])
+        .run();
+    assert_eq!(result.code, 1);
     insta::assert_snapshot!("validate_invalid_json", result.stdout);
 }
 
 #[test]
 fn snapshot_help_lists_every_command_and_the_exit_codes() {
-    let result = run(dwp().arg("--help"));
-    assert_eq!(result.code, Some(0));
+    let result = dwp().arg("--help").run();
+    assert_eq!(result.code, 0);
     for command in dwp::cli::Cli::command().get_subcommands() {
         let listed = format!("  {} ", command.get_name());
         assert!(

@@ -2,46 +2,26 @@
 //! progress), each on a synthetic plan broken in exactly one way, plus the verdicts, the exit
 //! codes, `--all` and the promise that verify writes nothing.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{copy_plan, snapshot, verify_codes as codes};
 use dwp::synth::SynthPlan;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-
-const NOW: &str = "2026-06-09T16:42:10Z";
 
 fn plan(root: &Path, name: &str) -> PathBuf {
     SynthPlan::new(name, 4).completed(2).write(root).unwrap()
 }
 
+/// `dwp verify ARGS --json` at the test clock, with the caller's HOME.
 fn verify(args: &[&str]) -> (i32, Value) {
-    let output = Command::cargo_bin("dwp")
-        .unwrap()
-        .env("DWP_TEST_NOW", NOW)
+    let run = common::dwp()
+        .inherit_home()
         .arg("verify")
         .args(args)
         .arg("--json")
-        .output()
-        .unwrap();
-    let json = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}):\n{}\n{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        )
-    });
-    (output.status.code().unwrap(), json)
-}
-
-fn codes(report: &Value) -> Vec<String> {
-    let mut codes: Vec<String> = report["plans"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|p| p["findings"].as_array().unwrap().clone())
-        .map(|f| f["code"].as_str().unwrap().to_owned())
-        .collect();
-    codes.sort();
-    codes
+        .run();
+    (run.code, run.json())
 }
 
 fn edit(path: &Path, change: impl FnOnce(String) -> String) {
@@ -70,27 +50,13 @@ fn verdict_of(breaking: impl FnOnce(&Path)) -> (i32, Vec<String>, Value) {
 fn a_clean_plan_is_conformant_and_verify_writes_nothing() {
     let root = tempfile::tempdir().unwrap();
     let plan = plan(root.path(), "PLAN_verify_clean");
-    let before = tree(&plan);
+    let before = snapshot(&plan);
     let (code, report) = verify(&[plan.to_str().unwrap()]);
     assert_eq!(code, 0, "{report:#}");
     assert_eq!(report["verdict"], "CONFORMANT");
     assert_eq!(report["command"], "verify");
     assert!(codes(&report).is_empty());
-    assert_eq!(before, tree(&plan), "verify changed a file");
-}
-
-fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            files.extend(tree(&path));
-        } else {
-            files.push((path.clone(), std::fs::read(&path).unwrap()));
-        }
-    }
-    files.sort();
-    files
+    assert_eq!(before, snapshot(&plan), "verify changed a file");
 }
 
 #[test]
@@ -620,11 +586,11 @@ fn an_absent_approval_is_the_readme_row_never_approved_by_default() {
 #[test]
 fn all_needs_a_root_holding_dwp_plans_and_says_when_there_are_none() {
     let root = tempfile::tempdir().unwrap();
-    let output = Command::cargo_bin("dwp")
-        .unwrap()
+    let output = common::dwp()
+        .without_clock()
+        .inherit_home()
         .args(["verify", "--all", root.path().to_str().unwrap()])
-        .output()
-        .unwrap();
+        .output();
     assert_eq!(
         output.status.code(),
         Some(2),
@@ -634,11 +600,11 @@ fn all_needs_a_root_holding_dwp_plans_and_says_when_there_are_none() {
     assert!(stderr.contains(".dwp/plans does not exist"), "{stderr}");
 
     std::fs::create_dir_all(root.path().join(".dwp/plans")).unwrap();
-    let output = Command::cargo_bin("dwp")
-        .unwrap()
+    let output = common::dwp()
+        .without_clock()
+        .inherit_home()
         .args(["verify", "--all", root.path().to_str().unwrap()])
-        .output()
-        .unwrap();
+        .output();
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(
         String::from_utf8_lossy(&output.stdout),
@@ -682,12 +648,7 @@ fn a_plan_without_a_state_layer_is_judged_on_its_markdown_outside_git_an_error()
     let command = hint.split('`').nth(1).expect("the hint quotes a command");
     assert_eq!(command, format!("dwp init {}", plan.display()));
     let words: Vec<&str> = command.split(' ').collect();
-    let init = Command::cargo_bin("dwp")
-        .unwrap()
-        .env("DWP_TEST_NOW", NOW)
-        .args(&words[1..])
-        .output()
-        .unwrap();
+    let init = common::dwp().inherit_home().args(&words[1..]).output();
     assert!(
         init.status.success(),
         "{}",
@@ -908,13 +869,7 @@ fn a_plan_materialized_from_legacy_markdown_is_still_judged_by_its_standard() {
         severities(&before),
         [("DWP057".to_owned(), "advisory".to_owned())]
     );
-    let init = Command::cargo_bin("dwp")
-        .unwrap()
-        .env("DWP_TEST_NOW", NOW)
-        .arg("init")
-        .arg(&plan)
-        .output()
-        .unwrap();
+    let init = common::dwp().inherit_home().arg("init").arg(&plan).output();
     assert!(
         init.status.success(),
         "{}",
@@ -973,7 +928,7 @@ fn approval_is_not_asked_of_a_v1_state_nor_of_a_completed_plan() {
         .join("conformance-fixtures/verify-published-dwp-receipt/PLAN_audit_log_export");
     let root = tempfile::tempdir().unwrap();
     let copy = root.path().join("PLAN_audit_log_export");
-    copy_tree(&fixture, &copy);
+    copy_plan(&fixture, &copy);
     let (code, before) = verify(&[copy.to_str().unwrap()]);
     assert_eq!(
         (code, codes(&before)),
@@ -983,16 +938,4 @@ fn approval_is_not_asked_of_a_v1_state_nor_of_a_completed_plan() {
     edit_state(&copy, |s| s["approval"] = serde_json::json!("pending"));
     let (_, after) = verify(&[copy.to_str().unwrap()]);
     assert!(!codes(&after).contains(&"DWP091".to_owned()), "{after:#}");
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap().flatten() {
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }

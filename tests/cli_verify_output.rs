@@ -3,11 +3,10 @@
 //! and the SARIF 2.1.0 log, which is also validated against the OASIS SARIF 2.1.0 schema
 //! (vendored in `tests/data/`).
 
-use assert_cmd::Command;
+mod common;
+
 use serde_json::Value;
 use std::path::PathBuf;
-
-const NOW: &str = "2026-06-09T16:42:10Z";
 
 /// Two fixtures: one broken rule with a JSON-path finding, and several findings across files
 /// with an advisory and an unverified check.
@@ -23,23 +22,14 @@ fn repo() -> PathBuf {
 }
 
 fn verify(args: &[&str]) -> (i32, String) {
-    let output = Command::cargo_bin("dwp")
-        .unwrap()
-        .current_dir(repo())
-        .env("DWP_TEST_NOW", NOW)
+    let run = common::dwp()
+        .inherit_home()
+        .in_dir(repo())
         .arg("verify")
         .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        output.stderr.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    (
-        output.status.code().unwrap(),
-        String::from_utf8(output.stdout).unwrap(),
-    )
+        .run_utf8();
+    assert!(run.stderr.is_empty(), "{}", run.stderr);
+    (run.code, run.stdout)
 }
 
 #[test]
@@ -155,12 +145,12 @@ fn strict_sarif_makes_advisories_errors() {
 
 #[test]
 fn json_and_sarif_together_are_a_usage_error() {
-    let output = Command::cargo_bin("dwp")
-        .unwrap()
-        .current_dir(repo())
+    let output = common::dwp()
+        .without_clock()
+        .inherit_home()
+        .in_dir(repo())
         .args(["verify", FAILING_GATE, "--json", "--format", "sarif"])
-        .output()
-        .unwrap();
+        .output();
     assert_eq!(output.status.code(), Some(2));
     // --json was asked for: stdout is the one JSON document of the error, never a SARIF log.
     let document: Value = serde_json::from_slice(&output.stdout).expect("one JSON document");

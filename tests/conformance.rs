@@ -23,9 +23,10 @@
 //! which dwp does not have yet; such a case is left out of the main test (and named in its
 //! output) until the bug is fixed. No fixture carries one today.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{changed_paths, tree_digest};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs;
@@ -33,9 +34,6 @@ use std::path::{Path, PathBuf};
 
 /// The fixture tree, relative to the repository root.
 const FIXTURES: &str = "conformance-fixtures";
-
-/// The clock every fixture is judged at (the `updated_at` of the example plan).
-const TEST_NOW: &str = "2026-06-09T16:42:10Z";
 
 /// Fewer fixtures than this means the walk silently missed some.
 const MIN_FIXTURES: usize = 220;
@@ -272,45 +270,16 @@ fn cases(root: &Path) -> Vec<Case> {
         .collect()
 }
 
-/// A digest of every entry under `dir`, keyed by path: a file's bytes, a symlink's target (never
-/// followed), or a directory marker. Any change of content, type or name changes the map.
-fn tree_digest(dir: &Path) -> BTreeMap<PathBuf, String> {
-    fn walk(dir: &Path, out: &mut BTreeMap<PathBuf, String>) {
-        for entry in fs::read_dir(dir).expect("readable fixture folder") {
-            let path = entry.expect("directory entry").path();
-            let meta = fs::symlink_metadata(&path).expect("stat");
-            let digest = if meta.file_type().is_symlink() {
-                format!(
-                    "symlink -> {}",
-                    fs::read_link(&path).expect("readlink").display()
-                )
-            } else if meta.is_dir() {
-                walk(&path, out);
-                "directory".to_owned()
-            } else {
-                let bytes = fs::read(&path).expect("readable fixture file");
-                format!("{:x}", Sha256::digest(&bytes))
-            };
-            out.insert(path, digest);
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(dir, &mut out);
-    out
-}
-
 /// Run `dwp COMMAND PLAN --json` (`validate` or `verify`) and compare the exit code and the
 /// codes with the expectation; `None` when they agree.
 fn check(root: &Path, case: &Case, command: &str, expected: &Expected) -> Option<String> {
-    let output = Command::cargo_bin("dwp")
-        .expect("the dwp binary is built")
-        .current_dir(root)
-        .env("DWP_TEST_NOW", TEST_NOW)
+    let output = common::dwp()
+        .inherit_home()
+        .in_dir(root)
         .arg(command)
         .arg(&case.plan)
         .arg("--json")
-        .output()
-        .expect("dwp runs");
+        .output();
     let exit = output.status.code();
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -397,15 +366,13 @@ struct ReconcileRun {
 }
 
 fn run_reconcile(root: &Path, case: &Case) -> ReconcileRun {
-    let output = Command::cargo_bin("dwp")
-        .expect("the dwp binary is built")
-        .current_dir(root)
-        .env("DWP_TEST_NOW", TEST_NOW)
+    let output = common::dwp()
+        .inherit_home()
+        .in_dir(root)
         .arg("reconcile")
         .arg(&case.plan)
         .arg("--json")
-        .output()
-        .expect("dwp runs");
+        .output();
     ReconcileRun {
         exit: output.status.code(),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
@@ -486,21 +453,6 @@ fn check_reconcile(run: &ReconcileRun, expected: &ReconcileExpected) -> Option<S
     Some(text)
 }
 
-/// Paths whose digest differs between two walks of the fixture tree.
-fn changed_paths(
-    before: &BTreeMap<PathBuf, String>,
-    after: &BTreeMap<PathBuf, String>,
-) -> Vec<String> {
-    before
-        .keys()
-        .chain(after.keys())
-        .filter(|path| before.get(*path) != after.get(*path))
-        .map(|path| path.display().to_string())
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
-        .collect()
-}
-
 /// Run `problem_of` on every case, collecting mismatches named by case; then prove `command`
 /// changed no byte of the fixture tree since `before`, and return the tree's digest.
 fn each_case(
@@ -521,7 +473,10 @@ fn each_case(
         }
     }
     let after = tree_digest(&root.join(FIXTURES));
-    let changed = changed_paths(before, &after);
+    let changed: Vec<String> = changed_paths(before, &after)
+        .iter()
+        .map(|path| path.display().to_string())
+        .collect();
     assert!(
         changed.is_empty(),
         "`dwp {command}` changed the fixture tree:\n  {}",

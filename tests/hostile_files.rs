@@ -31,24 +31,16 @@ fn publishable(root: &Path) -> PathBuf {
 
 /// `dwp ARGS` with a deadline: a command blocked in `open()` is killed and reported.
 fn dwp_bounded(dir: &Path, args: &[&str]) -> Run {
-    let output = assert_cmd::Command::cargo_bin("dwp")
-        .unwrap()
-        .current_dir(dir)
-        .env("DWP_TEST_NOW", common::NOW)
-        .env_remove("HOME")
+    let output = common::dwp()
+        .in_dir(dir)
         .args(args)
         .timeout(NO_HANG)
-        .output()
-        .unwrap();
+        .output();
     assert!(
         output.status.code().is_some(),
         "dwp {args:?} was killed after {NO_HANG:?}: it blocked"
     );
-    Run {
-        code: output.status.code().unwrap(),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+    Run::lossy(&output)
 }
 
 fn verify_json(dir: &Path, plan: &Path) -> (Run, serde_json::Value) {

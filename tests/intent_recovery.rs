@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::NOW;
+use common::{NOW, changed_paths, copy_plan};
 use dwp::model::{Generation, PlanFormat};
 use dwp::synth::SynthPlan;
 use std::collections::BTreeMap;
@@ -203,26 +203,20 @@ struct Rename {
 /// Returns the renames the command entered, in order.
 fn traced(plan: &Path, args: &[&str], kill_at: Option<(usize, &[Rename])>) -> Vec<Rename> {
     let trace = plan.parent().unwrap().join("strace.out");
-    let mut command = Command::new("strace");
-    command
-        .args(["-f", "-qq", "-y", "-e"])
-        .arg(format!("trace={RENAMES}"));
+    let mut strace: Vec<String> = ["-f", "-qq", "-y", "-e"].map(String::from).into();
+    strace.push(format!("trace={RENAMES}"));
     if let Some((k, renames)) = kill_at {
         let call = &renames[k - 1].call;
         let ordinal = renames[..k].iter().filter(|r| r.call == *call).count();
-        command
-            .arg("-e")
-            .arg(format!("inject={call}:signal=KILL:when={ordinal}"));
+        strace.push("-e".into());
+        strace.push(format!("inject={call}:signal=KILL:when={ordinal}"));
     }
-    command
-        .arg("-o")
-        .arg(&trace)
-        .arg(assert_cmd::cargo::cargo_bin("dwp"))
+    strace.push("-o".into());
+    strace.push(trace.display().to_string());
+    let mut command = common::dwp()
         .args(dwp_command(plan, args))
-        .env("DWP_TEST_NOW", NOW)
-        .env_remove("HOME")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
+        .wrapped("strace", &strace);
+    command.stdout(Stdio::null()).stderr(Stdio::null());
     let status = command.status().expect("run strace");
     if kill_at.is_none() {
         assert!(status.success(), "the untroubled run failed: {status:?}");
@@ -277,17 +271,6 @@ fn without_lock_ages(text: &str) -> String {
     }
     out.push_str(rest);
     out
-}
-
-/// The files whose bytes differ between two settled plans (a readable failure message).
-fn differing(a: &BTreeMap<PathBuf, String>, b: &BTreeMap<PathBuf, String>) -> Vec<PathBuf> {
-    a.keys()
-        .chain(b.keys())
-        .filter(|k| a.get(*k) != b.get(*k))
-        .cloned()
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
-        .collect()
 }
 
 /// What the next writer does after a kill: remove the dead writer's lock, then write.
@@ -348,7 +331,7 @@ fn a_multi_file_write_killed_at_any_rename_is_completed_by_the_next_writer_with_
             assert!(
                 after == done || after == not_done,
                 "{label}: neither the whole change nor none of it (files differing from the whole change: {:?})",
-                differing(&after, &done)
+                changed_paths(&after, &done)
             );
             // (For `reconcile --write`, the next writer makes the same change: both outcomes agree.)
             if let Some(recorded_at) = recorded_at.filter(|_| done != not_done) {
@@ -369,19 +352,6 @@ fn a_multi_file_write_killed_at_any_rename_is_completed_by_the_next_writer_with_
             case.name,
             renames.len()
         );
-    }
-}
-
-/// Copy a plan folder (files and folders, hidden ones included).
-fn copy_plan(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap().flatten() {
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_plan(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
     }
 }
 

@@ -1,19 +1,17 @@
 //! `dwp update` under contention and under SIGKILL: no lost update, no torn file, and every lock
 //! a killed writer leaves behind is judged dead and recovered.
 
-use assert_cmd::cargo::CommandCargoExt;
+mod common;
+
 use dwp::synth::SynthPlan;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-const NOW: &str = "2026-06-09T16:42:10Z";
-
+/// `dwp` at the test clock with the caller's HOME, to spawn.
 fn dwp() -> Command {
-    let mut command = Command::cargo_bin("dwp").expect("dwp binary");
-    command.env("DWP_TEST_NOW", NOW);
-    command
+    common::dwp().inherit_home().command()
 }
 
 /// A plan whose task 1 is in progress, ready to take gate records.
