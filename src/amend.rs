@@ -23,7 +23,7 @@ use crate::clock;
 use crate::error::{Error, Result};
 use crate::markdown::{self, TaskRecord};
 use crate::model::{State, Task, TaskStatus};
-use crate::plan::{self, Loaded};
+use crate::plan::Loaded;
 use crate::records::{TaskSource, read_task_source};
 use crate::store;
 use crate::updater::{self, AmendmentCheck, UpdateRequest};
@@ -148,7 +148,7 @@ pub struct AmendOutcome {
 pub fn amend(target: &Path, request: &AmendRequest) -> Result<AmendOutcome> {
     check_input(request)?;
     let (plan_dir, state_path) = crate::plan::resolve_target(target);
-    let guard = crate::plan::lock_for_write(&plan_dir, &state_path, request.wait)?;
+    let guard = crate::writer::lock_for_write(&plan_dir, &state_path, request.wait)?;
     let outcome = amend_under_lock(&plan_dir, &state_path, request)?;
     guard.release()?;
     Ok(outcome)
@@ -160,7 +160,7 @@ fn amend_under_lock(
     request: &AmendRequest,
 ) -> Result<AmendOutcome> {
     crate::plan::refuse_while_finalizing(plan_dir)?;
-    let loaded = plan::load_state_for_write(plan_dir, state_path, true)?;
+    let loaded = crate::writer::load_state_for_write(plan_dir, state_path, true)?;
     check_snapshot(&loaded, request)?;
     let state = &loaded.doc;
     let task = check_tasks(state, request)?;

@@ -5,7 +5,7 @@
 use crate::error::{Error, Result};
 use crate::findings::Finding;
 use crate::model::PlanStatus;
-use crate::plan::{self, PlanPaths};
+use crate::plan::PlanPaths;
 use crate::publication::{MARKER, Publication, default_candidate, publish_locked, recover_locked};
 use crate::store;
 use std::path::{Path, PathBuf};
@@ -24,7 +24,7 @@ pub struct FinalizeRequest {
 /// Run `dwp finalize` (or `--recover`) on the plan at `target`.
 pub fn finalize(target: &Path, request: &FinalizeRequest) -> Result<Publication> {
     let (plan_dir, state_path) = crate::plan::resolve_target(target);
-    let guard = plan::lock_for_write(&plan_dir, &state_path, request.wait)?;
+    let guard = crate::writer::lock_for_write(&plan_dir, &state_path, request.wait)?;
     let result = if request.recover {
         let offered = match &request.candidate {
             Some(path) => Some((path.as_path(), read_candidate(path)?)),
@@ -58,7 +58,7 @@ fn finalize_locked(
     request: &FinalizeRequest,
 ) -> Result<Publication> {
     crate::plan::refuse_while_finalizing(plan_dir)?;
-    let current = plan::load_state_for_write(plan_dir, state_path, false)?;
+    let current = crate::writer::load_state_for_write(plan_dir, state_path, false)?;
     if let Some(expected) = &request.expected_sha256
         && *expected != current.sha256
     {
@@ -71,7 +71,11 @@ fn finalize_locked(
     let candidate = match &request.candidate {
         Some(path) => read_candidate(path)?,
         None => {
-            plan::refuse_clock_behind(&current.doc, &current.file, &crate::clock::now_rfc3339())?;
+            crate::writer::refuse_clock_behind(
+                &current.doc,
+                &current.file,
+                &crate::clock::now_rfc3339(),
+            )?;
             default_candidate(&current)
         }
     };
@@ -93,7 +97,7 @@ fn read_candidate(path: &Path) -> Result<Vec<u8>> {
 pub fn check(target: &Path) -> Result<Vec<Finding>> {
     let (plan_dir, state_path) = crate::plan::resolve_target(target);
     let paths = PlanPaths::new(&plan_dir);
-    let state = plan::load_state_for_write(&plan_dir, &state_path, false)?;
+    let state = crate::writer::load_state_for_write(&plan_dir, &state_path, false)?;
     let receipt = plan_dir.join(crate::receipt::RECEIPT);
     if store::place(&receipt, &plan_dir) == store::Place::Missing {
         // Nothing was published, so nothing "changed since publication".

@@ -45,5 +45,6 @@ pub mod update;
 pub mod updater;
 pub mod validate;
 pub mod verify;
+pub mod writer;
 
 pub use error::{Error, Exit, Result};

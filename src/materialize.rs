@@ -94,7 +94,7 @@ pub fn init(plan_dir: &Path, creator: &Creator, standard: Option<&str>) -> Resul
             "is not a plan folder",
         ));
     }
-    let guard = crate::plan::lock_for_write(&paths.dir, &paths.state, std::time::Duration::ZERO)?;
+    let guard = crate::writer::lock_for_write(&paths.dir, &paths.state, std::time::Duration::ZERO)?;
     let outcome = init_under_lock(&paths, creator, standard)?;
     guard.release()?;
     Ok(outcome)
@@ -546,7 +546,7 @@ fn checked_pair(
 ) -> Result<(Vec<u8>, Vec<u8>)> {
     let manifest_bytes = store::canonical_bytes(manifest);
     let state_bytes = store::canonical_bytes(state);
-    plan::check_before_write(&paths.state, &state_bytes, "the materialized state")?;
+    crate::writer::check_before_write(&paths.state, &state_bytes, "the materialized state")?;
     let value = crate::json::parse_strict(&manifest_bytes)
         .map_err(|e| Error::rejected(paths.manifest.display().to_string(), e.message))?;
     let loaded: Loaded<Manifest> = plan::from_value(
@@ -577,7 +577,7 @@ pub fn migrate(plan_dir: &Path, to: Generation) -> Result<MigrateOutcome> {
         ));
     }
     let paths = PlanPaths::new(plan_dir);
-    let guard = crate::plan::lock_for_write(&paths.dir, &paths.state, std::time::Duration::ZERO)?;
+    let guard = crate::writer::lock_for_write(&paths.dir, &paths.state, std::time::Duration::ZERO)?;
     let outcome = migrate_under_lock(&paths, to)?;
     guard.release()?;
     Ok(outcome)
@@ -605,7 +605,7 @@ fn migrate_under_lock(paths: &PlanPaths, to: Generation) -> Result<MigrateOutcom
             "the input state breaks an invariant",
         ));
     }
-    plan::refuse_clock_behind(&state.doc, &state.file, &clock::now_rfc3339())?;
+    crate::writer::refuse_clock_behind(&state.doc, &state.file, &clock::now_rfc3339())?;
     let next_manifest = migrated_manifest(&manifest.doc, to);
     let next_state = migrated_state(&state.doc, to, readme.readme.approval());
     let (manifest_bytes, state_bytes) = checked_pair(paths, &next_manifest, &next_state)?;

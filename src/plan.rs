@@ -373,31 +373,6 @@ pub fn plan_dirs(root: &Path) -> crate::Result<Vec<PathBuf>> {
 /// Marker of a publication in progress (issue #6); writers refuse while it exists.
 pub const FINALIZING_MARKER: &str = ".finalizing.json";
 
-/// The plan files every writer may read once it holds the lock.
-const WRITER_INPUTS: [&str; 6] = [
-    "state.json",
-    "manifest.json",
-    "README.md",
-    "PROGRESS.md",
-    FINALIZING_MARKER,
-    crate::store::intent::INTENT,
-];
-
-/// Take the plan's lock for a writer, once its inputs are known to be regular files (a named
-/// pipe in place of one would block the writer in `open()` while it holds the lock), and
-/// complete the multi-file write a killed writer left recorded (`store::intent`).
-pub fn lock_for_write(
-    plan_dir: &Path,
-    state_path: &Path,
-    wait: std::time::Duration,
-) -> crate::Result<crate::store::lock::LockGuard> {
-    crate::store::require_regular_files(plan_dir, &WRITER_INPUTS)?;
-    let guard = crate::store::lock::acquire(state_path, wait)?;
-    // A multi-file write killed half way is completed before anything else is read.
-    crate::store::intent::complete_pending(plan_dir)?;
-    Ok(guard)
-}
-
 /// A plan folder with neither manifest.json nor state.json (nothing at either name, not even a
 /// symlink): a plan without a state layer, judged and shown from its markdown.
 pub fn has_no_state_layer(plan_dir: &Path) -> bool {
@@ -405,35 +380,6 @@ pub fn has_no_state_layer(plan_dir: &Path) -> bool {
         crate::store::entry(&plan_dir.join(kind.file_name()), plan_dir)
             .is_ok_and(|e| e == crate::store::Entry::Missing)
     })
-}
-
-/// How much later than the clock a recorded time may be (one write may straddle a second).
-const SAME_WRITE_SECONDS: i64 = 1;
-
-/// A writer stamps the time it writes; a clock earlier than a time the state already records
-/// would put the state's times out of order (verify's DWP067). Refused, naming both times.
-pub fn refuse_clock_behind(state: &State, file: &str, now: &str) -> crate::Result<()> {
-    use crate::clock::parse_rfc3339;
-    let Some(clock) = parse_rfc3339(now) else {
-        return Ok(());
-    };
-    let latest = clock + chrono::Duration::seconds(SAME_WRITE_SECONDS);
-    let newest = state
-        .timestamps()
-        .into_iter()
-        .filter_map(|t| parse_rfc3339(t.text).map(|time| (time, t)))
-        .max_by_key(|(time, _)| *time);
-    match newest {
-        Some((time, stamp)) if time > latest => Err(crate::Error::rejected(
-            format!("{file}: {}", stamp.path),
-            format!(
-                "the clock reads {now}, earlier than `{}` recorded here: a write now would put the state's times out of order",
-                stamp.text
-            ),
-        )
-        .with_hint("set this machine's clock right (the state was written by a clock ahead of it), then run the command again")),
-        _ => Ok(()),
-    }
 }
 
 /// The error a writer gives for findings that stop it: the first finding, counted with the rest.
@@ -457,112 +403,4 @@ pub fn refusal(findings: Vec<Finding>, what: &str) -> crate::Error {
     };
     crate::Error::rejected(place, format!("{what}: {}{more}", first.message))
         .with_hint("`dwp validate` lists every problem")
-}
-
-/// Load the state a writer is about to change: readable, strict JSON, schema-valid, typed, and,
-/// with `invariants`, free of invariant findings. A read the OS refuses is an I/O failure.
-pub fn load_state_for_write(
-    plan_dir: &Path,
-    state_path: &Path,
-    invariants: bool,
-) -> crate::Result<Loaded<State>> {
-    let no_layer = has_no_state_layer(plan_dir);
-    if no_layer
-        && crate::store::place(&plan_dir.join("README.md"), plan_dir) == crate::store::Place::File
-    {
-        return Err(crate::Error::rejected(
-            state_path.display().to_string(),
-            "the plan has no state layer (no state.json, no manifest.json): there is no state to change",
-        )
-        .with_hint(format!(
-            "materialize it from the markdown with `dwp init {}`",
-            plan_dir.display()
-        )));
-    }
-    let loaded: Loaded<State> = load_state_at(state_path, plan_dir).map_err(|findings| {
-        let unreadable = findings
-            .first()
-            .is_some_and(|f| f.severity == Severity::Unverified);
-        match read_artifact(state_path, plan_dir) {
-            Err(ReadFailure::Io(e)) if unreadable => crate::Error::io("read", state_path, e),
-            _ => refusal(findings, "the input state does not validate"),
-        }
-    })?;
-    if invariants {
-        let problems = crate::invariants::check_state(&loaded);
-        if !problems.is_empty() {
-            return Err(refusal(problems, "the input state breaks an invariant"));
-        }
-    }
-    Ok(loaded)
-}
-
-/// The safety net of every writer: the bytes about to be written must validate like any input
-/// (schema and invariants), or nothing is written. `what` names them in the refusal.
-pub fn check_before_write(state_path: &Path, bytes: &[u8], what: &str) -> crate::Result<()> {
-    let loaded = state_from_bytes(state_path, bytes.to_vec())
-        .map_err(|f| refusal(f, &format!("{what} would not validate")))?;
-    let problems = crate::invariants::check_state(&loaded);
-    if !problems.is_empty() {
-        return Err(refusal(
-            problems,
-            &format!("{what} would break an invariant"),
-        ));
-    }
-    Ok(())
-}
-
-/// The safety net of a writer that changed one task of a state that validated on input: the
-/// changed task against the task definition, the document around the tasks against the state
-/// schema, and every invariant of the result. Equivalent to checking the whole result, since the
-/// other tasks are the input's, without parsing it back.
-pub fn check_changed_task(
-    before: &Loaded<State>,
-    next: &State,
-    task: u64,
-    what: &str,
-) -> crate::Result<()> {
-    let file = &before.file;
-    let as_findings = |violations: Vec<crate::schema::Violation>| -> Vec<Finding> {
-        violations
-            .into_iter()
-            .map(|v| Finding::error(Code::SchemaViolation, file, v.message).at(v.path))
-            .collect()
-    };
-    let refused = |findings: Vec<Finding>| refusal(findings, &format!("{what} would not validate"));
-    let to_value = |value: Result<Value, serde_json::Error>| {
-        value.map_err(|e| crate::Error::rejected(file.as_str(), e.to_string()))
-    };
-    let mut shell = to_value(serde_json::to_value(next.clone_without_tasks()))?;
-    shell["tasks"] = Value::Array(vec![Value::Null; next.tasks.len()]);
-    let mut findings = as_findings(crate::schema::validate_state_shell(
-        before.generation,
-        &shell,
-    ));
-    if let Some(index) = next.tasks.iter().position(|t| t.id == task) {
-        let value = to_value(serde_json::to_value(&next.tasks[index]))?;
-        findings.extend(as_findings(crate::schema::validate_task(
-            before.generation,
-            &value,
-            index,
-        )));
-    }
-    if !findings.is_empty() {
-        return Err(refused(findings));
-    }
-    let problems = crate::invariants::check_state(&Loaded {
-        path: before.path.clone(),
-        file: before.file.clone(),
-        bytes: Vec::new(),
-        sha256: String::new(),
-        generation: before.generation,
-        doc: next.clone(),
-    });
-    if !problems.is_empty() {
-        return Err(refusal(
-            problems,
-            &format!("{what} would break an invariant"),
-        ));
-    }
-    Ok(())
 }

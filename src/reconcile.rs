@@ -7,7 +7,7 @@
 use crate::clock;
 use crate::error::{Error, Result};
 use crate::model::State;
-use crate::plan::{self, Loaded};
+use crate::plan::Loaded;
 use crate::store;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -98,7 +98,7 @@ pub struct ReconcileReport {
 pub fn reconcile(target: &Path, request: &ReconcileRequest) -> Result<ReconcileReport> {
     let (plan_dir, state_path) = crate::plan::resolve_target(target);
     let guard = if request.write {
-        Some(crate::plan::lock_for_write(
+        Some(crate::writer::lock_for_write(
             &plan_dir,
             &state_path,
             request.wait,
@@ -110,7 +110,7 @@ pub fn reconcile(target: &Path, request: &ReconcileRequest) -> Result<ReconcileR
         crate::plan::refuse_while_finalizing(&plan_dir)?;
     }
     // Invariant findings are what regeneration repairs; the schema must hold.
-    let loaded: Loaded<State> = plan::load_state_for_write(&plan_dir, &state_path, false)?;
+    let loaded: Loaded<State> = crate::writer::load_state_for_write(&plan_dir, &state_path, false)?;
     if let Some(expected) = &request.expected_sha256
         && *expected != loaded.sha256
     {
@@ -157,8 +157,8 @@ pub fn reconcile(target: &Path, request: &ReconcileRequest) -> Result<ReconcileR
         .filter(|d| !d.is_empty());
     let mut written = false;
     if request.write && bytes != loaded.bytes {
-        plan::refuse_clock_behind(&loaded.doc, &loaded.file, &now)?;
-        plan::check_before_write(&state_path, &bytes, "the regenerated state")?;
+        crate::writer::refuse_clock_behind(&loaded.doc, &loaded.file, &now)?;
+        crate::writer::check_before_write(&state_path, &bytes, "the regenerated state")?;
         // Two files, one intent record: a kill between them leaves the record, and the next
         // writer completes it, so the reconciliation is never without its PROGRESS.md entry.
         let mut write = store::intent::Transaction::new(&plan_dir, "dwp reconcile --write");

@@ -104,7 +104,7 @@ pub fn summarize(target: &Path) -> Result<Summary> {
     {
         return summarize_markdown(&plan_dir);
     }
-    let loaded: Loaded<State> = plan::load_state_for_write(&plan_dir, &state_path, false)?;
+    let loaded: Loaded<State> = crate::writer::load_state_for_write(&plan_dir, &state_path, false)?;
     let state = &loaded.doc;
     let markdown = crate::records::read_markdown(&plan_dir).ok();
     // The task being worked on: none once the plan is completed; else the checkpoint's task while

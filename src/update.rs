@@ -11,7 +11,7 @@ use std::path::Path;
 pub fn update(target: &Path, request: &UpdateRequest) -> Result<UpdateOutcome> {
     check_request(request)?;
     let (plan_dir, state_path) = crate::plan::resolve_target(target);
-    let guard = crate::plan::lock_for_write(&plan_dir, &state_path, request.wait)?;
+    let guard = crate::writer::lock_for_write(&plan_dir, &state_path, request.wait)?;
     let outcome = update_under_lock(&plan_dir, &state_path, request, AmendmentCheck::TaskLog)?;
     guard.release()?;
     Ok(outcome)

@@ -29,7 +29,7 @@ use crate::evidence;
 use crate::model::{
     Actor, Approval, Blocker, Checkpoint, Field, Gate, Materialization, Outcome, State, TaskStatus,
 };
-use crate::plan::{self, Loaded};
+use crate::plan::Loaded;
 use crate::store;
 use std::path::Path;
 use std::time::Duration;
@@ -107,7 +107,7 @@ pub fn update_under_lock(
     check_request(request)?;
     crate::plan::refuse_while_finalizing(plan_dir)?;
     // The input must validate, invariants included.
-    let loaded = plan::load_state_for_write(plan_dir, state_path, true)?;
+    let loaded = crate::writer::load_state_for_write(plan_dir, state_path, true)?;
     if let Some(expected) = &request.expected_sha256
         && *expected != loaded.sha256
     {
@@ -129,7 +129,7 @@ pub fn update_under_lock(
     let transition = apply(&mut next, request, &context)?;
     let changed = next != loaded.doc;
     if changed {
-        plan::refuse_clock_behind(&loaded.doc, &loaded.file, &now)?;
+        crate::writer::refuse_clock_behind(&loaded.doc, &loaded.file, &now)?;
         stamp(&mut next, request, &transition, &now);
         if next.derived_status() == crate::model::PlanStatus::Completed {
             // Completing the last task is publication: finalize checks and writes it.
@@ -144,7 +144,7 @@ pub fn update_under_lock(
     if changed {
         // The input validated in full; an update changes one task and the document around the
         // tasks, so those are what the safety net checks again (with every invariant).
-        plan::check_changed_task(&loaded, &next, request.task, "the updated state")?;
+        crate::writer::check_changed_task(&loaded, &next, request.task, "the updated state")?;
     }
     let diff = request
         .dry_run

@@ -382,7 +382,7 @@ fn escalate(
         ..Default::default()
     };
     let (_, state_path) = crate::plan::resolve_target(plan_dir);
-    let guard = crate::plan::lock_for_write(plan_dir, &state_path, request.wait)?;
+    let guard = crate::writer::lock_for_write(plan_dir, &state_path, request.wait)?;
     let planned = crate::updater::update_under_lock(
         plan_dir,
         &state_path,
