@@ -8,7 +8,7 @@ use crate::findings::{Code, Finding};
 use crate::model::{
     LocatorKind, Manifest, Materialization, PlanFormat, PlanStatus, State, TaskStatus,
 };
-use crate::plan::Loaded;
+use crate::plan::{Loaded, PlanPaths, load_manifest, load_state};
 use std::collections::HashMap;
 
 /// Invariants of a manifest on its own.
@@ -366,4 +366,79 @@ pub fn check_identity(
         }
     }
     findings
+}
+
+/// A validated plan folder: its findings, and the documents that loaded, so a caller that goes
+/// on to check more (`verify`) does not read and parse them a second time.
+pub struct PlanValidation {
+    pub summary: String,
+    pub findings: Vec<Finding>,
+    pub manifest: Option<Loaded<Manifest>>,
+    pub state: Option<Loaded<State>>,
+}
+
+/// Validate a plan folder: both documents, their invariants and the plan's identity.
+pub fn validate_plan(paths: &PlanPaths) -> PlanValidation {
+    let mut findings = Vec::new();
+    if !paths.manifest.exists() && !paths.state.exists() {
+        let finding = Finding::error(
+            Code::Unreadable,
+            paths.dir.display().to_string(),
+            "holds neither manifest.json nor state.json: not a materialized plan folder",
+        )
+        .hint("materialize the plan with `dwp init`");
+        return PlanValidation {
+            summary: String::new(),
+            findings: vec![finding],
+            manifest: None,
+            state: None,
+        };
+    }
+    let manifest = collect(&mut findings, load_manifest(paths), check_manifest);
+    let state = collect(&mut findings, load_state(paths), check_state);
+    let folder = paths.folder_name();
+    findings.extend(check_identity(
+        folder.as_deref(),
+        manifest.as_ref(),
+        state.as_ref(),
+    ));
+    let mut parts = Vec::new();
+    if let Some(m) = &manifest {
+        parts.push(format!("manifest v{}", m.generation.number()));
+    }
+    if let Some(s) = &state {
+        parts.push(format!(
+            "state v{}, {} tasks, {}/{} completed, {}",
+            s.generation.number(),
+            s.doc.tasks.len(),
+            s.doc.completed_count,
+            s.doc.task_count,
+            s.doc.status
+        ));
+    }
+    let name = folder.unwrap_or_else(|| paths.dir.display().to_string());
+    PlanValidation {
+        summary: format!("{name}: {}", parts.join("; ")),
+        findings,
+        manifest,
+        state,
+    }
+}
+
+/// Keep a loaded document after adding its invariant findings, or keep its load findings.
+pub fn collect<T>(
+    findings: &mut Vec<Finding>,
+    loaded: Result<Loaded<T>, Vec<Finding>>,
+    check: fn(&Loaded<T>) -> Vec<Finding>,
+) -> Option<Loaded<T>> {
+    match loaded {
+        Ok(doc) => {
+            findings.extend(check(&doc));
+            Some(doc)
+        }
+        Err(found) => {
+            findings.extend(found);
+            None
+        }
+    }
 }

@@ -5,11 +5,9 @@
 //! its schema is not checked further (its fields cannot be trusted to exist).
 
 use crate::findings::{Code, Finding, Verdict};
-use crate::invariants;
-use crate::model::{DocKind, Manifest, State};
-use crate::plan::{
-    Loaded, PlanPaths, declared_kind, load, load_manifest, load_state, read_bytes, state_from_bytes,
-};
+use crate::invariants::{self, collect, validate_plan};
+use crate::model::{DocKind, Manifest};
+use crate::plan::{PlanPaths, declared_kind, load, read_bytes, state_from_bytes};
 use std::path::Path;
 
 /// The outcome of validating one target.
@@ -55,67 +53,6 @@ pub fn validate(target: &Path) -> Validation {
 fn validate_folder(paths: &PlanPaths) -> (String, Vec<Finding>) {
     let plan = validate_plan(paths);
     (plan.summary, plan.findings)
-}
-
-/// A validated plan folder: its findings, and the documents that loaded, so a caller that goes
-/// on to check more (`verify`) does not read and parse them a second time.
-pub struct PlanValidation {
-    pub summary: String,
-    pub findings: Vec<Finding>,
-    pub manifest: Option<Loaded<Manifest>>,
-    pub state: Option<Loaded<State>>,
-}
-
-/// Validate a plan folder: both documents, their invariants and the plan's identity.
-pub fn validate_plan(paths: &PlanPaths) -> PlanValidation {
-    let mut findings = Vec::new();
-    if !paths.manifest.exists() && !paths.state.exists() {
-        let finding = Finding::error(
-            Code::Unreadable,
-            paths.dir.display().to_string(),
-            "holds neither manifest.json nor state.json: not a materialized plan folder",
-        )
-        .hint("materialize the plan with `dwp init`");
-        return PlanValidation {
-            summary: String::new(),
-            findings: vec![finding],
-            manifest: None,
-            state: None,
-        };
-    }
-    let manifest = collect(
-        &mut findings,
-        load_manifest(paths),
-        invariants::check_manifest,
-    );
-    let state = collect(&mut findings, load_state(paths), invariants::check_state);
-    let folder = paths.folder_name();
-    findings.extend(invariants::check_identity(
-        folder.as_deref(),
-        manifest.as_ref(),
-        state.as_ref(),
-    ));
-    let mut parts = Vec::new();
-    if let Some(m) = &manifest {
-        parts.push(format!("manifest v{}", m.generation.number()));
-    }
-    if let Some(s) = &state {
-        parts.push(format!(
-            "state v{}, {} tasks, {}/{} completed, {}",
-            s.generation.number(),
-            s.doc.tasks.len(),
-            s.doc.completed_count,
-            s.doc.task_count,
-            s.doc.status
-        ));
-    }
-    let name = folder.unwrap_or_else(|| paths.dir.display().to_string());
-    PlanValidation {
-        summary: format!("{name}: {}", parts.join("; ")),
-        findings,
-        manifest,
-        state,
-    }
 }
 
 fn validate_file(path: &Path) -> (String, Vec<Finding>) {
@@ -174,22 +111,4 @@ fn validate_file(path: &Path) -> (String, Vec<Finding>) {
         }
     };
     (summary.unwrap_or_default(), findings)
-}
-
-/// Keep a loaded document after adding its invariant findings, or keep its load findings.
-fn collect<T>(
-    findings: &mut Vec<Finding>,
-    loaded: Result<Loaded<T>, Vec<Finding>>,
-    check: fn(&Loaded<T>) -> Vec<Finding>,
-) -> Option<Loaded<T>> {
-    match loaded {
-        Ok(doc) => {
-            findings.extend(check(&doc));
-            Some(doc)
-        }
-        Err(found) => {
-            findings.extend(found);
-            None
-        }
-    }
 }

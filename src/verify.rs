@@ -74,7 +74,7 @@ pub struct PlanReport {
 /// Verify one plan folder.
 pub fn verify_plan(dir: &Path, strict: bool) -> PlanReport {
     let paths = PlanPaths::new(dir);
-    let validation = crate::validate::validate_plan(&paths);
+    let validation = crate::invariants::validate_plan(&paths);
     // A plan without a state layer has nothing for validate to judge: the markdown rules and
     // DWP093 say what there is to say.
     let mut findings = if crate::plan::has_no_state_layer(&paths.dir) {
