@@ -1,6 +1,6 @@
 //! `dwp update` and `dwp lock` through the real binary: one test per transition rule of the
 //! guarded updater (seed 003 "Guarded state updates", "Gate records", "Checkpoint and blocked
-//! state"; the rules listed in `src/update.rs`).
+//! state"; the rules listed in `src/steps/updater.rs`).
 //!
 //! Every refusal is checked three ways: the exit code, the key words of the one-line message
 //! `dwp update: WHAT (PLACE)` (PLACE names the file and JSON path, or the flag), and that the

@@ -9,12 +9,12 @@ use std::path::Path;
 /// Uses outside the store that open no plan file, each with why.
 const ALLOWED: &[(&str, &str, &str)] = &[
     (
-        "src/contract/check.rs",
+        "src/commands/contract/check.rs",
         "std::fs::read(path)",
         "repository files a file contract names (root-relative, resolved by contract::paths)",
     ),
     (
-        "src/contract/declare.rs",
+        "src/commands/contract/declare.rs",
         "std::fs::File::open(path)",
         "repository files a declaration snapshots (root-relative, resolved by contract::paths)",
     ),

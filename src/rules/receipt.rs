@@ -18,7 +18,10 @@ use std::sync::OnceLock;
 pub const RECEIPT: &str = "analysis_results/FINALIZATION.json";
 
 /// The receipt schema as embedded (its file: `schemas/finalization-receipt.schema.json`).
-pub const SCHEMA: &str = include_str!("../schemas/finalization-receipt.schema.json");
+pub const SCHEMA: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/schemas/finalization-receipt.schema.json"
+));
 
 /// The names the reference digest covers, sorted.
 pub fn digest_names(state: &State) -> Vec<String> {

@@ -29,9 +29,18 @@ impl LoopSchema {
 
     pub fn text(self) -> &'static str {
         match self {
-            LoopSchema::Verify => include_str!("../../schemas/loop/verify.schema.json"),
-            LoopSchema::Dod => include_str!("../../schemas/loop/dod.schema.json"),
-            LoopSchema::ConfigDod => include_str!("../../schemas/loop/config-dod.schema.json"),
+            LoopSchema::Verify => include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/schemas/loop/verify.schema.json"
+            )),
+            LoopSchema::Dod => include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/schemas/loop/dod.schema.json"
+            )),
+            LoopSchema::ConfigDod => include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/schemas/loop/config-dod.schema.json"
+            )),
         }
     }
 

@@ -22,7 +22,7 @@ macro_rules! embed {
     ($file:literal) => {
         EmbeddedSchema {
             file_name: $file,
-            text: include_str!(concat!("../schemas/", $file)),
+            text: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/schemas/", $file)),
         }
     };
 }
