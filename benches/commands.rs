@@ -5,7 +5,7 @@
 //! `DWP_BENCH_QUICK=1` runs a few iterations of everything; `DWP_BENCH_DIR` picks the folder the
 //! plans are written to (fsync cost depends on its filesystem).
 //!
-//! - update: median latency of one in-process `dwp::update::update` (lock, read, validate,
+//! - update: median latency of one in-process `dwp::commands::update::update` (lock, read, validate,
 //!   apply, validate, durable write, unlock) next to the floor (plain write + fsync + rename +
 //!   fsync dir of the same bytes), measured interleaved in one run; and the median wall time
 //!   of the release binary; on Full v5 plans of 10, 1,000 and 10,000 tasks.
@@ -17,10 +17,10 @@
 //!   and binary), and of `dwp verify --all` on a workspace of 1,000 plans of 10 tasks, on every
 //!   core and pinned to one (`taskset -c 0`), to show the parallel speed-up.
 
-use dwp::model::TaskStatus;
-use dwp::reconcile::{ReconcileRequest, reconcile};
+use dwp::commands::reconcile::{ReconcileRequest, reconcile};
+use dwp::commands::update::{UpdateRequest, update};
+use dwp::plan::model::TaskStatus;
 use dwp::synth::SynthPlan;
-use dwp::update::{UpdateRequest, update};
 use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -232,7 +232,7 @@ fn bench_reconcile(root: &Path) {
 fn bench_verify(root: &Path) {
     let sizes = [(100, 60), (1_000, 60), (10_000, 15)];
     plan_size_table(root, "verify", "dwp verify", sizes, |plan| {
-        let report = dwp::verify::verify_plan(plan, false);
+        let report = dwp::commands::verify::verify_plan(plan, false);
         assert!(report.findings.is_empty(), "{:?}", report.findings);
     });
 

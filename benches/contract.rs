@@ -14,13 +14,13 @@
 //! - check: median of `check` on a task declaring 200 files (4 KiB each, one required symbol,
 //!   each edited and recorded), in process and through the release binary.
 
-use dwp::contract::Op;
-use dwp::contract::check::{CheckOutcome, check};
-use dwp::contract::format::Entry;
-use dwp::contract::ledger::append;
-use dwp::model::TaskStatus;
+use dwp::commands::contract::Op;
+use dwp::commands::contract::check::{CheckOutcome, check};
+use dwp::commands::contract::format::Entry;
+use dwp::commands::contract::ledger::append;
+use dwp::commands::update::{UpdateRequest, update};
+use dwp::plan::model::TaskStatus;
 use dwp::synth::SynthPlan;
-use dwp::update::{UpdateRequest, update};
 use std::fs::{self, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -142,7 +142,7 @@ fn bench_record(root: &Path) {
             ));
             startup.push(run_binary(&dwp, &["--version"], &repo, None));
             let started = Instant::now();
-            let tasks_read = dwp::contract::PlanTasks::load_quick(&plan).unwrap();
+            let tasks_read = dwp::commands::contract::PlanTasks::load_quick(&plan).unwrap();
             state_read.push(started.elapsed());
             assert_eq!(tasks_read.select(None).unwrap(), Some(task));
             let entry = Entry {
@@ -197,13 +197,13 @@ fn bench_check(root: &Path) {
         fs::write(repo.join(format!("src/f{i}.rs")), &body).unwrap();
         specs.push(format!("src/f{i}.rs:symbol_{i}"));
     }
-    let mut request = dwp::contract::declare::DeclareRequest {
+    let mut request = dwp::commands::contract::declare::DeclareRequest {
         task,
         modify: specs,
         ..Default::default()
     };
     request.root = Some(repo.clone());
-    dwp::contract::declare::declare(&plan, &request).expect("declare");
+    dwp::commands::contract::declare::declare(&plan, &request).expect("declare");
     let ledger = plan
         .join("ledger")
         .join(format!("task-{task}.ledger.jsonl"));

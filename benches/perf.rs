@@ -13,10 +13,10 @@
 //! temp/fsync/rename/fsync-dir sequence) measured interleaved in the same run, so the ratio does
 //! not depend on how fast this particular disk happened to be.
 
-use dwp::invariants;
-use dwp::json::parse_strict;
-use dwp::model::{DocKind, Generation, State};
+use dwp::plan::json::parse_strict;
+use dwp::plan::model::{DocKind, Generation, State};
 use dwp::plan::{Loaded, PlanPaths};
+use dwp::rules::invariants;
 use dwp::store::{canonical_bytes, read_artifact, sha256_hex, write_atomic};
 use dwp::synth::SynthPlan;
 use serde::Deserialize;
@@ -301,11 +301,11 @@ fn verdict(met: bool) -> &'static str {
     if met { "MET" } else { "MISSED" }
 }
 
-/// `dwp::validate::validate(plan_dir)` in process. Returns the 10,000-task figures.
+/// `dwp::commands::validate::validate(plan_dir)` in process. Returns the 10,000-task figures.
 fn bench_validate(config: &Config, plans: &[Fixture]) -> Option<Stats> {
     println!();
     println!(
-        "## validate (in process: `dwp::validate::validate(&plan_dir)`, schemas already compiled)"
+        "## validate (in process: `dwp::commands::validate::validate(&plan_dir)`, schemas already compiled)"
     );
     println!();
     println!(
@@ -314,7 +314,7 @@ fn bench_validate(config: &Config, plans: &[Fixture]) -> Option<Stats> {
     println!("|---:|---:|---:|---:|---:|---:|---:|");
     let mut ten_k = None;
     for plan in plans {
-        let result = dwp::validate::validate(&plan.dir);
+        let result = dwp::commands::validate::validate(&plan.dir);
         assert!(
             result.findings.is_empty(),
             "the synthetic plan of {} tasks must be valid: {:#?}",
@@ -323,7 +323,7 @@ fn bench_validate(config: &Config, plans: &[Fixture]) -> Option<Stats> {
         );
         let faults_before = minor_faults();
         let stats = bench(config.validate_iters(plan.tasks), || {
-            let result = dwp::validate::validate(&plan.dir);
+            let result = dwp::commands::validate::validate(&plan.dir);
             assert!(result.findings.is_empty());
             result
         });
@@ -430,8 +430,8 @@ fn bench_split(config: &Config, plans: &[Fixture]) {
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     );
     let state_validator = {
-        let text = dwp::schema::embedded(DocKind::State, Generation::V5).text;
-        dwp::schema::compile(&serde_json::from_str(text).unwrap()).unwrap()
+        let text = dwp::plan::schema::embedded(DocKind::State, Generation::V5).text;
+        dwp::plan::schema::compile(&serde_json::from_str(text).unwrap()).unwrap()
     };
     let mut shapes = Vec::new();
     for plan in plans {
@@ -439,7 +439,7 @@ fn bench_split(config: &Config, plans: &[Fixture]) {
         let paths = PlanPaths::new(&plan.dir);
         let bytes = read_artifact(&paths.state, &paths.dir).expect("read state.json");
         let value = parse_strict(&bytes).expect("state.json is JSON");
-        assert!(dwp::schema::validate(DocKind::State, Generation::V5, &value).is_empty());
+        assert!(dwp::plan::schema::validate(DocKind::State, Generation::V5, &value).is_empty());
         let state: State = serde_path_to_error::deserialize(&value).expect("state.json types");
         let loaded = Loaded {
             path: paths.state.clone(),
@@ -451,11 +451,11 @@ fn bench_split(config: &Config, plans: &[Fixture]) {
         };
         assert!(invariants::check_state(&loaded).is_empty());
 
-        let whole = bench(iters, || dwp::validate::validate(&plan.dir));
+        let whole = bench(iters, || dwp::commands::validate::validate(&plan.dir));
         let read = bench(iters, || read_artifact(&paths.state, &paths.dir).unwrap());
         let parse = bench(iters, || parse_strict(&bytes).unwrap());
         let schema = bench(iters, || {
-            let violations = dwp::schema::validate(DocKind::State, Generation::V5, &value);
+            let violations = dwp::plan::schema::validate(DocKind::State, Generation::V5, &value);
             assert!(violations.is_empty());
             violations
         });
@@ -513,10 +513,10 @@ fn bench_split(config: &Config, plans: &[Fixture]) {
     // Once per process (first use of each validator): what the binary pays on every run.
     let compile_iters = if config.quick { 2 } else { 20 };
     let compile = |kind| {
-        let text = dwp::schema::embedded(kind, Generation::V5).text;
+        let text = dwp::plan::schema::embedded(kind, Generation::V5).text;
         bench(compile_iters, || {
             let schema: serde_json::Value = serde_json::from_str(text).unwrap();
-            dwp::schema::compile(&schema).unwrap()
+            dwp::plan::schema::compile(&schema).unwrap()
         })
     };
     let (state_schema, manifest_schema) = (compile(DocKind::State), compile(DocKind::Manifest));

@@ -3,7 +3,7 @@
 //! bytes are reproducible. Not used by any command; public so that integration tests and
 //! `benches/` share one generator.
 
-use crate::model::{
+use crate::plan::model::{
     Actor, Approval, Archetype, Checkpoint, DocKind, Field, Gate, Generation, Locator, LocatorKind,
     Manifest, Materialization, Outcome, PlanFormat, Rigor, State, Task, TaskStatus,
 };
@@ -228,7 +228,7 @@ impl SynthPlan {
                 agent: Some("dwp-synth".to_owned()),
                 model: Some("none".to_owned()),
             }),
-            status: crate::model::PlanStatus::Pending,
+            status: crate::plan::model::PlanStatus::Pending,
             completed_count: self.completed as u64,
             task_count: self.tasks as u64,
             format: (!v1).then_some(self.format),
@@ -371,7 +371,7 @@ mod tests {
                         .generation(generation)
                         .write(root.path())
                         .unwrap();
-                    let result = crate::validate::validate(&dir);
+                    let result = crate::commands::validate::validate(&dir);
                     assert!(result.findings.is_empty(), "{name}: {:#?}", result.findings);
                 }
             }

@@ -7,7 +7,7 @@
 mod common;
 
 use common::{NOW, Plan, Run};
-use dwp::model::PlanFormat;
+use dwp::plan::model::PlanFormat;
 use dwp::synth::SynthPlan;
 use serde_json::{Value, json};
 use std::fs;

@@ -664,7 +664,7 @@ fn record_appends_one_line_per_file_writing_tool_from_real_payload_shapes() {
     assert_eq!(lines[0]["op"], "create");
     assert_eq!(lines[3]["tool"], "NotebookEdit");
     let schema: Value =
-        serde_json::from_str(dwp::contract::format::LEDGER_LINE_SCHEMA.text).unwrap();
+        serde_json::from_str(dwp::commands::contract::format::LEDGER_LINE_SCHEMA.text).unwrap();
     let validator = jsonschema::draft202012::new(&schema).unwrap();
     for line in &lines {
         assert!(validator.is_valid(line), "{line}");

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{Run, copy_plan, tree_digest};
-use dwp::model::PlanFormat;
+use dwp::plan::model::PlanFormat;
 use dwp::synth::SynthPlan;
 use serde_json::Value;
 use std::path::{Path, PathBuf};

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{NOW, dwp_in, snapshot};
-use dwp::model::PlanFormat;
+use dwp::plan::model::PlanFormat;
 use dwp::synth::SynthPlan;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -10,7 +10,7 @@
 mod common;
 
 use common::{NOW, Plan, Run, snapshot};
-use dwp::model::{Generation, PlanFormat};
+use dwp::plan::model::{Generation, PlanFormat};
 use dwp::synth::SynthPlan;
 use serde_json::{Value, json};
 use std::fs;

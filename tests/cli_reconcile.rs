@@ -11,7 +11,7 @@
 mod common;
 
 use common::{NOW, Plan, Run, changed_paths, sha256_hex, tree_digest};
-use dwp::model::{Generation, PlanFormat};
+use dwp::plan::model::{Generation, PlanFormat};
 use dwp::synth::SynthPlan;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;

@@ -1371,7 +1371,7 @@ fn reopen_rule_a_lite_task_finds_its_amendment_in_the_readme_section() {
     let plan = Plan::from_synth(
         SynthPlan::new(PLAN_NAME, 5)
             .completed(2)
-            .format(dwp::model::PlanFormat::Lite),
+            .format(dwp::plan::model::PlanFormat::Lite),
     );
     let reopen = [
         "--task",
@@ -1973,7 +1973,7 @@ fn a_v1_plan_can_be_started_and_completed() {
     let plan = Plan::from_synth(
         SynthPlan::new(PLAN_NAME, 5)
             .completed(1)
-            .generation(dwp::model::Generation::V1),
+            .generation(dwp::plan::model::Generation::V1),
     );
     let state = plan.state();
     assert!(
@@ -2015,7 +2015,7 @@ fn a_no_op_update_on_a_v1_plan_writes_nothing() {
     let plan = Plan::from_synth(
         SynthPlan::new(PLAN_NAME, 5)
             .completed(2)
-            .generation(dwp::model::Generation::V1),
+            .generation(dwp::plan::model::Generation::V1),
     );
     let before = plan.bytes();
     let run = update(&plan, &["--task", "4", "--status", "pending"]);

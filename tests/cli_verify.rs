@@ -417,7 +417,7 @@ fn a_task_file_symlinked_out_of_the_plan_is_reported() {
 fn lite_anchors_must_match_their_sections() {
     let root = tempfile::tempdir().unwrap();
     let plan = SynthPlan::new("PLAN_verify_lite", 3)
-        .format(dwp::model::PlanFormat::Lite)
+        .format(dwp::plan::model::PlanFormat::Lite)
         .completed(1)
         .write(root.path())
         .unwrap();
@@ -901,7 +901,7 @@ fn approval_is_not_asked_of_a_v1_state_nor_of_a_completed_plan() {
     let root = tempfile::tempdir().unwrap();
     let v1 = SynthPlan::new("PLAN_approval_v1", 4)
         .completed(2)
-        .generation(dwp::model::Generation::V1)
+        .generation(dwp::plan::model::Generation::V1)
         .write(root.path())
         .unwrap();
     edit(&v1.join("README.md"), |t| {

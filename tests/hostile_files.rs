@@ -5,7 +5,7 @@
 mod common;
 
 use common::{Run, snapshot};
-use dwp::model::PlanFormat;
+use dwp::plan::model::PlanFormat;
 use dwp::synth::SynthPlan;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};

@@ -10,7 +10,7 @@
 mod common;
 
 use common::{NOW, changed_paths, copy_plan};
-use dwp::model::{Generation, PlanFormat};
+use dwp::plan::model::{Generation, PlanFormat};
 use dwp::synth::SynthPlan;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -27,24 +27,24 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
 
 /// What `fuzz/fuzz_targets/json.rs` does with its input.
 fn read_json(data: &[u8]) {
-    use dwp::model::{DocKind, Manifest};
+    use dwp::plan::model::{DocKind, Manifest};
     if let Ok(state) = dwp::plan::state_from_bytes(Path::new("state.json"), data.to_vec()) {
-        let _ = dwp::invariants::check_state(&state);
+        let _ = dwp::rules::invariants::check_state(&state);
     }
-    if let Ok(value) = dwp::json::parse_strict(data) {
+    if let Ok(value) = dwp::plan::json::parse_strict(data) {
         let path = Path::new("manifest.json");
         let manifest =
             dwp::plan::from_value::<Manifest>(path, data.to_vec(), value, DocKind::Manifest);
         if let Ok(manifest) = manifest {
-            let _ = dwp::invariants::check_manifest(&manifest);
+            let _ = dwp::rules::invariants::check_manifest(&manifest);
         }
     }
 }
 
 /// What `fuzz/fuzz_targets/hook_payload.rs` does with its input.
 fn read_payload(data: &[u8]) {
-    let _ = dwp::contract::payload::parse_post_tool_use(data);
-    let _ = dwp::contract::payload::parse_stop(data);
+    let _ = dwp::commands::contract::payload::parse_post_tool_use(data);
+    let _ = dwp::commands::contract::payload::parse_stop(data);
 }
 
 /// Replay every file of `fuzz/seeds/<target>/` and `fuzz/regressions/<target>/` through `read`;
@@ -89,12 +89,12 @@ fn the_json_seeds_reach_the_typed_state_and_manifest() {
     let loaded = dwp::plan::state_from_bytes(Path::new("state.json"), state);
     assert!(loaded.is_ok(), "{:?}", loaded.err());
     let manifest = std::fs::read(dir.join("manifest_v5.json")).expect("seed");
-    let value = dwp::json::parse_strict(&manifest).expect("strict JSON");
-    let typed = dwp::plan::from_value::<dwp::model::Manifest>(
+    let value = dwp::plan::json::parse_strict(&manifest).expect("strict JSON");
+    let typed = dwp::plan::from_value::<dwp::plan::model::Manifest>(
         Path::new("manifest.json"),
         manifest,
         value,
-        dwp::model::DocKind::Manifest,
+        dwp::plan::model::DocKind::Manifest,
     );
     assert!(typed.is_ok(), "{:?}", typed.err());
 }
@@ -104,9 +104,9 @@ fn the_hook_payload_seeds_reach_a_recorded_write_and_a_stop() {
     let dir = fuzz_dir().join("seeds").join("hook_payload");
     let write = std::fs::read(dir.join("post_tool_use_write.json")).expect("seed");
     assert!(matches!(
-        dwp::contract::payload::parse_post_tool_use(&write),
-        Ok(dwp::contract::payload::PostToolUse::Write(_))
+        dwp::commands::contract::payload::parse_post_tool_use(&write),
+        Ok(dwp::commands::contract::payload::PostToolUse::Write(_))
     ));
     let stop = std::fs::read(dir.join("stop.json")).expect("seed");
-    assert!(dwp::contract::payload::parse_stop(&stop).is_ok());
+    assert!(dwp::commands::contract::payload::parse_stop(&stop).is_ok());
 }

@@ -7,7 +7,7 @@
 //! A crash the fuzzer finds goes to `fuzz/regressions/<target>/` (the file) and, minimized, gets
 //! its own named test below.
 
-use dwp::markdown::{parse_readme, parse_task_file};
+use dwp::plan::markdown::{parse_readme, parse_task_file};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 

@@ -2,10 +2,10 @@
 //! public reference's own test plans (docs/plan-markdown.md lists them with their sources).
 //! The fixtures here are written for these tests, in the shape found, never copied.
 //!
-//! Each test reads a README (or a task file) through `dwp::markdown` and checks exactly what
+//! Each test reads a README (or a task file) through `dwp::plan::markdown` and checks exactly what
 //! the reader takes from it: task ids, titles (or none), boxes, links, problems, sections.
 
-use dwp::markdown::{Marker, PlanStatusValue, Readme, parse_readme, parse_task_file};
+use dwp::plan::markdown::{Marker, PlanStatusValue, Readme, parse_readme, parse_task_file};
 
 /// (id, title, done, links) of every index entry.
 fn index(readme: &Readme) -> Vec<(u64, Option<&str>, bool, Vec<&str>)> {

@@ -2,7 +2,7 @@
 //! read the same and be judged the same, and the writers must keep exactly what it records:
 //!
 //! - a differential test renders one plan model in every index shape and every section shape
-//!   and asserts the same parsed index (through `dwp::markdown`) and the same verdict (through
+//!   and asserts the same parsed index (through `dwp::plan::markdown`) and the same verdict (through
 //!   `dwp verify`), apart from the one advisory a shape itself calls for;
 //! - every index shape goes through `dwp reconcile --write` and `dwp init`, and the state.json
 //!   they write is byte for byte the one the canonical shape gives: titles, locators, boxes and
@@ -569,9 +569,9 @@ struct Plan {
 /// A clean synthetic plan of 4 tasks, 2 completed, written in `shape` and `sections`.
 fn plan(root: &Path, shape: &'static IndexShape, sections: &'static SectionShape) -> Plan {
     let format = if shape.lite {
-        dwp::model::PlanFormat::Lite
+        dwp::plan::model::PlanFormat::Lite
     } else {
-        dwp::model::PlanFormat::Full
+        dwp::plan::model::PlanFormat::Full
     };
     let dir = SynthPlan::new("PLAN_shape_under_test", 4)
         .completed(2)
@@ -644,7 +644,7 @@ fn every_index_shape_and_section_shape_reads_the_same_and_is_judged_the_same() {
             let root = tempfile::tempdir().unwrap();
             let Plan { dir, tasks, .. } = plan(root.path(), shape, sections);
             let case = format!("[{} × {}]", shape.name, sections.name);
-            let readme = dwp::markdown::parse_readme(
+            let readme = dwp::plan::markdown::parse_readme(
                 &std::fs::read_to_string(dir.join("README.md")).unwrap(),
             );
             let read: Vec<(u64, Option<String>, bool, Option<String>)> = readme
@@ -654,7 +654,7 @@ fn every_index_shape_and_section_shape_reads_the_same_and_is_judged_the_same() {
                     let target = if shape.lite {
                         Some(format!("#task-{}", e.id))
                     } else {
-                        dwp::records::linked_file(&e.links).map(str::to_owned)
+                        dwp::plan::records::linked_file(&e.links).map(str::to_owned)
                     };
                     (e.id, e.title.clone(), e.marker.is_done(), target)
                 })

@@ -5,13 +5,13 @@
 //! table of named one-rule mutations (JSON pointer + new value, or removal). Every case carries
 //! the verdict it was written to have, so a mutation that misses its target is caught as well as
 //! a disagreement. Each case is judged three ways: by the reference schema, by the embedded
-//! schema compiled with `dwp::schema::compile`, and by `dwp::schema::validate` (the path dwp
+//! schema compiled with `dwp::plan::schema::compile`, and by `dwp::plan::schema::validate` (the path dwp
 //! itself takes). The tests are grouped by the rule their cases exercise.
 //!
 //! The reference schemas live outside the repository. Without them the parity tests are skipped
 //! with a note, except on CI (`CI=true`), where a missing reference is a failure.
 
-use dwp::model::{DocKind, Generation, PlanFormat};
+use dwp::plan::model::{DocKind, Generation, PlanFormat};
 use dwp::synth::SynthPlan;
 use jsonschema::Validator;
 use serde_json::{Value, json};
@@ -792,12 +792,12 @@ impl Judges {
         let mut ours = HashMap::new();
         for generation in Generation::ALL {
             for kind in [DocKind::Manifest, DocKind::State] {
-                let embedded = dwp::schema::embedded(kind, generation);
+                let embedded = dwp::plan::schema::embedded(kind, generation);
                 let reference_schema = read_json(&reference_dir.join(embedded.file_name));
                 let our_schema: Value = serde_json::from_str(embedded.text)
                     .unwrap_or_else(|e| panic!("embedded {} is not JSON: {e}", embedded.file_name));
                 let compile = |schema: &Value, whose: &str| {
-                    dwp::schema::compile(schema).unwrap_or_else(|e| {
+                    dwp::plan::schema::compile(schema).unwrap_or_else(|e| {
                         panic!("{whose} {} does not compile: {e}", embedded.file_name)
                     })
                 };
@@ -822,7 +822,7 @@ impl Judges {
         };
         let reference = self.reference[&key].is_valid(&case.doc);
         let ours = self.ours[&key].is_valid(&case.doc);
-        let dwp = dwp::schema::validate(case.kind, case.generation, &case.doc).is_empty();
+        let dwp = dwp::plan::schema::validate(case.kind, case.generation, &case.doc).is_empty();
         let mut failures = Vec::new();
         if reference != case.valid {
             failures.push(format!(
@@ -844,7 +844,7 @@ impl Judges {
         }
         if dwp != ours {
             failures.push(format!(
-                "{}: our compiled schema finds it {}, dwp::schema::validate finds it {}",
+                "{}: our compiled schema finds it {}, dwp::plan::schema::validate finds it {}",
                 case.name,
                 verdict(ours),
                 verdict(dwp)
@@ -866,18 +866,18 @@ impl Judges {
 }
 
 /// The verdict of dwp's state loader, which checks the document with its tasks apart and then
-/// each task on its own (`dwp::schema::validate_state_shell` / `validate_task`).
+/// each task on its own (`dwp::plan::schema::validate_state_shell` / `validate_task`).
 fn split_verdict(generation: Generation, doc: &Value) -> bool {
     let Some(tasks) = doc.get("tasks").and_then(Value::as_array) else {
-        return dwp::schema::validate(DocKind::State, generation, doc).is_empty();
+        return dwp::plan::schema::validate(DocKind::State, generation, doc).is_empty();
     };
     let mut shell = doc.clone();
     shell["tasks"] = Value::Array(vec![Value::Null; tasks.len()]);
-    dwp::schema::validate_state_shell(generation, &shell).is_empty()
+    dwp::plan::schema::validate_state_shell(generation, &shell).is_empty()
         && tasks
             .iter()
             .enumerate()
-            .all(|(i, task)| dwp::schema::validate_task(generation, task, i).is_empty())
+            .all(|(i, task)| dwp::plan::schema::validate_task(generation, task, i).is_empty())
 }
 
 /// Judge every case of `rule` and fail with the name of each case that went wrong.
@@ -945,7 +945,7 @@ fn embedded_schemas_parse_to_the_files_in_the_schemas_dir() {
     let mut embedded_names = HashSet::new();
     for generation in Generation::ALL {
         for kind in [DocKind::Manifest, DocKind::State] {
-            let embedded = dwp::schema::embedded(kind, generation);
+            let embedded = dwp::plan::schema::embedded(kind, generation);
             let parsed: Value = serde_json::from_str(embedded.text)
                 .unwrap_or_else(|e| panic!("embedded {} is not JSON: {e}", embedded.file_name));
             assert_eq!(
@@ -964,19 +964,19 @@ fn embedded_schemas_parse_to_the_files_in_the_schemas_dir() {
             embedded_names.insert(embedded.file_name.to_owned());
         }
     }
-    // The publication receipt's schema is embedded by `dwp::receipt`.
+    // The publication receipt's schema is embedded by `dwp::rules::receipt`.
     let receipt: Value =
-        serde_json::from_str(dwp::receipt::SCHEMA).expect("receipt schema is JSON");
+        serde_json::from_str(dwp::rules::receipt::SCHEMA).expect("receipt schema is JSON");
     assert_eq!(
         receipt,
         read_json(&dir.join("finalization-receipt.schema.json")),
         "the embedded receipt schema differs from schemas/finalization-receipt.schema.json"
     );
     embedded_names.insert("finalization-receipt.schema.json".to_owned());
-    // The file contract's schemas are embedded by `dwp::contract::format` (issue #8).
+    // The file contract's schemas are embedded by `dwp::commands::contract::format` (issue #8).
     for embedded in [
-        dwp::contract::format::EXPECTED_SCHEMA,
-        dwp::contract::format::LEDGER_LINE_SCHEMA,
+        dwp::commands::contract::format::EXPECTED_SCHEMA,
+        dwp::commands::contract::format::LEDGER_LINE_SCHEMA,
     ] {
         let value: Value = serde_json::from_str(embedded.text).expect("contract schema is JSON");
         assert_eq!(
@@ -1013,16 +1013,16 @@ fn every_schema_valid_document_fits_the_typed_model_within_64_bits() {
     let mut refused = Vec::new();
     for case in corpus().iter().filter(|c| c.valid) {
         assert!(
-            dwp::schema::validate(case.kind, case.generation, &case.doc).is_empty(),
-            "{}: written to be valid, but dwp::schema::validate refuses it",
+            dwp::plan::schema::validate(case.kind, case.generation, &case.doc).is_empty(),
+            "{}: written to be valid, but dwp::plan::schema::validate refuses it",
             case.name
         );
         let typed = match case.kind {
             DocKind::Manifest => {
-                serde_json::from_value::<dwp::model::Manifest>(case.doc.clone()).map(drop)
+                serde_json::from_value::<dwp::plan::model::Manifest>(case.doc.clone()).map(drop)
             }
             DocKind::State => {
-                serde_json::from_value::<dwp::model::State>(case.doc.clone()).map(drop)
+                serde_json::from_value::<dwp::plan::model::State>(case.doc.clone()).map(drop)
             }
         };
         let expected_refusal = UNREPRESENTABLE

@@ -6,6 +6,6 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = dwp::contract::payload::parse_post_tool_use(data);
-    let _ = dwp::contract::payload::parse_stop(data);
+    let _ = dwp::commands::contract::payload::parse_post_tool_use(data);
+    let _ = dwp::commands::contract::payload::parse_stop(data);
 });

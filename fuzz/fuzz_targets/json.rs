@@ -1,5 +1,5 @@
 //! The strict JSON reader on arbitrary bytes, as dwp reads state.json and manifest.json: the
-//! strict parser (`dwp::json::parse_strict`), the state reader that parses one task at a time
+//! strict parser (`dwp::plan::json::parse_strict`), the state reader that parses one task at a time
 //! (`dwp::plan::state_from_bytes`), the manifest reader (`dwp::plan::from_value`) and the
 //! invariants run on whatever they type. None of them may panic.
 
@@ -12,16 +12,16 @@ fuzz_target!(|data: &[u8]| {
 });
 
 fn dwp_fuzz_json(data: &[u8]) {
-    use dwp::model::{DocKind, Manifest};
+    use dwp::plan::model::{DocKind, Manifest};
     use std::path::Path;
     if let Ok(state) = dwp::plan::state_from_bytes(Path::new("state.json"), data.to_vec()) {
-        let _ = dwp::invariants::check_state(&state);
+        let _ = dwp::rules::invariants::check_state(&state);
     }
-    if let Ok(value) = dwp::json::parse_strict(data) {
+    if let Ok(value) = dwp::plan::json::parse_strict(data) {
         let path = Path::new("manifest.json");
         let manifest = dwp::plan::from_value::<Manifest>(path, data.to_vec(), value, DocKind::Manifest);
         if let Ok(manifest) = manifest {
-            let _ = dwp::invariants::check_manifest(&manifest);
+            let _ = dwp::rules::invariants::check_manifest(&manifest);
         }
     }
 }

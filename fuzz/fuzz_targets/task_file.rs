@@ -1,4 +1,4 @@
-//! `dwp::markdown::parse_task_file` on arbitrary bytes (read as lossy UTF-8): it must never panic.
+//! `dwp::plan::markdown::parse_task_file` on arbitrary bytes (read as lossy UTF-8): it must never panic.
 
 #![no_main]
 
@@ -6,7 +6,7 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
-    if let Some(record) = dwp::markdown::parse_task_file(&text) {
+    if let Some(record) = dwp::plan::markdown::parse_task_file(&text) {
         let _ = record.section("Goal");
         for amendment in &record.amendments {
             let _ = amendment.field("Authority");

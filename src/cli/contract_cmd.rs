@@ -1,10 +1,10 @@
-//! `dwp contract ...`: arguments and rendering only; the logic is in [`crate::contract`].
+//! `dwp contract ...`: arguments and rendering only; the logic is in [`crate::commands::contract`].
 
-use crate::contract::check::{CheckOutcome, CheckReport};
-use crate::contract::declare::{DeclareOutcome, DeclareRequest};
-use crate::contract::ladder::{HookOutcome, HookRequest, Verdict};
-use crate::contract::ledger::{RecordOutcome, RecordRequest, RecordSource};
-use crate::contract::{Op, payload};
+use crate::commands::contract::check::{CheckOutcome, CheckReport};
+use crate::commands::contract::declare::{DeclareOutcome, DeclareRequest};
+use crate::commands::contract::ladder::{HookOutcome, HookRequest, Verdict};
+use crate::commands::contract::ledger::{RecordOutcome, RecordRequest, RecordSource};
+use crate::commands::contract::{Op, payload};
 use crate::error::{Error, Exit};
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
@@ -119,7 +119,7 @@ pub fn run(command: &ContractCommand, out: &mut dyn Write, json: bool) -> Result
                 root: args.root.clone(),
                 replace: args.replace,
             };
-            let outcome = crate::contract::declare::declare(&args.target, &request)?;
+            let outcome = crate::commands::contract::declare::declare(&args.target, &request)?;
             render_declare(out, &outcome, json)
         }
         ContractCommand::Record(args) => {
@@ -137,7 +137,7 @@ pub fn run(command: &ContractCommand, out: &mut dyn Write, json: bool) -> Result
                 root: args.root.clone(),
                 source,
             };
-            let outcome = crate::contract::ledger::record(&args.target, &request)?;
+            let outcome = crate::commands::contract::ledger::record(&args.target, &request)?;
             render_record(out, &outcome, json)
         }
         ContractCommand::Check(args) if args.hook => {
@@ -148,11 +148,11 @@ pub fn run(command: &ContractCommand, out: &mut dyn Write, json: bool) -> Result
                 require_declaration: args.require_declaration,
                 payload,
             };
-            let outcome = crate::contract::ladder::stop_hook(&args.target, &request);
+            let outcome = crate::commands::contract::ladder::stop_hook(&args.target, &request);
             render_hook(out, &outcome, json)
         }
         ContractCommand::Check(args) => {
-            let (outcome, _) = crate::contract::check::check(&args.target, args.task)?;
+            let (outcome, _) = crate::commands::contract::check::check(&args.target, args.task)?;
             render_check(out, &outcome, args.require_declaration, json)
         }
     }

@@ -3,7 +3,7 @@
 
 use crate::clock;
 use crate::error::{Error, Result};
-use crate::model::Gate;
+use crate::plan::model::Gate;
 use serde::Deserialize;
 
 /// Parse `--gate "COMMAND|EXIT_CODE|EVIDENCE"`: split on the first two `|` (so evidence may
@@ -37,7 +37,7 @@ pub fn parse_gate_spec(spec: &str, now: &str) -> Result<Gate> {
 struct GateJson {
     command: String,
     passes: bool,
-    #[serde(default, deserialize_with = "crate::model::int::opt_i64")]
+    #[serde(default, deserialize_with = "crate::plan::model::int::opt_i64")]
     exit_code: Option<i64>,
     #[serde(default)]
     last_run: Option<String>,
@@ -48,7 +48,7 @@ struct GateJson {
 /// Parse `--gate-json '{...}'`, refusing unknown keys, duplicate keys and wrong types.
 pub fn parse_gate_json(text: &str, now: &str) -> Result<Gate> {
     let place = "--gate-json";
-    let value = crate::json::parse_strict(text.as_bytes())
+    let value = crate::plan::json::parse_strict(text.as_bytes())
         .map_err(|e| Error::rejected(format!("{place}: {}", e.path), e.message))?;
     let gate: GateJson = serde_path_to_error::deserialize(&value).map_err(|e| {
         Error::rejected(

@@ -1,12 +1,12 @@
-//! `dwp loop ...`: arguments and rendering only; the logic is in [`crate::r#loop`].
+//! `dwp loop ...`: arguments and rendering only; the logic is in [`crate::commands::r#loop`].
 
 use super::render::FORMAT_VERSION;
+use crate::commands::r#loop::artifacts::{self, Artifact, ArtifactsReport, Status};
+use crate::commands::r#loop::changed::ChangedSource;
+use crate::commands::r#loop::contract::{self, Frozen};
+use crate::commands::r#loop::dod::{self, DodReport, Row, Verdict};
+use crate::commands::r#loop::prove::{self, ProveReport};
 use crate::error::{Error, Exit};
-use crate::r#loop::artifacts::{self, Artifact, ArtifactsReport, Status};
-use crate::r#loop::changed::ChangedSource;
-use crate::r#loop::contract::{self, Frozen};
-use crate::r#loop::dod::{self, DodReport, Row, Verdict};
-use crate::r#loop::prove::{self, ProveReport};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Value, json};
 use std::io::Write;
@@ -467,15 +467,15 @@ fn render_prove(out: &mut dyn Write, worktree: &Path, report: &ProveReport, json
         print_json(
             out,
             &json!({"dwp": FORMAT_VERSION, "command": "loop prove", "ok": ok, "env": report.env, "proofs": proofs,
-            "dod": written(crate::r#loop::DOD_JSON, &report.dod),
-            "verify": written(crate::r#loop::VERIFY_JSON, &report.verify)}),
+            "dod": written(crate::commands::r#loop::DOD_JSON, &report.dod),
+            "verify": written(crate::commands::r#loop::VERIFY_JSON, &report.verify)}),
         );
         return exit_if(ok);
     }
     let failed = report
         .proved
         .iter()
-        .filter(|p| p.proof.status == crate::r#loop::proofs::ProofStatus::Failed)
+        .filter(|p| p.proof.status == crate::commands::r#loop::proofs::ProofStatus::Failed)
         .count();
     let _ = writeln!(
         out,
@@ -491,8 +491,8 @@ fn render_prove(out: &mut dyn Write, worktree: &Path, report: &ProveReport, json
         .unwrap_or(0);
     for p in &report.proved {
         let status = match p.proof.status {
-            crate::r#loop::proofs::ProofStatus::Passed => "passed",
-            crate::r#loop::proofs::ProofStatus::Failed => "failed",
+            crate::commands::r#loop::proofs::ProofStatus::Passed => "passed",
+            crate::commands::r#loop::proofs::ProofStatus::Failed => "failed",
         };
         let _ = writeln!(
             out,
@@ -513,8 +513,8 @@ fn render_prove(out: &mut dyn Write, worktree: &Path, report: &ProveReport, json
         }
     );
     for (relative, outcome) in [
-        (crate::r#loop::DOD_JSON, &report.dod),
-        (crate::r#loop::VERIFY_JSON, &report.verify),
+        (crate::commands::r#loop::DOD_JSON, &report.dod),
+        (crate::commands::r#loop::VERIFY_JSON, &report.verify),
     ] {
         let _ = writeln!(
             out,

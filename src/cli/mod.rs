@@ -11,9 +11,9 @@ mod loop_cmd;
 mod render;
 mod sarif;
 
-use crate::amend::{Authority, Disposition};
+use crate::commands::amend::{Authority, Disposition};
 use crate::error::{Error, Exit};
-use crate::model::{Generation, TaskStatus};
+use crate::plan::model::{Generation, TaskStatus};
 use crate::term::Inert;
 use clap::{Args, Parser, Subcommand};
 use std::io::Write;
@@ -394,19 +394,19 @@ fn run(cli: &Cli, out: &mut Inert<std::io::StdoutLock<'static>>) -> Result<Exit,
         Command::Validate { targets } => {
             let results: Vec<_> = targets
                 .iter()
-                .map(|t| crate::validate::validate(t))
+                .map(|t| crate::commands::validate::validate(t))
                 .collect();
             render::validate(out, &results, cli.json)
         }
         Command::Update(args) => {
             let request = update_request(args)?;
-            let outcome = crate::update::update(&args.target, &request)?;
+            let outcome = crate::commands::update::update(&args.target, &request)?;
             render::update(out, &outcome, cli.json)
         }
         Command::Amend(args) => {
             check_sha256(args.expected_sha256.as_deref())?;
             let request = amend_request(args)?;
-            let outcome = crate::amend::amend(&args.target, &request)?;
+            let outcome = crate::commands::amend::amend(&args.target, &request)?;
             render::amend(out, &outcome, cli.json)
         }
         Command::Init {
@@ -415,15 +415,16 @@ fn run(cli: &Cli, out: &mut Inert<std::io::StdoutLock<'static>>) -> Result<Exit,
             model,
             standard,
         } => {
-            let creator = crate::materialize::Creator {
+            let creator = crate::commands::materialize::Creator {
                 agent: agent.clone(),
                 model: model.clone(),
             };
-            let outcome = crate::materialize::init(target, &creator, standard.as_deref())?;
+            let outcome =
+                crate::commands::materialize::init(target, &creator, standard.as_deref())?;
             render::init(out, &outcome, cli.json)
         }
         Command::Migrate { target, to } => {
-            let outcome = crate::materialize::migrate(target, *to)?;
+            let outcome = crate::commands::materialize::migrate(target, *to)?;
             render::migrate(out, &outcome, cli.json)
         }
         Command::Lock(LockCommand::Status { target }) => {
@@ -444,7 +445,7 @@ fn run(cli: &Cli, out: &mut Inert<std::io::StdoutLock<'static>>) -> Result<Exit,
         }) => {
             let (plan_dir, state) = lock_target(target)?;
             let older_than = older_than.map(std::time::Duration::from_secs);
-            let recovery = crate::recover::recover_lock(
+            let recovery = crate::commands::recover::recover_lock(
                 &plan_dir,
                 &state,
                 older_than,
@@ -468,7 +469,7 @@ fn run(cli: &Cli, out: &mut Inert<std::io::StdoutLock<'static>>) -> Result<Exit,
             drop_task,
         } => {
             check_sha256(expected_sha256.as_deref())?;
-            let request = crate::reconcile::ReconcileRequest {
+            let request = crate::commands::reconcile::ReconcileRequest {
                 write: *write,
                 diff: *diff,
                 git: *git,
@@ -476,7 +477,7 @@ fn run(cli: &Cli, out: &mut Inert<std::io::StdoutLock<'static>>) -> Result<Exit,
                 wait: wait_duration(*wait)?,
                 drop: drop_task.iter().copied().collect(),
             };
-            let report = crate::reconcile::reconcile(target, &request)?;
+            let report = crate::commands::reconcile::reconcile(target, &request)?;
             render::reconcile(out, &report, *write, cli.json)
         }
         Command::Verify {
@@ -498,18 +499,18 @@ fn run(cli: &Cli, out: &mut Inert<std::io::StdoutLock<'static>>) -> Result<Exit,
                 let [root] = targets.as_slice() else {
                     return Err(Error::Usage("--all takes exactly one ROOT".into()));
                 };
-                crate::verify::verify_all(root, *strict)?
+                crate::commands::verify::verify_all(root, *strict)?
             } else {
-                crate::verify::verify_many(targets, *strict)
+                crate::commands::verify::verify_many(targets, *strict)
             };
             render::verify(out, &reports, format, *strict)
         }
         Command::Status { target, all: false } => {
-            let summary = crate::status::summarize(target)?;
+            let summary = crate::commands::status::summarize(target)?;
             render::status(out, &summary, cli.json, render::use_colour())
         }
         Command::Status { target, all: true } => {
-            let lines = crate::status::summarize_all(target)?;
+            let lines = crate::commands::status::summarize_all(target)?;
             render::status_all(out, &lines, cli.json)
         }
         Command::Finalize {
@@ -517,7 +518,7 @@ fn run(cli: &Cli, out: &mut Inert<std::io::StdoutLock<'static>>) -> Result<Exit,
             check: true,
             ..
         } => {
-            let findings = crate::finalize::check(target)?;
+            let findings = crate::commands::finalize::check(target)?;
             render::finalize_check(out, target, &findings, cli.json)
         }
         Command::Finalize {
@@ -529,13 +530,13 @@ fn run(cli: &Cli, out: &mut Inert<std::io::StdoutLock<'static>>) -> Result<Exit,
             ..
         } => {
             check_sha256(expected_sha256.as_deref())?;
-            let request = crate::finalize::FinalizeRequest {
+            let request = crate::commands::finalize::FinalizeRequest {
                 candidate: candidate.clone(),
                 expected_sha256: expected_sha256.clone(),
                 recover: *recover,
                 wait: wait_duration(*wait)?,
             };
-            let publication = crate::finalize::finalize(target, &request)?;
+            let publication = crate::commands::finalize::finalize(target, &request)?;
             render::finalize(out, &publication, cli.json)
         }
         Command::Loop(command) => loop_cmd::run(command, out, cli.json)?,
@@ -579,7 +580,7 @@ fn lock_target(target: &Path) -> Result<(PathBuf, PathBuf), Error> {
     )))
 }
 
-fn update_request(args: &UpdateArgs) -> Result<crate::update::UpdateRequest, Error> {
+fn update_request(args: &UpdateArgs) -> Result<crate::commands::update::UpdateRequest, Error> {
     let now = crate::clock::now_rfc3339();
     let mut gates = Vec::new();
     for spec in &args.gate {
@@ -589,10 +590,10 @@ fn update_request(args: &UpdateArgs) -> Result<crate::update::UpdateRequest, Err
         gates.push(gates::parse_gate_json(text, &now)?);
     }
     for path in &args.gates_from {
-        gates.extend(crate::r#loop::gates::gates_from_verify(path)?);
+        gates.extend(crate::commands::r#loop::gates::gates_from_verify(path)?);
     }
     let wait = wait_duration(args.wait)?;
-    Ok(crate::update::UpdateRequest {
+    Ok(crate::commands::update::UpdateRequest {
         task: args.task,
         status: Some(args.status),
         gates,
@@ -616,8 +617,8 @@ fn update_request(args: &UpdateArgs) -> Result<crate::update::UpdateRequest, Err
     })
 }
 
-fn amend_request(args: &AmendArgs) -> Result<crate::amend::AmendRequest, Error> {
-    Ok(crate::amend::AmendRequest {
+fn amend_request(args: &AmendArgs) -> Result<crate::commands::amend::AmendRequest, Error> {
+    Ok(crate::commands::amend::AmendRequest {
         task: args.task,
         original: args.original.clone(),
         observed: args.observed.clone(),

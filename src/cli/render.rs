@@ -2,16 +2,16 @@
 //! written here reaches the terminal through [`Inert`] (see `crate::term`); `status` also keeps
 //! each field read from the plan on its line.
 
-use crate::amend::AmendOutcome;
+use crate::commands::amend::AmendOutcome;
+use crate::commands::materialize::{InitOutcome, MigrateOutcome};
+use crate::commands::reconcile::ReconcileReport;
+use crate::commands::status::{PlanLine, Summary};
+use crate::commands::update::UpdateOutcome;
+use crate::commands::validate::Validation;
 use crate::error::Exit;
 use crate::findings::{Finding, Verdict};
-use crate::materialize::{InitOutcome, MigrateOutcome};
-use crate::reconcile::ReconcileReport;
-use crate::status::{PlanLine, Summary};
 use crate::store::lock::{LockInfo, Recovery};
 use crate::term::{Inert, inert_line};
-use crate::update::UpdateOutcome;
-use crate::validate::Validation;
 use serde_json::json;
 use std::io::Write;
 use std::path::Path;
@@ -430,7 +430,7 @@ pub fn status<W: Write>(
         let open: Vec<_> = summary
             .tasks
             .iter()
-            .filter(|t| crate::status::is_open(t.status))
+            .filter(|t| crate::commands::status::is_open(t.status))
             .take(JSON_TASK_LIMIT)
             .collect();
         let desync = summary
@@ -451,7 +451,7 @@ pub fn status<W: Write>(
             "checkpoint": summary.checkpoint,
             "blocker": summary.blocker,
             "open_tasks": open,
-            "open_tasks_omitted": summary.tasks.iter().filter(|t| crate::status::is_open(t.status)).count().saturating_sub(JSON_TASK_LIMIT),
+            "open_tasks_omitted": summary.tasks.iter().filter(|t| crate::commands::status::is_open(t.status)).count().saturating_sub(JSON_TASK_LIMIT),
             "desync": desync,
         });
         let _ = writeln!(out, "{document:#}");
@@ -505,7 +505,7 @@ pub fn status<W: Write>(
         status_task_line(out, task, colour);
     }
     let _ = writeln!(out);
-    if summary.source == crate::status::Source::Markdown {
+    if summary.source == crate::commands::status::Source::Markdown {
         let _ = writeln!(
             out,
             "no state layer: shown from the markdown (`dwp init` materializes manifest.json and state.json)"
@@ -513,15 +513,19 @@ pub fn status<W: Write>(
     }
     let _ = match &summary.desync {
         None => writeln!(out, "desync: not checked (README.md could not be read)"),
-        Some(d) if d.is_empty() && summary.source == crate::status::Source::Markdown => {
+        Some(d) if d.is_empty() && summary.source == crate::commands::status::Source::Markdown => {
             writeln!(out, "the task list reads clean")
         }
         Some(d) if d.is_empty() => writeln!(out, "markdown and state agree"),
         Some(d) => {
             let first = &d[0];
             let (word, what, next) = match summary.source {
-                crate::status::Source::State => ("desync", "disagreement(s)", "dwp reconcile"),
-                crate::status::Source::Markdown => ("task list", "problem(s)", "dwp verify"),
+                crate::commands::status::Source::State => {
+                    ("desync", "disagreement(s)", "dwp reconcile")
+                }
+                crate::commands::status::Source::Markdown => {
+                    ("task list", "problem(s)", "dwp verify")
+                }
             };
             paint(out, word, "31", colour);
             writeln!(
@@ -541,7 +545,11 @@ pub fn status<W: Write>(
 }
 
 /// `   3  in_progress  Title  [cargo test pass, make lint FAIL]`.
-fn status_task_line<W: Write>(out: &mut Inert<W>, task: &crate::status::TaskSummary, colour: bool) {
+fn status_task_line<W: Write>(
+    out: &mut Inert<W>,
+    task: &crate::commands::status::TaskSummary,
+    colour: bool,
+) {
     let status = task.status.as_str();
     let _ = write!(out, "{:>4}  ", task.id);
     // Pad before colouring: escape codes would count as width.
@@ -620,11 +628,11 @@ pub fn status_all(out: &mut impl Write, lines: &[PlanLine], as_json: bool) -> Ex
 
 pub fn verify(
     out: &mut impl Write,
-    reports: &[crate::verify::PlanReport],
+    reports: &[crate::commands::verify::PlanReport],
     format: super::Format,
     strict: bool,
 ) -> Exit {
-    use crate::verify::VerifyVerdict;
+    use crate::commands::verify::VerifyVerdict;
     let verdict = VerifyVerdict::worst(reports.iter().map(|r| r.verdict));
     match format {
         super::Format::Json => {
@@ -659,7 +667,7 @@ pub fn verify(
 /// One plan: a header with the verdict and counts, then each finding as
 /// `file:line: severity CODE: $.json.path: message` and its hint, grouped by file (the findings
 /// arrive sorted by file and line).
-fn verify_plan_text(out: &mut impl Write, report: &crate::verify::PlanReport) {
+fn verify_plan_text(out: &mut impl Write, report: &crate::commands::verify::PlanReport) {
     use crate::findings::Severity;
     let count = |severity: Severity, one: &str, many: &str| {
         let n = report
@@ -723,10 +731,10 @@ fn verify_plan_text(out: &mut impl Write, report: &crate::verify::PlanReport) {
 
 pub fn finalize(
     out: &mut impl Write,
-    publication: &crate::publication::Publication,
+    publication: &crate::steps::publication::Publication,
     as_json: bool,
 ) -> Exit {
-    use crate::publication::PublicationVerdict;
+    use crate::steps::publication::PublicationVerdict;
     let exit = publication.verdict.exit();
     if as_json {
         print_json(

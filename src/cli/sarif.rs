@@ -3,8 +3,8 @@
 //! index never depends on what was found); one result per finding, located by a URI relative to
 //! the working directory where the file lies under it (what code-scanning uploads expect).
 
+use crate::commands::verify::PlanReport;
 use crate::findings::{Code, Finding, Severity};
-use crate::verify::PlanReport;
 use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -71,7 +71,7 @@ fn rule(code: Code) -> Value {
         "id": code.id(),
         "name": format!("{code:?}"),
         "shortDescription": {"text": code.summary()},
-        "help": {"text": crate::conformance::fix_hint(code)},
+        "help": {"text": crate::rules::conformance::fix_hint(code)},
         "defaultConfiguration": {"level": level},
         "properties": {"documentation": "docs/CONFORMANCE.md"},
     })

@@ -8,7 +8,7 @@
 //!
 //! `--invalidate CMD` also prefixes every gate record of CMD with `invalidated by refine
 //! YYYY-MM-DD: ` and returns the task to pending, through the guarded updater
-//! ([`crate::updater::update_under_lock`]); a completed task's README box is unchecked and the
+//! ([`crate::steps::updater::update_under_lock`]); a completed task's README box is unchecked and the
 //! `Plan Status` count follows, so the markdown (the source of truth) agrees with the state.
 //!
 //! Write order, all under the state lock, every file replaced atomically: the markdown (task
@@ -21,12 +21,12 @@
 
 use crate::clock;
 use crate::error::{Error, Result};
-use crate::markdown::{self, TaskRecord};
-use crate::model::{State, Task, TaskStatus};
 use crate::plan::Loaded;
-use crate::records::{TaskSource, read_task_source};
+use crate::plan::markdown::{self, TaskRecord};
+use crate::plan::model::{State, Task, TaskStatus};
+use crate::plan::records::{TaskSource, read_task_source};
+use crate::steps::updater::{self, AmendmentCheck, UpdateRequest};
 use crate::store;
-use crate::updater::{self, AmendmentCheck, UpdateRequest};
 use serde::Serialize;
 use std::path::Path;
 use std::time::Duration;
@@ -148,7 +148,7 @@ pub struct AmendOutcome {
 pub fn amend(target: &Path, request: &AmendRequest) -> Result<AmendOutcome> {
     check_input(request)?;
     let (plan_dir, state_path) = crate::plan::resolve_target(target);
-    let guard = crate::writer::lock_for_write(&plan_dir, &state_path, request.wait)?;
+    let guard = crate::steps::writer::lock_for_write(&plan_dir, &state_path, request.wait)?;
     let outcome = amend_under_lock(&plan_dir, &state_path, request)?;
     guard.release()?;
     Ok(outcome)
@@ -160,7 +160,7 @@ fn amend_under_lock(
     request: &AmendRequest,
 ) -> Result<AmendOutcome> {
     crate::plan::refuse_while_finalizing(plan_dir)?;
-    let loaded = crate::writer::load_state_for_write(plan_dir, state_path, true)?;
+    let loaded = crate::steps::writer::load_state_for_write(plan_dir, state_path, true)?;
     check_snapshot(&loaded, request)?;
     let state = &loaded.doc;
     let task = check_tasks(state, request)?;
@@ -196,7 +196,7 @@ fn amend_under_lock(
     if let Some(bytes) = planned.as_ref().and_then(|p| p.planned.as_deref()) {
         write.replace(state_path, Some(&loaded.bytes), bytes)?;
     }
-    let superseded = if state.status == crate::model::PlanStatus::Completed && reopens {
+    let superseded = if state.status == crate::plan::model::PlanStatus::Completed && reopens {
         supersede_receipt(&mut write, plan_dir)?
     } else {
         None
@@ -230,7 +230,7 @@ fn supersede_receipt(
     write: &mut store::intent::Transaction,
     plan_dir: &Path,
 ) -> Result<Option<String>> {
-    let receipt = plan_dir.join(crate::receipt::RECEIPT);
+    let receipt = plan_dir.join(crate::rules::receipt::RECEIPT);
     let bytes = match store::read_artifact(&receipt, plan_dir) {
         Ok(bytes) => bytes,
         Err(store::ReadFailure::Missing) => return Ok(None),
@@ -458,12 +458,12 @@ fn check_unexecuted_preserve(task: &Task, request: &AmendRequest) -> Result<()> 
     if request.disposition != Disposition::UnexecutedScenario {
         return Ok(());
     }
-    let passing = crate::evidence::latest_per_command(task.gates())
+    let passing = crate::rules::evidence::latest_per_command(task.gates())
         .into_iter()
         .find(|g| {
             g.passes
                 && request.preserve.contains(&g.command)
-                && !crate::evidence::is_invalidated(g.evidence.as_deref().unwrap_or(""))
+                && !crate::rules::evidence::is_invalidated(g.evidence.as_deref().unwrap_or(""))
         });
     match passing {
         Some(gate) => Err(Error::rejected(

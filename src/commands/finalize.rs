@@ -1,12 +1,14 @@
-//! `dwp finalize`: publish a plan (`crate::publication`, the terminal transition it shares with
+//! `dwp finalize`: publish a plan (`crate::steps::publication`, the terminal transition it shares with
 //! `dwp update` of the last task), recover an interrupted publication, or check a published
 //! plan's receipt against its files (`--check`).
 
 use crate::error::{Error, Result};
 use crate::findings::Finding;
-use crate::model::PlanStatus;
 use crate::plan::PlanPaths;
-use crate::publication::{MARKER, Publication, default_candidate, publish_locked, recover_locked};
+use crate::plan::model::PlanStatus;
+use crate::steps::publication::{
+    MARKER, Publication, default_candidate, publish_locked, recover_locked,
+};
 use crate::store;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -24,7 +26,7 @@ pub struct FinalizeRequest {
 /// Run `dwp finalize` (or `--recover`) on the plan at `target`.
 pub fn finalize(target: &Path, request: &FinalizeRequest) -> Result<Publication> {
     let (plan_dir, state_path) = crate::plan::resolve_target(target);
-    let guard = crate::writer::lock_for_write(&plan_dir, &state_path, request.wait)?;
+    let guard = crate::steps::writer::lock_for_write(&plan_dir, &state_path, request.wait)?;
     let result = if request.recover {
         let offered = match &request.candidate {
             Some(path) => Some((path.as_path(), read_candidate(path)?)),
@@ -58,7 +60,7 @@ fn finalize_locked(
     request: &FinalizeRequest,
 ) -> Result<Publication> {
     crate::plan::refuse_while_finalizing(plan_dir)?;
-    let current = crate::writer::load_state_for_write(plan_dir, state_path, false)?;
+    let current = crate::steps::writer::load_state_for_write(plan_dir, state_path, false)?;
     if let Some(expected) = &request.expected_sha256
         && *expected != current.sha256
     {
@@ -71,7 +73,7 @@ fn finalize_locked(
     let candidate = match &request.candidate {
         Some(path) => read_candidate(path)?,
         None => {
-            crate::writer::refuse_clock_behind(
+            crate::steps::writer::refuse_clock_behind(
                 &current.doc,
                 &current.file,
                 &crate::clock::now_rfc3339(),
@@ -97,8 +99,8 @@ fn read_candidate(path: &Path) -> Result<Vec<u8>> {
 pub fn check(target: &Path) -> Result<Vec<Finding>> {
     let (plan_dir, state_path) = crate::plan::resolve_target(target);
     let paths = PlanPaths::new(&plan_dir);
-    let state = crate::writer::load_state_for_write(&plan_dir, &state_path, false)?;
-    let receipt = plan_dir.join(crate::receipt::RECEIPT);
+    let state = crate::steps::writer::load_state_for_write(&plan_dir, &state_path, false)?;
+    let receipt = plan_dir.join(crate::rules::receipt::RECEIPT);
     if store::place(&receipt, &plan_dir) == store::Place::Missing {
         // Nothing was published, so nothing "changed since publication".
         let hint = if state.doc.status == PlanStatus::Completed {
@@ -115,8 +117,8 @@ pub fn check(target: &Path) -> Result<Vec<Finding>> {
         )
         .with_hint(hint));
     }
-    let mut findings = crate::conformance::receipt_findings(&paths, &state.doc);
-    crate::conformance::add_fix_hints(&mut findings);
+    let mut findings = crate::rules::conformance::receipt_findings(&paths, &state.doc);
+    crate::rules::conformance::add_fix_hints(&mut findings);
     Ok(findings)
 }
 
@@ -127,11 +129,11 @@ mod tests {
     //! another one.
 
     use super::*;
+    use crate::commands::verify::{VerifyVerdict, verify_plan};
     use crate::findings::Code;
-    use crate::model::State;
-    use crate::publication::{Marker, PublicationVerdict, STOP_AFTER, Step};
+    use crate::plan::model::State;
+    use crate::steps::publication::{Marker, PublicationVerdict, STOP_AFTER, Step};
     use crate::synth::SynthPlan;
-    use crate::verify::{VerifyVerdict, verify_plan};
 
     fn plan(root: &Path) -> PathBuf {
         SynthPlan::new("PLAN_fault_injection", 3)
@@ -179,9 +181,9 @@ mod tests {
                     .any(|f| f.code == Code::PublicationInProgress),
                 "{step:?}: verify names the marker"
             );
-            let other_writer = crate::update::update(
+            let other_writer = crate::commands::update::update(
                 &plan,
-                &crate::update::UpdateRequest {
+                &crate::commands::update::UpdateRequest {
                     task: 3,
                     notes: Some("more notes".into()),
                     ..Default::default()
@@ -267,7 +269,7 @@ mod tests {
         std::fs::write(&readme, text).unwrap();
         let publication = recover(&plan, None).unwrap();
         assert_eq!(publication.verdict, PublicationVerdict::Refused);
-        assert!(!plan.join(crate::receipt::RECEIPT).exists());
+        assert!(!plan.join(crate::rules::receipt::RECEIPT).exists());
         assert!(plan.join(MARKER).exists());
     }
 }

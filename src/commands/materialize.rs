@@ -22,8 +22,8 @@
 use crate::clock;
 use crate::error::{Error, Result};
 use crate::findings::Severity;
-use crate::markdown::Readme;
-use crate::model::{
+use crate::plan::markdown::Readme;
+use crate::plan::model::{
     Actor, Approval, Archetype, DocKind, Field, Generation, Locator, LocatorKind, Manifest,
     Materialization, PlanFormat, PlanStatus, Rigor, State, Task, TaskStatus,
 };
@@ -94,7 +94,8 @@ pub fn init(plan_dir: &Path, creator: &Creator, standard: Option<&str>) -> Resul
             "is not a plan folder",
         ));
     }
-    let guard = crate::writer::lock_for_write(&paths.dir, &paths.state, std::time::Duration::ZERO)?;
+    let guard =
+        crate::steps::writer::lock_for_write(&paths.dir, &paths.state, std::time::Duration::ZERO)?;
     let outcome = init_under_lock(&paths, creator, standard)?;
     guard.release()?;
     Ok(outcome)
@@ -108,7 +109,7 @@ fn init_under_lock(
     crate::plan::refuse_while_finalizing(&paths.dir)?;
     refuse_existing(paths)?;
     let name = plan_name(paths)?;
-    let md = crate::records::read_markdown(&paths.dir)?;
+    let md = crate::plan::records::read_markdown(&paths.dir)?;
     md.require_readable()?;
     let place = md.readme_path.display().to_string();
     let readme = &md.readme;
@@ -134,11 +135,11 @@ fn init_under_lock(
         blocked: Field::Null,
     };
     // The boxes as they are: a checked task is completed, with what its log records.
-    let rules = crate::regenerate::Regeneration {
+    let rules = crate::rules::regenerate::Regeneration {
         allow_completion: true,
         ..Default::default()
     };
-    let (state, _) = crate::regenerate::regenerate(&md, &base, &now, &rules)?;
+    let (state, _) = crate::rules::regenerate::regenerate(&md, &base, &now, &rules)?;
     let manifest = Manifest {
         schema: Generation::V5.url(DocKind::Manifest),
         spec_version: spec_version.clone(),
@@ -213,7 +214,7 @@ fn plan_title(h1: &str, name: &str) -> Option<String> {
             title = title[label.len()..].trim_start_matches([' ', ':', '—', '–', '-']);
         }
     }
-    let title = crate::markdown::normalize_title(title);
+    let title = crate::plan::markdown::normalize_title(title);
     (!title.is_empty()).then_some(title)
 }
 
@@ -352,7 +353,7 @@ fn declared_standard(
         ));
     }
     refuse_newer_spec(&version, &place)?;
-    if !crate::conformance::is_dwp_standard(&version) {
+    if !crate::rules::conformance::is_dwp_standard(&version) {
         return Err(Error::rejected(
             place,
             format!("DWP spec {version} is not a DWP standard: the series are 2.x and 4.x (historical) and 5.x (current)"),
@@ -368,7 +369,7 @@ fn refuse_newer_spec(version: &str, place: &str) -> Result<()> {
         .split('.')
         .next()
         .and_then(|m| m.parse::<u64>().ok());
-    let known = crate::conformance::KNOWN_STANDARD_MAJOR;
+    let known = crate::rules::conformance::KNOWN_STANDARD_MAJOR;
     match major {
         Some(major) if major > known => Err(Error::rejected(
             place,
@@ -389,7 +390,7 @@ fn plan_format(readme: &Readme, place: &str) -> Result<PlanFormat> {
         && readme
             .index
             .iter()
-            .all(|e| crate::records::linked_file(&e.links).is_none());
+            .all(|e| crate::plan::records::linked_file(&e.links).is_none());
     Ok(if lite {
         PlanFormat::Lite
     } else {
@@ -437,7 +438,7 @@ fn variable<T: std::str::FromStr<Err = String>>(
 /// it may be reading wrong). Lite: `#task-N`. The title is the index line's, else the record's
 /// heading.
 fn initial_tasks(
-    md: &crate::records::PlanMarkdown,
+    md: &crate::plan::records::PlanMarkdown,
     format: PlanFormat,
     plan_dir: &Path,
     place: &str,
@@ -478,7 +479,7 @@ fn initial_tasks(
 }
 
 /// A `N.task_*.md` in the folder that the index does not name may be a task the reader missed.
-fn refuse_unindexed_files(md: &crate::records::PlanMarkdown, plan_dir: &Path) -> Result<()> {
+fn refuse_unindexed_files(md: &crate::plan::records::PlanMarkdown, plan_dir: &Path) -> Result<()> {
     let named: Vec<String> = md
         .readme
         .index
@@ -498,8 +499,8 @@ fn refuse_unindexed_files(md: &crate::records::PlanMarkdown, plan_dir: &Path) ->
 /// The task file of a Full task: linked from its index line, else the folder's one file of its
 /// number; it must be a file of the plan folder named `N.task_slug.md`.
 fn task_file(
-    md: &crate::records::PlanMarkdown,
-    entry: &crate::markdown::IndexEntry,
+    md: &crate::plan::records::PlanMarkdown,
+    entry: &crate::plan::markdown::IndexEntry,
     plan_dir: &Path,
     place: &str,
 ) -> Result<String> {
@@ -546,8 +547,8 @@ fn checked_pair(
 ) -> Result<(Vec<u8>, Vec<u8>)> {
     let manifest_bytes = store::canonical_bytes(manifest);
     let state_bytes = store::canonical_bytes(state);
-    crate::writer::check_before_write(&paths.state, &state_bytes, "the materialized state")?;
-    let value = crate::json::parse_strict(&manifest_bytes)
+    crate::steps::writer::check_before_write(&paths.state, &state_bytes, "the materialized state")?;
+    let value = crate::plan::json::parse_strict(&manifest_bytes)
         .map_err(|e| Error::rejected(paths.manifest.display().to_string(), e.message))?;
     let loaded: Loaded<Manifest> = plan::from_value(
         &paths.manifest,
@@ -556,7 +557,7 @@ fn checked_pair(
         DocKind::Manifest,
     )
     .map_err(|f| plan::refusal(f, "the manifest would not validate"))?;
-    let problems = crate::invariants::check_manifest(&loaded);
+    let problems = crate::rules::invariants::check_manifest(&loaded);
     if !problems.is_empty() {
         return Err(plan::refusal(
             problems,
@@ -577,7 +578,8 @@ pub fn migrate(plan_dir: &Path, to: Generation) -> Result<MigrateOutcome> {
         ));
     }
     let paths = PlanPaths::new(plan_dir);
-    let guard = crate::writer::lock_for_write(&paths.dir, &paths.state, std::time::Duration::ZERO)?;
+    let guard =
+        crate::steps::writer::lock_for_write(&paths.dir, &paths.state, std::time::Duration::ZERO)?;
     let outcome = migrate_under_lock(&paths, to)?;
     guard.release()?;
     Ok(outcome)
@@ -588,7 +590,7 @@ fn migrate_under_lock(paths: &PlanPaths, to: Generation) -> Result<MigrateOutcom
     let manifest = plan::load_manifest(paths).map_err(|f| newer_or(f, "the manifest"))?;
     let state = plan::load_state(paths).map_err(|f| newer_or(f, "the state"))?;
     check_migratable(&manifest, &state, to)?;
-    let readme = crate::records::read_markdown(&paths.dir)?;
+    let readme = crate::plan::records::read_markdown(&paths.dir)?;
     readme.require_readable()?;
     if let Some(standard) = &readme.readme.standard {
         let place = format!("{}:{}", readme.readme_path.display(), standard.line);
@@ -598,14 +600,14 @@ fn migrate_under_lock(paths: &PlanPaths, to: Generation) -> Result<MigrateOutcom
         &manifest.doc.spec_version,
         &format!("{}: $.spec_version", manifest.file),
     )?;
-    let problems = crate::invariants::check_state(&state);
+    let problems = crate::rules::invariants::check_state(&state);
     if !problems.is_empty() {
         return Err(plan::refusal(
             problems,
             "the input state breaks an invariant",
         ));
     }
-    crate::writer::refuse_clock_behind(&state.doc, &state.file, &clock::now_rfc3339())?;
+    crate::steps::writer::refuse_clock_behind(&state.doc, &state.file, &clock::now_rfc3339())?;
     let next_manifest = migrated_manifest(&manifest.doc, to);
     let next_state = migrated_state(&state.doc, to, readme.readme.approval());
     let (manifest_bytes, state_bytes) = checked_pair(paths, &next_manifest, &next_state)?;

@@ -1,28 +1,28 @@
 //! `dwp reconcile`: the markdown is the source of truth and `state.json` its projection.
 //!
-//! [`reconcile`] runs the desync check (`crate::desync`), or with `write` the regeneration
-//! (`crate::regenerate`) under the lock, durably, with one dated entry appended to PROGRESS.md,
+//! [`reconcile`] runs the desync check (`crate::rules::desync`), or with `write` the regeneration
+//! (`crate::rules::regenerate`) under the lock, durably, with one dated entry appended to PROGRESS.md,
 //! both in one intent record.
 
 use crate::clock;
 use crate::error::{Error, Result};
-use crate::model::State;
 use crate::plan::Loaded;
+use crate::plan::model::State;
 use crate::store;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::Duration;
 
-use crate::desync::{Desync, compare};
-use crate::records::{PlanMarkdown, read_markdown};
-use crate::regenerate::{Change, Regeneration, regenerate};
+use crate::plan::records::{PlanMarkdown, read_markdown};
+use crate::rules::desync::{Desync, compare};
+use crate::rules::regenerate::{Change, Regeneration, regenerate};
 
 /// Commit hashes of commits whose message names `Task N of PLAN_name`, newest first wins.
 pub fn git_commits(plan_dir: &Path, plan_name: &str) -> Result<BTreeMap<u64, String>> {
     // The plan's repository may carry configuration that runs programs (signature checks, a
     // pager): git runs defanged, as for every repository dwp reads.
-    let output = crate::git::Git::open(plan_dir)
+    let output = crate::store::git::Git::open(plan_dir)
         .and_then(|git| git.output(["log", "--no-show-signature", "--format=%h %s"]))
         .map_err(|e| Error::io("run git log", plan_dir, e))?;
     if !output.status.success() {
@@ -98,7 +98,7 @@ pub struct ReconcileReport {
 pub fn reconcile(target: &Path, request: &ReconcileRequest) -> Result<ReconcileReport> {
     let (plan_dir, state_path) = crate::plan::resolve_target(target);
     let guard = if request.write {
-        Some(crate::writer::lock_for_write(
+        Some(crate::steps::writer::lock_for_write(
             &plan_dir,
             &state_path,
             request.wait,
@@ -110,7 +110,8 @@ pub fn reconcile(target: &Path, request: &ReconcileRequest) -> Result<ReconcileR
         crate::plan::refuse_while_finalizing(&plan_dir)?;
     }
     // Invariant findings are what regeneration repairs; the schema must hold.
-    let loaded: Loaded<State> = crate::writer::load_state_for_write(&plan_dir, &state_path, false)?;
+    let loaded: Loaded<State> =
+        crate::steps::writer::load_state_for_write(&plan_dir, &state_path, false)?;
     if let Some(expected) = &request.expected_sha256
         && *expected != loaded.sha256
     {
@@ -157,8 +158,8 @@ pub fn reconcile(target: &Path, request: &ReconcileRequest) -> Result<ReconcileR
         .filter(|d| !d.is_empty());
     let mut written = false;
     if request.write && bytes != loaded.bytes {
-        crate::writer::refuse_clock_behind(&loaded.doc, &loaded.file, &now)?;
-        crate::writer::check_before_write(&state_path, &bytes, "the regenerated state")?;
+        crate::steps::writer::refuse_clock_behind(&loaded.doc, &loaded.file, &now)?;
+        crate::steps::writer::check_before_write(&state_path, &bytes, "the regenerated state")?;
         // Two files, one intent record: a kill between them leaves the record, and the next
         // writer completes it, so the reconciliation is never without its PROGRESS.md entry.
         let mut write = store::intent::Transaction::new(&plan_dir, "dwp reconcile --write");

@@ -36,7 +36,7 @@ pub fn recover_lock(
         None => Ok(()),
     })?;
     if recovery.is_some() && reason.is_some() {
-        crate::writer::lock_for_write(plan_dir, state, TAKE_OVER_WAIT)?.release()?;
+        crate::steps::writer::lock_for_write(plan_dir, state, TAKE_OVER_WAIT)?.release()?;
     }
     Ok(recovery)
 }

@@ -3,11 +3,11 @@
 //! task's status with its latest gate results, and whether the markdown and the state agree.
 //! It reads and never writes. Rendering (colour, layout) lives in the CLI.
 
-use crate::desync::Desync;
 use crate::error::Result;
-use crate::evidence::latest_per_command;
-use crate::model::{PlanStatus, State, TaskStatus};
+use crate::plan::model::{PlanStatus, State, TaskStatus};
 use crate::plan::{self, Loaded};
+use crate::rules::desync::Desync;
+use crate::rules::evidence::latest_per_command;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -80,7 +80,7 @@ pub fn is_open(status: TaskStatus) -> bool {
     !matches!(status, TaskStatus::Completed | TaskStatus::Skipped)
 }
 
-fn task_summary(task: &crate::model::Task) -> TaskSummary {
+fn task_summary(task: &crate::plan::model::Task) -> TaskSummary {
     TaskSummary {
         id: task.id,
         title: task.title.clone(),
@@ -104,12 +104,13 @@ pub fn summarize(target: &Path) -> Result<Summary> {
     {
         return summarize_markdown(&plan_dir);
     }
-    let loaded: Loaded<State> = crate::writer::load_state_for_write(&plan_dir, &state_path, false)?;
+    let loaded: Loaded<State> =
+        crate::steps::writer::load_state_for_write(&plan_dir, &state_path, false)?;
     let state = &loaded.doc;
-    let markdown = crate::records::read_markdown(&plan_dir).ok();
+    let markdown = crate::plan::records::read_markdown(&plan_dir).ok();
     // The task being worked on: none once the plan is completed; else the checkpoint's task while
     // it is open, else the first task neither completed nor skipped (skipped is out of scope).
-    let open = |t: &&crate::model::Task| is_open(t.status);
+    let open = |t: &&crate::plan::model::Task| is_open(t.status);
     let current = (state.status != PlanStatus::Completed)
         .then(|| {
             state
@@ -142,14 +143,14 @@ pub fn summarize(target: &Path) -> Result<Summary> {
             needs: b.needs.clone(),
         }),
         tasks: state.tasks.iter().map(task_summary).collect(),
-        desync: markdown.map(|m| crate::desync::compare(&m, state)),
+        desync: markdown.map(|m| crate::rules::desync::compare(&m, state)),
     })
 }
 
 /// A plan without state.json, from its markdown: each task's status is its box (checked:
 /// completed) or, unchecked, its log's `Status:` line; the current task is the first open one.
 fn summarize_markdown(plan_dir: &Path) -> Result<Summary> {
-    let md = crate::records::read_markdown(plan_dir)?;
+    let md = crate::plan::records::read_markdown(plan_dir)?;
     let tasks: Vec<TaskSummary> = md
         .readme
         .index
@@ -157,7 +158,7 @@ fn summarize_markdown(plan_dir: &Path) -> Result<Summary> {
         .map(|entry| TaskSummary {
             id: entry.id,
             title: md.title(entry).unwrap_or_default(),
-            status: crate::desync::markdown_only_status(
+            status: crate::rules::desync::markdown_only_status(
                 entry,
                 md.records.get(&entry.id).map(|(_, r)| r),
             ),
@@ -196,7 +197,7 @@ fn summarize_markdown(plan_dir: &Path) -> Result<Summary> {
         checkpoint: None,
         blocker: None,
         tasks,
-        desync: Some(crate::desync::markdown_desync(&md)),
+        desync: Some(crate::rules::desync::markdown_desync(&md)),
     })
 }
 

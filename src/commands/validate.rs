@@ -5,9 +5,9 @@
 //! its schema is not checked further (its fields cannot be trusted to exist).
 
 use crate::findings::{Code, Finding, Verdict};
-use crate::invariants::{self, collect, validate_plan};
-use crate::model::{DocKind, Manifest};
+use crate::plan::model::{DocKind, Manifest};
 use crate::plan::{PlanPaths, declared_kind, load, read_bytes, state_from_bytes};
+use crate::rules::invariants::{self, collect, validate_plan};
 use std::path::Path;
 
 /// The outcome of validating one target.
@@ -70,7 +70,7 @@ fn validate_file(path: &Path) -> (String, Vec<Finding>) {
         Err(findings) => return (String::new(), findings),
     };
     // A shell read (tasks left raw) is enough to learn the kind.
-    let declared = match crate::json::parse_strict_shell(&bytes) {
+    let declared = match crate::plan::json::parse_strict_shell(&bytes) {
         Ok(shell) => declared_kind(&shell.value),
         Err(e) => {
             let finding = Finding::error(Code::NotJson, path.display().to_string(), e.message);

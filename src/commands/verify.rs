@@ -1,10 +1,10 @@
 //! `dwp verify`: the conformance verdict on one plan or every plan of a workspace: structure
-//! (`crate::validate`), then every rule of `crate::conformance`, each finding placed at
+//! (`crate::commands::validate`), then every rule of `crate::rules::conformance`, each finding placed at
 //! `file:line` and given its fixing hint.
 
-use crate::conformance::{add_fix_hints, plan_rules};
 use crate::findings::{Finding, Severity};
 use crate::plan::PlanPaths;
+use crate::rules::conformance::{add_fix_hints, plan_rules};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -74,7 +74,7 @@ pub struct PlanReport {
 /// Verify one plan folder.
 pub fn verify_plan(dir: &Path, strict: bool) -> PlanReport {
     let paths = PlanPaths::new(dir);
-    let validation = crate::invariants::validate_plan(&paths);
+    let validation = crate::rules::invariants::validate_plan(&paths);
     // A plan without a state layer has nothing for validate to judge: the markdown rules and
     // DWP093 say what there is to say.
     let mut findings = if crate::plan::has_no_state_layer(&paths.dir) {
@@ -120,7 +120,7 @@ fn place_json_findings(paths: &PlanPaths, findings: &mut [Finding]) {
             continue;
         };
         let wanted: Vec<&str> = wanted.iter().map(String::as_str).collect();
-        let lines = crate::json::lines_of(text, &wanted);
+        let lines = crate::plan::json::lines_of(text, &wanted);
         for finding in findings.iter_mut().filter(|f| f.file == name) {
             if let Some(line) = finding.path.as_ref().and_then(|p| lines.get(p)) {
                 finding.line = finding.line.or(Some(*line));

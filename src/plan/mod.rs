@@ -3,9 +3,15 @@
 //! deserialize into the typed model. Every step that fails becomes findings with file and path,
 //! so `validate` can report all of them and writers can refuse with the first.
 
+pub mod json;
+pub mod markdown;
+pub mod model;
+pub mod records;
+pub mod schema;
+
 use crate::findings::{Code, Finding, Severity};
-use crate::json::parse_strict;
-use crate::model::{DocKind, Generation, Manifest, SchemaId, State};
+use crate::plan::json::parse_strict;
+use crate::plan::model::{DocKind, Generation, Manifest, SchemaId, State};
 use crate::store::{ReadFailure, read_artifact, sha256_hex};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -202,7 +208,7 @@ fn type_checked<T: DeserializeOwned>(
     generation: Generation,
 ) -> Result<Loaded<T>, Vec<Finding>> {
     let file = path.display().to_string();
-    let violations = crate::schema::validate(kind, generation, &value);
+    let violations = crate::plan::schema::validate(kind, generation, &value);
     if !violations.is_empty() {
         return Err(violations
             .into_iter()
@@ -250,10 +256,10 @@ pub fn load_state_at(path: &Path, plan_dir: &Path) -> Result<Loaded<State>, Vec<
 /// whole document as one tree of JSON values (a 10,000-task state: ~45 MB, half the time).
 pub fn state_from_bytes(path: &Path, bytes: Vec<u8>) -> Result<Loaded<State>, Vec<Finding>> {
     let file = path.display().to_string();
-    let not_json = |e: crate::json::JsonError| {
+    let not_json = |e: crate::plan::json::JsonError| {
         vec![Finding::error(Code::NotJson, &file, e.message).at(e.path)]
     };
-    let shell = crate::json::parse_strict_shell(&bytes).map_err(not_json)?;
+    let shell = crate::plan::json::parse_strict_shell(&bytes).map_err(not_json)?;
     let generation = generation_of(path, &shell.value, DocKind::State)?;
     let Some(raw_tasks) = shell.tasks else {
         // `tasks` is not an array: the whole schema reports it.
@@ -267,8 +273,9 @@ pub fn state_from_bytes(path: &Path, bytes: Vec<u8>) -> Result<Loaded<State>, Ve
     let mut tasks = Vec::with_capacity(raw_tasks.len());
     for (index, raw) in raw_tasks.iter().enumerate() {
         let at = format!("$.tasks[{index}]");
-        let value = crate::json::parse_task_text(shell.text, raw.get(), &at).map_err(not_json)?;
-        let violations = crate::schema::validate_task(generation, &value, index);
+        let value =
+            crate::plan::json::parse_task_text(shell.text, raw.get(), &at).map_err(not_json)?;
+        let violations = crate::plan::schema::validate_task(generation, &value, index);
         if !violations.is_empty() {
             findings.extend(
                 violations
@@ -277,13 +284,13 @@ pub fn state_from_bytes(path: &Path, bytes: Vec<u8>) -> Result<Loaded<State>, Ve
             );
             continue;
         }
-        match crate::model::Task::deserialize(&value) {
+        match crate::plan::model::Task::deserialize(&value) {
             Ok(task) => tasks.push(task),
             Err(_) => task_values.push((index, value)),
         }
     }
     let shell_findings: Vec<Finding> =
-        crate::schema::validate_state_shell(generation, &shell.value)
+        crate::plan::schema::validate_state_shell(generation, &shell.value)
             .into_iter()
             .map(|v| Finding::error(Code::SchemaViolation, &file, v.message).at(v.path))
             .collect();
@@ -294,7 +301,7 @@ pub fn state_from_bytes(path: &Path, bytes: Vec<u8>) -> Result<Loaded<State>, Ve
     }
     if let Some((index, value)) = task_values.into_iter().next() {
         let at = format!("$.tasks[{index}]");
-        return Err(vec![typing_finding::<crate::model::Task>(
+        return Err(vec![typing_finding::<crate::plan::model::Task>(
             &file, &at, &value,
         )]);
     }

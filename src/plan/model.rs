@@ -5,7 +5,7 @@
 //! and an explicit `null` ([`Field`]), so that a document read and written back without a change
 //! serializes to the same canonical bytes. Field order is the order of the spec's examples, which
 //! is the order canonical serialization writes. Timestamps stay strings: the schema does not check
-//! their format, so [`crate::invariants`] does, and a value is never reformatted behind the
+//! their format, so [`crate::rules::invariants`] does, and a value is never reformatted behind the
 //! caller's back.
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -80,7 +80,7 @@ impl SchemaId {
     /// What a `schema` URL names.
     ///
     /// ```
-    /// use dwp::model::{DocKind, Generation, SchemaId};
+    /// use dwp::plan::model::{DocKind, Generation, SchemaId};
     /// let url = "https://deepworkplan.com/schema/plan-state/v5.json";
     /// assert_eq!(SchemaId::parse(url), SchemaId::Known(DocKind::State, Generation::V5));
     /// let newer = "https://deepworkplan.com/schema/plan-state/v6.json";

@@ -3,8 +3,8 @@
 //! skipped. The one loader of plan markdown for every command and rule.
 
 use crate::error::{Error, Result};
-use crate::markdown::{self, Readme, TaskRecord};
-use crate::model::Task;
+use crate::plan::markdown::{self, Readme, TaskRecord};
+use crate::plan::model::Task;
 use crate::store;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -3,10 +3,10 @@
 //! The files in `schemas/` accept and reject exactly what the public schemas accept and reject
 //! (`tests/schema_parity.rs` proves it on a corpus). Each validator is compiled on first use and
 //! then shared for the life of the process. Formats (`date-time`) are annotations in draft
-//! 2020-12, as in the public tooling; [`crate::invariants`] checks RFC 3339 on top.
+//! 2020-12, as in the public tooling; [`crate::rules::invariants`] checks RFC 3339 on top.
 
-use crate::json::{Segment, render_path};
-use crate::model::{DocKind, Generation};
+use crate::plan::json::{Segment, render_path};
+use crate::plan::model::{DocKind, Generation};
 use jsonschema::Validator;
 use jsonschema::paths::LocationSegment;
 use serde_json::Value;

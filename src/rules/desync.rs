@@ -3,11 +3,11 @@
 //! `dwp status` and `dwp verify`; [`markdown_desync`] judges a plan without a state.
 
 use crate::findings::{Code, Finding};
-use crate::markdown::{self, Marker, PlanStatusValue, Readme, TaskRecord};
-use crate::model::{State, Task, TaskStatus};
+use crate::plan::markdown::{self, Marker, PlanStatusValue, Readme, TaskRecord};
+use crate::plan::model::{State, Task, TaskStatus};
 use serde::Serialize;
 
-use crate::records::{PlanMarkdown, UNREADABLE_ITEM_HINT};
+use crate::plan::records::{PlanMarkdown, UNREADABLE_ITEM_HINT};
 
 /// What every rule hints for an index not 1..N in order (DWP045).
 pub const ORDER_HINT: &str = "number the README's task list 1..N in order (the markdown is the source), then `dwp verify` again";

@@ -7,7 +7,7 @@
 //! own text admits the check never ran, or selected nothing, is a contradiction; a `log=` pointer
 //! must name a file inside the plan folder that exists.
 
-use crate::model::Gate;
+use crate::plan::model::Gate;
 use std::path::{Component, Path};
 
 /// Prefix that marks gate evidence invalidated by an amendment.
@@ -165,7 +165,7 @@ pub fn is_invalidated(evidence: &str) -> bool {
 /// Phrases that also serve as a column of a test tally ("12 passed, 0 not run").
 ///
 /// ```
-/// use dwp::evidence::admits_never_ran;
+/// use dwp::rules::evidence::admits_never_ran;
 /// assert_eq!(admits_never_ran("12 passed, 0 not run"), None);
 /// assert_eq!(admits_never_ran("load scenario never entered"), Some("never entered"));
 /// ```
@@ -202,7 +202,7 @@ fn is_tally(before: &str) -> bool {
 /// The zero-selection marker the evidence contains (`ran=0`, `selected=0/12`, `0 passed`...).
 ///
 /// ```
-/// use dwp::evidence::zero_selection;
+/// use dwp::rules::evidence::zero_selection;
 /// assert_eq!(zero_selection("collected 0 items").as_deref(), Some("collected 0 items"));
 /// assert_eq!(zero_selection("10 passed, 0 failed"), None);
 /// ```

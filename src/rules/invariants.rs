@@ -5,7 +5,7 @@
 
 use crate::clock::parse_rfc3339;
 use crate::findings::{Code, Finding};
-use crate::model::{
+use crate::plan::model::{
     LocatorKind, Manifest, Materialization, PlanFormat, PlanStatus, State, TaskStatus,
 };
 use crate::plan::{Loaded, PlanPaths, load_manifest, load_state};

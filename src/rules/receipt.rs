@@ -8,7 +8,7 @@
 //! `<absent>`), as DESIGN.md §3 describes the reference's digest. `dwp finalize` (issue #6) writes
 //! receipts with this module; `dwp verify` checks them.
 
-use crate::model::State;
+use crate::plan::model::State;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::path::Path;
@@ -69,11 +69,11 @@ pub fn artifacts_digest(plan_dir: &Path, state: &State) -> String {
 }
 
 /// Schema violations of a receipt document.
-pub fn schema_violations(receipt: &Value) -> Vec<crate::schema::Violation> {
+pub fn schema_violations(receipt: &Value) -> Vec<crate::plan::schema::Violation> {
     static VALIDATOR: OnceLock<jsonschema::Validator> = OnceLock::new();
     let validator = VALIDATOR.get_or_init(|| {
         let schema: Value = serde_json::from_str(SCHEMA).expect("embedded receipt schema is JSON");
-        crate::schema::compile(&schema).expect("embedded receipt schema compiles")
+        crate::plan::schema::compile(&schema).expect("embedded receipt schema compiles")
     });
-    crate::schema::violations(validator, receipt)
+    crate::plan::schema::violations(validator, receipt)
 }

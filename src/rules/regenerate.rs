@@ -5,15 +5,15 @@
 
 use crate::clock;
 use crate::error::{Error, Result};
-use crate::markdown::{self, TaskRecord};
-use crate::model::{
+use crate::plan::markdown::{self, TaskRecord};
+use crate::plan::model::{
     Field, Gate, Locator, LocatorKind, PlanFormat, PlanStatus, State, Task, TaskStatus,
 };
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::desync::{markdown_status, same_title};
-use crate::records::{PlanMarkdown, linked_file};
+use crate::plan::records::{PlanMarkdown, linked_file};
+use crate::rules::desync::{markdown_status, same_title};
 
 /// One change regeneration made, for the report and the PROGRESS.md entry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -103,7 +103,7 @@ pub fn regenerate(
             .with_hint("publish with `dwp finalize PLAN`"));
         }
         let last = next.tasks.last().map_or(0, |t| t.id);
-        next.checkpoint = Field::Value(crate::model::Checkpoint {
+        next.checkpoint = Field::Value(crate::plan::model::Checkpoint {
             task: last,
             step: Some("done".into()),
             at: now.to_owned(),

@@ -22,7 +22,7 @@
 
 use crate::error::{Error, Result};
 use crate::findings::{Code, Finding, Severity};
-use crate::model::{Checkpoint, Field, PlanStatus, State, TaskStatus};
+use crate::plan::model::{Checkpoint, Field, PlanStatus, State, TaskStatus};
 use crate::plan::{self, Loaded, PlanPaths};
 use crate::store::{self, lock};
 use serde::{Deserialize, Serialize};
@@ -222,7 +222,7 @@ pub fn publish_locked(
     }
     let marker = Marker {
         candidate_sha256: candidate_sha256.clone(),
-        artifacts_sha256: crate::receipt::artifacts_digest(plan_dir, &loaded.doc),
+        artifacts_sha256: crate::rules::receipt::artifacts_digest(plan_dir, &loaded.doc),
         step: Step::Marked.name().to_owned(),
         pid: std::process::id(),
         host: lock::host_name(),
@@ -258,7 +258,7 @@ fn complete_publication(
     }
     reached(Step::Reverified)?;
 
-    let receipt_path = paths.dir.join(crate::receipt::RECEIPT);
+    let receipt_path = paths.dir.join(crate::rules::receipt::RECEIPT);
     let receipt = receipt(&paths.dir, &candidate.doc, &candidate.sha256, &marker)?;
     if let Some(parent) = receipt_path.parent() {
         store::create_dir(parent, &paths.dir)?;
@@ -325,7 +325,7 @@ fn check_candidate(
         Ok(loaded) => loaded,
         Err(findings) => return (None, findings),
     };
-    let mut findings = crate::invariants::check_state(&loaded);
+    let mut findings = crate::rules::invariants::check_state(&loaded);
     let manifest = match plan::load_manifest(paths) {
         Ok(manifest) => Some(manifest),
         Err(problems) => {
@@ -333,7 +333,7 @@ fn check_candidate(
             None
         }
     };
-    findings.extend(crate::invariants::check_identity(
+    findings.extend(crate::rules::invariants::check_identity(
         paths.folder_name().as_deref(),
         manifest.as_ref(),
         Some(&loaded),
@@ -362,7 +362,7 @@ fn check_candidate(
         ) || (recovering && code == Code::PublicationInProgress)
     };
     findings.extend(
-        crate::conformance::plan_rules(paths, spec_version, Some(&loaded.doc))
+        crate::rules::conformance::plan_rules(paths, spec_version, Some(&loaded.doc))
             .into_iter()
             .filter(|f| !resolved_by_publication(f.code))
             // Publication is strict: an advisory (approval pending) refuses it too.
@@ -376,7 +376,7 @@ fn check_candidate(
             finding.severity = Severity::Unverified;
         }
     }
-    crate::conformance::add_fix_hints(&mut findings);
+    crate::rules::conformance::add_fix_hints(&mut findings);
     (Some(loaded), findings)
 }
 
@@ -407,9 +407,11 @@ fn reverify(
             &file,
             "state.json changed during publication: its bytes are not the candidate's",
         )),
-        Ok(on_disk) => findings.extend(crate::invariants::check_state(&on_disk)),
+        Ok(on_disk) => findings.extend(crate::rules::invariants::check_state(&on_disk)),
     }
-    if crate::receipt::artifacts_digest(&paths.dir, &candidate.doc) != marker.artifacts_sha256 {
+    if crate::rules::receipt::artifacts_digest(&paths.dir, &candidate.doc)
+        != marker.artifacts_sha256
+    {
         findings.push(
             Finding::error(
                 Code::ReceiptMismatch,
@@ -453,7 +455,7 @@ fn read_marker(path: &Path, plan_dir: &Path) -> Result<Marker> {
         }
         Err(failure) => return Err(failure.into_error("read", path)),
     };
-    let value = crate::json::parse_strict(&bytes)
+    let value = crate::plan::json::parse_strict(&bytes)
         .map_err(|e| Error::rejected(format!("{}: {}", path.display(), e.path), e.message))?;
     serde_path_to_error::deserialize(value).map_err(|e| {
         Error::rejected(
@@ -487,12 +489,12 @@ pub fn covered_artifacts(plan_dir: &Path, state: &State) -> Result<Vec<Artifact>
         .iter()
         .map(|s| (*s).to_owned())
         .collect();
-    names.extend(crate::receipt::task_files(state));
+    names.extend(crate::rules::receipt::task_files(state));
     names.extend(analysis_results(plan_dir)?);
     for task in &state.tasks {
         for gate in task.gates() {
             let evidence = gate.evidence.as_deref().unwrap_or("");
-            names.extend(crate::evidence::log_pointers(evidence).map(str::to_owned));
+            names.extend(crate::rules::evidence::log_pointers(evidence).map(str::to_owned));
         }
     }
     names.sort();
@@ -545,7 +547,8 @@ fn analysis_results(plan_dir: &Path) -> Result<Vec<String>> {
             } else if kind != store::Entry::Missing {
                 // Files and anything else: a symlink or a pipe is refused when it is read.
                 let relative = relative.to_string_lossy().into_owned();
-                if relative != crate::receipt::RECEIPT && !store::atomic::is_temp_name(&name) {
+                if relative != crate::rules::receipt::RECEIPT && !store::atomic::is_temp_name(&name)
+                {
                     found.push(relative);
                 }
             }

@@ -10,7 +10,7 @@
 //! - tasks start and complete in order; a `skipped` earlier task counts as done for ordering
 //!   (it was removed from scope) but never completes the plan;
 //! - completing needs at least one gate and a clean latest record for every command
-//!   ([`crate::evidence`]); a task must be started before it completes;
+//!   ([`crate::rules::evidence`]); a task must be started before it completes;
 //! - while a blocker is active every other transition waits for `--resolve-blocker`, which only
 //!   the blocked task can use, into in_progress or completed; an unrelated blocker is never
 //!   replaced;
@@ -21,15 +21,15 @@
 //!   `invalidated by refine YYYY-MM-DD: ` (once) and returns the task to pending;
 //! - skipping needs `--reopen-reason` too: it is a change of scope made through refine;
 //! - the transition that completes the whole plan is publication: the result goes to
-//!   [`crate::publication::publish_locked`], which checks every artifact and writes the receipt.
+//!   [`crate::steps::publication::publish_locked`], which checks every artifact and writes the receipt.
 
 use crate::clock;
 use crate::error::{Error, Result};
-use crate::evidence;
-use crate::model::{
+use crate::plan::Loaded;
+use crate::plan::model::{
     Actor, Approval, Blocker, Checkpoint, Field, Gate, Materialization, Outcome, State, TaskStatus,
 };
-use crate::plan::Loaded;
+use crate::rules::evidence;
 use crate::store;
 use std::path::Path;
 use std::time::Duration;
@@ -77,7 +77,7 @@ pub struct UpdateOutcome {
     pub status: TaskStatus,
     pub completed_count: u64,
     pub task_count: u64,
-    pub plan_status: crate::model::PlanStatus,
+    pub plan_status: crate::plan::model::PlanStatus,
     pub changed: bool,
     pub dry_run: bool,
     pub old_sha256: String,
@@ -107,7 +107,7 @@ pub fn update_under_lock(
     check_request(request)?;
     crate::plan::refuse_while_finalizing(plan_dir)?;
     // The input must validate, invariants included.
-    let loaded = crate::writer::load_state_for_write(plan_dir, state_path, true)?;
+    let loaded = crate::steps::writer::load_state_for_write(plan_dir, state_path, true)?;
     if let Some(expected) = &request.expected_sha256
         && *expected != loaded.sha256
     {
@@ -129,9 +129,9 @@ pub fn update_under_lock(
     let transition = apply(&mut next, request, &context)?;
     let changed = next != loaded.doc;
     if changed {
-        crate::writer::refuse_clock_behind(&loaded.doc, &loaded.file, &now)?;
+        crate::steps::writer::refuse_clock_behind(&loaded.doc, &loaded.file, &now)?;
         stamp(&mut next, request, &transition, &now);
-        if next.derived_status() == crate::model::PlanStatus::Completed {
+        if next.derived_status() == crate::plan::model::PlanStatus::Completed {
             // Completing the last task is publication: finalize checks and writes it.
             return publish(plan_dir, state_path, &loaded, next, request, &transition);
         }
@@ -144,7 +144,12 @@ pub fn update_under_lock(
     if changed {
         // The input validated in full; an update changes one task and the document around the
         // tasks, so those are what the safety net checks again (with every invariant).
-        crate::writer::check_changed_task(&loaded, &next, request.task, "the updated state")?;
+        crate::steps::writer::check_changed_task(
+            &loaded,
+            &next,
+            request.task,
+            "the updated state",
+        )?;
     }
     let diff = request
         .dry_run
@@ -207,7 +212,7 @@ fn check_preconditions(plan_dir: &Path, loaded: &Loaded<State>) -> Result<()> {
         None => {
             let from_readme = readme_text
                 .as_deref()
-                .and_then(crate::markdown::readme_approval);
+                .and_then(crate::plan::markdown::readme_approval);
             let source = format!("{}: Approval row", readme.display());
             (from_readme.unwrap_or(Approval::Pending), source)
         }
@@ -231,9 +236,9 @@ fn refuse_partial_materialization(readme: &Path, text: Option<&str>) -> Result<(
     let Some(text) = text.filter(|t| t.contains("aterializing")) else {
         return Ok(());
     };
-    let status = crate::markdown::parse_readme(text).plan_status;
+    let status = crate::plan::markdown::parse_readme(text).plan_status;
     match status {
-        Some(status) if status.value == crate::markdown::PlanStatusValue::Materializing => {
+        Some(status) if status.value == crate::plan::markdown::PlanStatusValue::Materializing => {
             Err(Error::rejected(
                 format!("{}:{}", readme.display(), status.line),
                 "the README says `Plan Status: materializing`: a partial materialization is never executed",
@@ -568,7 +573,7 @@ fn invalidate_gates(state: &mut State, index: usize, commands: &[String], now: &
 /// log must hold an amendment dated today (the clock's date).
 fn require_amendment_today(
     plan_dir: &Path,
-    task: &crate::model::Task,
+    task: &crate::plan::model::Task,
     check: AmendmentCheck,
     now: &str,
 ) -> Result<()> {
@@ -576,7 +581,7 @@ fn require_amendment_today(
     if check == AmendmentCheck::Appending(today) {
         return Ok(());
     }
-    let (path, record) = crate::records::read_task_record(plan_dir, task)?;
+    let (path, record) = crate::plan::records::read_task_record(plan_dir, task)?;
     if record.amendments.iter().any(|a| a.date == today) {
         return Ok(());
     }
@@ -833,8 +838,8 @@ fn publish(
         .dry_run
         .then(|| crate::diff::unified_diff(&loaded.bytes, &bytes, &loaded.file));
     let publication =
-        crate::publication::publish_locked(plan_dir, state_path, bytes, request.dry_run)?;
-    if publication.verdict != crate::publication::PublicationVerdict::Published {
+        crate::steps::publication::publish_locked(plan_dir, state_path, bytes, request.dry_run)?;
+    if publication.verdict != crate::steps::publication::PublicationVerdict::Published {
         let problems: Vec<String> = publication
             .findings
             .iter()

@@ -4,7 +4,7 @@
 //! net the bytes about to be written pass (schema and invariants) or nothing is written.
 
 use crate::findings::{Code, Finding, Severity};
-use crate::model::State;
+use crate::plan::model::State;
 use crate::plan::{
     FINALIZING_MARKER, Loaded, has_no_state_layer, load_state_at, refusal, state_from_bytes,
 };
@@ -96,7 +96,7 @@ pub fn load_state_for_write(
         }
     })?;
     if invariants {
-        let problems = crate::invariants::check_state(&loaded);
+        let problems = crate::rules::invariants::check_state(&loaded);
         if !problems.is_empty() {
             return Err(refusal(problems, "the input state breaks an invariant"));
         }
@@ -109,7 +109,7 @@ pub fn load_state_for_write(
 pub fn check_before_write(state_path: &Path, bytes: &[u8], what: &str) -> crate::Result<()> {
     let loaded = state_from_bytes(state_path, bytes.to_vec())
         .map_err(|f| refusal(f, &format!("{what} would not validate")))?;
-    let problems = crate::invariants::check_state(&loaded);
+    let problems = crate::rules::invariants::check_state(&loaded);
     if !problems.is_empty() {
         return Err(refusal(
             problems,
@@ -130,7 +130,7 @@ pub fn check_changed_task(
     what: &str,
 ) -> crate::Result<()> {
     let file = &before.file;
-    let as_findings = |violations: Vec<crate::schema::Violation>| -> Vec<Finding> {
+    let as_findings = |violations: Vec<crate::plan::schema::Violation>| -> Vec<Finding> {
         violations
             .into_iter()
             .map(|v| Finding::error(Code::SchemaViolation, file, v.message).at(v.path))
@@ -142,13 +142,13 @@ pub fn check_changed_task(
     };
     let mut shell = to_value(serde_json::to_value(next.clone_without_tasks()))?;
     shell["tasks"] = Value::Array(vec![Value::Null; next.tasks.len()]);
-    let mut findings = as_findings(crate::schema::validate_state_shell(
+    let mut findings = as_findings(crate::plan::schema::validate_state_shell(
         before.generation,
         &shell,
     ));
     if let Some(index) = next.tasks.iter().position(|t| t.id == task) {
         let value = to_value(serde_json::to_value(&next.tasks[index]))?;
-        findings.extend(as_findings(crate::schema::validate_task(
+        findings.extend(as_findings(crate::plan::schema::validate_task(
             before.generation,
             &value,
             index,
@@ -157,7 +157,7 @@ pub fn check_changed_task(
     if !findings.is_empty() {
         return Err(refused(findings));
     }
-    let problems = crate::invariants::check_state(&Loaded {
+    let problems = crate::rules::invariants::check_state(&Loaded {
         path: before.path.clone(),
         file: before.file.clone(),
         bytes: Vec::new(),

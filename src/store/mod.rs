@@ -10,6 +10,7 @@
 //! - [`lock`]: the cooperative `state.json.lock` directory shared with the reference tooling.
 
 pub mod atomic;
+pub mod git;
 pub mod inside;
 pub mod intent;
 pub mod lock;

@@ -7,7 +7,7 @@
 
 use super::Op;
 use crate::error::{Error, Result};
-use crate::schema::{EmbeddedSchema, compile, violations};
+use crate::plan::schema::{EmbeddedSchema, compile, violations};
 use jsonschema::Validator;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -119,7 +119,7 @@ pub fn load_declaration(path: &Path, plan_dir: &Path, task: u64) -> Result<Optio
         }
     };
     let hint = "re-declare it with `dwp contract declare --replace` instead of editing it by hand";
-    let value = crate::json::parse_strict(&bytes)
+    let value = crate::plan::json::parse_strict(&bytes)
         .map_err(|e| Error::rejected(format!("{file}: {}", e.path), e.message).with_hint(hint))?;
     if let Some(first) = violations(expected_validator(), &value).into_iter().next() {
         return Err(

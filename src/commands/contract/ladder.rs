@@ -14,7 +14,7 @@
 use super::check::{CheckOutcome, CheckReport};
 use super::{LEDGER_DIR, PlanTasks, TaskFiles};
 use crate::error::{Error, Result};
-use crate::model::TaskStatus;
+use crate::plan::model::TaskStatus;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -368,7 +368,7 @@ fn escalate(
     count: u32,
     (before, after): (&LadderState, &LadderState),
 ) -> Result<()> {
-    let request = crate::updater::UpdateRequest {
+    let request = crate::steps::updater::UpdateRequest {
         task,
         status: Some(TaskStatus::Blocked),
         block_reason: Some(block_reason(&failure.lines, count)),
@@ -382,12 +382,12 @@ fn escalate(
         ..Default::default()
     };
     let (_, state_path) = crate::plan::resolve_target(plan_dir);
-    let guard = crate::writer::lock_for_write(plan_dir, &state_path, request.wait)?;
-    let planned = crate::updater::update_under_lock(
+    let guard = crate::steps::writer::lock_for_write(plan_dir, &state_path, request.wait)?;
+    let planned = crate::steps::updater::update_under_lock(
         plan_dir,
         &state_path,
         &request,
-        crate::updater::AmendmentCheck::TaskLog,
+        crate::steps::updater::AmendmentCheck::TaskLog,
     )?;
     let mut write = crate::store::intent::Transaction::new(plan_dir, "dwp contract check --hook");
     if let Some(bytes) = &planned.planned {

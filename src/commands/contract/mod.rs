@@ -120,7 +120,7 @@ pub(crate) fn ensure_ledger_dir(plan_dir: &Path) -> Result<PathBuf> {
 pub struct PlanTasks {
     pub plan: String,
     pub state_file: String,
-    pub tasks: Vec<(u64, crate::model::TaskStatus)>,
+    pub tasks: Vec<(u64, crate::plan::model::TaskStatus)>,
 }
 
 #[derive(Deserialize)]
@@ -131,9 +131,9 @@ struct MiniState {
 
 #[derive(Deserialize)]
 struct MiniTask {
-    #[serde(deserialize_with = "crate::model::int::u64")]
+    #[serde(deserialize_with = "crate::plan::model::int::u64")]
     id: u64,
-    status: crate::model::TaskStatus,
+    status: crate::plan::model::TaskStatus,
 }
 
 impl PlanTasks {
@@ -173,7 +173,7 @@ impl PlanTasks {
         })
     }
 
-    pub fn status(&self, task: u64) -> Option<crate::model::TaskStatus> {
+    pub fn status(&self, task: u64) -> Option<crate::plan::model::TaskStatus> {
         self.tasks
             .iter()
             .find(|(id, _)| *id == task)
@@ -198,7 +198,7 @@ impl PlanTasks {
         let running: Vec<u64> = self
             .tasks
             .iter()
-            .filter(|(_, s)| *s == crate::model::TaskStatus::InProgress)
+            .filter(|(_, s)| *s == crate::plan::model::TaskStatus::InProgress)
             .map(|(id, _)| *id)
             .collect();
         match running.as_slice() {

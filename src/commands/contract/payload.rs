@@ -72,7 +72,7 @@ fn rejected(field: &str, message: impl Into<String>) -> Error {
 }
 
 fn document(bytes: &[u8]) -> Result<serde_json::Map<String, Value>> {
-    let value = crate::json::parse_strict(bytes)
+    let value = crate::plan::json::parse_strict(bytes)
         .map_err(|e| rejected(&e.path, format!("malformed hook payload: {}", e.message)))?;
     match value {
         Value::Object(map) => Ok(map),

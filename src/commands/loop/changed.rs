@@ -9,10 +9,10 @@
 //! worktree is dirty (`--ignore-submodules=dirty`: judging it would run git inside it).
 //!
 //! The worktree is the worker's, its git configuration included: git runs through
-//! [`crate::git::Git`], which runs no program the repository names.
+//! [`crate::store::git::Git`], which runs no program the repository names.
 
 use crate::error::{Error, Result};
-use crate::git::Git;
+use crate::store::git::Git;
 use std::path::Path;
 
 /// Where the changed files come from.

@@ -77,7 +77,7 @@ fn sorted(value: &Value) -> Value {
 /// Read and check a contract (strict JSON, closed shape, safe unique ids, argv checks).
 pub fn load(path: &Path) -> Result<Contract> {
     let bytes = super::read_input(path)?;
-    let document = crate::json::parse_strict(&bytes)
+    let document = crate::plan::json::parse_strict(&bytes)
         .map_err(|e| super::rejected_at(path, &e.path, e.message).with_hint(SHAPE))?;
     let raw: RawContract = serde_path_to_error::deserialize(&document).map_err(|e| {
         super::rejected_at(path, &format!("$.{}", e.path()), e.into_inner().to_string())

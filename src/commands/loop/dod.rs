@@ -160,7 +160,7 @@ fn read_proofs(worktree: &Path) -> Result<Proofs> {
     Ok(Proofs { dod, verify })
 }
 
-fn invalid(worktree: &Path, relative: &str, found: &[crate::schema::Violation]) -> Error {
+fn invalid(worktree: &Path, relative: &str, found: &[crate::plan::schema::Violation]) -> Error {
     let first = &found[0];
     super::rejected_at(
         &worktree.join(relative),

@@ -5,7 +5,7 @@
 
 use super::proofs::{self, Proof, ProofStatus};
 use crate::error::Result;
-use crate::model::Gate;
+use crate::plan::model::Gate;
 use std::path::Path;
 
 /// The gate records the outcomes of the verify.json at `path` stand for.

@@ -7,7 +7,7 @@
 
 use super::schemas::LoopSchema;
 use crate::error::{Error, Result};
-use crate::schema::Violation;
+use crate::plan::schema::Violation;
 use crate::store::ReadFailure;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -139,7 +139,7 @@ pub fn parse_verify(bytes: &[u8]) -> Result<VerifyFile, Vec<Violation>> {
 /// Strict JSON, then the schema.
 fn checked(bytes: &[u8], schema: LoopSchema) -> Result<Value, Vec<Violation>> {
     let value =
-        crate::json::parse_strict(bytes).map_err(|e| vec![violation(&e.path, e.message)])?;
+        crate::plan::json::parse_strict(bytes).map_err(|e| vec![violation(&e.path, e.message)])?;
     let mut found = schema.check(&value, "$");
     if found.is_empty() {
         Ok(value)

@@ -187,7 +187,11 @@ fn existing_proofs(worktree: &Path) -> Result<(DodFile, Vec<Proof>)> {
     Ok((dod, verify))
 }
 
-fn invalid_existing(worktree: &Path, relative: &str, found: &[crate::schema::Violation]) -> Error {
+fn invalid_existing(
+    worktree: &Path,
+    relative: &str,
+    found: &[crate::plan::schema::Violation],
+) -> Error {
     let first = &found[0];
     super::rejected_at(
         &worktree.join(relative),

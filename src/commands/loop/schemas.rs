@@ -1,8 +1,8 @@
 //! The loop's JSON Schemas (`schemas/loop/*.schema.json`), embedded with `include_str!` and
-//! compiled once per process, like the plan schemas in [`crate::schema`]. They live in their own
+//! compiled once per process, like the plan schemas in [`crate::plan::schema`]. They live in their own
 //! folder: `schemas/` itself holds the plan generations the parity corpus checks.
 
-use crate::schema::{Violation, compile, violations};
+use crate::plan::schema::{Violation, compile, violations};
 use jsonschema::Validator;
 use serde_json::Value;
 use std::sync::OnceLock;

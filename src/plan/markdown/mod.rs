@@ -16,7 +16,7 @@ mod index;
 mod sections;
 mod title;
 
-use crate::model::Approval;
+use crate::plan::model::Approval;
 use document::Document;
 use std::ops::Range;
 

@@ -3,7 +3,7 @@
 //! stored gate command and never change a file.
 //!
 //! [`plan_rules`] composes the rules other modules own, structure (`validate`), desync
-//! (`crate::desync::compare`), evidence truth (`evidence`), with its own: the plan files, the
+//! (`crate::rules::desync::compare`), evidence truth (`evidence`), with its own: the plan files, the
 //! declared standard, Goal and Context, timestamp order, the publication marker, a completed
 //! plan's security review and publication receipt, a dead writer's lock and a pending approval,
 //! the Full task-file inventory and Lite anchors, and amendments; the task-by-task markdown
@@ -14,11 +14,11 @@ mod tasks;
 
 pub use tasks::Era;
 
-use crate::evidence::{self, GateProblem};
 use crate::findings::{Code, Finding, Severity};
-use crate::markdown::is_blank;
-use crate::model::{Approval, Generation, Materialization, SchemaId, State, TaskStatus};
 use crate::plan::PlanPaths;
+use crate::plan::markdown::is_blank;
+use crate::plan::model::{Approval, Generation, Materialization, SchemaId, State, TaskStatus};
+use crate::rules::evidence::{self, GateProblem};
 use crate::store::lock;
 use std::path::Path;
 
@@ -58,7 +58,7 @@ pub fn fix_hint(code: Code) -> &'static str {
         | CompletedCountDrift => {
             "the markdown wins: `dwp reconcile --write` regenerates state.json from it"
         }
-        OrderDrift => crate::desync::ORDER_HINT,
+        OrderDrift => crate::rules::desync::ORDER_HINT,
         PlanStatusCount | OddMarker => {
             "edit the README (`[ ]`/`[x]` markers, `Plan Status: X/N`), then `dwp verify` again"
         }
@@ -94,7 +94,7 @@ pub fn fix_hint(code: Code) -> &'static str {
         ActiveBlocker => {
             "provide what it needs, then `dwp update --task N --resolve-blocker --status in_progress`"
         }
-        UnreadableIndexLine => crate::records::UNREADABLE_ITEM_HINT,
+        UnreadableIndexLine => crate::plan::records::UNREADABLE_ITEM_HINT,
         NotAStandard => {
             "correct the README's `**Standard:** DWP spec X.Y.Z` line (a 2.x, 4.x or 5.x standard)"
         }
@@ -112,7 +112,7 @@ pub fn plan_rules(
     state: Option<&State>,
 ) -> Vec<Finding> {
     let mut findings = plan_files(paths);
-    let markdown = match crate::records::load_markdown(&paths.dir) {
+    let markdown = match crate::plan::records::load_markdown(&paths.dir) {
         Ok(md) => Some(md),
         // A missing README is DWP050, the inventory's.
         Err(crate::store::ReadFailure::Missing) => None,
@@ -146,7 +146,7 @@ pub fn plan_rules(
             findings.extend(timestamp_order(paths, state, crate::clock::now()));
             let readme = md.readme_path.display().to_string();
             findings.extend(
-                crate::desync::compare(md, state)
+                crate::rules::desync::compare(md, state)
                     .iter()
                     .map(|d| d.finding(&readme)),
             );
@@ -168,7 +168,7 @@ pub fn plan_rules(
     }
     findings.extend(publication_rules(paths));
     findings.extend(interrupted_write(paths));
-    if let Some(state) = state.filter(|s| s.status == crate::model::PlanStatus::Completed) {
+    if let Some(state) = state.filter(|s| s.status == crate::plan::model::PlanStatus::Completed) {
         if let Some(md) = &markdown {
             findings.extend(publication_logs(state, md, declared));
         }
@@ -230,11 +230,11 @@ fn escaping_symlink(path: &Path, place: crate::store::Place, task: u64) -> Optio
 /// checked. The OS refusing the read makes no claim (UNVERIFIED); a task file that is not a
 /// regular file, or is too large, is an error. A file that is not there is the inventory's
 /// finding, and a symlink leaving the plan is DWP055's.
-fn unreadable_records(md: &crate::records::PlanMarkdown) -> Vec<Finding> {
+fn unreadable_records(md: &crate::plan::records::PlanMarkdown) -> Vec<Finding> {
     md.unreadable
         .iter()
         .filter(|u| {
-            use crate::records::UnreadableKind::{Invalid, Refused};
+            use crate::plan::records::UnreadableKind::{Invalid, Refused};
             matches!(u.kind, Invalid | Refused)
         })
         .map(|u| {
@@ -250,7 +250,7 @@ fn unreadable_records(md: &crate::records::PlanMarkdown) -> Vec<Finding> {
             .hint(
                 "make it a readable UTF-8 regular file of the plan folder, then `dwp verify` again",
             );
-            if u.kind == crate::records::UnreadableKind::Refused {
+            if u.kind == crate::plan::records::UnreadableKind::Refused {
                 finding.severity(Severity::Unverified)
             } else {
                 finding
@@ -262,9 +262,9 @@ fn unreadable_records(md: &crate::records::PlanMarkdown) -> Vec<Finding> {
 /// The task-by-task markdown rules every plan gets, with or without a state.
 fn task_rules(
     views: &[tasks::TaskView],
-    md: &crate::records::PlanMarkdown,
+    md: &crate::plan::records::PlanMarkdown,
     era: Era,
-    standard: Option<&crate::markdown::Standard>,
+    standard: Option<&crate::plan::markdown::Standard>,
 ) -> Vec<Finding> {
     let mut findings = tasks::log_status_rule(views, md);
     findings.extend(amendment_rules(views, md));
@@ -286,7 +286,7 @@ fn in_git_work_tree(dir: &Path) -> bool {
 /// the task files it names, and every task-by-task rule with the boxes as the statuses.
 pub fn markdown_only_rules(
     paths: &PlanPaths,
-    md: &crate::records::PlanMarkdown,
+    md: &crate::plan::records::PlanMarkdown,
     era: Era,
 ) -> Vec<Finding> {
     let dir = paths.dir.display().to_string();
@@ -309,7 +309,7 @@ pub fn markdown_only_rules(
     let readme = md.readme_path.display().to_string();
     let mut findings = vec![no_layer];
     findings.extend(
-        crate::desync::markdown_desync(md)
+        crate::rules::desync::markdown_desync(md)
             .iter()
             .map(|d| d.finding(&readme)),
     );
@@ -325,14 +325,14 @@ pub fn markdown_only_rules(
 
 /// A markdown-only plan's task files: each index item's file exists in the plan folder (Full),
 /// every `N.task_*.md` of the folder is indexed; Lite: one `{#task-N}` section per task.
-fn markdown_inventory(paths: &PlanPaths, md: &crate::records::PlanMarkdown) -> Vec<Finding> {
+fn markdown_inventory(paths: &PlanPaths, md: &crate::plan::records::PlanMarkdown) -> Vec<Finding> {
     let readme = md.readme_path.display().to_string();
     let lite = !md.readme.inline_tasks.is_empty()
         && md
             .readme
             .index
             .iter()
-            .all(|e| crate::records::linked_file(&e.links).is_none());
+            .all(|e| crate::plan::records::linked_file(&e.links).is_none());
     let mut findings = Vec::new();
     if lite {
         for entry in &md.readme.index {
@@ -408,7 +408,7 @@ pub fn add_fix_hints(findings: &mut [Finding]) {
 /// finding is an advisory.
 fn publication_logs(
     state: &State,
-    md: &crate::records::PlanMarkdown,
+    md: &crate::plan::records::PlanMarkdown,
     declared: Option<&str>,
 ) -> Vec<Finding> {
     let severity = if is_publication_era(state, declared) {
@@ -532,7 +532,11 @@ fn missing_results(paths: &PlanPaths, results: &Path) -> Finding {
 
 /// The README's own rules: Goal and Context (advisories for a legacy plan), a partial
 /// materialization (`Plan Status: materializing`), a task list indented as code.
-fn readme_rules(paths: &PlanPaths, readme: &crate::markdown::Readme, era: Era) -> Vec<Finding> {
+fn readme_rules(
+    paths: &PlanPaths,
+    readme: &crate::plan::markdown::Readme,
+    era: Era,
+) -> Vec<Finding> {
     let file = paths.dir.join("README.md").display().to_string();
     let mut findings = Vec::new();
     for (name, section) in [("Goal", &readme.goal), ("Context", &readme.context)] {
@@ -547,7 +551,7 @@ fn readme_rules(paths: &PlanPaths, readme: &crate::markdown::Readme, era: Era) -
         }
     }
     if let Some(status) = &readme.plan_status
-        && status.value == crate::markdown::PlanStatusValue::Materializing
+        && status.value == crate::plan::markdown::PlanStatusValue::Materializing
     {
         findings.push(
             Finding::error(
@@ -580,7 +584,7 @@ fn readme_rules(paths: &PlanPaths, readme: &crate::markdown::Readme, era: Era) -
 /// A major version newer than dwp knows, or one it cannot read, makes the plan UNVERIFIED.
 fn standard_rule(
     paths: &PlanPaths,
-    readme_standard: Option<&crate::markdown::Standard>,
+    readme_standard: Option<&crate::plan::markdown::Standard>,
     manifest_version: Option<&str>,
 ) -> Option<Finding> {
     let (version, mut finding) = match (readme_standard, manifest_version) {
@@ -659,7 +663,7 @@ fn state_rules(
     // An absent approval is the README's Approval row, else pending (never approved). A v1
     // state has no approval field, and a completed plan has no work left to approve.
     let v1 = state.format.is_none();
-    let completed = state.status == crate::model::PlanStatus::Completed;
+    let completed = state.status == crate::plan::model::PlanStatus::Completed;
     if !v1
         && !completed
         && state
@@ -714,7 +718,7 @@ fn state_rules(
     findings
 }
 
-/// Evidence truth of every completed task (shared rules: [`crate::evidence`]). A legacy plan's
+/// Evidence truth of every completed task (shared rules: [`crate::rules::evidence`]). A legacy plan's
 /// completed task without any gate record is an advisory: gate records came with the current
 /// state layer, and the reference asks them only of a v2/v5 state.
 fn evidence_rules(paths: &PlanPaths, state: &State, era: Era) -> Vec<Finding> {
@@ -768,10 +772,10 @@ fn evidence_rules(paths: &PlanPaths, state: &State, era: Era) -> Vec<Finding> {
 /// names, and its index line, when it links an anchor, links that one (the reference requires
 /// the anchor exactly once, not a link to it: a line without a link is fine).
 fn lite_anchor_problems(
-    md: &crate::records::PlanMarkdown,
+    md: &crate::plan::records::PlanMarkdown,
     id: u64,
     value: &str,
-    entry: Option<&crate::markdown::IndexEntry>,
+    entry: Option<&crate::plan::markdown::IndexEntry>,
 ) -> Vec<Finding> {
     let readme = md.readme_path.display().to_string();
     let anchor = value.trim_start_matches('#');
@@ -816,7 +820,7 @@ fn lite_anchor_problems(
 fn inventory_rules(
     paths: &PlanPaths,
     state: &State,
-    md: &crate::records::PlanMarkdown,
+    md: &crate::plan::records::PlanMarkdown,
 ) -> Vec<Finding> {
     let readme = md.readme_path.display().to_string();
     let state_file = paths.state.display().to_string();
@@ -848,7 +852,7 @@ fn inventory_rules(
             place => findings.extend(escaping_symlink(&path, place, task.id)),
         }
         if let Some(entry) = entry
-            && crate::records::linked_file(&entry.links).is_some_and(|l| l != value)
+            && crate::plan::records::linked_file(&entry.links).is_some_and(|l| l != value)
         {
             findings.push(
                 Finding::error(
@@ -857,7 +861,7 @@ fn inventory_rules(
                     format!(
                         "task {}'s index line links `{}` but state.json locates it at `{value}`",
                         task.id,
-                        crate::records::linked_file(&entry.links).unwrap_or("")
+                        crate::plan::records::linked_file(&entry.links).unwrap_or("")
                     ),
                 )
                 .task(task.id)
@@ -865,7 +869,7 @@ fn inventory_rules(
             );
         }
     }
-    if state.format != Some(crate::model::PlanFormat::Lite) {
+    if state.format != Some(crate::plan::model::PlanFormat::Lite) {
         for name in md.task_files.iter().filter(|n| !named.contains(*n)) {
             findings.push(Finding::error(
                 Code::TaskFileInventory,
@@ -893,7 +897,10 @@ const AMENDMENT_FIELDS: [&str; 8] = [
 /// Amendments: every field, a known authority, numbers 1..n in order, dates that are dates and
 /// never go backwards, a deferred requirement's destination that exists, and a skipped task
 /// removed from scope by the user.
-fn amendment_rules(views: &[tasks::TaskView], md: &crate::records::PlanMarkdown) -> Vec<Finding> {
+fn amendment_rules(
+    views: &[tasks::TaskView],
+    md: &crate::plan::records::PlanMarkdown,
+) -> Vec<Finding> {
     let exists = |n: u64| views.iter().any(|v| v.id == n);
     let mut findings = Vec::new();
     for (id, (path, record)) in &md.records {
@@ -1020,7 +1027,7 @@ fn amendment_rules(views: &[tasks::TaskView], md: &crate::records::PlanMarkdown)
 fn unexecuted_scenarios(
     paths: &PlanPaths,
     state: &State,
-    md: &crate::records::PlanMarkdown,
+    md: &crate::plan::records::PlanMarkdown,
 ) -> Vec<Finding> {
     let file = paths.state.display().to_string();
     let mut findings = Vec::new();
@@ -1225,7 +1232,7 @@ pub fn receipt_findings(paths: &PlanPaths, state: &State) -> Vec<Finding> {
 /// a v2 plan of an earlier standard gets an advisory (the reference says the same), and v1
 /// plans predate receipts altogether. A receipt that is there is always checked.
 fn receipt_rules(paths: &PlanPaths, state: &State, declared: Option<&str>) -> Vec<Finding> {
-    let path = paths.dir.join(crate::receipt::RECEIPT);
+    let path = paths.dir.join(crate::rules::receipt::RECEIPT);
     let file = path.display().to_string();
     let bytes = match crate::store::read_artifact(&path, &paths.dir) {
         Ok(bytes) => bytes,
@@ -1246,17 +1253,17 @@ fn receipt_rules(paths: &PlanPaths, state: &State, declared: Option<&str>) -> Ve
         Err(failure) => {
             return vec![unreadable_file(
                 &path,
-                crate::receipt::RECEIPT,
+                crate::rules::receipt::RECEIPT,
                 &failure,
                 "the publication receipt was not checked",
             )];
         }
     };
-    let receipt = match crate::json::parse_strict(&bytes) {
+    let receipt = match crate::plan::json::parse_strict(&bytes) {
         Ok(value) => value,
         Err(e) => return vec![Finding::error(Code::MalformedReceipt, file, e.message).at(e.path)],
     };
-    let violations = crate::receipt::schema_violations(&receipt);
+    let violations = crate::rules::receipt::schema_violations(&receipt);
     if !violations.is_empty() {
         return violations
             .into_iter()
@@ -1278,7 +1285,9 @@ fn receipt_rules(paths: &PlanPaths, state: &State, declared: Option<&str>) -> Ve
             "state.json changed since publication".into(),
         ));
     }
-    if receipt["artifacts_sha256"] != crate::receipt::artifacts_digest(&paths.dir, state).as_str() {
+    if receipt["artifacts_sha256"]
+        != crate::rules::receipt::artifacts_digest(&paths.dir, state).as_str()
+    {
         findings.push(mismatch(
             "$.artifacts_sha256",
             "the plan's artifacts changed since publication".into(),

@@ -10,9 +10,9 @@
 //! written under, as the public reference checker accepts it.
 
 use crate::findings::{Code, Finding, Severity};
-use crate::markdown::{TaskRecord, is_blank};
-use crate::model::{Generation, SchemaId, State, TaskStatus};
-use crate::records::PlanMarkdown;
+use crate::plan::markdown::{TaskRecord, is_blank};
+use crate::plan::model::{Generation, SchemaId, State, TaskStatus};
+use crate::plan::records::PlanMarkdown;
 
 /// Which shape a plan is judged against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,7 +88,7 @@ pub fn views_from_state(state: &State) -> Vec<TaskView> {
         .collect()
 }
 
-/// A markdown-only plan's tasks ([`crate::desync::markdown_only_status`]).
+/// A markdown-only plan's tasks ([`crate::rules::desync::markdown_only_status`]).
 pub fn views_from_markdown(md: &PlanMarkdown) -> Vec<TaskView> {
     md.readme
         .index
@@ -98,7 +98,7 @@ pub fn views_from_markdown(md: &PlanMarkdown) -> Vec<TaskView> {
             TaskView {
                 id: entry.id,
                 title: md.title(entry).unwrap_or_default(),
-                status: crate::desync::markdown_only_status(entry, record.map(|(_, r)| r)),
+                status: crate::rules::desync::markdown_only_status(entry, record.map(|(_, r)| r)),
                 file: md.task_file(entry),
             }
         })
@@ -175,7 +175,7 @@ pub fn log_status_rule(views: &[TaskView], md: &PlanMarkdown) -> Vec<Finding> {
         let Some(status) = record.log.as_ref().and_then(|l| l.status.as_ref()) else {
             continue;
         };
-        if crate::markdown::status_word(&status.value).as_deref() == Some("pending") {
+        if crate::plan::markdown::status_word(&status.value).as_deref() == Some("pending") {
             findings.push(
                 Finding::error(
                     Code::LogStillPending,
@@ -248,7 +248,7 @@ pub fn final_review(
     views: &[TaskView],
     md: &PlanMarkdown,
     era: Era,
-    standard: Option<&crate::markdown::Standard>,
+    standard: Option<&crate::plan::markdown::Standard>,
 ) -> Vec<Finding> {
     let Some(last) = views.last() else {
         return Vec::new();
@@ -297,7 +297,7 @@ pub fn final_review(
 /// records a migration.
 fn legacy_ending_declared_new(
     md: &PlanMarkdown,
-    standard: Option<&crate::markdown::Standard>,
+    standard: Option<&crate::plan::markdown::Standard>,
     last: u64,
 ) -> Option<Finding> {
     let standard = standard?;

@@ -1,0 +1,14 @@
+//! One module per command. A command never imports another: what two need is a step
+//! (`crate::steps`), a rule (`crate::rules`) or the plan's loading (`crate::plan`).
+
+pub mod amend;
+pub mod contract;
+pub mod finalize;
+pub mod r#loop;
+pub mod materialize;
+pub mod reconcile;
+pub mod recover;
+pub mod status;
+pub mod update;
+pub mod validate;
+pub mod verify;

@@ -1,0 +1,7 @@
+//! The steps several commands share: the guarded update of one task (`updater`), publication
+//! (`publication`), and what every writer does around its write (`writer`). Commands call these;
+//! they never import each other.
+
+pub mod publication;
+pub mod updater;
+pub mod writer;
