@@ -1,17 +1,10 @@
-//! The error type of every dwp operation, and the one place that maps it to an exit code.
-//!
-//! | exit | meaning |
-//! |---|---|
-//! | 0 | success / valid / conformant |
-//! | 1 | rejected or findings (nothing written) |
-//! | 2 | usage error |
-//! | 3 | contention: the lock is held or the snapshot moved; re-read and retry |
-//! | 4 | I/O failure (disk full, fsync failed): nothing claimed |
-//! | 5 | UNVERIFIED: a check could not be made, so no claim either way |
+//! The error type of every dwp operation, and the one place that maps it to an exit code:
+//! [`Exit::TABLE`] is the exit-code table that `--help` prints and the README repeats
+//! (`tests/ci_integration.rs` holds the README to it).
 
 use std::path::{Path, PathBuf};
 
-/// Exit codes, fixed by DESIGN.md §4.
+/// Exit codes (docs/DECISIONS.md, "Foundation").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
     Ok,
@@ -25,6 +18,38 @@ pub enum Exit {
 }
 
 impl Exit {
+    /// Every exit code with what it means, in the order `--help` and the README list them.
+    pub const TABLE: [(Exit, &'static str); 7] = [
+        (Exit::Ok, "success: valid, conformant, written"),
+        (Exit::Rejected, "rejected or findings: nothing was written"),
+        (Exit::Usage, "usage error"),
+        (
+            Exit::BlockStop,
+            "contract check --hook: the stop is blocked (the Stop hook protocol), reason on stderr",
+        ),
+        (
+            Exit::Contention,
+            "contention: the lock is held or the snapshot moved; re-read and retry",
+        ),
+        (
+            Exit::Io,
+            "I/O failure (disk full, fsync failed): nothing claimed",
+        ),
+        (
+            Exit::Unverified,
+            "UNVERIFIED: a check could not be made, so no claim either way",
+        ),
+    ];
+
+    /// The table as `--help` prints it.
+    pub fn help_text() -> String {
+        let mut text = String::from("Exit codes:");
+        for (exit, meaning) in Exit::TABLE {
+            text.push_str(&format!("\n  {}  {meaning}", exit.code()));
+        }
+        text
+    }
+
     pub fn code(self) -> u8 {
         match self {
             Exit::Ok => 0,

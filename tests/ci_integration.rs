@@ -131,3 +131,32 @@ fn the_documented_github_workflow_uploads_sarif_from_verify_all() {
         }
     }
 }
+
+/// The README's exit-code table is `Exit::TABLE`, row for row (the table `--help` prints).
+#[test]
+fn the_readme_exit_code_table_is_the_one_the_binary_uses() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let section = readme
+        .split("## Exit codes")
+        .nth(1)
+        .expect("an Exit codes section");
+    let rows: Vec<(u8, String)> = section
+        .lines()
+        .skip_while(|l| !l.starts_with("| code"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            (cells[1].parse().unwrap(), cells[2].to_owned())
+        })
+        .collect();
+    let table: Vec<(u8, String)> = dwp::error::Exit::TABLE
+        .iter()
+        .map(|(exit, meaning)| (exit.code(), (*meaning).to_owned()))
+        .collect();
+    assert_eq!(rows, table);
+    let help = dwp::error::Exit::help_text();
+    for (code, meaning) in &table {
+        assert!(help.contains(&format!("  {code}  {meaning}")), "{help}");
+    }
+}

@@ -18,10 +18,10 @@ An internal error blocks too; the 3rd consecutive failure marks the task blocked
 #[derive(Debug, Subcommand)]
 pub enum ContractCommand {
     /// Declare a task's expected files (ledger/task-N.expected.json), with a snapshot of each.
-    #[command(after_help = super::EXIT_CODES)]
+    #[command(after_help = crate::error::Exit::help_text())]
     Declare(DeclareArgs),
     /// Append one edit to the task's ledger, from a PostToolUse payload on stdin (or --path).
-    #[command(after_help = super::EXIT_CODES)]
+    #[command(after_help = crate::error::Exit::help_text())]
     Record(RecordArgs),
     /// Check the declaration against disk and ledger; --hook speaks the Stop hook protocol.
     #[command(after_help = HOOK_EXIT)]

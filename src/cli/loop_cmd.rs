@@ -16,20 +16,20 @@ use std::time::Duration;
 #[derive(Debug, Subcommand)]
 pub enum LoopCommand {
     /// Check .ak-loop/plan.md, verify.json and dod.json: present, missing (named) or invalid.
-    #[command(after_help = super::EXIT_CODES)]
+    #[command(after_help = crate::error::Exit::help_text())]
     Artifacts(ArtifactsArgs),
     /// Judge both lists of the definition of done: proven, missing (prove it), failed (fix it).
-    #[command(after_help = super::EXIT_CODES)]
+    #[command(after_help = crate::error::Exit::help_text())]
     Dod(DodArgs),
     /// Stamp a contract with the sha256 of its outcomes (canonical JSON) before dispatch.
-    #[command(after_help = super::EXIT_CODES)]
+    #[command(after_help = crate::error::Exit::help_text())]
     Freeze {
         /// The contract: {"outcomes": [{"id", "description", "check"?}]}.
         #[arg(value_name = "CONTRACT.json")]
         contract: PathBuf,
     },
     /// The worker's side: run the command items and contract checks, record what dwp observed.
-    #[command(after_help = super::EXIT_CODES)]
+    #[command(after_help = crate::error::Exit::help_text())]
     Prove(ProveArgs),
 }
 

@@ -20,16 +20,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-const EXIT_CODES: &str = "\
-Exit codes:
-  0  success: valid, conformant, written
-  1  rejected or findings: nothing was written
-  2  usage error
-  2  contract check --hook: the stop is blocked (the Stop hook protocol), reason on stderr
-  3  contention: the lock is held or the snapshot moved; re-read and retry
-  4  I/O failure (disk full, fsync failed): nothing claimed
-  5  UNVERIFIED: a check could not be made, so no claim either way";
-
 #[derive(Debug, Parser)]
 #[command(
     name = "dwp",
@@ -37,7 +27,7 @@ Exit codes:
     about = "Keeps the machine-readable state of a Deep Work Plan honest.",
     long_about = "Keeps the machine-readable state of a Deep Work Plan honest: every agent, hook \
                   and CI job calls dwp to change or judge manifest.json and state.json.",
-    after_help = EXIT_CODES,
+    after_help = crate::error::Exit::help_text(),
     max_term_width = 100
 )]
 pub struct Cli {
@@ -52,20 +42,20 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Check manifest.json and state.json against their schema and the state invariants.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = crate::error::Exit::help_text())]
     Validate {
         /// Plan folders, or single manifest.json / state.json files.
         #[arg(required = true, value_name = "PLAN")]
         targets: Vec<PathBuf>,
     },
     /// Change one task through the guarded updater (locked, atomic, evidence-checked).
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = crate::error::Exit::help_text())]
     Update(Box<UpdateArgs>),
     /// Append an amendment record to a task's log and PROGRESS.md; --invalidate reopens.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = crate::error::Exit::help_text())]
     Amend(Box<AmendArgs>),
     /// Materialize a markdown-only plan: manifest.json once, state.json all pending.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = crate::error::Exit::help_text())]
     Init {
         /// The plan folder (PLAN_name) holding README.md.
         #[arg(value_name = "PLAN")]
@@ -82,7 +72,7 @@ pub enum Command {
         standard: Option<String>,
     },
     /// Convert a v1 manifest.json/state.json pair to v2 or v5, recorded in PROGRESS.md.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = crate::error::Exit::help_text())]
     Migrate {
         /// The plan folder.
         #[arg(value_name = "PLAN")]
@@ -95,7 +85,7 @@ pub enum Command {
     #[command(subcommand)]
     Lock(LockCommand),
     /// Compare the markdown with state.json; the markdown wins (--write regenerates).
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = crate::error::Exit::help_text())]
     Reconcile {
         /// The plan folder, or its state.json.
         #[arg(value_name = "PLAN")]
@@ -121,7 +111,7 @@ pub enum Command {
         drop_task: Vec<u64>,
     },
     /// Conformance: schema, desync and evidence truth (CONFORMANT, NOT CONFORMANT, UNVERIFIED).
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = crate::error::Exit::help_text())]
     Verify {
         /// Plan folders (or, with --all, the repository root).
         #[arg(value_name = "PLAN", required = true)]
@@ -146,7 +136,7 @@ pub enum Command {
         all: bool,
     },
     /// Publish a completed plan: check every artifact, write state.json and a receipt.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = crate::error::Exit::help_text())]
     Finalize {
         /// The plan folder, or its state.json.
         #[arg(value_name = "PLAN")]
@@ -308,7 +298,7 @@ pub enum LockCommand {
         target: PathBuf,
     },
     /// Remove the lock only when its owner is provably gone; prints what it inspected.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = crate::error::Exit::help_text())]
     Recover {
         /// The plan folder, or its state.json.
         #[arg(value_name = "PLAN")]
