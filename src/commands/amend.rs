@@ -1,5 +1,5 @@
 //! `dwp amend`: one durable amendment record (seed 003 "Evidence truth and amendments",
-//! DESIGN.md §3 "Amendment block") appended to a task's log and mirrored in PROGRESS.md.
+//! docs/CONFORMANCE.md, DWP070) appended to a task's log and mirrored in PROGRESS.md.
 //!
 //! The block is `### Amendment n — YYYY-MM-DD` and its labelled fields, numbered after the
 //! task's last amendment and dated today (the clock): a task whose latest amendment is dated

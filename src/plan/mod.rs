@@ -84,9 +84,8 @@ pub fn declared_kind(value: &Value) -> Option<DocKind> {
     }
 }
 
-/// The JSON state of a plan is never a symlink (DESIGN.md §4: symlinked state files are bad
-/// input), wherever it points: writers replace files, and a link would split what is read from
-/// what is written.
+/// The JSON state of a plan is never a symlink (docs/CONFORMANCE.md, DWP001), wherever it
+/// points: writers replace files, and a link would split what is read from what is written.
 fn read_json_artifact(path: &Path, plan_dir: &Path) -> Result<Vec<u8>, ReadFailure> {
     if crate::store::entry(path, plan_dir).is_ok_and(|e| e == crate::store::Entry::Symlink) {
         return Err(ReadFailure::Symlink);

@@ -1,4 +1,4 @@
-//! The state invariants beyond the schema (DESIGN.md §3 "State invariants"), shared by
+//! The state invariants beyond the schema (docs/CONFORMANCE.md, DWP020 to DWP035), shared by
 //! `validate`, every writer (input and output are checked), `finalize` and `verify`.
 //!
 //! Each check returns findings rather than stopping at the first, so a reader sees every problem.

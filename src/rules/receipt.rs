@@ -5,7 +5,7 @@
 //! `artifacts_sha256` is the sha256 over the sorted names of README.md, PROGRESS.md, PROMPTS.md,
 //! manifest.json, analysis_results/SECURITY_REVIEW.md, analysis_results/SKILLS_CANDIDATES.md and
 //! every task file, each fed as the name, a NUL byte, then the file's bytes (or the literal
-//! `<absent>`), as DESIGN.md §3 describes the reference's digest. `dwp finalize` (issue #6) writes
+//! `<absent>`), the reference's digest (docs/DECISIONS.md, "Publication"). `dwp finalize` (issue #6) writes
 //! receipts with this module; `dwp verify` checks them.
 
 use crate::plan::model::State;

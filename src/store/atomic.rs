@@ -1,6 +1,6 @@
 //! Durable atomic replacement of one file.
 //!
-//! The sequence (DESIGN.md §4 "Writes"): a temp file in the target's own folder with the target's
+//! The sequence (docs/ARCHITECTURE.md, "How data flows"): a temp file in the target's own folder with the target's
 //! mode, write, fsync the temp file, rename it over the target, fsync the folder. A crash at any
 //! instant leaves the old bytes or the new bytes; a write that changes no byte touches nothing.
 //! Temp files are named `.{target}.dwp-tmp.{pid}.{random}` so that a later write can remove the

@@ -881,7 +881,7 @@ fn inventory_rules(
     findings
 }
 
-/// The fields every amendment block carries (DESIGN.md §3 "Amendment block"); `Revised
+/// The fields every amendment block carries (docs/CONFORMANCE.md, DWP070); `Revised
 /// criterion` is required only for a revised criterion.
 const AMENDMENT_FIELDS: [&str; 8] = [
     "Original criterion",
