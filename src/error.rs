@@ -156,6 +156,18 @@ impl Error {
         self
     }
 
+    /// Refuse a text field longer than `max` characters (the schema's limit, or a record's).
+    pub fn check_length(place: &str, value: &str, max: usize) -> Result<()> {
+        let length = value.chars().count();
+        if length > max {
+            return Err(Error::rejected(
+                place,
+                format!("is {length} characters; at most {max} are allowed"),
+            ));
+        }
+        Ok(())
+    }
+
     pub fn io(op: &'static str, path: &Path, source: std::io::Error) -> Error {
         Error::Io {
             op,

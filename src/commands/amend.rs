@@ -309,14 +309,7 @@ fn check_text(flag: &str, text: &str) -> Result<()> {
             "spans several lines: each field of the amendment block is one line",
         ));
     }
-    let length = text.chars().count();
-    if length > MAX_FIELD_CHARS {
-        return Err(Error::rejected(
-            flag,
-            format!("is {length} characters; at most {MAX_FIELD_CHARS}"),
-        ));
-    }
-    Ok(())
+    Error::check_length(flag, text, MAX_FIELD_CHARS)
 }
 
 /// `--revised` goes with a revised criterion; `--destination` with (and only with) a deferred
@@ -458,13 +451,8 @@ fn check_unexecuted_preserve(task: &Task, request: &AmendRequest) -> Result<()> 
     if request.disposition != Disposition::UnexecutedScenario {
         return Ok(());
     }
-    let passing = crate::rules::evidence::latest_per_command(task.gates())
-        .into_iter()
-        .find(|g| {
-            g.passes
-                && request.preserve.contains(&g.command)
-                && !crate::rules::evidence::is_invalidated(g.evidence.as_deref().unwrap_or(""))
-        });
+    let passing = crate::rules::evidence::standing_passes(task.gates())
+        .find(|g| request.preserve.contains(&g.command));
     match passing {
         Some(gate) => Err(Error::rejected(
             "--preserve",

@@ -69,6 +69,17 @@ pub fn compile(schema: &Value) -> Result<Validator, String> {
     jsonschema::draft202012::new(schema).map_err(|e| e.to_string())
 }
 
+/// The validator of an embedded schema, compiled once per process in `cell`. An embedded schema
+/// that is not JSON or does not compile is a build defect: a test compiles every one.
+pub fn compiled(cell: &'static OnceLock<Validator>, schema: &EmbeddedSchema) -> &'static Validator {
+    cell.get_or_init(|| {
+        let value: Value = serde_json::from_str(schema.text)
+            .unwrap_or_else(|e| panic!("embedded {} is not JSON: {e}", schema.file_name));
+        compile(&value)
+            .unwrap_or_else(|e| panic!("embedded {} does not compile: {e}", schema.file_name))
+    })
+}
+
 fn validator(kind: DocKind, generation: Generation) -> &'static Validator {
     static MANIFEST_VALIDATORS: [OnceLock<Validator>; 3] =
         [OnceLock::new(), OnceLock::new(), OnceLock::new()];
@@ -78,13 +89,7 @@ fn validator(kind: DocKind, generation: Generation) -> &'static Validator {
         DocKind::Manifest => &MANIFEST_VALIDATORS[slot(generation)],
         DocKind::State => &STATE_VALIDATORS[slot(generation)],
     };
-    cell.get_or_init(|| {
-        let schema = embedded(kind, generation);
-        let value: Value = serde_json::from_str(schema.text)
-            .unwrap_or_else(|e| panic!("embedded {} is not JSON: {e}", schema.file_name));
-        compile(&value)
-            .unwrap_or_else(|e| panic!("embedded {} does not compile: {e}", schema.file_name))
-    })
+    compiled(cell, embedded(kind, generation))
 }
 
 /// The state schema split in two, so that a state can be checked one task at a time: the

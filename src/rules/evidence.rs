@@ -107,6 +107,14 @@ pub fn latest_per_command(gates: &[Gate]) -> Vec<&Gate> {
     latest
 }
 
+/// The latest record of each command that passes and was not invalidated by refine: what a
+/// task's evidence still stands on.
+pub fn standing_passes(gates: &[Gate]) -> impl Iterator<Item = &Gate> {
+    latest_per_command(gates)
+        .into_iter()
+        .filter(|g| g.passes && !is_invalidated(g.evidence.as_deref().unwrap_or("")))
+}
+
 /// Every problem of `gate` as completion evidence. `plan_dir` resolves `log=` pointers.
 pub fn gate_problems(gate: &Gate, plan_dir: &Path) -> Vec<GateProblem> {
     let mut problems = Vec::new();

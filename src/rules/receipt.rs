@@ -71,9 +71,10 @@ pub fn artifacts_digest(plan_dir: &Path, state: &State) -> String {
 /// Schema violations of a receipt document.
 pub fn schema_violations(receipt: &Value) -> Vec<crate::plan::schema::Violation> {
     static VALIDATOR: OnceLock<jsonschema::Validator> = OnceLock::new();
-    let validator = VALIDATOR.get_or_init(|| {
-        let schema: Value = serde_json::from_str(SCHEMA).expect("embedded receipt schema is JSON");
-        crate::plan::schema::compile(&schema).expect("embedded receipt schema compiles")
-    });
+    let schema = crate::plan::schema::EmbeddedSchema {
+        file_name: "finalization-receipt.schema.json",
+        text: SCHEMA,
+    };
+    let validator = crate::plan::schema::compiled(&VALIDATOR, &schema);
     crate::plan::schema::violations(validator, receipt)
 }

@@ -889,21 +889,21 @@ pub fn check_request(request: &UpdateRequest) -> Result<()> {
     ];
     for (flag, value, max) in limits {
         if let Some(value) = value {
-            too_long(flag, value, max)?;
+            Error::check_length(flag, value, max)?;
         }
     }
     for (flag, values) in [("--tried", &request.tried), ("--failed", &request.failed)] {
         for value in values {
-            too_long(flag, value, 300)?;
+            Error::check_length(flag, value, 300)?;
         }
     }
     for command in &request.invalidate {
-        too_long("--invalidate", command, 500)?;
+        Error::check_length("--invalidate", command, 500)?;
     }
     for gate in &request.gates {
-        too_long("--gate command", &gate.command, 500)?;
+        Error::check_length("--gate command", &gate.command, 500)?;
         if let Some(evidence) = &gate.evidence {
-            too_long("--gate evidence", evidence, 500)?;
+            Error::check_length("--gate evidence", evidence, 500)?;
         }
         if gate.passes && gate.exit_code.is_some_and(|c| c != 0) {
             return Err(Error::rejected(
@@ -949,17 +949,6 @@ pub fn check_request(request: &UpdateRequest) -> Result<()> {
     if blocking && request.resolve_blocker {
         return Err(Error::Usage(
             "--resolve-blocker goes with --status in_progress or completed".into(),
-        ));
-    }
-    Ok(())
-}
-
-fn too_long(flag: &str, value: &str, max: usize) -> Result<()> {
-    let length = value.chars().count();
-    if length > max {
-        return Err(Error::rejected(
-            flag,
-            format!("is {length} characters; the schema allows at most {max}"),
         ));
     }
     Ok(())

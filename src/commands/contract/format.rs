@@ -7,7 +7,7 @@
 
 use super::Op;
 use crate::error::{Error, Result};
-use crate::plan::schema::{EmbeddedSchema, compile, violations};
+use crate::plan::schema::{EmbeddedSchema, compiled, violations};
 use jsonschema::Validator;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -86,15 +86,6 @@ pub struct Entry {
     pub task_id: u64,
     pub plan: String,
     pub session: Option<String>,
-}
-
-fn compiled(cell: &'static OnceLock<Validator>, schema: &EmbeddedSchema) -> &'static Validator {
-    cell.get_or_init(|| {
-        let value: serde_json::Value = serde_json::from_str(schema.text)
-            .unwrap_or_else(|e| panic!("embedded {} is not JSON: {e}", schema.file_name));
-        compile(&value)
-            .unwrap_or_else(|e| panic!("embedded {} does not compile: {e}", schema.file_name))
-    })
 }
 
 pub fn expected_validator() -> &'static Validator {

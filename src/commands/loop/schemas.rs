@@ -2,7 +2,7 @@
 //! compiled once per process, like the plan schemas in [`crate::plan::schema`]. They live in their own
 //! folder: `schemas/` itself holds the plan generations the parity corpus checks.
 
-use crate::plan::schema::{Violation, compile, violations};
+use crate::plan::schema::{Violation, violations};
 use jsonschema::Validator;
 use serde_json::Value;
 use std::sync::OnceLock;
@@ -47,12 +47,11 @@ impl LoopSchema {
     fn validator(self) -> &'static Validator {
         static CELLS: [OnceLock<Validator>; 3] =
             [OnceLock::new(), OnceLock::new(), OnceLock::new()];
-        CELLS[self as usize].get_or_init(|| {
-            let value: Value = serde_json::from_str(self.text())
-                .unwrap_or_else(|e| panic!("embedded {} is not JSON: {e}", self.file_name()));
-            compile(&value)
-                .unwrap_or_else(|e| panic!("embedded {} does not compile: {e}", self.file_name()))
-        })
+        let schema = crate::plan::schema::EmbeddedSchema {
+            file_name: self.file_name(),
+            text: self.text(),
+        };
+        crate::plan::schema::compiled(&CELLS[self as usize], &schema)
     }
 
     /// Every violation of this schema by `instance`, paths rooted at `root` (`$` or `$.dod`).

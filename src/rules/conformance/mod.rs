@@ -1035,10 +1035,7 @@ fn unexecuted_scenarios(
         let Some((_, record)) = md.records.get(&task.id) else {
             continue;
         };
-        let passing = evidence::latest_per_command(task.gates())
-            .into_iter()
-            .filter(|g| g.passes && !evidence::is_invalidated(g.evidence.as_deref().unwrap_or("")));
-        for gate in passing {
+        for gate in evidence::standing_passes(task.gates()) {
             let unexecuted = record.amendments.iter().find(|a| {
                 a.field("Disposition").is_some_and(|d| {
                     d.value
