@@ -216,7 +216,16 @@ pub enum Verdict {
 
 impl Verdict {
     pub fn of(findings: &[Finding]) -> Verdict {
-        if findings.iter().any(|f| f.severity == Severity::Error) {
+        Verdict::weigh(findings, false)
+    }
+
+    /// The one folding of findings into a verdict: errors (and, with `strict`, advisories)
+    /// first, then anything that could not be checked.
+    pub fn weigh(findings: &[Finding], strict: bool) -> Verdict {
+        let counts = |f: &Finding| {
+            f.severity == Severity::Error || (strict && f.severity == Severity::Advisory)
+        };
+        if findings.iter().any(counts) {
             Verdict::Invalid
         } else if findings.iter().any(|f| f.severity == Severity::Unverified) {
             Verdict::Unverified

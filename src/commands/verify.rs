@@ -2,7 +2,7 @@
 //! (`crate::commands::validate`), then every rule of `crate::rules::conformance`, each finding placed at
 //! `file:line` and given its fixing hint.
 
-use crate::findings::{Finding, Severity};
+use crate::findings::{Finding, Verdict};
 use crate::plan::PlanPaths;
 use crate::rules::conformance::{add_fix_hints, plan_rules};
 use serde::Serialize;
@@ -37,15 +37,10 @@ impl VerifyVerdict {
     /// Errors (and, with `strict`, advisories) make a plan not conformant; anything that could
     /// not be checked makes it unverified; never conformant by default.
     pub fn of(findings: &[Finding], strict: bool) -> VerifyVerdict {
-        let counts = |f: &&Finding| {
-            f.severity == Severity::Error || (strict && f.severity == Severity::Advisory)
-        };
-        if findings.iter().any(|f| counts(&f)) {
-            VerifyVerdict::NotConformant
-        } else if findings.iter().any(|f| f.severity == Severity::Unverified) {
-            VerifyVerdict::Unverified
-        } else {
-            VerifyVerdict::Conformant
+        match Verdict::weigh(findings, strict) {
+            Verdict::Invalid => VerifyVerdict::NotConformant,
+            Verdict::Unverified => VerifyVerdict::Unverified,
+            Verdict::Valid => VerifyVerdict::Conformant,
         }
     }
 
