@@ -163,10 +163,7 @@ fn put(out: &mut dyn Write, text: &str) -> Result<(), Error> {
 }
 
 fn print_json(out: &mut dyn Write, command: &str, body: Value) -> Result<(), Error> {
-    let mut doc = json!({"dwp": 1, "command": command});
-    if let (Value::Object(doc), Value::Object(body)) = (&mut doc, body) {
-        doc.extend(body);
-    }
+    let doc = super::render::envelope(command, body);
     let text = serde_json::to_string_pretty(&doc).expect("JSON output serializes");
     put(out, &text)
 }

@@ -1,6 +1,6 @@
 //! `dwp loop ...`: arguments and rendering only; the logic is in [`crate::commands::r#loop`].
 
-use super::render::FORMAT_VERSION;
+use super::render::envelope;
 use crate::commands::r#loop::artifacts::{self, Artifact, ArtifactsReport, Status};
 use crate::commands::r#loop::changed::ChangedSource;
 use crate::commands::r#loop::contract::{self, Frozen};
@@ -227,8 +227,11 @@ fn render_artifacts(out: &mut dyn Write, report: &ArtifactsReport, json: bool) -
         );
         print_json(
             out,
-            &json!({"dwp": FORMAT_VERSION, "command": "loop artifacts", "ok": ok,
+            &envelope(
+                "loop artifacts",
+                json!({ "ok": ok,
             "verdict": verdict.name(), "worktree": report.worktree, "note": skipped, "artifacts": items}),
+            ),
         );
         return exit_if(ok);
     }
@@ -318,17 +321,17 @@ fn dod_json(out: &mut dyn Write, report: &DodReport) {
         .collect();
     print_json(
         out,
-        &json!({
-            "dwp": FORMAT_VERSION,
-            "command": "loop dod",
+        &envelope(
+            "loop dod",
+            json!({
             "ok": report.done(),
             "verdict": if report.done() { "done" } else { "not done" },
             "summary": {"total": report.rows.len(), "proven": report.count(Verdict::Proven),
                         "missing": report.count(Verdict::Missing), "failed": report.count(Verdict::Failed)},
             "contract": report.contract.as_ref().map(|(path, digest)| json!({"path": path, "digest": digest})),
             "changed": report.changed.as_ref().map(|(source, count)| json!({"source": source, "count": count})),
-            "items": items,
-        }),
+            "items": items}),
+        ),
     );
 }
 
@@ -426,8 +429,11 @@ fn render_freeze(out: &mut dyn Write, frozen: &Frozen, json: bool) -> Exit {
     if json {
         print_json(
             out,
-            &json!({"dwp": FORMAT_VERSION, "command": "loop freeze", "ok": true,
+            &envelope(
+                "loop freeze",
+                json!({ "ok": true,
             "contract": frozen.path, "digest": frozen.digest, "outcomes": frozen.outcomes, "changed": frozen.changed}),
+            ),
         );
     } else if frozen.changed {
         let _ = writeln!(
@@ -466,9 +472,12 @@ fn render_prove(out: &mut dyn Write, worktree: &Path, report: &ProveReport, json
             .collect();
         print_json(
             out,
-            &json!({"dwp": FORMAT_VERSION, "command": "loop prove", "ok": ok, "env": report.env, "proofs": proofs,
+            &envelope(
+                "loop prove",
+                json!({ "ok": ok, "env": report.env, "proofs": proofs,
             "dod": written(crate::commands::r#loop::DOD_JSON, &report.dod),
             "verify": written(crate::commands::r#loop::VERIFY_JSON, &report.verify)}),
+            ),
         );
         return exit_if(ok);
     }

@@ -12,12 +12,23 @@ use crate::error::Exit;
 use crate::findings::{Finding, Verdict};
 use crate::store::lock::{LockInfo, Recovery};
 use crate::term::{Inert, inert_line};
+use serde_json::Value;
 use serde_json::json;
 use std::io::Write;
 use std::path::Path;
 
 /// Version of the JSON output format.
 pub const FORMAT_VERSION: u32 = 1;
+
+/// The one JSON envelope every command's document has: `{"dwp": 1, "command": ...}` followed by
+/// the keys of `body`, in their order.
+pub fn envelope(command: &str, body: Value) -> Value {
+    let mut document = json!({"dwp": FORMAT_VERSION, "command": command});
+    if let (Value::Object(document), Value::Object(body)) = (&mut document, body) {
+        document.extend(body);
+    }
+    document
+}
 
 /// One JSON document `{"dwp": 1, "command", "ok", KEY: VALUE}` on `out`.
 fn print_json(
@@ -27,7 +38,7 @@ fn print_json(
     key: &str,
     value: impl serde::Serialize,
 ) {
-    let mut document = json!({"dwp": FORMAT_VERSION, "command": command, "ok": ok});
+    let mut document = envelope(command, json!({ "ok": ok}));
     document[key] = json!(value);
     let _ = writeln!(out, "{document:#}");
 }
@@ -57,14 +68,14 @@ pub fn validate(out: &mut impl Write, results: &[Validation], as_json: bool) -> 
             .iter()
             .map(|r| json!({"target": r.target, "verdict": r.verdict(), "summary": r.summary}))
             .collect();
-        let document = json!({
-            "dwp": FORMAT_VERSION,
-            "command": "validate",
+        let document = envelope(
+            "validate",
+            json!({
             "ok": verdict == Verdict::Valid,
             "verdict": verdict,
             "targets": targets,
-            "findings": findings,
-        });
+            "findings": findings}),
+        );
         let _ = writeln!(out, "{document:#}");
     } else {
         for result in results {
@@ -249,13 +260,13 @@ pub fn lock_status(
     as_json: bool,
 ) -> Exit {
     if as_json {
-        let document = json!({
-            "dwp": FORMAT_VERSION,
-            "command": "lock status",
+        let document = envelope(
+            "lock status",
+            json!({
             "lock": lock,
             "held": info.is_some(),
-            "holder": info,
-        });
+            "holder": info}),
+        );
         let _ = writeln!(out, "{document:#}");
         return Exit::Ok;
     }
@@ -279,13 +290,13 @@ pub fn lock_recover(
     as_json: bool,
 ) -> Exit {
     if as_json {
-        let document = json!({
-            "dwp": FORMAT_VERSION,
-            "command": "lock recover",
+        let document = envelope(
+            "lock recover",
+            json!({
             "lock": lock,
             "removed": recovery.is_some(),
-            "recovery": recovery,
-        });
+            "recovery": recovery}),
+        );
         let _ = writeln!(out, "{document:#}");
         return Exit::Ok;
     }
@@ -437,9 +448,9 @@ pub fn status<W: Write>(
             .desync
             .as_ref()
             .map(|d| json!({"count": d.len(), "first": d.iter().take(10).collect::<Vec<_>>()}));
-        let document = json!({
-            "dwp": FORMAT_VERSION,
-            "command": "status",
+        let document = envelope(
+            "status",
+            json!({
             "ok": true,
             "plan": summary.plan,
             "source": summary.source,
@@ -452,8 +463,8 @@ pub fn status<W: Write>(
             "blocker": summary.blocker,
             "open_tasks": open,
             "open_tasks_omitted": summary.tasks.iter().filter(|t| crate::commands::status::is_open(t.status)).count().saturating_sub(JSON_TASK_LIMIT),
-            "desync": desync,
-        });
+            "desync": desync}),
+        );
         let _ = writeln!(out, "{document:#}");
         return Exit::Ok;
     }
@@ -572,16 +583,16 @@ fn status_task_line<W: Write>(
 
 /// The one JSON document of a failed command under `--json`; the error also goes to stderr.
 pub fn error_json(out: &mut impl Write, command: &str, error: &crate::error::Error) {
-    let document = json!({
-        "dwp": FORMAT_VERSION,
-        "command": command,
+    let document = envelope(
+        command,
+        json!({
         "ok": false,
         "error": {
             "exit": error.exit().code(),
             "message": error.to_string(),
             "hint": error.hint(),
-        },
-    });
+        }}),
+    );
     let _ = writeln!(out, "{document:#}");
 }
 
@@ -596,7 +607,7 @@ pub fn status_all(out: &mut impl Write, lines: &[PlanLine], as_json: bool) -> Ex
         let _ = writeln!(
             out,
             "{:#}",
-            json!({"dwp": FORMAT_VERSION, "command": "status", "ok": true, "plans": plans})
+            envelope("status", json!({ "ok": true, "plans": plans}))
         );
         return Exit::Ok;
     }
@@ -636,12 +647,12 @@ pub fn verify(
     let verdict = VerifyVerdict::worst(reports.iter().map(|r| r.verdict));
     match format {
         super::Format::Json => {
-            let document = json!({
-                "dwp": FORMAT_VERSION,
-                "command": "verify",
+            let document = envelope(
+                "verify",
+                json!({
                 "verdict": verdict,
-                "plans": reports,
-            });
+                "plans": reports}),
+            );
             let _ = writeln!(out, "{document:#}");
         }
         super::Format::Sarif => {
@@ -796,13 +807,13 @@ pub fn finalize_check(
         Exit::Rejected
     };
     if as_json {
-        let document = json!({
-            "dwp": FORMAT_VERSION,
-            "command": "finalize --check",
+        let document = envelope(
+            "finalize --check",
+            json!({
             "ok": findings.is_empty(),
             "plan": target.display().to_string(),
-            "findings": findings,
-        });
+            "findings": findings}),
+        );
         let _ = writeln!(out, "{document:#}");
         return exit;
     }
