@@ -3,6 +3,8 @@
 //! layer above its own, nor a command from another command. The document cannot drift from the
 //! code, and a new upward import fails here with the line that made it.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -39,17 +41,6 @@ fn module_of(root: &Path, file: &Path) -> String {
     let text = relative.with_extension("").to_string_lossy().into_owned();
     let text = text.strip_suffix("/mod").unwrap_or(&text).to_owned();
     text.replace('/', "::")
-}
-
-fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
 }
 
 /// The module tables of the document: module → layer (the `### layer` heading above its row).
@@ -110,7 +101,7 @@ fn every_module_is_documented_under_the_layer_of_its_folder() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let modules = documented(root);
     let mut files = Vec::new();
-    rust_files(&root.join("src"), &mut files);
+    common::rust_files(&root.join("src"), &mut files);
     let mut problems = Vec::new();
     let mut in_code = Vec::new();
     for file in &files {
@@ -141,7 +132,7 @@ fn no_module_imports_from_a_layer_above_it_nor_a_command_from_another() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let modules = documented(root);
     let mut files = Vec::new();
-    rust_files(&root.join("src"), &mut files);
+    common::rust_files(&root.join("src"), &mut files);
     let mut problems = Vec::new();
     for file in &files {
         let module = module_of(root, file);

@@ -4,6 +4,8 @@
 //! and fails on any use outside the store that is not one of the few listed below with its
 //! reason, so a new one is a decision someone makes, not an accident.
 
+mod common;
+
 use std::path::Path;
 
 /// Uses outside the store that open no plan file, each with why.
@@ -50,22 +52,11 @@ const OPENERS: &[&str] = &[
     "fs::create_dir",
 ];
 
-fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
-
 #[test]
 fn only_the_store_opens_files() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    rust_files(&root.join("src"), &mut files);
+    common::rust_files(&root.join("src"), &mut files);
     let mut found = Vec::new();
     for file in files {
         let relative = file

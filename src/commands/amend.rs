@@ -476,9 +476,10 @@ fn invalidation(request: &AmendRequest, task: &Task, number: u64) -> Option<Upda
     Some(UpdateRequest {
         task: task.id,
         status: Some(TaskStatus::Pending),
-        reopen_reason: closed
-            .then(|| truncate(&format!("amendment {number}: {}", request.reason), 400)),
-        checkpoint_note: Some(truncate(
+        reopen_reason: closed.then(|| {
+            crate::steps::updater::truncate(&format!("amendment {number}: {}", request.reason), 400)
+        }),
+        checkpoint_note: Some(crate::steps::updater::truncate(
             &format!(
                 "amendment {number} invalidated {commands}: task {} back to pending",
                 task.id
@@ -488,15 +489,6 @@ fn invalidation(request: &AmendRequest, task: &Task, number: u64) -> Option<Upda
         invalidate: request.invalidate.clone(),
         ..UpdateRequest::default()
     })
-}
-
-fn truncate(text: &str, max_chars: usize) -> String {
-    if text.chars().count() <= max_chars {
-        return text.to_owned();
-    }
-    let mut out: String = text.chars().take(max_chars - 1).collect();
-    out.push('…');
-    out
 }
 
 fn quote_list(commands: &[String]) -> String {

@@ -813,7 +813,8 @@ fn stamp(state: &mut State, request: &UpdateRequest, transition: &Transition, no
     });
 }
 
-fn truncate(text: &str, max_chars: usize) -> String {
+/// `text` cut to `max_chars` characters (the last one an ellipsis) to fit a schema limit.
+pub fn truncate(text: &str, max_chars: usize) -> String {
     if text.chars().count() <= max_chars {
         return text.to_owned();
     }

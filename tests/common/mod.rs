@@ -448,3 +448,16 @@ pub fn edit(path: &Path, from: &str, to: &str) {
     assert!(text.contains(from), "{} lacks {from:?}", path.display());
     std::fs::write(path, text.replace(from, to)).unwrap();
 }
+
+/// Every `.rs` file under `dir`, recursively (the source checks of `tests/layers.rs` and
+/// `tests/store_only.rs`).
+pub fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
