@@ -18,7 +18,9 @@
 //!   git;
 //! - the base: [`error`], [`clock`], [`findings`], [`term`], [`diff`].
 //!
-//! [`synth`] generates synthetic plans for the tests and benchmarks.
+//! `synth` generates synthetic plans for the tests and benchmarks; it is built only for them
+//! (the `synth` feature, which the crate's own dev-dependency on itself turns on), never into
+//! the binary.
 
 pub mod cli;
 pub mod clock;
@@ -30,6 +32,7 @@ pub mod plan;
 pub mod rules;
 pub mod steps;
 pub mod store;
+#[cfg(any(test, feature = "synth"))]
 pub mod synth;
 pub mod term;
 
