@@ -358,7 +358,7 @@ pub fn refuse_while_finalizing(plan_dir: &Path) -> crate::Result<()> {
 
 /// Every plan under `ROOT/.dwp/plans/` (folders named `PLAN_*`), sorted by name.
 pub fn plan_dirs(root: &Path) -> crate::Result<Vec<PathBuf>> {
-    use crate::store::{Entry, entry, list_dir};
+    use crate::store::{Entry, entry, list_entries};
     let plans = root.join(".dwp").join("plans");
     if entry(&plans, root).is_ok_and(|e| e == Entry::Missing) {
         return Err(crate::Error::Usage(format!(
@@ -366,14 +366,11 @@ pub fn plan_dirs(root: &Path) -> crate::Result<Vec<PathBuf>> {
             plans.display()
         )));
     }
-    let mut dirs = Vec::new();
-    for name in list_dir(&plans, root)? {
-        let dir = plans.join(&name);
-        if name.starts_with("PLAN_") && entry(&dir, root).is_ok_and(|e| e == Entry::Directory) {
-            dirs.push(dir);
-        }
-    }
-    Ok(dirs)
+    Ok(list_entries(&plans, root)?
+        .into_iter()
+        .filter(|(name, kind)| name.starts_with("PLAN_") && *kind == Entry::Directory)
+        .map(|(name, _)| plans.join(name))
+        .collect())
 }
 
 /// Marker of a publication in progress (issue #6); writers refuse while it exists.

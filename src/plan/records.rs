@@ -181,8 +181,10 @@ pub fn read_markdown(plan_dir: &Path) -> Result<PlanMarkdown> {
 /// file is read strictly (UTF-8, a regular file inside the plan); a task file that cannot be
 /// read is listed in [`PlanMarkdown::unreadable`], never skipped.
 pub fn load_markdown(plan_dir: &Path) -> std::result::Result<PlanMarkdown, store::ReadFailure> {
+    // One handle on the folder for the README and every task file.
+    let folder = store::PlanFolder::open(plan_dir)?;
     let readme_path = plan_dir.join("README.md");
-    let text = store::read_text(&readme_path, plan_dir)?;
+    let text = folder.read_text(&readme_path)?;
     let readme = markdown::parse_readme(&text);
     let mut records = BTreeMap::new();
     let mut unreadable = Vec::new();
@@ -197,7 +199,6 @@ pub fn load_markdown(plan_dir: &Path) -> std::result::Result<PlanMarkdown, store
     } else {
         &[]
     };
-    let folder = store::PlanFolder::open(plan_dir)?;
     for entry in &readme.index {
         if records.contains_key(&entry.id) {
             continue;

@@ -538,13 +538,11 @@ fn analysis_results(plan_dir: &Path) -> Result<Vec<String>> {
             }
             Err(e) => return Err(Error::io("stat", &folder_path, e)),
         }
-        for name in store::list_dir(&folder_path, plan_dir)? {
+        for (name, kind) in store::list_entries(&folder_path, plan_dir)? {
             let relative = folder.join(&name);
-            let kind = store::entry(&plan_dir.join(&relative), plan_dir)
-                .map_err(|e| Error::io("stat", &plan_dir.join(&relative), e))?;
             if kind == store::Entry::Directory {
                 folders.push(relative);
-            } else if kind != store::Entry::Missing {
+            } else {
                 // Files and anything else: a symlink or a pipe is refused when it is read.
                 let relative = relative.to_string_lossy().into_owned();
                 if relative != crate::rules::receipt::RECEIPT && !store::atomic::is_temp_name(&name)

@@ -188,19 +188,20 @@ pub(crate) struct Folder {
 /// Open the folder `path` inside `root`; every component resolved beneath `root`.
 pub(crate) fn open_folder(path: &Path, root: &Path) -> io::Result<Folder> {
     let rel = relative(path, root)?;
-    let dir = open_root(root)?;
-    let beneath = if rel.as_os_str().is_empty() {
-        dir
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let fd = if rel.as_os_str().is_empty() {
+        // The plan folder itself (the folder of state.json): one open, nothing to resolve.
+        let root = if root.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            root
+        };
+        rustix::fs::open(root, flags, Mode::empty())?
     } else {
-        dir.open_dir(rel)?
+        // cap-std holds folders as O_PATH handles, which cannot be listed or fsynced: reopen.
+        let beneath = open_root(root)?.open_dir(rel)?;
+        rustix::fs::openat(&beneath, ".", flags, Mode::empty())?
     };
-    // cap-std holds folders as O_PATH handles, which cannot be listed or fsynced: reopen it.
-    let fd = rustix::fs::openat(
-        &beneath,
-        ".",
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )?;
     Ok(Folder {
         fd,
         path: path.to_path_buf(),

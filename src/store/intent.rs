@@ -77,15 +77,7 @@ impl Transaction {
 
     /// Replace `path` (inside the plan) with `content`; `before` is what the writer read there.
     pub fn replace(&mut self, path: &Path, before: Option<&[u8]>, content: &[u8]) -> Result<()> {
-        let content = std::str::from_utf8(content).map_err(|_| {
-            Error::rejected(path.display().to_string(), "dwp writes only UTF-8 text")
-        })?;
-        self.intent.steps.push(Step::Replace {
-            path: self.relative(path)?,
-            before_sha256: before.map(sha256_hex),
-            content: content.to_owned(),
-        });
-        Ok(())
+        self.replace_known(path, before.map(sha256_hex).as_deref(), content)
     }
 
     /// [`Transaction::replace`] when the writer knows only the sha256 of what it read.
@@ -95,13 +87,14 @@ impl Transaction {
         before_sha256: Option<&str>,
         content: &[u8],
     ) -> Result<()> {
-        self.replace(path, None, content)?;
-        if let Some(Step::Replace {
-            before_sha256: b, ..
-        }) = self.intent.steps.last_mut()
-        {
-            *b = before_sha256.map(str::to_owned);
-        }
+        let content = std::str::from_utf8(content).map_err(|_| {
+            Error::rejected(path.display().to_string(), "dwp writes only UTF-8 text")
+        })?;
+        self.intent.steps.push(Step::Replace {
+            path: self.relative(path)?,
+            before_sha256: before_sha256.map(str::to_owned),
+            content: content.to_owned(),
+        });
         Ok(())
     }
 

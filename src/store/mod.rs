@@ -104,40 +104,59 @@ pub fn remove_file(path: &Path, root: &Path) -> crate::Result<bool> {
 
 /// The names in the folder `path` inside `root`, sorted (`.` and `..` left out).
 pub fn list_dir(path: &Path, root: &Path) -> crate::Result<Vec<String>> {
+    Ok(list_entries(path, root)?
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect())
+}
+
+/// [`list_dir`] with what each name is (a symlink reported, not followed), from the one listing:
+/// the folder's own entry types, and a `stat` relative to its descriptor only where the file
+/// system does not give one.
+pub fn list_entries(path: &Path, root: &Path) -> crate::Result<Vec<(String, Entry)>> {
+    use rustix::fs::{AtFlags, FileType};
     let fail = |e: io::Error| io_failure("list", path, e);
     let folder = inside::open_folder(path, root).map_err(fail)?;
     let mut entries = rustix::fs::Dir::read_from(&folder.fd).map_err(|e| fail(e.into()))?;
-    let mut names = Vec::new();
+    let mut listed = Vec::new();
     while let Some(entry) = entries.read() {
         let entry = entry.map_err(|e| fail(e.into()))?;
-        match entry.file_name().to_str() {
-            Ok("." | "..") => {}
-            Ok(name) => names.push(name.to_owned()),
-            // A name that is not UTF-8 is no plan file; it is listed lossily so it is seen.
-            Err(_) => names.push(entry.file_name().to_string_lossy().into_owned()),
+        let name = entry.file_name();
+        if matches!(name.to_bytes(), b"." | b"..") {
+            continue;
         }
+        let kind = match entry.file_type() {
+            FileType::Unknown => rustix::fs::statat(&folder.fd, name, AtFlags::SYMLINK_NOFOLLOW)
+                .map(|stat| FileType::from_raw_mode(stat.st_mode))
+                .unwrap_or(FileType::Unknown),
+            known => known,
+        };
+        let kind = match kind {
+            FileType::RegularFile => Entry::File,
+            FileType::Directory => Entry::Directory,
+            FileType::Symlink => Entry::Symlink,
+            FileType::Fifo => Entry::Other("named pipe"),
+            FileType::Socket => Entry::Other("socket"),
+            FileType::BlockDevice | FileType::CharacterDevice => Entry::Other("device"),
+            FileType::Unknown => Entry::Other("special file"),
+        };
+        // A name that is not UTF-8 is no plan file; it is listed lossily so it is seen.
+        listed.push((name.to_string_lossy().into_owned(), kind));
     }
-    names.sort();
-    Ok(names)
+    listed.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(listed)
 }
 
 /// Refuse before any blocking step (and before the lock is taken) when one of `names` in
 /// `plan_dir` exists but is not a regular file: a named pipe would block its reader forever.
 pub fn require_regular_files(plan_dir: &Path, names: &[&str]) -> crate::Result<()> {
+    let folder = PlanFolder::open(plan_dir).map_err(|f| f.into_error("open", plan_dir))?;
     for name in names {
         let path = plan_dir.join(name);
         // A non-blocking open, then fstat: a symlink is judged by what it leads to.
-        let file = match inside::open_read(&path, plan_dir) {
-            Ok(file) => file,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(io_failure("open", &path, e)),
-        };
-        let kind = file
-            .metadata()
-            .map_err(|e| io_failure("stat", &path, e))?
-            .file_type();
-        if !kind.is_file() {
-            return Err(ReadFailure::NotRegular(file_kind(kind)).into_error("open", &path));
+        match regular(inside::open_read_in(&folder.dir, &path, plan_dir), &path) {
+            Ok(_) | Err(ReadFailure::Missing) => {}
+            Err(failure) => return Err(failure.into_error("open", &path)),
         }
     }
     Ok(())
@@ -262,15 +281,7 @@ impl PlanFolder {
 }
 
 fn read_opened(opened: io::Result<std::fs::File>, path: &Path) -> Result<Vec<u8>, ReadFailure> {
-    let mut file = opened.map_err(|e| match e.kind() {
-        _ if inside::is_escape(&e) => ReadFailure::Escapes(escaped_target(path)),
-        io::ErrorKind::NotFound => ReadFailure::Missing,
-        _ => ReadFailure::Io(e),
-    })?;
-    let meta = file.metadata().map_err(ReadFailure::Io)?;
-    if !meta.file_type().is_file() {
-        return Err(ReadFailure::NotRegular(file_kind(meta.file_type())));
-    }
+    let mut file = regular(opened, path)?;
     match inside::read_limited(&mut file, MAX_ARTIFACT_BYTES) {
         Ok(Ok(bytes)) => Ok(bytes),
         Ok(Err(len)) => Err(ReadFailure::TooLarge(len)),
@@ -278,10 +289,10 @@ fn read_opened(opened: io::Result<std::fs::File>, path: &Path) -> Result<Vec<u8>
     }
 }
 
-/// Open a regular file inside `plan_dir` to read it as a stream (a ledger), as
-/// [`read_artifact`] opens it: every component beneath the plan, never blocking.
-pub fn open_regular(path: &Path, plan_dir: &Path) -> Result<std::fs::File, ReadFailure> {
-    let file = inside::open_read(path, plan_dir).map_err(|e| match e.kind() {
+/// An open (non-blocking, beneath the plan) judged: the failure it was, or the file when `fstat`
+/// says it is a regular file. The one place an open's outcome becomes a [`ReadFailure`].
+fn regular(opened: io::Result<std::fs::File>, path: &Path) -> Result<std::fs::File, ReadFailure> {
+    let file = opened.map_err(|e| match e.kind() {
         _ if inside::is_escape(&e) => ReadFailure::Escapes(escaped_target(path)),
         io::ErrorKind::NotFound => ReadFailure::Missing,
         _ => ReadFailure::Io(e),
@@ -291,6 +302,12 @@ pub fn open_regular(path: &Path, plan_dir: &Path) -> Result<std::fs::File, ReadF
         return Err(ReadFailure::NotRegular(file_kind(kind)));
     }
     Ok(file)
+}
+
+/// Open a regular file inside `plan_dir` to read it as a stream (a ledger), as
+/// [`read_artifact`] opens it: every component beneath the plan, never blocking.
+pub fn open_regular(path: &Path, plan_dir: &Path) -> Result<std::fs::File, ReadFailure> {
+    regular(inside::open_read(path, plan_dir), path)
 }
 
 /// Open the regular file `path` inside `root` to append (and read), creating it with mode 0644

@@ -187,15 +187,20 @@ fn unreadable_file(
     failure: &crate::store::ReadFailure,
     lost: &str,
 ) -> Finding {
-    let finding = Finding::error(
-        Code::Unreadable,
-        path.display().to_string(),
+    unreadable(
+        path,
         format!("{failure}, so {lost}"),
+        &format!("make {name} a readable UTF-8 regular file of the plan folder"),
+        failure.is_unverifiable(),
     )
-    .hint(format!(
-        "make {name} a readable UTF-8 regular file of the plan folder, then `dwp verify` again"
-    ));
-    if failure.is_unverifiable() {
+}
+
+/// DWP001: `refused` (the OS refused the read) is UNVERIFIED, anything else an error; the hint
+/// names the repair, then `dwp verify` again.
+fn unreadable(path: &Path, message: String, repair: &str, refused: bool) -> Finding {
+    let finding = Finding::error(Code::Unreadable, path.display().to_string(), message)
+        .hint(format!("{repair}, then `dwp verify` again"));
+    if refused {
         finding.severity(Severity::Unverified)
     } else {
         finding
@@ -238,23 +243,16 @@ fn unreadable_records(md: &crate::plan::records::PlanMarkdown) -> Vec<Finding> {
             matches!(u.kind, Invalid | Refused)
         })
         .map(|u| {
-            let finding = Finding::error(
-                Code::Unreadable,
-                u.path.display().to_string(),
+            unreadable(
+                &u.path,
                 format!(
                     "task {}'s file {}, so none of its rules was checked",
                     u.id, u.why
                 ),
+                "make it a readable UTF-8 regular file of the plan folder",
+                u.kind == crate::plan::records::UnreadableKind::Refused,
             )
             .task(u.id)
-            .hint(
-                "make it a readable UTF-8 regular file of the plan folder, then `dwp verify` again",
-            );
-            if u.kind == crate::plan::records::UnreadableKind::Refused {
-                finding.severity(Severity::Unverified)
-            } else {
-                finding
-            }
         })
         .collect()
 }
@@ -492,22 +490,18 @@ fn plan_files(paths: &PlanPaths) -> Vec<Finding> {
     let results = paths.dir.join("analysis_results");
     match place(&results, &paths.dir) {
         Place::Missing => findings.push(missing_results(paths, &results)),
-        Place::Outside => findings.push(
-            Finding::error(
-                Code::Unreadable,
-                results.display().to_string(),
-                "analysis_results/ leads outside the plan folder (through a symlink): nothing in it was checked",
-            )
-            .hint("replace the symlink with a real analysis_results/ folder of the plan, then `dwp verify` again"),
-        ),
-        Place::File | Place::Other if !results.is_dir() => findings.push(
-            Finding::error(
-                Code::Unreadable,
-                results.display().to_string(),
-                "analysis_results/ is not a folder: nothing in it was checked",
-            )
-            .hint("replace it with a real analysis_results/ folder of the plan, then `dwp verify` again"),
-        ),
+        Place::Outside => findings.push(unreadable(
+            &results,
+            "analysis_results/ leads outside the plan folder (through a symlink): nothing in it was checked".into(),
+            "replace the symlink with a real analysis_results/ folder of the plan",
+            false,
+        )),
+        Place::File | Place::Other if !results.is_dir() => findings.push(unreadable(
+            &results,
+            "analysis_results/ is not a folder: nothing in it was checked".into(),
+            "replace it with a real analysis_results/ folder of the plan",
+            false,
+        )),
         Place::File | Place::Other => {}
     }
     findings
