@@ -9,7 +9,6 @@ mod contract_cmd;
 mod gates;
 mod loop_cmd;
 mod render;
-mod sarif;
 
 use crate::commands::amend::{Authority, Disposition};
 use crate::error::{Error, Exit};

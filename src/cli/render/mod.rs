@@ -2,6 +2,8 @@
 //! written here reaches the terminal through [`Inert`] (see `crate::term`); `status` also keeps
 //! each field read from the plan on its line.
 
+
+mod sarif;
 use crate::commands::amend::AmendOutcome;
 use crate::commands::materialize::{InitOutcome, MigrateOutcome};
 use crate::commands::reconcile::ReconcileReport;
@@ -657,7 +659,7 @@ pub fn verify(
         }
         super::Format::Sarif => {
             let cwd = std::env::current_dir().ok();
-            let log = super::sarif::log(reports, strict, cwd.as_deref());
+            let log = sarif::log(reports, strict, cwd.as_deref());
             let _ = writeln!(out, "{log:#}");
         }
         super::Format::Human => {
