@@ -234,12 +234,16 @@ impl Verdict {
         }
     }
 
-    pub fn exit(self) -> crate::error::Exit {
-        match self {
-            Verdict::Valid => crate::error::Exit::Ok,
-            Verdict::Invalid => crate::error::Exit::Rejected,
-            Verdict::Unverified => crate::error::Exit::Unverified,
-        }
+    /// The worst of several verdicts: any invalid one, else any unverified one, else valid.
+    pub fn worst(verdicts: impl IntoIterator<Item = Verdict>) -> Verdict {
+        verdicts
+            .into_iter()
+            .max_by_key(|v| match v {
+                Verdict::Valid => 0,
+                Verdict::Unverified => 1,
+                Verdict::Invalid => 2,
+            })
+            .unwrap_or(Verdict::Valid)
     }
 }
 

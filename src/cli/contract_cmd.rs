@@ -1,14 +1,13 @@
-//! `dwp contract ...`: arguments and rendering only; the logic is in [`crate::commands::contract`].
+//! `dwp contract ...`: arguments only; the logic is in [`crate::commands::contract`], the
+//! rendering in `cli::render`.
 
-use crate::commands::contract::check::{CheckOutcome, CheckReport};
-use crate::commands::contract::declare::{DeclareOutcome, DeclareRequest};
-use crate::commands::contract::ladder::{HookOutcome, HookRequest, Verdict};
-use crate::commands::contract::ledger::{RecordOutcome, RecordRequest, RecordSource};
+use super::outcome::Outcome;
+use crate::commands::contract::declare::DeclareRequest;
+use crate::commands::contract::ladder::HookRequest;
+use crate::commands::contract::ledger::{RecordRequest, RecordSource};
 use crate::commands::contract::{Op, payload};
-use crate::error::{Error, Exit};
+use crate::error::Error;
 use clap::{Args, Subcommand};
-use serde_json::{Value, json};
-use std::io::Write;
 use std::path::PathBuf;
 
 const HOOK_EXIT: &str = "\
@@ -108,7 +107,7 @@ impl ContractCommand {
     }
 }
 
-pub fn run(command: &ContractCommand, out: &mut dyn Write, json: bool) -> Result<Exit, Error> {
+pub fn run(command: &ContractCommand) -> Result<Outcome, Error> {
     match command {
         ContractCommand::Declare(args) => {
             let request = DeclareRequest {
@@ -119,8 +118,8 @@ pub fn run(command: &ContractCommand, out: &mut dyn Write, json: bool) -> Result
                 root: args.root.clone(),
                 replace: args.replace,
             };
-            let outcome = crate::commands::contract::declare::declare(&args.target, &request)?;
-            render_declare(out, &outcome, json)
+            let declared = crate::commands::contract::declare::declare(&args.target, &request)?;
+            Ok(Outcome::ContractDeclare(declared))
         }
         ContractCommand::Record(args) => {
             let source = match (&args.path, args.op, &args.tool) {
@@ -137,8 +136,8 @@ pub fn run(command: &ContractCommand, out: &mut dyn Write, json: bool) -> Result
                 root: args.root.clone(),
                 source,
             };
-            let outcome = crate::commands::contract::ledger::record(&args.target, &request)?;
-            render_record(out, &outcome, json)
+            let recorded = crate::commands::contract::ledger::record(&args.target, &request)?;
+            Ok(Outcome::ContractRecord(recorded))
         }
         ContractCommand::Check(args) if args.hook => {
             // Reading stdin can only fail on I/O; an empty payload is refused by the parser.
@@ -148,225 +147,15 @@ pub fn run(command: &ContractCommand, out: &mut dyn Write, json: bool) -> Result
                 require_declaration: args.require_declaration,
                 payload,
             };
-            let outcome = crate::commands::contract::ladder::stop_hook(&args.target, &request);
-            render_hook(out, &outcome, json)
+            let hook = crate::commands::contract::ladder::stop_hook(&args.target, &request);
+            Ok(Outcome::ContractHook(hook))
         }
         ContractCommand::Check(args) => {
             let (outcome, _) = crate::commands::contract::check::check(&args.target, args.task)?;
-            render_check(out, &outcome, args.require_declaration, json)
-        }
-    }
-}
-
-fn put(out: &mut dyn Write, text: &str) -> Result<(), Error> {
-    super::written(writeln!(out, "{text}"))
-}
-
-fn print_json(out: &mut dyn Write, command: &str, body: Value) -> Result<(), Error> {
-    let doc = super::render::envelope(command, body);
-    let text = serde_json::to_string_pretty(&doc).expect("JSON output serializes");
-    put(out, &text)
-}
-
-fn warn(command: &str, warnings: &[String]) {
-    let mut err = super::stderr();
-    for warning in warnings {
-        let _ = writeln!(err, "dwp {command}: warning: {warning}");
-    }
-}
-
-fn render_declare(
-    out: &mut dyn Write,
-    outcome: &DeclareOutcome,
-    json: bool,
-) -> Result<Exit, Error> {
-    if json {
-        print_json(
-            out,
-            "contract declare",
-            json!({
-                "file": outcome.file,
-                "sha256": outcome.sha256,
-                "replaced": outcome.replaced,
-                "declaration": outcome.declaration,
-            }),
-        )?;
-        return Ok(Exit::Ok);
-    }
-    let d = &outcome.declaration;
-    let verb = if outcome.replaced {
-        "re-declared"
-    } else {
-        "declared"
-    };
-    put(
-        out,
-        &format!(
-            "{verb} task {}: {} expected file{} · {} · sha256 {}",
-            d.task,
-            d.files_expected.len(),
-            if d.files_expected.len() == 1 { "" } else { "s" },
-            outcome.file,
-            outcome.sha256
-        ),
-    )?;
-    for e in &d.files_expected {
-        let mut line = format!("  {:<6}  {}", e.op.as_str(), e.path);
-        if !e.required.is_empty() {
-            line.push_str(&format!("  [required: {}]", e.required.join(", ")));
-        }
-        put(out, &line)?;
-    }
-    Ok(Exit::Ok)
-}
-
-fn render_record(out: &mut dyn Write, outcome: &RecordOutcome, json: bool) -> Result<Exit, Error> {
-    match outcome {
-        RecordOutcome::Recorded {
-            entry,
-            ledger,
-            repaired,
-        } => {
-            if *repaired > 0 {
-                warn(
-                    "contract record",
-                    &[format!(
-                        "{}: dropped a torn last line ({repaired} bytes) left by an interrupted append",
-                        ledger.display()
-                    )],
-                );
-            }
-            if json {
-                print_json(
-                    out,
-                    "contract record",
-                    json!({"recorded": true, "entry": entry, "ledger": ledger.display().to_string(), "repaired_bytes": repaired}),
-                )?;
-            } else {
-                put(
-                    out,
-                    &format!(
-                        "recorded task {}: {} {} ({})",
-                        entry.task_id, entry.op, entry.path, entry.tool
-                    ),
-                )?;
-            }
-        }
-        RecordOutcome::Skipped(reason) => {
-            if json {
-                print_json(
-                    out,
-                    "contract record",
-                    json!({"recorded": false, "reason": reason}),
-                )?;
-            } else {
-                put(out, reason)?;
-            }
-        }
-    }
-    Ok(Exit::Ok)
-}
-
-fn report_lines(report: &CheckReport) -> Vec<String> {
-    let failed = report.expectations.iter().filter(|e| !e.ok).count();
-    let head = if report.passed {
-        format!(
-            "file contract of task {} ({}): OK · {} expected file{} verified",
-            report.task,
-            report.plan,
-            report.expectations.len(),
-            if report.expectations.len() == 1 {
-                ""
-            } else {
-                "s"
-            }
-        )
-    } else {
-        format!(
-            "file contract of task {} ({}): FAILED · {failed} of {} expected files fail",
-            report.task,
-            report.plan,
-            report.expectations.len()
-        )
-    };
-    let mut lines = vec![head];
-    for e in &report.expectations {
-        if e.ok {
-            lines.push(format!("  ok    {} ({})", e.path, e.op));
-        }
-        for problem in &e.problems {
-            lines.push(format!("  FAIL  {} ({}): {problem}", e.path, e.op));
-        }
-    }
-    lines
-}
-
-fn render_check(
-    out: &mut dyn Write,
-    outcome: &CheckOutcome,
-    require_declaration: bool,
-    json: bool,
-) -> Result<Exit, Error> {
-    let (passed, task, message, report) = match outcome {
-        CheckOutcome::NoTask => (
-            true,
-            None,
-            "no task is in progress: no file contract to check".to_owned(),
-            None,
-        ),
-        CheckOutcome::Undeclared { task, file } => (
-            !require_declaration,
-            Some(*task),
-            format!("task {task} declares no files ({file} is missing)"),
-            None,
-        ),
-        CheckOutcome::Checked(report) => {
-            let head = report_lines(report).swap_remove(0);
-            (report.passed, Some(report.task), head, Some(report))
-        }
-    };
-    if let Some(report) = report {
-        warn("contract check", &report.warnings);
-    }
-    if json {
-        print_json(
-            out,
-            "contract check",
-            json!({"checked": report.is_some(), "passed": passed, "task": task, "message": message, "report": report}),
-        )?;
-    } else if let Some(report) = report {
-        for line in report_lines(report) {
-            put(out, &line)?;
-        }
-    } else {
-        put(out, &message)?;
-    }
-    Ok(if passed { Exit::Ok } else { Exit::Rejected })
-}
-
-fn render_hook(out: &mut dyn Write, outcome: &HookOutcome, json: bool) -> Result<Exit, Error> {
-    warn("contract check", &outcome.warnings);
-    if let Some(report) = &outcome.report {
-        warn("contract check", &report.warnings);
-    }
-    if json {
-        print_json(
-            out,
-            "contract check",
-            json!({"hook": true, "verdict": outcome.verdict, "task": outcome.task, "message": outcome.message, "consecutive_failures": outcome.consecutive_failures, "escalated": outcome.escalated, "report": outcome.report}),
-        )?;
-    }
-    match outcome.verdict {
-        Verdict::Block => {
-            let mut err = super::stderr();
-            let _ = writeln!(err, "dwp contract check: {}", outcome.message);
-            Ok(Exit::BlockStop)
-        }
-        Verdict::Allow => {
-            if !json {
-                put(out, &outcome.message)?;
-            }
-            Ok(Exit::Ok)
+            Ok(Outcome::ContractCheck {
+                outcome,
+                require_declaration: args.require_declaration,
+            })
         }
     }
 }

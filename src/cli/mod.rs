@@ -8,15 +8,18 @@
 mod contract_cmd;
 mod gates;
 mod loop_cmd;
+mod outcome;
 mod render;
 
 use crate::commands::amend::{Authority, Disposition};
-use crate::error::{Error, Exit};
+use crate::error::Error;
 use crate::plan::model::{Generation, TaskStatus};
 use crate::term::Inert;
 use clap::{Args, Parser, Subcommand};
+use outcome::Outcome;
+use render::Format;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Debug, Parser)]
@@ -122,8 +125,8 @@ pub enum Command {
         #[arg(long)]
         strict: bool,
         /// Output: human text, one JSON document (= --json), or a SARIF 2.1.0 log for code scanning.
-        #[arg(long, value_enum, default_value_t = Format::Human)]
-        format: Format,
+        #[arg(long, value_enum, default_value_t = VerifyFormat::Human)]
+        format: VerifyFormat,
     },
     /// A person's view of a plan: progress, current task, blocker, gates, desync.
     Status {
@@ -166,10 +169,20 @@ pub enum Command {
 
 /// How `dwp verify` prints its findings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
+pub enum VerifyFormat {
     Human,
     Json,
     Sarif,
+}
+
+impl From<VerifyFormat> for Format {
+    fn from(format: VerifyFormat) -> Format {
+        match format {
+            VerifyFormat::Human => Format::Human,
+            VerifyFormat::Json => Format::Json,
+            VerifyFormat::Sarif => Format::Sarif,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -363,7 +376,11 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let name = cli.command.name();
     let mut out = Inert::new(std::io::stdout().lock());
-    let exit = match run(&cli, &mut out) {
+    let result = run(&cli).and_then(|(outcome, format)| {
+        render::print(&mut out, &outcome, format, render::use_colour());
+        written(out.flush()).map(|()| outcome.exit())
+    });
+    let exit = match result {
         Ok(exit) => exit,
         Err(error) => {
             // The one JSON document --json promises, unless the command already printed one.
@@ -378,25 +395,29 @@ pub fn main() -> ExitCode {
     ExitCode::from(exit.code())
 }
 
-fn run(cli: &Cli, out: &mut Inert<std::io::StdoutLock<'static>>) -> Result<Exit, Error> {
-    let exit = match &cli.command {
+/// Run the one command the arguments name: its outcome, and the form to write it in.
+fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
+    let format = if cli.json {
+        Format::Json
+    } else {
+        Format::Human
+    };
+    let outcome = match &cli.command {
         Command::Validate { targets } => {
             let results: Vec<_> = targets
                 .iter()
                 .map(|t| crate::commands::validate::validate(t))
                 .collect();
-            render::validate(out, &results, cli.json)
+            Outcome::Validate(results)
         }
         Command::Update(args) => {
             let request = update_request(args)?;
-            let outcome = crate::commands::update::update(&args.target, &request)?;
-            render::update(out, &outcome, cli.json)
+            Outcome::Update(crate::commands::update::update(&args.target, &request)?)
         }
         Command::Amend(args) => {
             check_sha256(args.expected_sha256.as_deref())?;
             let request = amend_request(args)?;
-            let outcome = crate::commands::amend::amend(&args.target, &request)?;
-            render::amend(out, &outcome, cli.json)
+            Outcome::Amend(crate::commands::amend::amend(&args.target, &request)?)
         }
         Command::Init {
             target,
@@ -408,23 +429,20 @@ fn run(cli: &Cli, out: &mut Inert<std::io::StdoutLock<'static>>) -> Result<Exit,
                 agent: agent.clone(),
                 model: model.clone(),
             };
-            let outcome =
-                crate::commands::materialize::init(target, &creator, standard.as_deref())?;
-            render::init(out, &outcome, cli.json)
+            let standard = standard.as_deref();
+            Outcome::Init(crate::commands::materialize::init(
+                target, &creator, standard,
+            )?)
         }
         Command::Migrate { target, to } => {
-            let outcome = crate::commands::materialize::migrate(target, *to)?;
-            render::migrate(out, &outcome, cli.json)
+            Outcome::Migrate(crate::commands::materialize::migrate(target, *to)?)
         }
         Command::Lock(LockCommand::Status { target }) => {
-            let (_, state) = lock_target(target)?;
-            let info = crate::store::lock::inspect(&state)?;
-            render::lock_status(
-                out,
-                &crate::store::lock::lock_dir(&state),
-                info.as_ref(),
-                cli.json,
-            )
+            let (_, state) = crate::plan::lock_target(target)?;
+            Outcome::LockStatus {
+                holder: crate::store::lock::inspect(&state)?,
+                lock: crate::store::lock::lock_dir(&state),
+            }
         }
         Command::Lock(LockCommand::Recover {
             target,
@@ -432,7 +450,7 @@ fn run(cli: &Cli, out: &mut Inert<std::io::StdoutLock<'static>>) -> Result<Exit,
             force,
             reason,
         }) => {
-            let (plan_dir, state) = lock_target(target)?;
+            let (plan_dir, state) = crate::plan::lock_target(target)?;
             let older_than = older_than.map(std::time::Duration::from_secs);
             let recovery = crate::commands::recover::recover_lock(
                 &plan_dir,
@@ -441,12 +459,10 @@ fn run(cli: &Cli, out: &mut Inert<std::io::StdoutLock<'static>>) -> Result<Exit,
                 *force,
                 reason.as_deref(),
             )?;
-            render::lock_recover(
-                out,
-                &crate::store::lock::lock_dir(&state),
-                recovery.as_ref(),
-                cli.json,
-            )
+            Outcome::LockRecover {
+                lock: crate::store::lock::lock_dir(&state),
+                recovery,
+            }
         }
         Command::Reconcile {
             target,
@@ -466,8 +482,10 @@ fn run(cli: &Cli, out: &mut Inert<std::io::StdoutLock<'static>>) -> Result<Exit,
                 wait: wait_duration(*wait)?,
                 drop: drop_task.iter().copied().collect(),
             };
-            let report = crate::commands::reconcile::reconcile(target, &request)?;
-            render::reconcile(out, &report, *write, cli.json)
+            Outcome::Reconcile {
+                report: crate::commands::reconcile::reconcile(target, &request)?,
+                write: *write,
+            }
         }
         Command::Verify {
             targets,
@@ -476,13 +494,13 @@ fn run(cli: &Cli, out: &mut Inert<std::io::StdoutLock<'static>>) -> Result<Exit,
             format,
         } => {
             let format = match (cli.json, format) {
-                (true, Format::Sarif) => {
+                (true, VerifyFormat::Sarif) => {
                     return Err(Error::Usage(
                         "--json and --format sarif ask for two formats; give one".into(),
                     ));
                 }
                 (true, _) => Format::Json,
-                (false, format) => *format,
+                (false, format) => (*format).into(),
             };
             let reports = if *all {
                 let [root] = targets.as_slice() else {
@@ -492,24 +510,23 @@ fn run(cli: &Cli, out: &mut Inert<std::io::StdoutLock<'static>>) -> Result<Exit,
             } else {
                 crate::commands::verify::verify_many(targets, *strict)
             };
-            render::verify(out, &reports, format, *strict)
+            let strict = *strict;
+            return Ok((Outcome::Verify { reports, strict }, format));
         }
         Command::Status { target, all: false } => {
-            let summary = crate::commands::status::summarize(target)?;
-            render::status(out, &summary, cli.json, render::use_colour())
+            Outcome::Status(crate::commands::status::summarize(target)?)
         }
         Command::Status { target, all: true } => {
-            let lines = crate::commands::status::summarize_all(target)?;
-            render::status_all(out, &lines, cli.json)
+            Outcome::StatusAll(crate::commands::status::summarize_all(target)?)
         }
         Command::Finalize {
             target,
             check: true,
             ..
-        } => {
-            let findings = crate::commands::finalize::check(target)?;
-            render::finalize_check(out, target, &findings, cli.json)
-        }
+        } => Outcome::FinalizeCheck {
+            findings: crate::commands::finalize::check(target)?,
+            plan: target.clone(),
+        },
         Command::Finalize {
             target,
             candidate,
@@ -525,13 +542,12 @@ fn run(cli: &Cli, out: &mut Inert<std::io::StdoutLock<'static>>) -> Result<Exit,
                 recover: *recover,
                 wait: wait_duration(*wait)?,
             };
-            let publication = crate::commands::finalize::finalize(target, &request)?;
-            render::finalize(out, &publication, cli.json)
+            Outcome::Finalize(crate::commands::finalize::finalize(target, &request)?)
         }
-        Command::Loop(command) => loop_cmd::run(command, out, cli.json)?,
-        Command::Contract(command) => contract_cmd::run(command, out, cli.json)?,
+        Command::Loop(command) => return loop_cmd::run(command, cli.json),
+        Command::Contract(command) => contract_cmd::run(command)?,
     };
-    written(out.flush()).map(|()| exit)
+    Ok((outcome, format))
 }
 
 /// What a write to stdout that failed means, decided in this one place: a reader that stopped
@@ -544,29 +560,6 @@ fn written(result: std::io::Result<()>) -> Result<(), Error> {
         }
         _ => Ok(()),
     }
-}
-
-/// The plan folder and state file a lock command names. The lock guards a plan's state.json, so
-/// a path that is neither a plan folder nor a state.json in one is a usage error, never "free".
-fn lock_target(target: &Path) -> Result<(PathBuf, PathBuf), Error> {
-    const PLAN_FILES: [&str; 4] = [
-        "README.md",
-        "state.json",
-        "manifest.json",
-        "state.json.lock",
-    ];
-    let (dir, state) = crate::plan::resolve_target(target);
-    let names_state = state.file_name().is_some_and(|n| n == "state.json");
-    let in_a_plan = PLAN_FILES
-        .iter()
-        .any(|name| dir.join(name).symlink_metadata().is_ok());
-    if names_state && in_a_plan {
-        return Ok((dir, state));
-    }
-    Err(Error::Usage(format!(
-        "not a plan: give a plan folder (README.md, state.json or manifest.json) or its state.json ({})",
-        target.display()
-    )))
 }
 
 fn update_request(args: &UpdateArgs) -> Result<crate::commands::update::UpdateRequest, Error> {

@@ -26,35 +26,34 @@ impl VerifyVerdict {
         }
     }
 
-    pub fn exit(self) -> crate::error::Exit {
+    /// The weight of this verdict among the others (the exit code follows it).
+    pub fn weight(self) -> Verdict {
         match self {
-            VerifyVerdict::Conformant => crate::error::Exit::Ok,
-            VerifyVerdict::NotConformant => crate::error::Exit::Rejected,
-            VerifyVerdict::Unverified => crate::error::Exit::Unverified,
+            VerifyVerdict::Conformant => Verdict::Valid,
+            VerifyVerdict::NotConformant => Verdict::Invalid,
+            VerifyVerdict::Unverified => Verdict::Unverified,
         }
     }
 
     /// Errors (and, with `strict`, advisories) make a plan not conformant; anything that could
     /// not be checked makes it unverified; never conformant by default.
     pub fn of(findings: &[Finding], strict: bool) -> VerifyVerdict {
-        match Verdict::weigh(findings, strict) {
-            Verdict::Invalid => VerifyVerdict::NotConformant,
-            Verdict::Unverified => VerifyVerdict::Unverified,
-            Verdict::Valid => VerifyVerdict::Conformant,
-        }
+        VerifyVerdict::from(Verdict::weigh(findings, strict))
     }
 
     /// The overall verdict of several plans: the worst one.
     pub fn worst(verdicts: impl Iterator<Item = VerifyVerdict>) -> VerifyVerdict {
-        verdicts.fold(VerifyVerdict::Conformant, |acc, v| match (acc, v) {
-            (VerifyVerdict::NotConformant, _) | (_, VerifyVerdict::NotConformant) => {
-                VerifyVerdict::NotConformant
-            }
-            (VerifyVerdict::Unverified, _) | (_, VerifyVerdict::Unverified) => {
-                VerifyVerdict::Unverified
-            }
-            _ => VerifyVerdict::Conformant,
-        })
+        VerifyVerdict::from(Verdict::worst(verdicts.map(VerifyVerdict::weight)))
+    }
+}
+
+impl From<Verdict> for VerifyVerdict {
+    fn from(verdict: Verdict) -> VerifyVerdict {
+        match verdict {
+            Verdict::Invalid => VerifyVerdict::NotConformant,
+            Verdict::Unverified => VerifyVerdict::Unverified,
+            Verdict::Valid => VerifyVerdict::Conformant,
+        }
     }
 }
 

@@ -343,6 +343,29 @@ pub fn resolve_target(target: &Path) -> (PathBuf, PathBuf) {
     }
 }
 
+/// The plan folder and state file a lock command names. The lock guards a plan's state.json, so
+/// a path that is neither a plan folder nor a state.json in one is a usage error, never "free".
+pub fn lock_target(target: &Path) -> crate::Result<(PathBuf, PathBuf)> {
+    const PLAN_FILES: [&str; 4] = [
+        "README.md",
+        "state.json",
+        "manifest.json",
+        "state.json.lock",
+    ];
+    let (dir, state) = resolve_target(target);
+    let names_state = state.file_name().is_some_and(|n| n == "state.json");
+    let in_a_plan = PLAN_FILES
+        .iter()
+        .any(|name| crate::store::place(&dir.join(name), &dir) != crate::store::Place::Missing);
+    if names_state && in_a_plan {
+        return Ok((dir, state));
+    }
+    Err(crate::Error::Usage(format!(
+        "not a plan: give a plan folder (README.md, state.json or manifest.json) or its state.json ({})",
+        target.display()
+    )))
+}
+
 /// Refuse every state change while a publication is in progress.
 pub fn refuse_while_finalizing(plan_dir: &Path) -> crate::Result<()> {
     let marker = plan_dir.join(FINALIZING_MARKER);

@@ -55,11 +55,13 @@ pub enum PublicationVerdict {
 }
 
 impl PublicationVerdict {
-    pub fn exit(self) -> crate::Exit {
+    /// The weight of this verdict (the exit code follows it).
+    pub fn weight(self) -> crate::findings::Verdict {
+        use crate::findings::Verdict;
         match self {
-            PublicationVerdict::Published => crate::Exit::Ok,
-            PublicationVerdict::Refused => crate::Exit::Rejected,
-            PublicationVerdict::Unverified => crate::Exit::Unverified,
+            PublicationVerdict::Published => Verdict::Valid,
+            PublicationVerdict::Refused => Verdict::Invalid,
+            PublicationVerdict::Unverified => Verdict::Unverified,
         }
     }
 }

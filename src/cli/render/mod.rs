@@ -1,26 +1,64 @@
-//! Rendering command results as human text or as one JSON document (`"dwp": 1`). What is
+//! The one printer: [`print`] writes a command's [`Outcome`] as human text, as one JSON document
+//! (`"dwp": 1`, built by [`envelope`]), as SARIF (`verify`) or as markdown (`loop dod`). What is
 //! written here reaches the terminal through [`Inert`] (see `crate::term`); `status` also keeps
-//! each field read from the plan on its line.
+//! each field read from the plan on its line. The exit code is not decided here: it is
+//! [`Outcome::exit`], and a document's `"ok"` is [`Outcome::ok`].
 
-
+mod contract;
+mod loops;
+mod plan;
 mod sarif;
-use crate::commands::amend::AmendOutcome;
-use crate::commands::materialize::{InitOutcome, MigrateOutcome};
-use crate::commands::reconcile::ReconcileReport;
-use crate::commands::status::{PlanLine, Summary};
-use crate::commands::update::UpdateOutcome;
-use crate::commands::validate::Validation;
-use crate::error::Exit;
-use crate::findings::{Finding, Verdict};
-use crate::store::lock::{LockInfo, Recovery};
-use crate::term::{Inert, inert_line};
-use serde_json::Value;
-use serde_json::json;
+
+use super::outcome::Outcome;
+use crate::term::Inert;
+use serde_json::{Value, json};
 use std::io::Write;
-use std::path::Path;
 
 /// Version of the JSON output format.
 pub const FORMAT_VERSION: u32 = 1;
+
+/// The form an outcome is written in; the command line offers each command only the forms it has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Human,
+    Json,
+    Sarif,
+    Markdown,
+}
+
+/// Write `outcome` on `out` in `format`; `colour` paints `status`'s human text.
+pub fn print<W: Write>(out: &mut Inert<W>, outcome: &Outcome, format: Format, colour: bool) {
+    let json = format == Format::Json;
+    let ok = outcome.ok();
+    match outcome {
+        Outcome::Validate(results) => plan::validate(out, results, ok, json),
+        Outcome::Update(update) => plan::update(out, update, json),
+        Outcome::Amend(amend) => plan::amend(out, amend, json),
+        Outcome::Init(init) => plan::init(out, init, json),
+        Outcome::Migrate(migrate) => plan::migrate(out, migrate, json),
+        Outcome::LockStatus { lock, holder } => plan::lock_status(out, lock, holder.as_ref(), json),
+        Outcome::LockRecover { lock, recovery } => {
+            plan::lock_recover(out, lock, recovery.as_ref(), json)
+        }
+        Outcome::Reconcile { report, write } => plan::reconcile(out, report, *write, ok, json),
+        Outcome::Verify { reports, strict } => plan::verify(out, reports, format, *strict),
+        Outcome::Status(summary) => plan::status(out, summary, json, colour),
+        Outcome::StatusAll(lines) => plan::status_all(out, lines, json),
+        Outcome::FinalizeCheck {
+            plan: target,
+            findings,
+        } => plan::finalize_check(out, target, findings, ok, json),
+        Outcome::Finalize(publication) => plan::finalize(out, publication, ok, json),
+        Outcome::LoopArtifacts(report) => loops::artifacts(out, report, ok, json),
+        Outcome::LoopDod(report) => loops::dod(out, report, format),
+        Outcome::LoopFreeze(frozen) => loops::freeze(out, frozen, json),
+        Outcome::LoopProve { worktree, report } => loops::prove(out, worktree, report, ok, json),
+        Outcome::ContractDeclare(declared) => contract::declare(out, declared, json),
+        Outcome::ContractRecord(recorded) => contract::record(out, recorded, json),
+        Outcome::ContractCheck { outcome, .. } => contract::check(out, outcome, ok, json),
+        Outcome::ContractHook(hook) => contract::hook(out, hook, json),
+    }
+}
 
 /// The one JSON envelope every command's document has: `{"dwp": 1, "command": ...}` followed by
 /// the keys of `body`, in their order.
@@ -32,555 +70,28 @@ pub fn envelope(command: &str, body: Value) -> Value {
     document
 }
 
+/// Write one JSON document, pretty-printed, on its own lines.
+fn print_json(out: &mut dyn Write, document: &Value) {
+    let _ = writeln!(out, "{document:#}");
+}
+
 /// One JSON document `{"dwp": 1, "command", "ok", KEY: VALUE}` on `out`.
-fn print_json(
-    out: &mut impl Write,
+fn print_keyed(
+    out: &mut dyn Write,
     command: &str,
     ok: bool,
     key: &str,
     value: impl serde::Serialize,
 ) {
-    let mut document = envelope(command, json!({ "ok": ok}));
+    let mut document = envelope(command, json!({ "ok": ok }));
     document[key] = json!(value);
-    let _ = writeln!(out, "{document:#}");
-}
-
-fn overall(verdicts: impl Iterator<Item = Verdict>) -> Verdict {
-    verdicts.fold(Verdict::Valid, |acc, v| match (acc, v) {
-        (Verdict::Invalid, _) | (_, Verdict::Invalid) => Verdict::Invalid,
-        (Verdict::Unverified, _) | (_, Verdict::Unverified) => Verdict::Unverified,
-        _ => Verdict::Valid,
-    })
-}
-
-fn write_findings(out: &mut impl Write, findings: &[Finding]) {
-    for finding in findings {
-        let _ = writeln!(out, "{}", finding.render());
-        if let Some(hint) = &finding.hint {
-            let _ = writeln!(out, "  hint: {hint}");
-        }
-    }
-}
-
-pub fn validate(out: &mut impl Write, results: &[Validation], as_json: bool) -> Exit {
-    let verdict = overall(results.iter().map(Validation::verdict));
-    if as_json {
-        let findings: Vec<&Finding> = results.iter().flat_map(|r| &r.findings).collect();
-        let targets: Vec<_> = results
-            .iter()
-            .map(|r| json!({"target": r.target, "verdict": r.verdict(), "summary": r.summary}))
-            .collect();
-        let document = envelope(
-            "validate",
-            json!({
-            "ok": verdict == Verdict::Valid,
-            "verdict": verdict,
-            "targets": targets,
-            "findings": findings}),
-        );
-        let _ = writeln!(out, "{document:#}");
-    } else {
-        for result in results {
-            write_findings(out, &result.findings);
-            let count = result.findings.len();
-            let plural = if count == 1 { "" } else { "s" };
-            let _ = match result.verdict() {
-                Verdict::Valid => writeln!(out, "valid: {}", result.summary),
-                Verdict::Invalid => {
-                    writeln!(out, "invalid: {} ({count} problem{plural})", result.target)
-                }
-                Verdict::Unverified => writeln!(
-                    out,
-                    "UNVERIFIED: {} (a check could not be made; no claim either way)",
-                    result.target
-                ),
-            };
-        }
-    }
-    verdict.exit()
-}
-
-pub fn update(out: &mut impl Write, outcome: &UpdateOutcome, as_json: bool) -> Exit {
-    if as_json {
-        print_json(out, "update", true, "outcome", outcome);
-        return Exit::Ok;
-    }
-    if let Some(diff) = &outcome.diff {
-        let _ = write!(out, "{diff}");
-    }
-    let suffix = match (outcome.changed, outcome.dry_run) {
-        (false, _) => " (no change)",
-        (true, true) => " (dry run: nothing written)",
-        (true, false) => "",
-    };
-    let _ = writeln!(
-        out,
-        "task {} → {} · {}/{} completed · plan {} · sha256 {}{suffix}",
-        outcome.task,
-        outcome.status,
-        outcome.completed_count,
-        outcome.task_count,
-        outcome.plan_status,
-        outcome.new_sha256
-    );
-    if let Some(receipt) = &outcome.receipt {
-        let _ = writeln!(out, "plan published · receipt {receipt}");
-    }
-    Exit::Ok
-}
-
-pub fn amend(out: &mut impl Write, outcome: &AmendOutcome, as_json: bool) -> Exit {
-    if as_json {
-        print_json(out, "amend", true, "amendment", outcome);
-        return Exit::Ok;
-    }
-    let verb = if outcome.appended {
-        "appended to"
-    } else {
-        "already in (not appended again)"
-    };
-    let _ = writeln!(
-        out,
-        "amendment {} of task {} ({}, {}, authority {}) {verb} {}; mirrored in PROGRESS.md",
-        outcome.number,
-        outcome.task,
-        outcome.date,
-        outcome.disposition.as_str(),
-        outcome.authority.as_str(),
-        outcome.record
-    );
-    if !outcome.invalidated.is_empty() {
-        let commands: Vec<String> = outcome
-            .invalidated
-            .iter()
-            .map(|c| format!("`{c}`"))
-            .collect();
-        let _ = writeln!(out, "evidence invalidated: {}", commands.join(", "));
-    }
-    let change = if outcome.state_changed {
-        ""
-    } else {
-        " (no change)"
-    };
-    let _ = writeln!(
-        out,
-        "task {} → {} · sha256 {}{change}",
-        outcome.task, outcome.status, outcome.sha256
-    );
-    if let Some(aside) = &outcome.superseded_receipt {
-        let _ = writeln!(
-            out,
-            "the plan is no longer completed: its publication receipt moved to {aside}; `dwp finalize` writes a new one when it is completed again"
-        );
-    }
-    Exit::Ok
-}
-
-pub fn init(out: &mut impl Write, outcome: &InitOutcome, as_json: bool) -> Exit {
-    if as_json {
-        print_json(out, "init", true, "init", outcome);
-        return Exit::Ok;
-    }
-    let _ = writeln!(
-        out,
-        "{} materialized: v5, DWP spec {}{}, {}, {} tasks ({} completed as the README's boxes record), {}, {}, approval {}",
-        outcome.plan,
-        outcome.spec_version,
-        if outcome.standard_from == "README" {
-            ""
-        } else {
-            " (assumed from --standard: the README declares none)"
-        },
-        outcome.plan_format,
-        outcome.task_count,
-        outcome.completed,
-        outcome.archetype,
-        outcome.rigor,
-        outcome.approval
-    );
-    let _ = writeln!(
-        out,
-        "manifest.json sha256 {} · state.json sha256 {}",
-        outcome.manifest_sha256, outcome.state_sha256
-    );
-    if !outcome.created.is_empty() {
-        let _ = writeln!(
-            out,
-            "created (absent before): {}",
-            outcome.created.join(", ")
-        );
-    }
-    if !outcome.completed_without_gates.is_empty() {
-        let _ = writeln!(
-            out,
-            "completed without a recorded gate (the log has no `Gate record:` line): task {}; `dwp verify` will ask for evidence",
-            id_list(&outcome.completed_without_gates)
-        );
-    }
-    if !outcome.completed_at_init.is_empty() {
-        let _ = writeln!(
-            out,
-            "completed at the time of `dwp init` (the log has no readable `Timestamp:` line): task {}",
-            id_list(&outcome.completed_at_init)
-        );
-    }
-    if outcome.task_count > 0 && outcome.completed == outcome.task_count {
-        let _ = writeln!(
-            out,
-            "every box is checked: the plan is complete in the markdown. `dwp verify {}` lists what its publication still needs; `dwp finalize {}` publishes it with a receipt once it is conformant",
-            outcome.path, outcome.path
-        );
-    }
-    Exit::Ok
-}
-
-/// `1, 3, 4`.
-fn id_list(ids: &[u64]) -> String {
-    ids.iter()
-        .map(u64::to_string)
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-pub fn migrate(out: &mut impl Write, outcome: &MigrateOutcome, as_json: bool) -> Exit {
-    if as_json {
-        print_json(out, "migrate", true, "migration", outcome);
-        return Exit::Ok;
-    }
-    let _ = writeln!(
-        out,
-        "{} migrated {} → {} (recorded in PROGRESS.md) · manifest.json sha256 {} · state.json sha256 {}",
-        outcome.plan, outcome.from, outcome.to, outcome.manifest_sha256, outcome.state_sha256
-    );
-    Exit::Ok
-}
-
-pub fn lock_status(
-    out: &mut impl Write,
-    lock: &Path,
-    info: Option<&LockInfo>,
-    as_json: bool,
-) -> Exit {
-    if as_json {
-        let document = envelope(
-            "lock status",
-            json!({
-            "lock": lock,
-            "held": info.is_some(),
-            "holder": info}),
-        );
-        let _ = writeln!(out, "{document:#}");
-        return Exit::Ok;
-    }
-    let _ = match info {
-        None => writeln!(out, "free: {} is not held", lock.display()),
-        Some(info) => {
-            let _ = writeln!(out, "held: {} by {}", lock.display(), info.describe());
-            match &info.owner_problem {
-                Some(problem) => writeln!(out, "  {problem}"),
-                None => Ok(()),
-            }
-        }
-    };
-    Exit::Ok
-}
-
-pub fn lock_recover(
-    out: &mut impl Write,
-    lock: &Path,
-    recovery: Option<&Recovery>,
-    as_json: bool,
-) -> Exit {
-    if as_json {
-        let document = envelope(
-            "lock recover",
-            json!({
-            "lock": lock,
-            "removed": recovery.is_some(),
-            "recovery": recovery}),
-        );
-        let _ = writeln!(out, "{document:#}");
-        return Exit::Ok;
-    }
-    let _ = match recovery {
-        None => writeln!(
-            out,
-            "free: {} is not held; nothing to recover",
-            lock.display()
-        ),
-        Some(r) => writeln!(
-            out,
-            "inspected: {} held by {}\nremoved: {}",
-            lock.display(),
-            r.inspected.describe(),
-            r.grounds
-        ),
-    };
-    Exit::Ok
-}
-
-pub fn reconcile(
-    out: &mut impl Write,
-    report: &ReconcileReport,
-    write: bool,
-    as_json: bool,
-) -> Exit {
-    // Check: any disagreement fails. Write: the state now follows the markdown; what remains is
-    // the markdown's own to fix, reported but not a failure of the write.
-    let exit = if report.in_sync || write {
-        Exit::Ok
-    } else {
-        Exit::Rejected
-    };
-    if as_json {
-        print_json(out, "reconcile", exit == Exit::Ok, "report", report);
-        return exit;
-    }
-    for d in &report.desync {
-        let line = d.line.map(|l| format!(":{l}")).unwrap_or_default();
-        let task = d.task.map(|t| format!("task {t}: ")).unwrap_or_default();
-        let _ = writeln!(
-            out,
-            "{}{line}: {task}{}: {}",
-            report.readme, d.direction, d.message
-        );
-    }
-    if let Some(diff) = &report.diff {
-        let _ = write!(out, "{diff}");
-    }
-    for d in &report.remaining {
-        let line = d.line.map(|l| format!(":{l}")).unwrap_or_default();
-        let _ = writeln!(
-            out,
-            "  still to fix in the markdown: {}{line}: {}",
-            report.readme, d.message
-        );
-    }
-    if report.written {
-        for change in &report.changes {
-            let _ = writeln!(
-                out,
-                "  task {}: {} — {}",
-                change.task, change.direction, change.what
-            );
-        }
-        let _ = writeln!(
-            out,
-            "reconciled: {} · state.json regenerated from the markdown · PROGRESS.md appended · sha256 {}",
-            report.plan, report.new_sha256
-        );
-    } else if report.in_sync || write {
-        let _ = writeln!(
-            out,
-            "in sync: {} · state.json follows the markdown · sha256 {}",
-            report.plan, report.new_sha256
-        );
-    } else {
-        let count = report.desync.len();
-        let plural = if count == 1 { "" } else { "s" };
-        let next = if write {
-            ""
-        } else {
-            " (the markdown wins: `dwp reconcile --write` regenerates state.json)"
-        };
-        let _ = writeln!(
-            out,
-            "desync: {} · {count} disagreement{plural}{next}",
-            report.plan
-        );
-    }
-    exit
+    print_json(out, &document);
 }
 
 /// Colour only for a terminal, and never with NO_COLOR set.
 pub fn use_colour() -> bool {
     use std::io::IsTerminal;
     std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal()
-}
-
-/// Write `text`, in the SGR colour `code` when `colour`. dwp's own escape codes go through
-/// [`Inert::style`], the one way past the sink's escaping; the text itself does not.
-fn paint<W: Write>(out: &mut Inert<W>, text: &str, code: &str, colour: bool) {
-    if colour {
-        let _ = out.style(code);
-    }
-    let _ = out.write_all(text.as_bytes());
-    if colour {
-        let _ = out.style("0");
-    }
-}
-
-fn status_colour(status: &str) -> &'static str {
-    match status {
-        "completed" => "32",
-        "in_progress" => "33",
-        "blocked" => "31",
-        "skipped" => "90",
-        _ => "0",
-    }
-}
-
-fn progress_bar(done: u64, total: u64) -> String {
-    const WIDTH: u64 = 20;
-    let filled = (done * WIDTH).checked_div(total).unwrap_or(0).min(WIDTH);
-    format!(
-        "[{}{}] {done}/{total}",
-        "#".repeat(filled as usize),
-        ".".repeat((WIDTH - filled) as usize)
-    )
-}
-
-/// Most tasks a `--json` summary lists, so its size stays bounded on huge plans.
-const JSON_TASK_LIMIT: usize = 50;
-
-pub fn status<W: Write>(
-    out: &mut Inert<W>,
-    summary: &Summary,
-    as_json: bool,
-    colour: bool,
-) -> Exit {
-    if as_json {
-        let open: Vec<_> = summary
-            .tasks
-            .iter()
-            .filter(|t| crate::commands::status::is_open(t.status))
-            .take(JSON_TASK_LIMIT)
-            .collect();
-        let desync = summary
-            .desync
-            .as_ref()
-            .map(|d| json!({"count": d.len(), "first": d.iter().take(10).collect::<Vec<_>>()}));
-        let document = envelope(
-            "status",
-            json!({
-            "ok": true,
-            "plan": summary.plan,
-            "source": summary.source,
-            "title": summary.title,
-            "status": summary.status,
-            "completed": summary.completed,
-            "total": summary.total,
-            "current": summary.current,
-            "checkpoint": summary.checkpoint,
-            "blocker": summary.blocker,
-            "open_tasks": open,
-            "open_tasks_omitted": summary.tasks.iter().filter(|t| crate::commands::status::is_open(t.status)).count().saturating_sub(JSON_TASK_LIMIT),
-            "desync": desync}),
-        );
-        let _ = writeln!(out, "{document:#}");
-        return Exit::Ok;
-    }
-    // Each field read from the plan stays on its line (a newline in a title is `\u000a`).
-    let status = summary.status.as_str();
-    let title = summary.title.as_deref().unwrap_or(&summary.plan);
-    paint(out, &inert_line(title), "1", colour);
-    let _ = writeln!(out, " — {}", summary.plan);
-    paint(out, status, status_colour(status), colour);
-    let _ = writeln!(out, " {}", progress_bar(summary.completed, summary.total));
-    if let Some(current) = &summary.current {
-        let _ = writeln!(
-            out,
-            "current: task {}: {}",
-            current.id,
-            inert_line(&current.title)
-        );
-    }
-    if let Some(c) = &summary.checkpoint {
-        let step = c
-            .step
-            .as_deref()
-            .map(|s| format!(" at {}", inert_line(s)))
-            .unwrap_or_default();
-        let note = c
-            .note
-            .as_deref()
-            .map(|n| format!(": {}", inert_line(n)))
-            .unwrap_or_default();
-        let _ = writeln!(out, "checkpoint: task {}{step} ({}){note}", c.task, c.at);
-    }
-    if let Some(b) = &summary.blocker {
-        let needs = b
-            .needs
-            .as_deref()
-            .map(|n| format!("; needs: {}", inert_line(n)))
-            .unwrap_or_default();
-        paint(out, "BLOCKED", "31;1", colour);
-        let _ = writeln!(
-            out,
-            " task {} since {}: {}{needs}",
-            b.task,
-            b.since,
-            inert_line(&b.reason)
-        );
-    }
-    let _ = writeln!(out);
-    for task in &summary.tasks {
-        status_task_line(out, task, colour);
-    }
-    let _ = writeln!(out);
-    if summary.source == crate::commands::status::Source::Markdown {
-        let _ = writeln!(
-            out,
-            "no state layer: shown from the markdown (`dwp init` materializes manifest.json and state.json)"
-        );
-    }
-    let _ = match &summary.desync {
-        None => writeln!(out, "desync: not checked (README.md could not be read)"),
-        Some(d) if d.is_empty() && summary.source == crate::commands::status::Source::Markdown => {
-            writeln!(out, "the task list reads clean")
-        }
-        Some(d) if d.is_empty() => writeln!(out, "markdown and state agree"),
-        Some(d) => {
-            let first = &d[0];
-            let (word, what, next) = match summary.source {
-                crate::commands::status::Source::State => {
-                    ("desync", "disagreement(s)", "dwp reconcile")
-                }
-                crate::commands::status::Source::Markdown => {
-                    ("task list", "problem(s)", "dwp verify")
-                }
-            };
-            paint(out, word, "31", colour);
-            writeln!(
-                out,
-                ": {} {what}, first: {}{}: {} ({next})",
-                d.len(),
-                first.direction,
-                first
-                    .line
-                    .map(|l| format!(" at README.md:{l}"))
-                    .unwrap_or_default(),
-                first.message
-            )
-        }
-    };
-    Exit::Ok
-}
-
-/// `   3  in_progress  Title  [cargo test pass, make lint FAIL]`.
-fn status_task_line<W: Write>(
-    out: &mut Inert<W>,
-    task: &crate::commands::status::TaskSummary,
-    colour: bool,
-) {
-    let status = task.status.as_str();
-    let _ = write!(out, "{:>4}  ", task.id);
-    // Pad before colouring: escape codes would count as width.
-    paint(out, &format!("{status:<11}"), status_colour(status), colour);
-    let _ = write!(out, "  {}", inert_line(&task.title));
-    for (i, gate) in task.gates.iter().enumerate() {
-        let _ = write!(
-            out,
-            "{}{} ",
-            if i == 0 { "  [" } else { ", " },
-            inert_line(&gate.command)
-        );
-        match gate.passes {
-            true => paint(out, "pass", "32", colour),
-            false => paint(out, "FAIL", "31", colour),
-        }
-    }
-    let _ = writeln!(out, "{}", if task.gates.is_empty() { "" } else { "]" });
 }
 
 /// The one JSON document of a failed command under `--json`; the error also goes to stderr.
@@ -595,239 +106,13 @@ pub fn error_json(out: &mut impl Write, command: &str, error: &crate::error::Err
             "hint": error.hint(),
         }}),
     );
-    let _ = writeln!(out, "{document:#}");
+    print_json(out, &document);
 }
 
-pub fn status_all(out: &mut impl Write, lines: &[PlanLine], as_json: bool) -> Exit {
-    if as_json {
-        let plans: Vec<_> = lines.iter().map(|l| match &l.summary {
-            Ok(s) => json!({"plan": s.plan, "status": s.status, "completed": s.completed, "total": s.total,
-                "current": s.current.as_ref().map(|c| c.id), "blocked": s.blocker.is_some(),
-                "desync": s.desync.as_ref().map(Vec::len)}),
-            Err(e) => json!({"dir": l.dir, "error": e.to_string()}),
-        }).collect();
-        let _ = writeln!(
-            out,
-            "{:#}",
-            envelope("status", json!({ "ok": true, "plans": plans}))
-        );
-        return Exit::Ok;
+/// Warnings a command met on its way, on stderr as `dwp <command>: warning: ...`.
+fn warn(command: &str, warnings: &[String]) {
+    let mut err = super::stderr();
+    for warning in warnings {
+        let _ = writeln!(err, "dwp {command}: warning: {warning}");
     }
-    for line in lines {
-        let name = line.dir.file_name().unwrap_or_default().to_string_lossy();
-        let _ = match &line.summary {
-            Ok(s) => {
-                let current = s
-                    .current
-                    .as_ref()
-                    .map(|c| format!("task {}: {}", c.id, c.title))
-                    .unwrap_or_default();
-                let desync = match &s.desync {
-                    Some(d) if !d.is_empty() => format!("  desync {}", d.len()),
-                    _ => String::new(),
-                };
-                writeln!(
-                    out,
-                    "{name:<40} {:<11} {:>7}  {current}{desync}",
-                    s.status.as_str(),
-                    format!("{}/{}", s.completed, s.total)
-                )
-            }
-            Err(e) => writeln!(out, "{name:<40} unreadable: {e}"),
-        };
-    }
-    Exit::Ok
-}
-
-pub fn verify(
-    out: &mut impl Write,
-    reports: &[crate::commands::verify::PlanReport],
-    format: super::Format,
-    strict: bool,
-) -> Exit {
-    use crate::commands::verify::VerifyVerdict;
-    let verdict = VerifyVerdict::worst(reports.iter().map(|r| r.verdict));
-    match format {
-        super::Format::Json => {
-            let document = envelope(
-                "verify",
-                json!({
-                "verdict": verdict,
-                "plans": reports}),
-            );
-            let _ = writeln!(out, "{document:#}");
-        }
-        super::Format::Sarif => {
-            let cwd = std::env::current_dir().ok();
-            let log = sarif::log(reports, strict, cwd.as_deref());
-            let _ = writeln!(out, "{log:#}");
-        }
-        super::Format::Human => {
-            if reports.is_empty() {
-                let _ = writeln!(out, "no plans to verify");
-            }
-            for report in reports {
-                verify_plan_text(out, report);
-            }
-            if reports.len() > 1 {
-                let _ = writeln!(out, "{} plans: {}", reports.len(), verdict.word());
-            }
-        }
-    }
-    verdict.exit()
-}
-
-/// One plan: a header with the verdict and counts, then each finding as
-/// `file:line: severity CODE: $.json.path: message` and its hint, grouped by file (the findings
-/// arrive sorted by file and line).
-fn verify_plan_text(out: &mut impl Write, report: &crate::commands::verify::PlanReport) {
-    use crate::findings::Severity;
-    let count = |severity: Severity, one: &str, many: &str| {
-        let n = report
-            .findings
-            .iter()
-            .filter(|f| f.severity == severity)
-            .count();
-        (n > 0).then(|| format!("{n} {}", if n == 1 { one } else { many }))
-    };
-    let counts: Vec<String> = [
-        count(Severity::Error, "error", "errors"),
-        count(
-            Severity::Unverified,
-            "unverified check",
-            "unverified checks",
-        ),
-        count(Severity::Advisory, "advisory", "advisories"),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
-    let counts = if counts.is_empty() {
-        String::new()
-    } else {
-        format!(" ({})", counts.join(", "))
-    };
-    let _ = writeln!(out, "{}: {}{counts}", report.plan, report.verdict.word());
-    let mut previous_file: Option<&str> = None;
-    for finding in &report.findings {
-        if previous_file.is_some_and(|f| f != finding.file) {
-            let _ = writeln!(out);
-        }
-        previous_file = Some(&finding.file);
-        let line = finding.line.map(|l| format!(":{l}")).unwrap_or_default();
-        let severity = match finding.severity {
-            Severity::Error => "error",
-            Severity::Advisory => "advisory",
-            Severity::Unverified => "unverified",
-        };
-        // Most messages already name their task; say it only where they do not.
-        let task = finding
-            .task
-            .filter(|t| !finding.message.contains(&format!("task {t}")))
-            .map(|t| format!("task {t}: "))
-            .unwrap_or_default();
-        let path = finding
-            .path
-            .as_deref()
-            .map(|p| format!("{p}: "))
-            .unwrap_or_default();
-        let _ = writeln!(
-            out,
-            "  {}{line}: {severity} {}: {path}{task}{}",
-            finding.file, finding.code, finding.message
-        );
-        if let Some(hint) = &finding.hint {
-            let _ = writeln!(out, "    hint: {hint}");
-        }
-    }
-}
-
-pub fn finalize(
-    out: &mut impl Write,
-    publication: &crate::steps::publication::Publication,
-    as_json: bool,
-) -> Exit {
-    use crate::steps::publication::PublicationVerdict;
-    let exit = publication.verdict.exit();
-    if as_json {
-        print_json(
-            out,
-            "finalize",
-            exit == Exit::Ok,
-            "publication",
-            publication,
-        );
-        return exit;
-    }
-    if let Some(marker) = &publication.recovered_from {
-        let _ = writeln!(
-            out,
-            "interrupted publication found: step {}, started {} by pid {} on {}, candidate sha256 {}, state {}",
-            marker.step,
-            marker.started_at,
-            marker.pid,
-            marker.host,
-            marker.candidate_sha256,
-            if marker.state_already_published {
-                "already published"
-            } else {
-                "not yet published"
-            }
-        );
-    }
-    let word = match publication.verdict {
-        PublicationVerdict::Published => "PUBLISHED",
-        PublicationVerdict::Refused => "REFUSED (nothing written)",
-        PublicationVerdict::Unverified => "UNVERIFIED (nothing claimed)",
-    };
-    let _ = writeln!(out, "{}: {word}", publication.plan);
-    if let Some(receipt) = &publication.receipt {
-        let _ = writeln!(
-            out,
-            "  state.json sha256 {}\n  receipt {receipt}",
-            publication.state_sha256.as_deref().unwrap_or("")
-        );
-    }
-    for finding in &publication.findings {
-        let _ = writeln!(out, "  {} {}", finding.code, finding.render());
-        if let Some(hint) = &finding.hint {
-            let _ = writeln!(out, "    hint: {hint}");
-        }
-    }
-    exit
-}
-
-pub fn finalize_check(
-    out: &mut impl Write,
-    target: &Path,
-    findings: &[Finding],
-    as_json: bool,
-) -> Exit {
-    let exit = if findings.is_empty() {
-        Exit::Ok
-    } else {
-        Exit::Rejected
-    };
-    if as_json {
-        let document = envelope(
-            "finalize --check",
-            json!({
-            "ok": findings.is_empty(),
-            "plan": target.display().to_string(),
-            "findings": findings}),
-        );
-        let _ = writeln!(out, "{document:#}");
-        return exit;
-    }
-    if findings.is_empty() {
-        let _ = writeln!(
-            out,
-            "{}: the receipt matches every artifact it covers",
-            target.display()
-        );
-    } else {
-        let _ = writeln!(out, "{}: changed since publication", target.display());
-        write_findings(out, findings);
-    }
-    exit
 }

@@ -67,6 +67,18 @@ pub enum CheckOutcome {
     Checked(CheckReport),
 }
 
+impl CheckOutcome {
+    /// Whether the check passes: nothing in progress passes, an undeclared task passes unless
+    /// a declaration is required, a checked one passes when every expected file does.
+    pub fn passed(&self, require_declaration: bool) -> bool {
+        match self {
+            CheckOutcome::NoTask => true,
+            CheckOutcome::Undeclared { .. } => !require_declaration,
+            CheckOutcome::Checked(report) => report.passed,
+        }
+    }
+}
+
 /// Check the contract of `--task N`, or of the task in progress.
 pub fn check(target: &Path, task: Option<u64>) -> Result<(CheckOutcome, PlanTasks)> {
     let plan_dir = super::plan_dir(target)?;

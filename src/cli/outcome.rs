@@ -1,0 +1,126 @@
+//! What a command did, as data: one variant per command, each holding that command's own outcome
+//! type and no text for people. [`Outcome::exit`] is the one place a command that ran gets its
+//! exit code; a command that failed exits with [`crate::error::Error::exit`]; both codes and
+//! their meanings are [`crate::error::Exit::TABLE`].
+
+use crate::commands::amend::AmendOutcome;
+use crate::commands::contract::check::CheckOutcome;
+use crate::commands::contract::declare::DeclareOutcome;
+use crate::commands::contract::ladder::{self, HookOutcome};
+use crate::commands::contract::ledger::RecordOutcome;
+use crate::commands::r#loop::artifacts::{self, ArtifactsReport};
+use crate::commands::r#loop::contract::Frozen;
+use crate::commands::r#loop::dod::DodReport;
+use crate::commands::r#loop::prove::ProveReport;
+use crate::commands::materialize::{InitOutcome, MigrateOutcome};
+use crate::commands::reconcile::ReconcileReport;
+use crate::commands::status::{PlanLine, Summary};
+use crate::commands::update::UpdateOutcome;
+use crate::commands::validate::Validation;
+use crate::commands::verify::PlanReport;
+use crate::error::Exit;
+use crate::findings::{Finding, Verdict};
+use crate::steps::publication::Publication;
+use crate::store::lock::{LockInfo, Recovery};
+use std::path::PathBuf;
+
+pub enum Outcome {
+    Validate(Vec<Validation>),
+    Update(UpdateOutcome),
+    Amend(AmendOutcome),
+    Init(InitOutcome),
+    Migrate(MigrateOutcome),
+    LockStatus {
+        lock: PathBuf,
+        holder: Option<LockInfo>,
+    },
+    LockRecover {
+        lock: PathBuf,
+        recovery: Option<Recovery>,
+    },
+    /// `write`: the state now follows the markdown, so what remains is the markdown's to fix.
+    Reconcile {
+        report: ReconcileReport,
+        write: bool,
+    },
+    /// `strict`: advisories counted as errors (the reports' verdicts already weigh it).
+    Verify {
+        reports: Vec<PlanReport>,
+        strict: bool,
+    },
+    Status(Summary),
+    StatusAll(Vec<PlanLine>),
+    FinalizeCheck {
+        plan: PathBuf,
+        findings: Vec<Finding>,
+    },
+    Finalize(Publication),
+    LoopArtifacts(ArtifactsReport),
+    LoopDod(DodReport),
+    LoopFreeze(Frozen),
+    LoopProve {
+        worktree: PathBuf,
+        report: ProveReport,
+    },
+    ContractDeclare(DeclareOutcome),
+    ContractRecord(RecordOutcome),
+    ContractCheck {
+        outcome: CheckOutcome,
+        require_declaration: bool,
+    },
+    /// `contract check --hook`: the Stop hook protocol has its own blocking code.
+    ContractHook(HookOutcome),
+}
+
+impl Outcome {
+    /// The exit code of a command that ran: 0 when what it judged passed or what it was asked
+    /// to write is written, 1 when its judgement failed, 5 when a check could not be made, 2
+    /// for a stop the hook blocks.
+    pub fn exit(&self) -> Exit {
+        let passes = |ok: bool| if ok { Verdict::Valid } else { Verdict::Invalid };
+        let verdict = match self {
+            Outcome::Validate(results) => Verdict::worst(results.iter().map(Validation::verdict)),
+            Outcome::Verify { reports, .. } => {
+                Verdict::worst(reports.iter().map(|r| r.verdict.weight()))
+            }
+            Outcome::Finalize(publication) => publication.verdict.weight(),
+            Outcome::Reconcile { report, write } => passes(report.in_sync || *write),
+            Outcome::FinalizeCheck { findings, .. } => passes(findings.is_empty()),
+            Outcome::LoopArtifacts(report) => passes(matches!(
+                report.verdict,
+                artifacts::Verdict::Present | artifacts::Verdict::Skipped
+            )),
+            Outcome::LoopDod(report) => passes(report.done()),
+            Outcome::LoopProve { report, .. } => passes(report.all_passed()),
+            Outcome::ContractCheck {
+                outcome,
+                require_declaration,
+            } => passes(outcome.passed(*require_declaration)),
+            Outcome::ContractHook(hook) => match hook.verdict {
+                ladder::Verdict::Block => return Exit::BlockStop,
+                ladder::Verdict::Allow => Verdict::Valid,
+            },
+            Outcome::Update(_)
+            | Outcome::Amend(_)
+            | Outcome::Init(_)
+            | Outcome::Migrate(_)
+            | Outcome::LockStatus { .. }
+            | Outcome::LockRecover { .. }
+            | Outcome::Status(_)
+            | Outcome::StatusAll(_)
+            | Outcome::LoopFreeze(_)
+            | Outcome::ContractDeclare(_)
+            | Outcome::ContractRecord(_) => Verdict::Valid,
+        };
+        match verdict {
+            Verdict::Valid => Exit::Ok,
+            Verdict::Invalid => Exit::Rejected,
+            Verdict::Unverified => Exit::Unverified,
+        }
+    }
+
+    /// Whether the command's JSON document says `"ok": true`: exactly when it exits 0.
+    pub fn ok(&self) -> bool {
+        self.exit() == Exit::Ok
+    }
+}

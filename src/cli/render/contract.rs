@@ -1,0 +1,195 @@
+//! The renderers of `dwp contract`: the declaration, a ledger record, the check and the Stop
+//! hook's answer (its block reason goes to stderr, as the hook protocol reads it).
+
+use super::{envelope, print_json, warn};
+use crate::commands::contract::check::{CheckOutcome, CheckReport};
+use crate::commands::contract::declare::DeclareOutcome;
+use crate::commands::contract::ladder::{HookOutcome, Verdict};
+use crate::commands::contract::ledger::RecordOutcome;
+use serde_json::{Value, json};
+use std::io::Write;
+
+fn put(out: &mut dyn Write, text: &str) {
+    let _ = writeln!(out, "{text}");
+}
+
+fn print_document(out: &mut dyn Write, command: &str, body: Value) {
+    print_json(out, &envelope(command, body));
+}
+
+pub(super) fn declare(out: &mut dyn Write, outcome: &DeclareOutcome, json: bool) {
+    if json {
+        print_document(
+            out,
+            "contract declare",
+            json!({
+                "file": outcome.file,
+                "sha256": outcome.sha256,
+                "replaced": outcome.replaced,
+                "declaration": outcome.declaration,
+            }),
+        );
+        return;
+    }
+    let d = &outcome.declaration;
+    let verb = if outcome.replaced {
+        "re-declared"
+    } else {
+        "declared"
+    };
+    put(
+        out,
+        &format!(
+            "{verb} task {}: {} expected file{} · {} · sha256 {}",
+            d.task,
+            d.files_expected.len(),
+            if d.files_expected.len() == 1 { "" } else { "s" },
+            outcome.file,
+            outcome.sha256
+        ),
+    );
+    for e in &d.files_expected {
+        let mut line = format!("  {:<6}  {}", e.op.as_str(), e.path);
+        if !e.required.is_empty() {
+            line.push_str(&format!("  [required: {}]", e.required.join(", ")));
+        }
+        put(out, &line);
+    }
+}
+
+pub(super) fn record(out: &mut dyn Write, outcome: &RecordOutcome, json: bool) {
+    match outcome {
+        RecordOutcome::Recorded {
+            entry,
+            ledger,
+            repaired,
+        } => {
+            if *repaired > 0 {
+                warn(
+                    "contract record",
+                    &[format!(
+                        "{}: dropped a torn last line ({repaired} bytes) left by an interrupted append",
+                        ledger.display()
+                    )],
+                );
+            }
+            if json {
+                print_document(
+                    out,
+                    "contract record",
+                    json!({"recorded": true, "entry": entry, "ledger": ledger.display().to_string(), "repaired_bytes": repaired}),
+                );
+            } else {
+                put(
+                    out,
+                    &format!(
+                        "recorded task {}: {} {} ({})",
+                        entry.task_id, entry.op, entry.path, entry.tool
+                    ),
+                );
+            }
+        }
+        RecordOutcome::Skipped(reason) => {
+            if json {
+                print_document(
+                    out,
+                    "contract record",
+                    json!({"recorded": false, "reason": reason}),
+                );
+            } else {
+                put(out, reason);
+            }
+        }
+    }
+}
+
+fn report_lines(report: &CheckReport) -> Vec<String> {
+    let failed = report.expectations.iter().filter(|e| !e.ok).count();
+    let head = if report.passed {
+        format!(
+            "file contract of task {} ({}): OK · {} expected file{} verified",
+            report.task,
+            report.plan,
+            report.expectations.len(),
+            if report.expectations.len() == 1 {
+                ""
+            } else {
+                "s"
+            }
+        )
+    } else {
+        format!(
+            "file contract of task {} ({}): FAILED · {failed} of {} expected files fail",
+            report.task,
+            report.plan,
+            report.expectations.len()
+        )
+    };
+    let mut lines = vec![head];
+    for e in &report.expectations {
+        if e.ok {
+            lines.push(format!("  ok    {} ({})", e.path, e.op));
+        }
+        for problem in &e.problems {
+            lines.push(format!("  FAIL  {} ({}): {problem}", e.path, e.op));
+        }
+    }
+    lines
+}
+
+pub(super) fn check(out: &mut dyn Write, outcome: &CheckOutcome, passed: bool, json: bool) {
+    let (task, message, report) = match outcome {
+        CheckOutcome::NoTask => (
+            None,
+            "no task is in progress: no file contract to check".to_owned(),
+            None,
+        ),
+        CheckOutcome::Undeclared { task, file } => (
+            Some(*task),
+            format!("task {task} declares no files ({file} is missing)"),
+            None,
+        ),
+        CheckOutcome::Checked(report) => {
+            let head = report_lines(report).swap_remove(0);
+            (Some(report.task), head, Some(report))
+        }
+    };
+    if let Some(report) = report {
+        warn("contract check", &report.warnings);
+    }
+    if json {
+        print_document(
+            out,
+            "contract check",
+            json!({"checked": report.is_some(), "passed": passed, "task": task, "message": message, "report": report}),
+        );
+    } else if let Some(report) = report {
+        for line in report_lines(report) {
+            put(out, &line);
+        }
+    } else {
+        put(out, &message);
+    }
+}
+
+pub(super) fn hook(out: &mut dyn Write, outcome: &HookOutcome, json: bool) {
+    warn("contract check", &outcome.warnings);
+    if let Some(report) = &outcome.report {
+        warn("contract check", &report.warnings);
+    }
+    if json {
+        print_document(
+            out,
+            "contract check",
+            json!({"hook": true, "verdict": outcome.verdict, "task": outcome.task, "message": outcome.message, "consecutive_failures": outcome.consecutive_failures, "escalated": outcome.escalated, "report": outcome.report}),
+        );
+    }
+    match outcome.verdict {
+        Verdict::Block => {
+            let mut err = super::super::stderr();
+            let _ = writeln!(err, "dwp contract check: {}", outcome.message);
+        }
+        Verdict::Allow if !json => put(out, &outcome.message),
+        Verdict::Allow => {}
+    }
+}
