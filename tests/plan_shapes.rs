@@ -545,6 +545,20 @@ fn complete_task_three_in_markdown(plan: &mut Plan) {
     std::fs::write(&record, text).unwrap();
 }
 
+/// Every task of `state` has the title and locator of the plan model's task: what each writer
+/// must keep, whatever the shape it read.
+fn assert_titles_and_locators_kept(shape: &IndexShape, tasks: &[Task], state: &serde_json::Value) {
+    for (task, json) in tasks.iter().zip(state["tasks"].as_array().unwrap()) {
+        assert_eq!(json["title"], task.title.as_str(), "[{}] title", shape.name);
+        assert_eq!(
+            json["locator"]["value"],
+            task.target.as_str(),
+            "[{}] locator",
+            shape.name
+        );
+    }
+}
+
 fn state_bytes(dir: &Path) -> Vec<u8> {
     std::fs::read(dir.join("state.json")).unwrap()
 }
@@ -592,14 +606,8 @@ fn reconcile_write_keeps_titles_locators_boxes_and_gates_in_every_shape() {
             );
             let after = state_bytes(&dir);
             let state: serde_json::Value = serde_json::from_slice(&after).unwrap();
+            assert_titles_and_locators_kept(shape, tasks, &state);
             for (task, json) in tasks.iter().zip(state["tasks"].as_array().unwrap()) {
-                assert_eq!(json["title"], task.title.as_str(), "[{}] title", shape.name);
-                assert_eq!(
-                    json["locator"]["value"],
-                    task.target.as_str(),
-                    "[{}] locator",
-                    shape.name
-                );
                 assert_eq!(
                     json["status"] == "completed",
                     task.done,
@@ -647,14 +655,8 @@ fn init_materializes_every_shape_to_the_same_state() {
                 shape.name, run.stdout, run.stderr
             );
             let state: serde_json::Value = serde_json::from_slice(&state_bytes(&dir)).unwrap();
+            assert_titles_and_locators_kept(shape, &tasks, &state);
             for (task, json) in tasks.iter().zip(state["tasks"].as_array().unwrap()) {
-                assert_eq!(json["title"], task.title.as_str(), "[{}] title", shape.name);
-                assert_eq!(
-                    json["locator"]["value"],
-                    task.target.as_str(),
-                    "[{}] locator",
-                    shape.name
-                );
                 let status = if task.done { "completed" } else { "pending" };
                 assert_eq!(
                     json["status"], status,
