@@ -210,16 +210,19 @@ fn amendment_numbering_continues_after_a_hand_written_one() {
     assert_amendments_pass_verify(&plan);
 }
 
+/// Task 2 amended tomorrow, then again (for `reason`) with the clock a day earlier: refused,
+/// since appending would backdate, with `words` in the message.
+fn backdated_amendment_refused(plan: &Plan, reason: &str, words: &[&str]) {
+    amended(TOMORROW_NOW, plan, &amend_args("2", &[]));
+    refused(NOW, plan, &amend_args("2", &["--reason", reason]), 1, words);
+}
+
 #[test]
 fn an_amendment_is_never_backdated_behind_a_later_dated_one() {
     let plan = Plan::new(PlanFormat::Full);
-    amended(TOMORROW_NOW, &plan, &amend_args("2", &[]));
-    // The clock now reads a day earlier than the last amendment: appending would backdate.
-    refused(
-        NOW,
+    backdated_amendment_refused(
         &plan,
-        &amend_args("2", &["--reason", "another change"]),
-        1,
+        "another change",
         &[
             "dated 2026-06-10, after today (2026-06-09)",
             "backdated",
@@ -302,35 +305,27 @@ fn a_deferred_requirement_names_an_existing_other_destination_task() {
 #[test]
 fn an_unexecuted_scenario_cannot_preserve_passing_evidence() {
     let plan = Plan::new(PlanFormat::Full);
-    refused(
-        NOW,
-        &plan,
-        &amend_args(
+    // The amendment of an unexecuted scenario that `--preserve`s or `--invalidate`s the gate.
+    let unexecuted = |keeping: &'static str| {
+        amend_args(
             "2",
             &[
                 "--disposition",
                 "unexecuted scenario",
-                "--preserve",
+                keeping,
                 "cargo test",
             ],
-        ),
+        )
+    };
+    refused(
+        NOW,
+        &plan,
+        &unexecuted("--preserve"),
         1,
         &["unexecuted scenario is no passing evidence", "(--preserve)"],
     );
     // Invalidating it instead is what the spec asks; verify (DWP075) agrees.
-    amended(
-        NOW,
-        &plan,
-        &amend_args(
-            "2",
-            &[
-                "--disposition",
-                "unexecuted scenario",
-                "--invalidate",
-                "cargo test",
-            ],
-        ),
-    );
+    amended(NOW, &plan, &unexecuted("--invalidate"));
     assert_amendments_pass_verify(&plan);
 }
 
@@ -613,14 +608,7 @@ fn invalidation_returns_an_in_progress_task_to_pending() {
 #[test]
 fn lite_refusals_change_no_byte_of_the_readme() {
     let plan = Plan::new(PlanFormat::Lite);
-    amended(TOMORROW_NOW, &plan, &amend_args("2", &[]));
-    refused(
-        NOW,
-        &plan,
-        &amend_args("2", &["--reason", "a day earlier"]),
-        1,
-        &["after today", "README.md"],
-    );
+    backdated_amendment_refused(&plan, "a day earlier", &["after today", "README.md"]);
     refused(
         TOMORROW_NOW,
         &plan,

@@ -158,6 +158,22 @@ fn refused(plan: &Path, extra: &[&str], code: i32, needles: &[&str]) -> Run {
     run
 }
 
+/// `dwp update` starts task 4 with the gate record `gate` (`COMMAND|EXIT_CODE|EVIDENCE`), and
+/// nothing else: the markdown is left as it was.
+fn start_task_4_with_gate(plan: &Path, gate: &str) {
+    let run = dwp(&[
+        "update",
+        plan.to_str().unwrap(),
+        "--task",
+        "4",
+        "--status",
+        "in_progress",
+        "--gate",
+        gate,
+    ]);
+    assert_eq!(run.code, 0);
+}
+
 #[test]
 fn unauthored_markdown_is_refused_listing_every_failure() {
     let root = tempfile::tempdir().unwrap();
@@ -166,20 +182,7 @@ fn unauthored_markdown_is_refused_listing_every_failure() {
         .write(root.path())
         .unwrap();
     // Task 4 in progress, but its box, Plan Status and log still say pending.
-    assert_eq!(
-        dwp(&[
-            "update",
-            plan.to_str().unwrap(),
-            "--task",
-            "4",
-            "--status",
-            "in_progress",
-            "--gate",
-            "cargo test|0|14 passed"
-        ])
-        .code,
-        0
-    );
+    start_task_4_with_gate(&plan, "cargo test|0|14 passed");
     refused(
         &plan,
         &[],
@@ -198,20 +201,7 @@ fn unauthored_markdown_is_refused_listing_every_failure() {
 fn a_failing_last_gate_is_refused() {
     let root = tempfile::tempdir().unwrap();
     let plan = publishable(root.path(), PlanFormat::Full);
-    assert_eq!(
-        dwp(&[
-            "update",
-            plan.to_str().unwrap(),
-            "--task",
-            "4",
-            "--status",
-            "in_progress",
-            "--gate",
-            "cargo test|1|2 failed"
-        ])
-        .code,
-        0
-    );
+    start_task_4_with_gate(&plan, "cargo test|1|2 failed");
     refused(&plan, &[], 1, &["cargo test", "failed"]);
 }
 

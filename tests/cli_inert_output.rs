@@ -67,6 +67,20 @@ fn name(plan: &Path) -> &str {
     plan.file_name().unwrap().to_str().unwrap()
 }
 
+/// `update PLAN --task 3 --status in_progress EXTRA...`, run from the plan's parent.
+fn start_task_3<'a>(plan: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "update",
+        name(plan),
+        "--task",
+        "3",
+        "--status",
+        "in_progress",
+    ];
+    args.extend(extra);
+    args
+}
+
 #[test]
 fn status_escapes_a_title_and_a_gate_command_and_json_keeps_them() {
     let (_root, plan) = evil_plan();
@@ -142,17 +156,7 @@ fn lock_status_escapes_the_owners_command_and_json_keeps_it() {
     assert_eq!(run.json()["holder"]["owner"]["command"], command);
 
     // A writer blocked by that lock names the owner on stderr: inert too.
-    let run = run_in(
-        &plan,
-        &[
-            "update",
-            name(&plan),
-            "--task",
-            "3",
-            "--status",
-            "in_progress",
-        ],
-    );
+    let run = run_in(&plan, &start_task_3(&plan, &[]));
     assert_eq!(run.code, 3, "{run:?}");
     assert_inert("dwp update (lock held)", &run);
 }
@@ -161,23 +165,13 @@ fn lock_status_escapes_the_owners_command_and_json_keeps_it() {
 fn update_escapes_its_diff_and_its_errors() {
     let (_root, plan) = evil_plan();
     let note = format!("note {EVIL}");
-    let args = [
-        "update",
-        name(&plan),
-        "--task",
-        "3",
-        "--status",
-        "in_progress",
-        "--checkpoint-note",
-        &note,
-        "--dry-run",
-    ];
+    let args = start_task_3(&plan, &["--checkpoint-note", &note, "--dry-run"]);
     let run = run_in(&plan, &args);
     assert_eq!(run.code, 0, "{run:?}");
     assert_inert("dwp update --dry-run", &run);
 
     // The written state carries the note exactly.
-    let mut written = args.to_vec();
+    let mut written = args.clone();
     written.pop();
     let run = run_in(&plan, &written);
     assert_eq!(run.code, 0, "{run:?}");

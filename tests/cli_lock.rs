@@ -39,6 +39,22 @@ fn write_owner(plan: &Path, owner: &str) {
     fs::write(lock_dir(plan).join("owner.json"), owner).expect("write owner.json");
 }
 
+/// A lock whose owner record names this live test process on this host, taken now, with the
+/// process start `start_ticks` and the boot `boot_id`: whether dwp believes the record depends
+/// on those two alone.
+fn write_owner_naming_this_process(plan: &Path, start_ticks: u64, boot_id: &str) {
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let owner = json!({
+        "pid": std::process::id(),
+        "host": dwp::store::lock::host_name(),
+        "command": "dwp update PLAN --task 3 --status in_progress",
+        "started_at": now,
+        "start_ticks": start_ticks,
+        "boot_id": boot_id,
+    });
+    write_owner(plan, &owner.to_string());
+}
+
 fn progress(plan: &Path) -> String {
     fs::read_to_string(plan.join("PROGRESS.md")).expect("PROGRESS.md")
 }
@@ -164,17 +180,7 @@ fn a_forged_owner_naming_a_live_pid_with_a_future_start_is_removable_with_force(
 fn a_live_pid_whose_start_differs_from_the_record_is_a_reused_pid() {
     let (_root, plan) = plan();
     // This test process runs, but it is not the process that started at these ticks.
-    let ticks = own_start_ticks();
-    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-    let owner = json!({
-        "pid": std::process::id(),
-        "host": dwp::store::lock::host_name(),
-        "command": "dwp update PLAN --task 3 --status in_progress",
-        "started_at": now,
-        "start_ticks": ticks + 1,
-        "boot_id": boot_id(),
-    });
-    write_owner(&plan, &owner.to_string());
+    write_owner_naming_this_process(&plan, own_start_ticks() + 1, &boot_id());
     let json = lock("status", &plan, &["--json"]).json();
     assert_eq!(json["holder"]["liveness"], "pid_reused", "{json:#}");
     let run = lock("recover", &plan, &[]);
@@ -186,17 +192,11 @@ fn a_live_pid_whose_start_differs_from_the_record_is_a_reused_pid() {
 #[test]
 fn an_owner_recorded_in_another_boot_is_gone() {
     let (_root, plan) = plan();
-    let ticks = own_start_ticks();
-    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-    let owner = json!({
-        "pid": std::process::id(),
-        "host": dwp::store::lock::host_name(),
-        "command": "dwp update PLAN --task 3 --status in_progress",
-        "started_at": now,
-        "start_ticks": ticks,
-        "boot_id": "00000000-0000-0000-0000-000000000000",
-    });
-    write_owner(&plan, &owner.to_string());
+    write_owner_naming_this_process(
+        &plan,
+        own_start_ticks(),
+        "00000000-0000-0000-0000-000000000000",
+    );
     let run = lock("recover", &plan, &[]);
     assert_eq!(run.code, 0, "{run:?}");
     assert!(!lock_dir(&plan).exists());

@@ -77,6 +77,25 @@ impl Work {
         self.dwp().args(args).output()
     }
 
+    /// `loop SUB WORKTREE --config CONFIG EXTRA...`: the arguments every run of `dod` and
+    /// `prove` starts with.
+    fn loop_args(&self, sub: &str, config: &Path, extra: &[&str]) -> Vec<String> {
+        let mut args = vec![
+            "loop".to_string(),
+            sub.into(),
+            self.s(&self.dir),
+            "--config".into(),
+            self.s(config),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        args
+    }
+
+    /// `dwp loop SUB WORKTREE --config CONFIG EXTRA...`.
+    fn run_loop(&self, sub: &str, config: &Path, extra: &[&str]) -> Output {
+        self.dwp().args(self.loop_args(sub, config, extra)).output()
+    }
+
     fn s(&self, path: &Path) -> String {
         path.display().to_string()
     }
@@ -108,6 +127,21 @@ impl Work {
             "git {args:?}: {}",
             String::from_utf8_lossy(&status.stderr)
         );
+    }
+
+    /// Every change staged and committed as `message`.
+    fn commit_all(&self, message: &str) {
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-q", "-m", message]);
+    }
+
+    /// A git repository on `main` whose first commit, `base`, holds `files` (path, text).
+    fn repository_with(&self, files: &[(&str, &str)]) {
+        self.git(&["init", "-q", "-b", "main"]);
+        for (path, text) in files {
+            self.write(path, text);
+        }
+        self.commit_all("base");
     }
 }
 
@@ -172,19 +206,17 @@ fn dod_json(
     contract: Option<&Path>,
     extra: &[&str],
 ) -> (Output, Value) {
-    let mut args = vec![
-        "--json".to_string(),
-        "loop".into(),
-        "dod".into(),
-        work.s(&work.dir),
-        "--config".into(),
-        work.s(config),
-    ];
-    if let Some(contract) = contract {
-        args.extend(["--contract".into(), work.s(contract)]);
-    }
-    args.extend(extra.iter().map(|s| s.to_string()));
-    let output = work.dwp().args(&args).output();
+    let contract = contract.map(|path| work.s(path));
+    let mut flags: Vec<&str> = contract
+        .iter()
+        .flat_map(|path| ["--contract", path.as_str()])
+        .collect();
+    flags.extend(extra);
+    let output = work
+        .dwp()
+        .arg("--json")
+        .args(work.loop_args("dod", config, &flags))
+        .output();
     let document = json_out(&output);
     (output, document)
 }
@@ -348,13 +380,7 @@ fn dod_missing_and_failed_are_never_conflated_prove_it_versus_fix_it() {
         json!({"total": 2, "proven": 0, "missing": 1, "failed": 1})
     );
 
-    let human = work.run(&[
-        "loop",
-        "dod",
-        &work.s(&work.dir),
-        "--config",
-        &work.s(&config),
-    ]);
+    let human = work.run_loop("dod", &config, &[]);
     let text = stdout(&human);
     assert!(
         text.contains("prove it: no proof in .ak-loop/dod.json"),
@@ -479,13 +505,7 @@ fn dod_no_manual_kind_is_a_configuration_error_naming_the_item() {
         "loop.config.yaml",
         "dod:\n  items:\n    - {id: tests, description: t, kind: command, command: ['true']}\n    - {id: eyeball, description: Someone looked at it, kind: manual}\n",
     );
-    let out = work.run(&[
-        "loop",
-        "dod",
-        &work.s(&work.dir),
-        "--config",
-        &work.s(&config),
-    ]);
+    let out = work.run_loop("dod", &config, &[]);
     assert_refused(
         &out,
         "dod",
@@ -519,15 +539,7 @@ fn dod_a_frozen_contract_edited_after_dispatch_is_refused() {
     // Moving the bar is refused.
     document["outcomes"][0]["description"] = json!("Report totals are roughly right");
     fs::write(&contract, document.to_string()).unwrap();
-    let out = work.run(&[
-        "loop",
-        "dod",
-        &work.s(&work.dir),
-        "--config",
-        &work.s(&config),
-        "--contract",
-        &work.s(&contract),
-    ]);
+    let out = work.run_loop("dod", &config, &["--contract", &work.s(&contract)]);
     assert_refused(
         &out,
         "dod",
@@ -549,15 +561,7 @@ fn dod_an_unfrozen_contract_is_refused() {
         "contract.json",
         r#"{"outcomes": [{"id": "o1", "description": "x"}]}"#,
     );
-    let out = work.run(&[
-        "loop",
-        "dod",
-        &work.s(&work.dir),
-        "--config",
-        &work.s(&config),
-        "--contract",
-        &work.s(&contract),
-    ]);
+    let out = work.run_loop("dod", &config, &["--contract", &work.s(&contract)]);
     assert_refused(
         &out,
         "dod",
@@ -577,13 +581,7 @@ fn dod_an_invalid_proof_file_is_refused_as_worse_than_absent() {
         ".ak-loop/dod.json",
         r#"{"project": [{"id": "tests", "status": "passed"}]}"#,
     );
-    let out = work.run(&[
-        "loop",
-        "dod",
-        &work.s(&work.dir),
-        "--config",
-        &work.s(&config),
-    ]);
+    let out = work.run_loop("dod", &config, &[]);
     assert_refused(
         &out,
         "dod",
@@ -600,17 +598,15 @@ const CHANGE_CONFIG: &str = "dod:\n  items:\n    - {id: docs, description: The d
 fn dod_file_changed_and_pattern_absent_are_decided_from_a_real_git_repository() {
     let work = Work::empty();
     let config = work.outside("loop.config.yaml", CHANGE_CONFIG);
-    work.git(&["init", "-q", "-b", "main"]);
-    work.write("src/lib.rs", "pub fn a() {}\n");
-    work.write("notes.txt", "TODO outside src is not scanned\n");
-    work.git(&["add", "-A"]);
-    work.git(&["commit", "-q", "-m", "base"]);
+    work.repository_with(&[
+        ("src/lib.rs", "pub fn a() {}\n"),
+        ("notes.txt", "TODO outside src is not scanned\n"),
+    ]);
     work.git(&["checkout", "-q", "-b", "feature"]);
     work.write("docs/guide.md", "# Guide\n");
     work.write("src/lib.rs", "pub fn a() {}\n\n// TODO: b\npub fn b() {}\n");
     work.write("notes.txt", "TODO still outside src\n");
-    work.git(&["add", "-A"]);
-    work.git(&["commit", "-q", "-m", "feature"]);
+    work.commit_all("feature");
 
     let (out, document) = dod_json(&work, &config, None, &["--changed-from", "main"]);
     assert_eq!(out.status.code(), Some(1));
@@ -629,8 +625,7 @@ fn dod_file_changed_and_pattern_absent_are_decided_from_a_real_git_repository() 
 
     work.write("src/lib.rs", "pub fn a() {}\npub fn b() {}\n");
     work.write("CHANGELOG.md", "- b\n");
-    work.git(&["add", "-A"]);
-    work.git(&["commit", "-q", "-m", "fix"]);
+    work.commit_all("fix");
     let (out, document) = dod_json(&work, &config, None, &["--changed-from", "main"]);
     assert_eq!(out.status.code(), Some(0), "{document:#}");
     assert_eq!(
@@ -643,19 +638,14 @@ fn dod_file_changed_and_pattern_absent_are_decided_from_a_real_git_repository() 
 fn dod_changed_from_measures_from_the_merge_base_not_from_a_moved_base() {
     let work = Work::empty();
     let config = work.outside("loop.config.yaml", CHANGE_CONFIG);
-    work.git(&["init", "-q", "-b", "main"]);
-    work.write("src/lib.rs", "base\n");
-    work.git(&["add", "-A"]);
-    work.git(&["commit", "-q", "-m", "base"]);
+    work.repository_with(&[("src/lib.rs", "base\n")]);
     work.git(&["checkout", "-q", "-b", "feature"]);
     work.write("CHANGELOG.md", "- x\n");
-    work.git(&["add", "-A"]);
-    work.git(&["commit", "-q", "-m", "feature"]);
+    work.commit_all("feature");
     // main moves on after the branch: its docs change is not the pull request's.
     work.git(&["checkout", "-q", "main"]);
     work.write("docs/main-only.md", "x\n");
-    work.git(&["add", "-A"]);
-    work.git(&["commit", "-q", "-m", "main moves"]);
+    work.commit_all("main moves");
     work.git(&["checkout", "-q", "feature"]);
     let (_, document) = dod_json(&work, &config, None, &["--changed-from", "main"]);
     assert_eq!(item(&document, "docs")["verdict"], "failed", "{document:#}");
@@ -693,15 +683,7 @@ fn dod_a_changed_path_escaping_the_worktree_is_refused() {
     let work = Work::empty();
     let config = work.outside("loop.config.yaml", CHANGE_CONFIG);
     let list = work.outside("changed.txt", "docs/a.md\n../secrets/key.rs\n");
-    let out = work.run(&[
-        "loop",
-        "dod",
-        &work.s(&work.dir),
-        "--config",
-        &work.s(&config),
-        "--changed-files",
-        &work.s(&list),
-    ]);
+    let out = work.run_loop("dod", &config, &["--changed-files", &work.s(&list)]);
     assert_refused(
         &out,
         "dod",
@@ -715,15 +697,7 @@ fn dod_a_changed_path_escaping_the_worktree_is_refused() {
     fs::create_dir_all(work.path("src")).unwrap();
     std::os::unix::fs::symlink(&secret, work.path("src/link.rs")).unwrap();
     let list = work.outside("changed2.txt", "src/link.rs\n");
-    let out = work.run(&[
-        "loop",
-        "dod",
-        &work.s(&work.dir),
-        "--config",
-        &work.s(&config),
-        "--changed-files",
-        &work.s(&list),
-    ]);
+    let out = work.run_loop("dod", &config, &["--changed-files", &work.s(&list)]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         stderr(&out).contains("outside the worktree"),
@@ -736,19 +710,8 @@ fn dod_a_changed_path_escaping_the_worktree_is_refused() {
 fn dod_changed_from_an_unknown_revision_is_refused() {
     let work = Work::empty();
     let config = work.outside("loop.config.yaml", CHANGE_CONFIG);
-    work.git(&["init", "-q", "-b", "main"]);
-    work.write("a", "a\n");
-    work.git(&["add", "-A"]);
-    work.git(&["commit", "-q", "-m", "base"]);
-    let out = work.run(&[
-        "loop",
-        "dod",
-        &work.s(&work.dir),
-        "--config",
-        &work.s(&config),
-        "--changed-from",
-        "no-such-branch",
-    ]);
+    work.repository_with(&[("a", "a\n")]);
+    let out = work.run_loop("dod", &config, &["--changed-from", "no-such-branch"]);
     assert_refused(
         &out,
         "dod",
@@ -788,22 +751,10 @@ fn bad_configuration_is_refused_naming_file_and_field_and_nothing_is_written() {
         let config = work.write("loop.config.yaml", &yaml);
         work.write(".ak-loop/dod.json", r#"{"project": []}"#);
         let before = work.loop_hashes();
-        let out = work.run(&[
-            "loop",
-            "prove",
-            &work.s(&work.dir),
-            "--config",
-            &work.s(&config),
-        ]);
+        let out = work.run_loop("prove", &config, &[]);
         assert_refused(&out, "prove", &needles);
         assert_eq!(work.loop_hashes(), before, "{case}: nothing written");
-        let out = work.run(&[
-            "loop",
-            "dod",
-            &work.s(&work.dir),
-            "--config",
-            &work.s(&config),
-        ]);
+        let out = work.run_loop("dod", &config, &[]);
         assert_refused(&out, "dod", &needles);
     }
 }
@@ -849,15 +800,11 @@ fn bad_contract_json_is_refused_naming_file_and_field_and_nothing_is_written() {
             before,
             "{case}: the contract is untouched"
         );
-        let out = work.run(&[
-            "loop",
+        let out = work.run_loop(
             "prove",
-            &work.s(&work.dir),
-            "--config",
-            &work.s(&work.path("loop.config.yaml")),
-            "--contract",
-            &work.s(&contract),
-        ]);
+            &work.path("loop.config.yaml"),
+            &["--contract", &work.s(&contract)],
+        );
         assert_eq!(out.status.code(), Some(1), "{case}");
         assert!(work.loop_hashes().is_empty(), "{case}: prove wrote nothing");
     }
@@ -867,34 +814,25 @@ fn bad_contract_json_is_refused_naming_file_and_field_and_nothing_is_written() {
 // dwp loop prove (the worker's side) and the sample worktree
 // ---------------------------------------------------------------------------------------------
 
+/// `dwp loop SUB` on the example worktree with its own config and contract, then `extra`.
+fn run_example(work: &Work, sub: &str, extra: &[&str]) -> Output {
+    let contract = work.s(&work.path("contract.json"));
+    let mut flags = vec!["--contract", &contract];
+    flags.extend(extra);
+    work.run_loop(sub, &work.path("loop.config.yaml"), &flags)
+}
+
 fn prove_example(work: &Work, extra: &[&str]) -> Output {
-    let mut args = vec![
-        "loop".to_string(),
-        "prove".into(),
-        work.s(&work.dir),
-        "--config".into(),
-        work.s(&work.path("loop.config.yaml")),
-        "--contract".into(),
-        work.s(&work.path("contract.json")),
-    ];
-    args.extend(extra.iter().map(|s| s.to_string()));
-    work.dwp().args(&args).output()
+    run_example(work, "prove", extra)
 }
 
 fn dod_example(work: &Work, format: &str) -> Output {
-    work.run(&[
-        "loop",
+    let changed = work.s(&work.path("changed.txt"));
+    run_example(
+        work,
         "dod",
-        &work.s(&work.dir),
-        "--config",
-        &work.s(&work.path("loop.config.yaml")),
-        "--contract",
-        &work.s(&work.path("contract.json")),
-        "--changed-files",
-        &work.s(&work.path("changed.txt")),
-        "--format",
-        format,
-    ])
+        &["--changed-files", &changed, "--format", format],
+    )
 }
 
 #[test]
@@ -1043,15 +981,7 @@ fn prove_a_command_past_its_timeout_is_failed() {
     let work = Work::empty();
     let config = work.outside("loop.config.yaml", "dod:\n  items:\n    - {id: slow, description: s, kind: command, command: [sleep, '30']}\n    - {id: absent, description: a, kind: command, command: [dwp-no-such-program]}\n");
     let started = std::time::Instant::now();
-    let out = work.run(&[
-        "loop",
-        "prove",
-        &work.s(&work.dir),
-        "--config",
-        &work.s(&config),
-        "--timeout",
-        "0.5",
-    ]);
+    let out = work.run_loop("prove", &config, &["--timeout", "0.5"]);
     assert!(started.elapsed() < std::time::Duration::from_secs(20));
     assert_eq!(out.status.code(), Some(1));
     let dod = work.json(".ak-loop/dod.json");
@@ -1118,28 +1048,38 @@ fn freeze_stamps_the_digest_once_and_is_idempotent() {
 // dwp update --gates-from: one evidence trail for the loop and the plan
 // ---------------------------------------------------------------------------------------------
 
-#[test]
-fn update_gates_from_turns_each_verify_outcome_into_a_gate_record() {
-    let work = Work::example();
-    prove_example(&work, &[]);
+/// A plan of three tasks, the first completed, beside the worktree: its path.
+fn gates_plan(work: &Work) -> String {
     let plan = dwp::synth::SynthPlan::new("PLAN_loop_gates", 3)
         .completed(1)
         .write(work.root.path())
         .unwrap();
-    let plan = work.s(&plan);
-    let out = work.run(&["update", &plan, "--task", "2", "--status", "in_progress"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let verify = work.s(&work.path(".ak-loop/verify.json"));
-    let out = work.run(&[
+    work.s(&plan)
+}
+
+/// `dwp update PLAN --task 2 --status STATUS --gates-from VERIFY`.
+fn update_task_2_from(work: &Work, plan: &str, status: &str, verify: &str) -> Output {
+    work.run(&[
         "update",
-        &plan,
+        plan,
         "--task",
         "2",
         "--status",
-        "completed",
+        status,
         "--gates-from",
-        &verify,
-    ]);
+        verify,
+    ])
+}
+
+#[test]
+fn update_gates_from_turns_each_verify_outcome_into_a_gate_record() {
+    let work = Work::example();
+    prove_example(&work, &[]);
+    let plan = gates_plan(&work);
+    let out = work.run(&["update", &plan, "--task", "2", "--status", "in_progress"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let verify = work.s(&work.path(".ak-loop/verify.json"));
+    let out = update_task_2_from(&work, &plan, "completed", &verify);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let state: Value =
         serde_json::from_slice(&fs::read(Path::new(&plan).join("state.json")).unwrap()).unwrap();
@@ -1162,24 +1102,11 @@ fn update_gates_from_a_failed_outcome_cannot_complete_the_task() {
     let work = Work::example();
     work.write("CHANGELOG.md", "# Changelog\n");
     prove_example(&work, &[]);
-    let plan = dwp::synth::SynthPlan::new("PLAN_loop_gates", 3)
-        .completed(1)
-        .write(work.root.path())
-        .unwrap();
-    let plan = work.s(&plan);
+    let plan = gates_plan(&work);
     work.run(&["update", &plan, "--task", "2", "--status", "in_progress"]);
     let state = fs::read(Path::new(&plan).join("state.json")).unwrap();
     let verify = work.s(&work.path(".ak-loop/verify.json"));
-    let out = work.run(&[
-        "update",
-        &plan,
-        "--task",
-        "2",
-        "--status",
-        "completed",
-        "--gates-from",
-        &verify,
-    ]);
+    let out = update_task_2_from(&work, &plan, "completed", &verify);
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     assert_eq!(
         fs::read(Path::new(&plan).join("state.json")).unwrap(),
@@ -1194,20 +1121,8 @@ fn update_gates_from_an_invalid_verify_json_is_refused() {
         ".ak-loop/verify.json",
         r#"{"ranAt": "2026-06-09T16:00:00Z", "command": "x", "exitCode": "0", "outcomes": []}"#,
     );
-    let plan = dwp::synth::SynthPlan::new("PLAN_loop_gates", 3)
-        .completed(1)
-        .write(work.root.path())
-        .unwrap();
-    let out = work.run(&[
-        "update",
-        &work.s(&plan),
-        "--task",
-        "2",
-        "--status",
-        "in_progress",
-        "--gates-from",
-        &work.s(&verify),
-    ]);
+    let plan = gates_plan(&work);
+    let out = update_task_2_from(&work, &plan, "in_progress", &work.s(&verify));
     assert_eq!(out.status.code(), Some(1));
     assert!(
         stderr(&out).contains("verify.json: $.exitCode"),
@@ -1220,10 +1135,7 @@ fn update_gates_from_an_invalid_verify_json_is_refused() {
 fn dod_changed_from_counts_uncommitted_edits_of_tracked_files() {
     let work = Work::empty();
     let config = work.outside("loop.config.yaml", CHANGE_CONFIG);
-    work.git(&["init", "-q", "-b", "main"]);
-    work.write("src/lib.rs", "base\n");
-    work.git(&["add", "-A"]);
-    work.git(&["commit", "-q", "-m", "base"]);
+    work.repository_with(&[("src/lib.rs", "base\n")]);
     work.write("src/lib.rs", "base\n// FIXME uncommitted\n");
     let (_, document) = dod_json(&work, &config, None, &["--changed-from", "main"]);
     assert_eq!(
@@ -1276,15 +1188,13 @@ fn artifacts_an_empty_plan_md_is_invalid_and_an_optional_invalid_file_counts() {
 #[test]
 fn dod_changed_from_in_a_worktree_below_the_repository_root_is_relative_to_the_worktree() {
     let work = Work::empty();
-    work.git(&["init", "-q", "-b", "main"]);
-    work.write("pkg/src/lib.rs", "base\n");
-    work.write("docs/root-level.md", "base\n");
-    work.git(&["add", "-A"]);
-    work.git(&["commit", "-q", "-m", "base"]);
+    work.repository_with(&[
+        ("pkg/src/lib.rs", "base\n"),
+        ("docs/root-level.md", "base\n"),
+    ]);
     work.write("pkg/docs/guide.md", "# Guide\n");
     work.write("docs/root-level.md", "changed outside the worktree\n");
-    work.git(&["add", "-A"]);
-    work.git(&["commit", "-q", "-m", "change"]);
+    work.commit_all("change");
     let config = work.outside("loop.config.yaml", CHANGE_CONFIG);
     let package = Work {
         root: tempfile::tempdir().unwrap(),
@@ -1308,10 +1218,7 @@ fn dod_changed_from_runs_nothing_the_worktrees_git_config_names() {
     use std::os::unix::fs::PermissionsExt;
     let work = Work::empty();
     let config = work.outside("loop.config.yaml", CHANGE_CONFIG);
-    work.git(&["init", "-q", "-b", "main"]);
-    work.write("src/lib.rs", "base\n");
-    work.git(&["add", "-A"]);
-    work.git(&["commit", "-q", "-m", "base"]);
+    work.repository_with(&[("src/lib.rs", "base\n")]);
     let marker = work.root.path().join("hook-ran");
     let hook = work.outside(
         "hook.sh",
@@ -1347,11 +1254,7 @@ impl Hostile {
         use std::os::unix::fs::PermissionsExt;
         let work = Work::empty();
         let config = work.outside("loop.config.yaml", CHANGE_CONFIG);
-        work.git(&["init", "-q", "-b", "main"]);
-        work.write("src/lib.rs", "base\n");
-        work.write("src/same.rs", "same\n");
-        work.git(&["add", "-A"]);
-        work.git(&["commit", "-q", "-m", "base"]);
+        work.repository_with(&[("src/lib.rs", "base\n"), ("src/same.rs", "same\n")]);
         let marker = work.root.path().join("ran");
         let program = work.outside(
             "program.sh",
@@ -1403,15 +1306,9 @@ impl Hostile {
 
     /// `--changed-from` a commit the partial clone lacks: refused, nothing fetched, nothing ran.
     fn assert_no_fetch(&self) {
-        let out = self.work.run(&[
-            "loop",
-            "dod",
-            &self.work.s(&self.work.dir),
-            "--config",
-            &self.work.s(&self.config),
-            "--changed-from",
-            MISSING_COMMIT,
-        ]);
+        let out = self
+            .work
+            .run_loop("dod", &self.config, &["--changed-from", MISSING_COMMIT]);
         self.assert_nothing_ran();
         assert_refused(&out, "dod", &["is not a commit", "--changed-from"]);
     }
@@ -1577,19 +1474,11 @@ const ENV_CONFIG: &str = "dod:\n  items:\n    - {id: env, description: The envir
 fn prove_env(extra: &[&str]) -> (Output, String, Value) {
     let work = Work::empty();
     let config = work.outside("loop.config.yaml", ENV_CONFIG);
-    let mut args = vec![
-        "loop".to_string(),
-        "prove".into(),
-        work.s(&work.dir),
-        "--config".into(),
-        work.s(&config),
-    ];
-    args.extend(extra.iter().map(|s| s.to_string()));
     let out = work
         .dwp()
         .env("DWP_SECRET_TOKEN", "hunter2-token")
         .env("DWP_OTHER_SECRET", "hunter3-other")
-        .args(&args)
+        .args(work.loop_args("prove", &config, extra))
         .output();
     let log = fs::read_to_string(work.path(".ak-loop/logs/project-env.log")).unwrap_or_default();
     let proof = work.json(".ak-loop/dod.json")["project"][0].clone();

@@ -55,6 +55,34 @@ impl Plan {
         self.edit("README.md", |text| set_box(&text, id, marker));
     }
 
+    /// Check task `id`'s box and make the README's Plan Status say `status`: the markdown
+    /// records a completion state.json does not have yet.
+    fn check_in_markdown(&self, id: usize, status: &str) {
+        self.set_box(id, "x");
+        self.set_plan_status(status);
+    }
+
+    /// Give task `id` the index title `title` in the README (the generator's is `Synthetic task
+    /// N`): a title drift.
+    fn retitle_in_markdown(&self, id: usize, title: &str) {
+        self.edit("README.md", |t| {
+            t.replace(
+                &format!("Task {id}: Synthetic task {id}"),
+                &format!("Task {id}: {title}"),
+            )
+        });
+    }
+
+    /// `dwp reconcile PLAN ARGS...` refused with `code` (`what` says which refusal), every entry
+    /// of the plan folder left as it was.
+    fn refused(&self, args: &[&str], code: i32, what: &str) -> Run {
+        let before = self.snapshot();
+        let run = reconcile(self, args);
+        run.assert_code(code, what);
+        self.assert_unchanged(&before, what);
+        run
+    }
+
     fn set_plan_status(&self, status: &str) {
         self.edit("README.md", |text| {
             text.lines()
@@ -135,6 +163,19 @@ fn dwp_in(dir: Option<&Path>, args: &[&str], plan: &Path) -> Run {
 /// `dwp reconcile PLAN ARGS...`.
 fn reconcile(plan: &Plan, args: &[&str]) -> Run {
     dwp_in(None, args, &plan.dir)
+}
+
+/// The `--json` report of `run` lists a change of task `id` whose description holds `words`.
+fn assert_a_change_of_task(run: &Run, id: u64, words: &str) {
+    let changes = run.json()["report"]["changes"].clone();
+    assert!(
+        changes
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["task"] == id && c["what"].as_str().unwrap().contains(words)),
+        "{changes:#}"
+    );
 }
 
 fn task(state: &Value, id: u64) -> &Value {
@@ -348,17 +389,13 @@ fn round_trip_write_then_check_is_in_sync_and_a_second_write_changes_no_byte() {
 #[test]
 fn checking_every_box_is_refused_by_write_and_left_to_finalize() {
     let plan = Plan::full("PLAN_all_boxes_checked", 3, 2);
-    plan.set_box(3, "x");
-    plan.set_plan_status("3/3");
-    let before = plan.snapshot();
-    let run = reconcile(&plan, &["--write"]);
-    run.assert_code(1, "--write with every box checked");
+    plan.check_in_markdown(3, "3/3");
+    let run = plan.refused(&["--write"], 1, "--write with every box checked");
     assert!(
         run.stderr.contains("every box is checked") && run.stderr.contains("dwp finalize"),
         "{}",
         run.stderr
     );
-    plan.assert_unchanged(&before, "refused --write");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -370,9 +407,7 @@ fn write_appends_one_dated_progress_entry_naming_each_task_and_direction() {
     let plan = Plan::full("PLAN_progress_entry", 5, 2);
     plan.set_box(2, " "); // state ahead
     plan.set_box(3, "x"); // markdown ahead
-    plan.edit("README.md", |t| {
-        t.replace("Task 4: Synthetic task 4", "Task 4: Wire the retry queue")
-    }); // title drift
+    plan.retitle_in_markdown(4, "Wire the retry queue"); // title drift
     plan.set_plan_status("2/5");
     let progress_before = plan.read("PROGRESS.md");
 
@@ -449,8 +484,7 @@ fn a_checked_box_whose_log_records_no_gate_stays_without_gates_and_the_output_sa
             // The log says completed, with a timestamp, but records no gate.
             plan.set_log(file, "Status: completed\nTimestamp: 2026-06-09T15:10:00Z\n");
         }
-        plan.set_box(2, "x");
-        plan.set_plan_status("2/4");
+        plan.check_in_markdown(2, "2/4");
 
         let run = reconcile(&plan, &["--write", "--json"]);
         run.assert_code(0, "--write");
@@ -500,8 +534,7 @@ fn a_checked_box_whose_log_records_no_gate_stays_without_gates_and_the_output_sa
 
     // Human output says it too.
     let plan2 = Plan::full("PLAN_no_gate_human", 3, 0);
-    plan2.set_box(1, "x");
-    plan2.set_plan_status("1/3");
+    plan2.check_in_markdown(1, "1/3");
     let human = reconcile(&plan2, &["--write"]);
     human.assert_code(0, "--write (human)");
     assert!(
@@ -521,8 +554,7 @@ fn a_logged_gate_record_and_timestamp_give_the_gate_and_completed_at() {
         "3.task_synthetic_3.md",
         "Status: completed\nTimestamp: 2026-06-09T15:30:00Z\nGate record: cargo test → 12 passed\n",
     );
-    plan.set_box(3, "x");
-    plan.set_plan_status("3/5");
+    plan.check_in_markdown(3, "3/5");
     let run = reconcile(&plan, &["--write", "--json"]);
     run.assert_code(0, "--write");
     let state = plan.state();
@@ -535,15 +567,7 @@ fn a_logged_gate_record_and_timestamp_give_the_gate_and_completed_at() {
     assert_eq!(gates[0]["passes"], true);
     assert_eq!(gates[0]["evidence"], "12 passed");
     assert_eq!(gates[0]["last_run"], "2026-06-09T15:30:00Z");
-    let changes = run.json()["report"]["changes"].clone();
-    assert!(
-        changes
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|c| c["task"] == 3 && c["what"].as_str().unwrap().contains("Gate record")),
-        "{changes:#}"
-    );
+    assert_a_change_of_task(&run, 3, "Gate record");
 
     // Bold labels in a Lite plan's inline section.
     let plan = Plan::from_synth(
@@ -563,8 +587,7 @@ fn a_logged_gate_record_and_timestamp_give_the_gate_and_completed_at() {
         );
         format!("{head}{tail}")
     });
-    plan.set_box(2, "x");
-    plan.set_plan_status("2/4");
+    plan.check_in_markdown(2, "2/4");
     reconcile(&plan, &["--write"]).assert_code(0, "--write (lite, bold labels)");
     let state = plan.state();
     let task2 = task(&state, 2);
@@ -637,8 +660,7 @@ fn records_of_tasks_whose_status_did_not_change_are_kept_byte_for_byte() {
 #[test]
 fn diff_prints_the_unified_diff_and_check_mode_writes_nothing() {
     let plan = Plan::full("PLAN_diff_preview", 4, 1);
-    plan.set_box(2, "x");
-    plan.set_plan_status("2/4");
+    plan.check_in_markdown(2, "2/4");
     let old = plan.read("state.json");
     let before = plan.snapshot();
 
@@ -706,8 +728,7 @@ fn diff_prints_the_unified_diff_and_check_mode_writes_nothing() {
 #[test]
 fn refusals_exit_with_their_code_and_change_no_byte() {
     let plan = Plan::full("PLAN_refusals_here", 4, 1);
-    plan.set_box(2, "x");
-    plan.set_plan_status("2/4");
+    plan.check_in_markdown(2, "2/4");
     let before = plan.snapshot();
     let wrong = "0".repeat(64);
 
@@ -876,15 +897,7 @@ fn git_gives_a_checked_task_the_commit_that_names_it() {
         task(&before, 1)["commit"],
         "an existing commit is kept"
     );
-    let changes = run.json()["report"]["changes"].clone();
-    assert!(
-        changes
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|c| c["task"] == 3 && c["what"].as_str().unwrap().contains(&task3)),
-        "{changes:#}"
-    );
+    assert_a_change_of_task(&run, 3, &task3);
 
     // Idempotent with --git too.
     let settled = fs::read(repo.plan.join("state.json")).unwrap();
@@ -929,8 +942,7 @@ fn git_ignores_commits_of_another_plan_whose_name_extends_this_one() {
 #[test]
 fn the_json_report_names_the_direction_the_task_and_the_readme_line() {
     let plan = Plan::full("PLAN_json_report", 5, 2);
-    plan.set_box(3, "x");
-    plan.set_plan_status("3/5");
+    plan.check_in_markdown(3, "3/5");
     let readme = plan.read("README.md");
     let before = plan.snapshot();
 
@@ -998,9 +1010,7 @@ fn each_direction_is_reported_with_its_task_and_line() {
     plan.set_box(2, " "); // state ahead
     plan.set_box(4, "x"); // markdown ahead
     plan.set_box(5, "~"); // odd marker
-    plan.edit("README.md", |t| {
-        t.replace("Task 1: Synthetic task 1", "Task 1: Renamed first task")
-    });
+    plan.retitle_in_markdown(1, "Renamed first task");
     plan.set_plan_status("9/6");
     let readme = plan.read("README.md");
     let run = reconcile(&plan, &["--json"]);
@@ -1145,9 +1155,11 @@ fn plan_with_evidence_on_task_four(name: &str) -> Plan {
 fn write_refuses_to_drop_a_task_that_carries_evidence_and_names_it() {
     let plan = plan_with_evidence_on_task_four("PLAN_drop_guard");
     drop_index_line(&plan, 4, "1/3");
-    let before = plan.snapshot();
-    let run = reconcile(&plan, &["--write"]);
-    run.assert_code(1, "--write dropping task 4 and its gate record");
+    let run = plan.refused(
+        &["--write"],
+        1,
+        "--write dropping task 4 and its gate record",
+    );
     let first = run.stderr.lines().next().unwrap();
     assert!(
         first.starts_with(
@@ -1161,7 +1173,6 @@ fn write_refuses_to_drop_a_task_that_carries_evidence_and_names_it() {
         "{}",
         run.stderr
     );
-    plan.assert_unchanged(&before, "a refused drop");
     // The check still reports what disagrees.
     let report = reconcile(&plan, &["--json"]).json();
     assert!(directions(&report["report"], "desync").contains(&"missing in markdown".to_owned()));
@@ -1221,16 +1232,13 @@ fn write_refuses_a_task_list_it_cannot_read_whole_and_the_check_reports_it() {
     plan.edit("README.md", |t| {
         t.replace("- [ ] Task 3:", "- [ ] Update the changelog\n- [ ] Task 3:")
     });
-    let before = plan.snapshot();
-    let run = reconcile(&plan, &["--write"]);
-    run.assert_code(1, "an item dwp cannot read");
+    let run = plan.refused(&["--write"], 1, "an item dwp cannot read");
     assert!(
         run.stderr.contains("Update the changelog"),
         "{}",
         run.stderr
     );
     assert!(run.stderr.contains("README.md:"), "{}", run.stderr);
-    plan.assert_unchanged(&before, "a refused write");
     let report = reconcile(&plan, &["--json"]);
     report.assert_code(1, "check");
     assert_eq!(
@@ -1281,13 +1289,10 @@ fn write_refuses_to_hand_a_tasks_evidence_to_the_task_that_took_its_number() {
             + "\n"
     });
     plan.set_plan_status("1/3");
-    let before = plan.snapshot();
-    let run = reconcile(&plan, &["--write"]);
-    run.assert_code(1, "renumbered tasks");
+    let run = plan.refused(&["--write"], 1, "renumbered tasks");
     assert!(
         run.stderr.contains("task 2 is `2.task_synthetic_2.md` in state.json, with a completed status, 1 gate record, an outcome, commit 0a1b2c5, but its index line links `3.task_synthetic_3.md`"),
         "{}",
         run.stderr
     );
-    plan.assert_unchanged(&before, "a refused renumbering");
 }

@@ -35,7 +35,7 @@ impl Plan {
     /// Five tasks, two completed, task 3 started (through the binary).
     fn with_task_3_started() -> Plan {
         let plan = Plan::new(5, 2);
-        applied(&plan, &["--task", "3", "--status", "in_progress"]);
+        applied(&plan, &START_3);
         plan
     }
 
@@ -44,16 +44,16 @@ impl Plan {
         let plan = Plan::with_task_3_started();
         applied(
             &plan,
-            &[
-                "--task",
+            &transition(
                 "3",
-                "--status",
                 "blocked",
-                "--block-reason",
-                "staging database unreachable",
-                "--block-needs",
-                "VPN credentials from the user",
-            ],
+                &[
+                    "--block-reason",
+                    "staging database unreachable",
+                    "--block-needs",
+                    "VPN credentials from the user",
+                ],
+            ),
         );
         plan
     }
@@ -266,6 +266,68 @@ fn gate_json(value: Value) -> String {
     value.to_string()
 }
 
+/// `--task TASK --status STATUS` then `extra`: the arguments of one transition, so a test
+/// reads as the transition it asks for.
+fn transition<'a>(task: &'a str, status: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    ["--task", task, "--status", status]
+        .iter()
+        .chain(extra)
+        .copied()
+        .collect()
+}
+
+/// Start task 3: the transition most tests make or ask for.
+const START_3: [&str; 4] = ["--task", "3", "--status", "in_progress"];
+
+/// Task 3 to `in_progress` with `extra` (a gate record, a checkpoint, an expected sha256).
+fn start_3_with<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    transition("3", "in_progress", extra)
+}
+
+/// Starting task 3 is refused with exit 1, `words` in the message and the message naming
+/// `place`: how each precondition a plan must meet before any task moves is checked.
+fn start_of_3_refused(plan: &Plan, words: &[&str], place: &str) {
+    let run = refused(plan, &START_3, 1, words);
+    run.assert_place(place);
+}
+
+/// Completing task 3 with the one gate record `gate` (`COMMAND|EXIT_CODE|EVIDENCE`) is refused
+/// with exit 1 and `words`: how each rule on gate evidence is checked.
+fn completion_with_gate_refused(plan: &Plan, gate: &str, words: &[&str]) -> Run {
+    refused(plan, &complete_3_with(&["--gate", gate]), 1, words)
+}
+
+/// Task 2, completed, back to `status` with the reason the reopen rule asks an amendment for.
+fn reopen_2_into(status: &str) -> Vec<&str> {
+    transition(
+        "2",
+        status,
+        &["--reopen-reason", "criterion amended by refine"],
+    )
+}
+
+/// Task 2 skipped, as refine does when the user takes it out of scope.
+fn skip_task_2(plan: &Plan) -> Value {
+    applied(
+        plan,
+        &transition(
+            "2",
+            "skipped",
+            &[
+                "--reopen-reason",
+                "user removed task 2 from scope via refine",
+            ],
+        ),
+    )
+}
+
+/// The state without its `approval` field, so the README's Approval row decides.
+fn remove_approval(plan: &Plan) {
+    plan.edit_state(|s| {
+        s.as_object_mut().expect("object").remove("approval");
+    });
+}
+
 // ---------------------------------------------------------------------------------------------
 // The input state must validate; the plan must be materialized and approved
 // ---------------------------------------------------------------------------------------------
@@ -274,39 +336,33 @@ fn gate_json(value: Value) -> String {
 fn a_schema_invalid_input_state_is_refused() {
     let plan = Plan::new(5, 2);
     plan.edit_state(|s| s["tasks"][2]["status"] = json!("done"));
-    let run = refused(
+    start_of_3_refused(
         &plan,
-        &["--task", "3", "--status", "in_progress"],
-        1,
         &["the input state does not validate", "\"done\""],
+        "state.json: $.tasks[2].status",
     );
-    run.assert_place("state.json: $.tasks[2].status");
 }
 
 #[test]
 fn an_input_state_breaking_an_invariant_is_refused() {
     let plan = Plan::new(5, 2);
     plan.edit_state(|s| s["completed_count"] = json!(4));
-    let run = refused(
+    start_of_3_refused(
         &plan,
-        &["--task", "3", "--status", "in_progress"],
-        1,
         &["breaks an invariant"],
+        "state.json: $.completed_count",
     );
-    run.assert_place("state.json: $.completed_count");
 }
 
 #[test]
 fn a_plan_still_materializing_is_refused() {
     let plan = Plan::new(5, 2);
     plan.edit_state(|s| s["materialization"] = json!("materializing"));
-    let run = refused(
+    start_of_3_refused(
         &plan,
-        &["--task", "3", "--status", "in_progress"],
-        1,
         &["materializing", "not ready"],
+        "state.json: $.materialization",
     );
-    run.assert_place("state.json: $.materialization");
 }
 
 #[test]
@@ -341,13 +397,7 @@ fn a_plan_with_a_promotion_in_progress_is_refused() {
         s["materialization"] = json!("promoting");
         s["promotion"] = json!({"from": "lite", "to": "full", "phase": "intent"});
     });
-    let run = refused(
-        &plan,
-        &["--task", "3", "--status", "in_progress"],
-        1,
-        &["promoting"],
-    );
-    run.assert_place("state.json: $.materialization");
+    start_of_3_refused(&plan, &["promoting"], "state.json: $.materialization");
 
     // A promotion object while materialization says ready breaks an invariant (DWP033): the
     // input state does not validate, so nothing moves either.
@@ -355,34 +405,28 @@ fn a_plan_with_a_promotion_in_progress_is_refused() {
     plan.edit_state(|s| {
         s["promotion"] = json!({"from": "lite", "to": "full", "phase": "tasks_written"});
     });
-    let run = refused(
+    start_of_3_refused(
         &plan,
-        &["--task", "3", "--status", "in_progress"],
-        1,
         &["breaks an invariant", "promotion record is present"],
+        "state.json: $.promotion",
     );
-    run.assert_place("state.json: $.promotion");
 }
 
 #[test]
 fn a_plan_with_approval_pending_is_refused() {
     let plan = Plan::new(5, 2);
     plan.edit_state(|s| s["approval"] = json!("pending"));
-    let run = refused(
+    start_of_3_refused(
         &plan,
-        &["--task", "3", "--status", "in_progress"],
-        1,
         &["not approved", "pending"],
+        "state.json: $.approval",
     );
-    run.assert_place("state.json: $.approval");
 }
 
 #[test]
 fn absent_approval_takes_the_readme_approval_row() {
     let plan = Plan::new(5, 2);
-    plan.edit_state(|s| {
-        s.as_object_mut().expect("object").remove("approval");
-    });
+    remove_approval(&plan);
     assert!(
         fs::read_to_string(plan.dir.join("README.md"))
             .expect("README")
@@ -399,37 +443,25 @@ fn absent_approval_takes_the_readme_approval_row() {
 #[test]
 fn absent_approval_without_a_readme_row_is_pending_never_approved() {
     let plan = Plan::new(5, 2);
-    plan.edit_state(|s| {
-        s.as_object_mut().expect("object").remove("approval");
-    });
+    remove_approval(&plan);
     plan.edit("README.md", |text| {
         text.replace("| Approval | approved |\n", "")
     });
-    let run = refused(
-        &plan,
-        &["--task", "3", "--status", "in_progress"],
-        1,
-        &["not approved"],
-    );
-    run.assert_place("README.md: Approval row");
+    start_of_3_refused(&plan, &["not approved"], "README.md: Approval row");
 }
 
 #[test]
 fn absent_approval_with_a_pending_readme_row_is_refused() {
     let plan = Plan::new(5, 2);
-    plan.edit_state(|s| {
-        s.as_object_mut().expect("object").remove("approval");
-    });
+    remove_approval(&plan);
     plan.edit("README.md", |text| {
         text.replace("| Approval | approved |", "| Approval | pending |")
     });
-    let run = refused(
+    start_of_3_refused(
         &plan,
-        &["--task", "3", "--status", "in_progress"],
-        1,
         &["not approved", "pending"],
+        "README.md: Approval row",
     );
-    run.assert_place("README.md: Approval row");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -440,13 +472,11 @@ fn absent_approval_with_a_pending_readme_row_is_refused() {
 fn tasks_start_and_complete_in_order() {
     // Starting task 3 while task 2 is pending.
     let plan = Plan::new(5, 1);
-    let run = refused(
+    start_of_3_refused(
         &plan,
-        &["--task", "3", "--status", "in_progress"],
-        1,
         &["task 3", "before task 2", "pending", "in order"],
+        "--task",
     );
-    run.assert_place("--task");
 
     // Completing task 3 while task 2 is still in progress (a hand-made state: both started).
     let plan = Plan::new(5, 1);
@@ -457,17 +487,9 @@ fn tasks_start_and_complete_in_order() {
             s["tasks"][index]["started_at"] = json!("2026-06-09T15:00:00Z");
         }
     });
-    let run = refused(
+    let run = completion_with_gate_refused(
         &plan,
-        &[
-            "--task",
-            "3",
-            "--status",
-            "completed",
-            "--gate",
-            "cargo test|0|13 passed, 0 failed",
-        ],
-        1,
+        "cargo test|0|13 passed, 0 failed",
         &["before task 2", "in_progress", "in order"],
     );
     run.assert_place("--task");
@@ -476,10 +498,9 @@ fn tasks_start_and_complete_in_order() {
 #[test]
 fn a_task_is_started_before_it_completes() {
     let plan = Plan::new(5, 2);
-    let run = refused(
+    let run = completion_with_gate_refused(
         &plan,
-        &complete_3_with(&["--gate", "cargo test|0|13 passed"]),
-        1,
+        "cargo test|0|13 passed",
         &[
             "task 3 has not started",
             "dwp update --task 3 --status in_progress",
@@ -512,14 +533,11 @@ fn blocking_a_task_out_of_order_is_refused() {
     let plan = Plan::with_task_3_started();
     let run = refused(
         &plan,
-        &[
-            "--task",
+        &transition(
             "5",
-            "--status",
             "blocked",
-            "--block-reason",
-            "needs production credentials",
-        ],
+            &["--block-reason", "needs production credentials"],
+        ),
         1,
         &["task 5", "task 3"],
     );
@@ -529,19 +547,9 @@ fn blocking_a_task_out_of_order_is_refused() {
 #[test]
 fn a_skipped_earlier_task_counts_as_done_for_ordering() {
     let plan = Plan::new(5, 1);
-    let state = applied(
-        &plan,
-        &[
-            "--task",
-            "2",
-            "--status",
-            "skipped",
-            "--reopen-reason",
-            "user removed task 2 from scope via refine",
-        ],
-    );
+    let state = skip_task_2(&plan);
     assert_eq!(task_of(&state, 2)["status"], "skipped");
-    let state = applied(&plan, &["--task", "3", "--status", "in_progress"]);
+    let state = applied(&plan, &START_3);
     assert_eq!(task_of(&state, 3)["status"], "in_progress");
     assert_eq!(task_of(&state, 3)["started_at"], NOW);
 }
@@ -551,28 +559,11 @@ fn skipped_tasks_never_make_the_plan_completed() {
     // Task 2 skipped, then the last open task completes: every task is completed or skipped,
     // and the plan is still in progress (only completed work completes a plan).
     let plan = Plan::new(3, 1);
-    applied(
-        &plan,
-        &[
-            "--task",
-            "2",
-            "--status",
-            "skipped",
-            "--reopen-reason",
-            "user removed task 2 from scope via refine",
-        ],
-    );
-    applied(&plan, &["--task", "3", "--status", "in_progress"]);
+    skip_task_2(&plan);
+    applied(&plan, &START_3);
     let state = applied(
         &plan,
-        &[
-            "--task",
-            "3",
-            "--status",
-            "completed",
-            "--gate",
-            "cargo test|0|13 passed, 0 failed",
-        ],
+        &complete_3_with(&["--gate", "cargo test|0|13 passed, 0 failed"]),
     );
     assert_eq!(task_of(&state, 3)["status"], "completed");
     assert_eq!(state["completed_count"], 2);
@@ -582,14 +573,14 @@ fn skipped_tasks_never_make_the_plan_completed() {
     let plan = Plan::new(3, 2);
     let state = applied(
         &plan,
-        &[
-            "--task",
+        &transition(
             "3",
-            "--status",
             "skipped",
-            "--reopen-reason",
-            "user dropped the final review via refine",
-        ],
+            &[
+                "--reopen-reason",
+                "user dropped the final review via refine",
+            ],
+        ),
     );
     assert_eq!(state["completed_count"], 2);
     assert_eq!(state["status"], "in_progress");
@@ -621,10 +612,9 @@ fn completing_requires_at_least_one_gate() {
 fn completing_with_a_failing_latest_gate_is_refused() {
     // Failing run given in the same call.
     let plan = Plan::with_task_3_started();
-    let run = refused(
+    let run = completion_with_gate_refused(
         &plan,
-        &complete_3_with(&["--gate", "cargo test|1|3 failed, 10 passed"]),
-        1,
+        "cargo test|1|3 failed, 10 passed",
         &["gate `cargo test`", "failed"],
     );
     run.assert_place("state.json: $.tasks[2].gates");
@@ -632,14 +622,7 @@ fn completing_with_a_failing_latest_gate_is_refused() {
     // Failing run recorded earlier, completion attempted without a new run.
     applied(
         &plan,
-        &[
-            "--task",
-            "3",
-            "--status",
-            "in_progress",
-            "--gate",
-            "cargo test|101|3 failed, 10 passed",
-        ],
+        &start_3_with(&["--gate", "cargo test|101|3 failed, 10 passed"]),
     );
     refused(&plan, &COMPLETE_3, 1, &["gate `cargo test`", "failed"]);
 }
@@ -659,10 +642,9 @@ fn a_passing_gate_without_an_exit_code_is_refused() {
 #[test]
 fn a_gate_with_an_empty_command_or_evidence_is_refused() {
     let plan = Plan::with_task_3_started();
-    refused(
+    completion_with_gate_refused(
         &plan,
-        &complete_3_with(&["--gate", "cargo test|0|"]),
-        1,
+        "cargo test|0|",
         &["gate `cargo test`", "no evidence"],
     );
     let gate = gate_json(json!({"command": "", "passes": true, "exit_code": 0, "evidence": "ok"}));
@@ -677,10 +659,9 @@ fn a_gate_with_an_empty_command_or_evidence_is_refused() {
 #[test]
 fn evidence_admitting_the_check_never_ran_is_refused() {
     let plan = Plan::with_task_3_started();
-    refused(
+    completion_with_gate_refused(
         &plan,
-        &complete_3_with(&["--gate", "e2e suite|0|scenario never entered"]),
-        1,
+        "e2e suite|0|scenario never entered",
         &["gate `e2e suite`", "never ran", "never entered"],
     );
 }
@@ -694,10 +675,9 @@ fn zero_selection_evidence_is_refused() {
         "no tests ran in 0.01s",
     ] {
         let spec = format!("pytest -k webhook|0|{evidence}");
-        refused(
+        completion_with_gate_refused(
             &plan,
-            &complete_3_with(&["--gate", &spec]),
-            1,
+            &spec,
             &["gate `pytest -k webhook`", "selected nothing"],
         );
     }
@@ -729,12 +709,7 @@ fn evidence_naming_a_numbered_step_that_never_ran_is_refused() {
         "p99 of step 4 cannot be measured",
     ] {
         let spec = format!("e2e suite|0|{evidence}");
-        refused(
-            &plan,
-            &complete_3_with(&["--gate", &spec]),
-            1,
-            &["gate `e2e suite`", "never ran"],
-        );
+        completion_with_gate_refused(&plan, &spec, &["gate `e2e suite`", "never ran"]);
     }
 }
 
@@ -743,10 +718,9 @@ fn a_log_pointer_outside_the_plan_or_missing_is_refused() {
     let plan = Plan::with_task_3_started();
     // Even when the file exists, a pointer outside the plan folder is not evidence.
     fs::write(plan.dir.parent().expect("parent").join("x.log"), "ok\n").expect("write x.log");
-    refused(
+    completion_with_gate_refused(
         &plan,
-        &complete_3_with(&["--gate", "cargo test|0|13 passed log=../x.log"]),
-        1,
+        "cargo test|0|13 passed log=../x.log",
         &["`../x.log`", "outside the plan folder"],
     );
     refused(
@@ -810,12 +784,7 @@ fn an_honest_tally_of_zero_not_run_is_accepted() {
 
 #[test]
 fn a_retry_supersedes_only_its_own_command() {
-    let record = |plan: &Plan, spec: &str| {
-        applied(
-            plan,
-            &["--task", "3", "--status", "in_progress", "--gate", spec],
-        )
-    };
+    let record = |plan: &Plan, spec: &str| applied(plan, &start_3_with(&["--gate", spec]));
     // fail test, pass lint, pass test: the failing test run is superseded by its own retry.
     let plan = Plan::with_task_3_started();
     record(&plan, "test|1|2 failed, 11 passed");
@@ -895,7 +864,7 @@ fn replaying_an_identical_call_changes_nothing() {
     // The same holds for a replayed start.
     let plan = Plan::with_task_3_started();
     let before = plan.bytes();
-    let run = update_at(LATER, &plan, &["--task", "3", "--status", "in_progress"]);
+    let run = update_at(LATER, &plan, &START_3);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stdout.contains("(no change)"), "{}", run.stdout);
     assert!(plan.bytes() == before);
@@ -910,16 +879,12 @@ fn gate_spec_splits_on_the_first_two_pipes() {
     let plan = Plan::with_task_3_started();
     let state = applied(
         &plan,
-        &[
-            "--task",
-            "3",
-            "--status",
-            "in_progress",
+        &start_3_with(&[
             "--gate",
             "cargo test|0|13 passed | 0 failed | grep -c ok = 4",
             "--gate",
             "cargo clippy|1|2 warnings",
-        ],
+        ]),
     );
     assert_eq!(
         task_of(&state, 3)["gates"],
@@ -1006,7 +971,7 @@ fn a_malformed_gate_spec_is_a_usage_error() {
 #[test]
 fn started_at_is_set_on_start_and_completed_at_on_completion() {
     let plan = Plan::new(5, 2);
-    let state = applied_at(NOW, &plan, &["--task", "3", "--status", "in_progress"]);
+    let state = applied_at(NOW, &plan, &START_3);
     let task = task_of(&state, 3);
     assert_eq!(task["started_at"], NOW);
     assert!(task.get("completed_at").is_none());
@@ -1015,14 +980,7 @@ fn started_at_is_set_on_start_and_completed_at_on_completion() {
     let state = applied_at(
         "2026-06-09T16:50:00Z",
         &plan,
-        &[
-            "--task",
-            "3",
-            "--status",
-            "in_progress",
-            "--gate",
-            "cargo test|0|13 passed",
-        ],
+        &start_3_with(&["--gate", "cargo test|0|13 passed"]),
     );
     let task = task_of(&state, 3);
     assert_eq!(task["started_at"], NOW);
@@ -1042,14 +1000,11 @@ fn a_reopened_task_loses_completed_at_and_records_the_reason() {
     record_amendment(&plan, "2");
     let state = applied(
         &plan,
-        &[
-            "--task",
+        &transition(
             "2",
-            "--status",
             "in_progress",
-            "--reopen-reason",
-            "acceptance criterion amended by refine",
-        ],
+            &["--reopen-reason", "acceptance criterion amended by refine"],
+        ),
     );
     let task = task_of(&state, 2);
     assert_eq!(task["status"], "in_progress");
@@ -1063,14 +1018,14 @@ fn a_reopened_task_loses_completed_at_and_records_the_reason() {
     let state = applied_at(
         LATER,
         &plan,
-        &[
-            "--task",
+        &transition(
             "2",
-            "--status",
             "completed",
-            "--gate",
-            "cargo test|0|14 passed against the amended criterion",
-        ],
+            &[
+                "--gate",
+                "cargo test|0|14 passed against the amended criterion",
+            ],
+        ),
     );
     let task = task_of(&state, 2);
     assert_eq!(task["status"], "completed");
@@ -1095,14 +1050,7 @@ fn blocking_needs_a_non_blank_reason() {
     run.assert_place("--block-reason");
     let run = refused(
         &plan,
-        &[
-            "--task",
-            "3",
-            "--status",
-            "blocked",
-            "--block-reason",
-            "   ",
-        ],
+        &transition("3", "blocked", &["--block-reason", "   "]),
         1,
         &["non-empty reason"],
     );
@@ -1150,21 +1098,14 @@ fn an_active_blocker_holds_every_other_task() {
     // A record on a completed task waits too.
     refused(
         &plan,
-        &[
-            "--task",
-            "2",
-            "--status",
-            "completed",
-            "--gate",
-            "cargo clippy|0|clean",
-        ],
+        &transition("2", "completed", &["--gate", "cargo clippy|0|clean"]),
         1,
         &["task 3 is blocked", "--resolve-blocker"],
     );
     // So does the blocked task itself, without --resolve-blocker.
     refused(
         &plan,
-        &["--task", "3", "--status", "in_progress"],
+        &START_3,
         1,
         &["task 3 is blocked", "--resolve-blocker"],
     );
@@ -1175,28 +1116,14 @@ fn a_blocker_is_never_replaced() {
     let plan = Plan::with_task_3_blocked();
     let run = refused(
         &plan,
-        &[
-            "--task",
-            "4",
-            "--status",
-            "blocked",
-            "--block-reason",
-            "another stop",
-        ],
+        &transition("4", "blocked", &["--block-reason", "another stop"]),
         1,
         &["task 3 is blocked"],
     );
     run.assert_place("state.json: $.blocked");
     let run = refused(
         &plan,
-        &[
-            "--task",
-            "3",
-            "--status",
-            "blocked",
-            "--block-reason",
-            "a different story",
-        ],
+        &transition("3", "blocked", &["--block-reason", "a different story"]),
         1,
         &["never replaced"],
     );
@@ -1212,13 +1139,7 @@ fn resolve_blocker_never_resolves_another_tasks_blocker() {
     let plan = Plan::with_task_3_blocked();
     let run = refused(
         &plan,
-        &[
-            "--task",
-            "4",
-            "--status",
-            "in_progress",
-            "--resolve-blocker",
-        ],
+        &transition("4", "in_progress", &["--resolve-blocker"]),
         1,
         &["task 3's", "never another task's"],
     );
@@ -1240,16 +1161,7 @@ fn resolve_blocker_into_pending_is_refused() {
 #[test]
 fn resolve_blocker_into_in_progress_clears_the_blocker() {
     let plan = Plan::with_task_3_blocked();
-    let state = applied(
-        &plan,
-        &[
-            "--task",
-            "3",
-            "--status",
-            "in_progress",
-            "--resolve-blocker",
-        ],
-    );
+    let state = applied(&plan, &start_3_with(&["--resolve-blocker"]));
     assert_eq!(state["blocked"], Value::Null);
     assert_eq!(state["status"], "in_progress");
     assert_eq!(task_of(&state, 3)["status"], "in_progress");
@@ -1271,15 +1183,7 @@ fn resolve_blocker_into_completed_needs_passing_gates() {
     );
     let state = applied(
         &plan,
-        &[
-            "--task",
-            "3",
-            "--status",
-            "completed",
-            "--resolve-blocker",
-            "--gate",
-            "cargo test|0|13 passed",
-        ],
+        &complete_3_with(&["--resolve-blocker", "--gate", "cargo test|0|13 passed"]),
     );
     assert_eq!(state["blocked"], Value::Null);
     assert_eq!(state["status"], "in_progress");
@@ -1308,30 +1212,31 @@ fn a_completed_task_moves_only_with_a_reopen_reason() {
     // A blank reason is no reason.
     refused(
         &plan,
-        &[
-            "--task",
-            "2",
-            "--status",
-            "in_progress",
-            "--reopen-reason",
-            " ",
-        ],
+        &transition("2", "in_progress", &["--reopen-reason", " "]),
         1,
         &["--reopen-reason"],
     );
 }
 
+/// Reopening task 2 into `status` is refused until today's amendment of task 2 is recorded,
+/// then applied.
+fn reopen_of_2_waits_for_its_amendment(plan: &Plan, status: &str) {
+    let reopen = reopen_2_into(status);
+    refused(
+        plan,
+        &reopen,
+        1,
+        &["record the amendment first (dwp amend)"],
+    );
+    record_amendment(plan, "2");
+    let state = applied(plan, &reopen);
+    assert_eq!(task_of(&state, 2)["status"], status);
+}
+
 #[test]
 fn reopen_rule_a_completed_task_reopens_only_after_an_amendment_dated_today() {
     let plan = Plan::new(5, 2);
-    let reopen = [
-        "--task",
-        "2",
-        "--status",
-        "in_progress",
-        "--reopen-reason",
-        "criterion amended by refine",
-    ];
+    let reopen = reopen_2_into("in_progress");
     let run = refused(
         &plan,
         &reopen,
@@ -1355,15 +1260,7 @@ fn reopen_rule_a_completed_task_reopens_only_after_an_amendment_dated_today() {
     );
     // Another task's amendment of today does not count either.
     record_amendment(&plan, "1");
-    refused(
-        &plan,
-        &reopen,
-        1,
-        &["record the amendment first (dwp amend)"],
-    );
-    record_amendment(&plan, "2");
-    let state = applied(&plan, &reopen);
-    assert_eq!(task_of(&state, 2)["status"], "in_progress");
+    reopen_of_2_waits_for_its_amendment(&plan, "in_progress");
 }
 
 #[test]
@@ -1373,23 +1270,7 @@ fn reopen_rule_a_lite_task_finds_its_amendment_in_the_readme_section() {
             .completed(2)
             .format(dwp::plan::model::PlanFormat::Lite),
     );
-    let reopen = [
-        "--task",
-        "2",
-        "--status",
-        "pending",
-        "--reopen-reason",
-        "criterion amended by refine",
-    ];
-    refused(
-        &plan,
-        &reopen,
-        1,
-        &["record the amendment first (dwp amend)"],
-    );
-    record_amendment(&plan, "2");
-    let state = applied(&plan, &reopen);
-    assert_eq!(task_of(&state, 2)["status"], "pending");
+    reopen_of_2_waits_for_its_amendment(&plan, "pending");
 }
 
 #[test]
@@ -1404,14 +1285,11 @@ fn skipping_needs_a_reopen_reason() {
     run.assert_place("--reopen-reason");
     let state = applied(
         &plan,
-        &[
-            "--task",
+        &transition(
             "3",
-            "--status",
             "skipped",
-            "--reopen-reason",
-            "user removed it via refine",
-        ],
+            &["--reopen-reason", "user removed it via refine"],
+        ),
     );
     let task = task_of(&state, 3);
     assert_eq!(task["status"], "skipped");
@@ -1433,14 +1311,7 @@ fn a_reopen_reason_on_a_pending_task_is_refused() {
     let plan = Plan::new(5, 2);
     let run = refused(
         &plan,
-        &[
-            "--task",
-            "3",
-            "--status",
-            "in_progress",
-            "--reopen-reason",
-            "nothing to reopen",
-        ],
+        &start_3_with(&["--reopen-reason", "nothing to reopen"]),
         1,
         &["task 3 is pending"],
     );
@@ -1456,18 +1327,14 @@ fn derived_fields_follow_the_real_transition() {
     let plan = Plan::new(5, 2);
     let state = applied(
         &plan,
-        &[
-            "--task",
-            "3",
-            "--status",
-            "in_progress",
+        &start_3_with(&[
             "--gate",
             "cargo test|0|13 passed",
             "--agent",
             "codex-cli",
             "--model",
             "gpt-test",
-        ],
+        ]),
     );
     assert_eq!(state["completed_count"], 2);
     assert_eq!(state["status"], "in_progress");
@@ -1503,16 +1370,12 @@ fn checkpoint_flags_override_the_derived_checkpoint() {
     let plan = Plan::new(5, 2);
     let state = applied(
         &plan,
-        &[
-            "--task",
-            "3",
-            "--status",
-            "in_progress",
+        &start_3_with(&[
             "--checkpoint-step",
             "instructions:4",
             "--checkpoint-note",
             "queue table migrated; worker loop not yet wired",
-        ],
+        ]),
     );
     assert_eq!(
         state["checkpoint"],
@@ -1527,14 +1390,7 @@ fn checkpoint_flags_override_the_derived_checkpoint() {
     let state = applied_at(
         LATER,
         &plan,
-        &[
-            "--task",
-            "3",
-            "--status",
-            "in_progress",
-            "--checkpoint-step",
-            "instructions:5",
-        ],
+        &start_3_with(&["--checkpoint-step", "instructions:5"]),
     );
     assert_eq!(state["checkpoint"]["step"], "instructions:5");
     assert_eq!(state["checkpoint"]["at"], LATER);
@@ -1550,28 +1406,17 @@ fn a_checkpoint_note_alone_keeps_the_step_locator() {
     let plan = Plan::new(5, 2);
     applied(
         &plan,
-        &[
-            "--task",
-            "3",
-            "--status",
-            "in_progress",
+        &start_3_with(&[
             "--checkpoint-step",
             "instructions:4",
             "--checkpoint-note",
             "queue table migrated",
-        ],
+        ]),
     );
     let state = applied_at(
         LATER,
         &plan,
-        &[
-            "--task",
-            "3",
-            "--status",
-            "in_progress",
-            "--checkpoint-note",
-            "worker loop wired, not yet tested",
-        ],
+        &start_3_with(&["--checkpoint-note", "worker loop wired, not yet tested"]),
     );
     assert_eq!(
         state["checkpoint"],
@@ -1644,12 +1489,11 @@ fn completing_the_last_task_is_publication_refused_while_the_markdown_is_not_aut
     // the terminal transition; dwp update hands the completed state to dwp finalize, which
     // lists every problem and writes nothing.
     let plan = Plan::new(3, 2);
-    applied(&plan, &["--task", "3", "--status", "in_progress"]);
+    applied(&plan, &START_3);
     let before = plan.sha256();
-    let run = refused(
+    let run = completion_with_gate_refused(
         &plan,
-        &complete_3_with(&["--gate", "cargo test|0|13 passed"]),
-        1,
+        "cargo test|0|13 passed",
         &[
             "publishes the plan",
             "publication was refused",
@@ -1673,14 +1517,7 @@ fn completing_the_last_task_of_an_authored_plan_publishes_it_with_a_receipt() {
     let run = update_at(
         NOW,
         &plan,
-        &[
-            "--task",
-            "3",
-            "--status",
-            "completed",
-            "--gate",
-            "cargo test|0|13 passed",
-        ],
+        &complete_3_with(&["--gate", "cargo test|0|13 passed"]),
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
@@ -1708,17 +1545,7 @@ fn completing_the_last_task_of_an_authored_plan_publishes_it_with_a_receipt() {
 fn expected_sha256_equal_to_the_current_bytes_is_allowed() {
     let plan = Plan::new(5, 2);
     let current = plan.sha256();
-    let state = applied(
-        &plan,
-        &[
-            "--task",
-            "3",
-            "--status",
-            "in_progress",
-            "--expected-sha256",
-            &current,
-        ],
-    );
+    let state = applied(&plan, &start_3_with(&["--expected-sha256", &current]));
     assert_eq!(task_of(&state, 3)["status"], "in_progress");
 }
 
@@ -1729,14 +1556,7 @@ fn expected_sha256_of_a_moved_snapshot_is_contention() {
     let stale = "0".repeat(64);
     refused(
         &plan,
-        &[
-            "--task",
-            "3",
-            "--status",
-            "in_progress",
-            "--expected-sha256",
-            &stale,
-        ],
+        &start_3_with(&["--expected-sha256", &stale]),
         3,
         &["snapshot moved", &stale, &current],
     );
@@ -1749,14 +1569,7 @@ fn a_malformed_expected_sha256_is_a_usage_error() {
     for bad in ["xyz", "abc123", upper.as_str()] {
         refused(
             &plan,
-            &[
-                "--task",
-                "3",
-                "--status",
-                "in_progress",
-                "--expected-sha256",
-                bad,
-            ],
+            &start_3_with(&["--expected-sha256", bad]),
             2,
             &["--expected-sha256", "64 lower-case hex digits"],
         );
@@ -1770,7 +1583,7 @@ fn a_held_lock_is_contention_and_is_never_removed() {
     fs::create_dir(plan.lock_path()).expect("create lock dir");
     let before = plan.bytes();
     for wait in [None, Some("0.3")] {
-        let mut args = vec!["--task", "3", "--status", "in_progress"];
+        let mut args = START_3.to_vec();
         if let Some(wait) = wait {
             args.extend(["--wait", wait]);
         }
@@ -1816,7 +1629,7 @@ fn waiting_acquires_the_lock_once_its_holder_releases_it() {
     let mut child = dwp_at(NOW)
         .arg("update")
         .arg(&plan.dir)
-        .args(["--task", "3", "--status", "in_progress", "--wait", "20"])
+        .args(start_3_with(&["--wait", "20"]))
         .command()
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -1853,7 +1666,7 @@ fn waiting_acquires_the_lock_once_its_holder_releases_it() {
 fn dry_run_prints_a_unified_diff_and_writes_nothing() {
     let plan = Plan::new(5, 2);
     let before = plan.bytes();
-    let args = ["--task", "3", "--status", "in_progress"];
+    let args = START_3;
     let mut dry = args.to_vec();
     dry.push("--dry-run");
     let run = update(&plan, &dry);
@@ -1933,30 +1746,16 @@ fn json_output_is_one_document_with_old_and_new_sha256() {
 fn a_finalizing_marker_refuses_every_update() {
     let plan = Plan::with_task_3_started();
     fs::write(plan.dir.join(".finalizing.json"), "{}\n").expect("write marker");
-    let attempts: [&[&str]; 4] = [
-        &[
-            "--task",
-            "3",
-            "--status",
-            "in_progress",
-            "--gate",
-            "cargo test|0|13 passed",
-        ],
-        &[
-            "--task",
-            "3",
-            "--status",
-            "blocked",
-            "--block-reason",
-            "waiting",
-        ],
-        &["--task", "3", "--status", "in_progress"],
-        &["--task", "1", "--status", "completed"],
+    let attempts = [
+        start_3_with(&["--gate", "cargo test|0|13 passed"]),
+        transition("3", "blocked", &["--block-reason", "waiting"]),
+        START_3.to_vec(),
+        transition("1", "completed", &[]),
     ];
     for args in attempts {
         let run = refused(
             &plan,
-            args,
+            &args,
             1,
             &["publication is in progress", "dwp finalize --recover"],
         );
@@ -1988,14 +1787,11 @@ fn a_v1_plan_can_be_started_and_completed() {
     assert_eq!(state["schema"], schema, "never silently migrated to v2");
     let state = applied(
         &plan,
-        &[
-            "--task",
+        &transition(
             "2",
-            "--status",
             "completed",
-            "--gate",
-            "cargo test|0|12 passed, 0 failed",
-        ],
+            &["--gate", "cargo test|0|12 passed, 0 failed"],
+        ),
     );
     let task = task_of(&state, 2);
     assert_eq!(task["status"], "completed");
@@ -2047,6 +1843,17 @@ fn write_owner(plan: &Plan, pid: u32, host: &str, started_at: &str) {
     .expect("write owner.json");
 }
 
+/// A lock owned by this test process, alive on this host, taken just now.
+fn write_live_owner(plan: &Plan) {
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    write_owner(
+        plan,
+        std::process::id(),
+        &dwp::store::lock::host_name(),
+        &now,
+    );
+}
+
 #[test]
 fn lock_status_reports_free_and_held() {
     let plan = Plan::new(5, 2);
@@ -2086,7 +1893,7 @@ fn lock_recover_removes_a_bare_lock_with_older_than_zero() {
     assert_words(&run.stdout, &["inspected", "no owner record", "removed"]);
     plan.assert_no_lock_left("recovery");
     // And the plan is writable again.
-    applied(&plan, &["--task", "3", "--status", "in_progress"]);
+    applied(&plan, &START_3);
 }
 
 #[test]
@@ -2114,13 +1921,7 @@ fn lock_recover_removes_a_dead_owner_on_this_host() {
 #[test]
 fn lock_recover_keeps_a_live_owner() {
     let plan = Plan::new(5, 2);
-    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-    write_owner(
-        &plan,
-        std::process::id(),
-        &dwp::store::lock::host_name(),
-        &now,
-    );
+    write_live_owner(&plan);
     let run = lock_cmd("recover", &plan, &["--older-than", "0"]);
     assert_eq!(run.code, 3, "{}\n{}", run.stdout, run.stderr);
     assert_words(
@@ -2130,7 +1931,7 @@ fn lock_recover_keeps_a_live_owner() {
     assert!(plan.lock_path().join("owner.json").is_file(), "kept");
     // dwp update waits for it like for any other writer.
     let before = plan.bytes();
-    let update_run = update(&plan, &["--task", "3", "--status", "in_progress"]);
+    let update_run = update(&plan, &START_3);
     assert_eq!(update_run.code, 3, "{}", update_run.stderr);
     assert!(plan.bytes() == before);
     assert!(plan.lock_path().join("owner.json").is_file());
@@ -2143,13 +1944,7 @@ fn lock_recover_force_never_removes_a_live_writers_lock() {
     // lock requires confirming no writer remains active). On this host dwp can check, and here
     // it finds the owner alive: removing the lock would let two writers in at once.
     let plan = Plan::new(5, 2);
-    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-    write_owner(
-        &plan,
-        std::process::id(),
-        &dwp::store::lock::host_name(),
-        &now,
-    );
+    write_live_owner(&plan);
     let progress_before = fs::read(plan.dir.join("PROGRESS.md")).expect("PROGRESS.md");
     let run = lock_cmd("recover", &plan, &["--force", "--reason", "impatient"]);
     assert_ne!(run.code, 0, "{}", run.stdout);
@@ -2198,14 +1993,7 @@ fn the_updated_state_is_checked_before_it_is_written() {
     });
     let run = refused(
         &plan,
-        &[
-            "--task",
-            "2",
-            "--status",
-            "in_progress",
-            "--reopen-reason",
-            "criterion amended by refine",
-        ],
+        &reopen_2_into("in_progress"),
         1,
         &["the updated state would not validate", "1000"],
     );

@@ -46,6 +46,16 @@ fn verdict_of(breaking: impl FnOnce(&Path)) -> (i32, Vec<String>, Value) {
     (code, found, report)
 }
 
+/// The verdict on a plan whose task at `task_index` has `evidence` in its first gate record:
+/// how each rule on what evidence may say is checked.
+fn verdict_with_evidence(task_index: usize, evidence: &str) -> (i32, Vec<String>, Value) {
+    verdict_of(|p| {
+        edit_state(p, |s| {
+            s["tasks"][task_index]["gates"][0]["evidence"] = evidence.into()
+        })
+    })
+}
+
 #[test]
 fn a_clean_plan_is_conformant_and_verify_writes_nothing() {
     let root = tempfile::tempdir().unwrap();
@@ -128,49 +138,28 @@ fn a_completed_task_with_a_failing_latest_gate_is_reported() {
 
 #[test]
 fn evidence_invalidated_by_refine_never_backs_a_completion() {
-    let (code, found, _) = verdict_of(|p| {
-        edit_state(p, |s| {
-            s["tasks"][1]["gates"][0]["evidence"] =
-                "invalidated by refine 2026-06-10: 12 passed".into()
-        })
-    });
+    let (code, found, _) = verdict_with_evidence(1, "invalidated by refine 2026-06-10: 12 passed");
     assert_eq!((code, found), (1, vec!["DWP061".to_owned()]));
 }
 
 #[test]
 fn a_passing_record_that_admits_it_never_ran_is_a_contradiction() {
-    let (_, found, _) = verdict_of(|p| {
-        edit_state(p, |s| {
-            s["tasks"][0]["gates"][0]["evidence"] = "load scenario never entered".into()
-        })
-    });
+    let (_, found, _) = verdict_with_evidence(0, "load scenario never entered");
     assert_eq!(found, ["DWP062"]);
     // An honest tally is not.
-    let (code, found, _) = verdict_of(|p| {
-        edit_state(p, |s| {
-            s["tasks"][0]["gates"][0]["evidence"] = "12 passed, 0 not run".into()
-        })
-    });
+    let (code, found, _) = verdict_with_evidence(0, "12 passed, 0 not run");
     assert_eq!((code, found), (0, Vec::<String>::new()));
 }
 
 #[test]
 fn zero_selection_evidence_proves_nothing() {
-    let (_, found, _) = verdict_of(|p| {
-        edit_state(p, |s| {
-            s["tasks"][0]["gates"][0]["evidence"] = "collected 0 items".into()
-        })
-    });
+    let (_, found, _) = verdict_with_evidence(0, "collected 0 items");
     assert_eq!(found, ["DWP063"]);
 }
 
 #[test]
 fn a_log_pointer_must_stay_inside_the_plan_and_exist() {
-    let (_, found, _) = verdict_of(|p| {
-        edit_state(p, |s| {
-            s["tasks"][0]["gates"][0]["evidence"] = "12 passed log=../outside.log".into()
-        })
-    });
+    let (_, found, _) = verdict_with_evidence(0, "12 passed log=../outside.log");
     assert_eq!(found, ["DWP064"]);
 }
 
@@ -562,23 +551,29 @@ fn a_task_record_needs_its_sections_and_a_status_line() {
     );
 }
 
+/// state.json without its `approval` field: the README's Approval row decides.
+fn remove_approval_field(plan: &Path) {
+    edit_state(plan, |s| {
+        s.as_object_mut().unwrap().remove("approval");
+    });
+}
+
+/// The README without its `| Approval | approved |` row.
+fn remove_approval_row(plan: &Path) {
+    edit(&plan.join("README.md"), |t| {
+        t.replace("| Approval | approved |\n", "")
+    });
+}
+
 #[test]
 fn an_absent_approval_is_the_readme_row_never_approved_by_default() {
     // The README's Approval row says approved: no advisory.
-    let (code, found, _) = verdict_of(|p| {
-        edit_state(p, |s| {
-            s.as_object_mut().unwrap().remove("approval");
-        })
-    });
+    let (code, found, _) = verdict_of(remove_approval_field);
     assert_eq!((code, found), (0, Vec::<String>::new()));
     // No row either: pending, never approved.
     let (_, found, _) = verdict_of(|p| {
-        edit_state(p, |s| {
-            s.as_object_mut().unwrap().remove("approval");
-        });
-        edit(&p.join("README.md"), |t| {
-            t.replace("| Approval | approved |\n", "")
-        });
+        remove_approval_field(p);
+        remove_approval_row(p);
     });
     assert_eq!(found, ["DWP091"]);
 }
@@ -904,9 +899,7 @@ fn approval_is_not_asked_of_a_v1_state_nor_of_a_completed_plan() {
         .generation(dwp::plan::model::Generation::V1)
         .write(root.path())
         .unwrap();
-    edit(&v1.join("README.md"), |t| {
-        t.replace("| Approval | approved |\n", "")
-    });
+    remove_approval_row(&v1);
     let (code, report) = verify(&[v1.to_str().unwrap()]);
     assert_eq!(
         (code, codes(&report)),
@@ -915,12 +908,8 @@ fn approval_is_not_asked_of_a_v1_state_nor_of_a_completed_plan() {
     );
     // The same row removed from a v5 plan still in progress is the advisory.
     let (_, found, _) = verdict_of(|p| {
-        edit_state(p, |s| {
-            s.as_object_mut().unwrap().remove("approval");
-        });
-        edit(&p.join("README.md"), |t| {
-            t.replace("| Approval | approved |\n", "")
-        });
+        remove_approval_field(p);
+        remove_approval_row(p);
     });
     assert_eq!(found, ["DWP091"]);
     // A completed plan with approval pending: no work is left to approve.

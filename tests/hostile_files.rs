@@ -43,14 +43,38 @@ fn dwp_bounded(dir: &Path, args: &[&str]) -> Run {
     Run::lossy(&output)
 }
 
-fn verify_json(dir: &Path, plan: &Path) -> (Run, serde_json::Value) {
+/// A finding of a verify report: (code, severity, file, message).
+type Finding = (String, String, String, String);
+
+/// `dwp verify --format json PLAN`, which must exit `code` (`case` names the case in a
+/// failure); the report and its findings.
+fn verify_exits(
+    dir: &Path,
+    plan: &Path,
+    code: i32,
+    case: &str,
+) -> (serde_json::Value, Vec<Finding>) {
     let run = dwp_bounded(dir, &["verify", "--format", "json", plan.to_str().unwrap()]);
     let report = run.json();
-    (run, report)
+    assert_eq!(run.code, code, "{case}: {}", run.stdout);
+    let found = findings(&report);
+    (report, found)
+}
+
+/// `found` holds a finding of `code` and `severity` naming `file` and saying `says`.
+fn assert_reports(found: &[Finding], finding: (&str, &str), file: &str, says: &str, case: &str) {
+    assert!(reports(found, finding, file, says), "{case}: {found:?}");
+}
+
+/// `dwp COMMAND PLAN ARGS...` (bounded) for `command` = `[COMMAND, ARGS...]`.
+fn run_on_plan(dir: &Path, command: &[&str], plan: &Path) -> Run {
+    let mut args = vec![command[0], plan.to_str().unwrap()];
+    args.extend(&command[1..]);
+    dwp_bounded(dir, &args)
 }
 
 /// The findings of the one plan of a verify report, as (code, severity, file, message).
-fn findings(report: &serde_json::Value) -> Vec<(String, String, String, String)> {
+fn findings(report: &serde_json::Value) -> Vec<Finding> {
     report["plans"][0]["findings"]
         .as_array()
         .unwrap()
@@ -68,12 +92,7 @@ fn findings(report: &serde_json::Value) -> Vec<(String, String, String, String)>
 }
 
 /// Whether a finding of `code` and `severity` names a file containing `file` and says `says`.
-fn reports(
-    found: &[(String, String, String, String)],
-    (code, severity): (&str, &str),
-    file: &str,
-    says: &str,
-) -> bool {
+fn reports(found: &[Finding], (code, severity): (&str, &str), file: &str, says: &str) -> bool {
     found
         .iter()
         .any(|(c, s, f, m)| c == code && s == severity && f.contains(file) && m.contains(says))
@@ -149,18 +168,13 @@ fn verify_reports_plan_files_reached_through_symlinks_leaving_the_plan() {
     let plan = plan(root.path(), 3, 1);
     symlink_outside(&plan, "PROGRESS.md", outside.path());
 
-    let (run, report) = verify_json(root.path(), &plan);
-
-    assert_eq!(run.code, 1, "{}", run.stdout);
-    let found = findings(&report);
-    assert!(
-        reports(
-            &found,
-            ("DWP001", "error"),
-            "PROGRESS.md",
-            "outside the plan folder"
-        ),
-        "{found:?}"
+    let (_, found) = verify_exits(root.path(), &plan, 1, "");
+    assert_reports(
+        &found,
+        ("DWP001", "error"),
+        "PROGRESS.md",
+        "outside the plan folder",
+        "",
     );
 }
 
@@ -173,15 +187,9 @@ fn verify_a_readme_symlinked_outside_the_plan_is_an_error_never_conformant() {
     let plan = plan(root.path(), 3, 1);
     symlink_outside(&plan, "README.md", outside.path());
 
-    let (run, report) = verify_json(root.path(), &plan);
-
-    assert_eq!(run.code, 1, "{}", run.stdout);
+    let (report, found) = verify_exits(root.path(), &plan, 1, "");
     assert_eq!(report["plans"][0]["verdict"], "NOT_CONFORMANT");
-    let found = findings(&report);
-    assert!(
-        reports(&found, ("DWP001", "error"), "README.md", ""),
-        "{found:?}"
-    );
+    assert_reports(&found, ("DWP001", "error"), "README.md", "", "");
 }
 
 #[test]
@@ -195,14 +203,8 @@ fn verify_an_oversized_readme_is_an_error_never_conformant() {
     // Sparse: no 64 MiB are written.
     readme.set_len(dwp::store::MAX_ARTIFACT_BYTES + 1).unwrap();
 
-    let (run, report) = verify_json(root.path(), &plan);
-
-    assert_eq!(run.code, 1, "{}", run.stdout);
-    let found = findings(&report);
-    assert!(
-        reports(&found, ("DWP001", "error"), "", "over the"),
-        "{found:?}"
-    );
+    let (_, found) = verify_exits(root.path(), &plan, 1, "");
+    assert_reports(&found, ("DWP001", "error"), "", "over the", "");
 }
 
 #[test]
@@ -220,15 +222,9 @@ fn verify_a_readme_the_os_refuses_to_read_is_unverified() {
         std::fs::set_permissions(&readme, std::fs::Permissions::from_mode(0o000)).unwrap();
     }
 
-    let (run, report) = verify_json(root.path(), &plan);
-
-    assert_eq!(run.code, 5, "{}", run.stdout);
+    let (report, found) = verify_exits(root.path(), &plan, 5, "");
     assert_eq!(report["plans"][0]["verdict"], "UNVERIFIED");
-    let found = findings(&report);
-    assert!(
-        reports(&found, ("DWP001", "unverified"), "", ""),
-        "{found:?}"
-    );
+    assert_reports(&found, ("DWP001", "unverified"), "", "", "");
     assert!(
         !found.iter().any(|(code, ..)| code == "DWP050"),
         "a README that is there is not missing: {found:?}"
@@ -243,10 +239,7 @@ fn verify_a_garbage_task_file_lacks_its_sections() {
     let plan = plan(root.path(), 3, 1);
     std::fs::write(task_file(&plan, 2), "lorem ipsum\n\x0c%%%\n").unwrap();
 
-    let (run, report) = verify_json(root.path(), &plan);
-
-    assert_eq!(run.code, 1, "{}", run.stdout);
-    let found = findings(&report);
+    let (_, found) = verify_exits(root.path(), &plan, 1, "");
     assert!(
         found
             .iter()
@@ -268,13 +261,13 @@ fn verify_a_task_file_that_is_a_folder_or_a_pipe_is_an_error_and_never_blocks() 
             mkfifo(&file);
         }
 
-        let (run, report) = verify_json(root.path(), &plan);
-
-        assert_eq!(run.code, 1, "{kind}: {}", run.stdout);
-        let found = findings(&report);
-        assert!(
-            reports(&found, ("DWP001", "error"), "2.task_", "not a regular file"),
-            "{kind}: {found:?}"
+        let (_, found) = verify_exits(root.path(), &plan, 1, kind);
+        assert_reports(
+            &found,
+            ("DWP001", "error"),
+            "2.task_",
+            "not a regular file",
+            kind,
         );
     }
 }
@@ -293,35 +286,37 @@ fn corrupt(path: &Path, after: &str) {
     std::fs::write(path, bytes).unwrap();
 }
 
+/// Corrupt task 2's title in `file`: `README.md` (its index line) or `task` (its task file).
+/// The path corrupted.
+fn corrupt_title_of_task_2(plan: &Path, file: &str) -> PathBuf {
+    let path = if file == "task" {
+        task_file(plan, 2)
+    } else {
+        plan.join(file)
+    };
+    corrupt(&path, "Task 2: ");
+    path
+}
+
 #[test]
 fn verify_invalid_utf8_in_markdown_is_an_error_naming_file_and_line() {
     for file in ["README.md", "task"] {
         let root = tempfile::tempdir().unwrap();
         let plan = plan(root.path(), 3, 1);
-        let path = if file == "task" {
-            task_file(&plan, 2)
-        } else {
-            plan.join(file)
-        };
-        corrupt(&path, "Task 2: ");
+        let path = corrupt_title_of_task_2(&plan, file);
         let text = std::fs::read(&path).unwrap();
         let line = 1 + text[..text.iter().position(|&b| b == 0xff).unwrap()]
             .iter()
             .filter(|&&b| b == b'\n')
             .count();
 
-        let (run, report) = verify_json(root.path(), &plan);
-
-        assert_eq!(run.code, 1, "{file}: {}", run.stdout);
-        let found = findings(&report);
-        assert!(
-            reports(
-                &found,
-                ("DWP001", "error"),
-                path.to_str().unwrap(),
-                &format!("not valid UTF-8 (the first invalid byte is on line {line})")
-            ),
-            "{file}: {found:?}"
+        let (_, found) = verify_exits(root.path(), &plan, 1, file);
+        assert_reports(
+            &found,
+            ("DWP001", "error"),
+            path.to_str().unwrap(),
+            &format!("not valid UTF-8 (the first invalid byte is on line {line})"),
+            file,
         );
     }
 }
@@ -339,17 +334,9 @@ fn writers_refuse_invalid_utf8_markdown_and_change_no_byte() {
     for (file, command) in cases {
         let root = tempfile::tempdir().unwrap();
         let plan = plan(root.path(), 3, 1);
-        let path = if file == "task" {
-            task_file(&plan, 2)
-        } else {
-            plan.join(file)
-        };
-        corrupt(&path, "Task 2: ");
+        let path = corrupt_title_of_task_2(&plan, file);
         let before = snapshot(&plan);
-        let mut args = vec![command[0], plan.to_str().unwrap()];
-        args.extend(&command[1..]);
-
-        let run = dwp_bounded(root.path(), &args);
+        let run = run_on_plan(root.path(), command, &plan);
 
         assert_eq!(run.code, 1, "{file} {command:?}: {}", run.stderr);
         assert!(
@@ -411,10 +398,7 @@ fn a_named_pipe_in_place_of_a_plan_file_is_refused_without_blocking_or_a_strande
             let root = tempfile::tempdir().unwrap();
             let plan = plan(root.path(), 3, 1);
             mkfifo(&plan.join(name));
-            let mut args = vec![command[0], plan.to_str().unwrap()];
-            args.extend(&command[1..]);
-
-            let run = dwp_bounded(root.path(), &args);
+            let run = run_on_plan(root.path(), command, &plan);
 
             if name != "state.json" && command[0] == "status" {
                 // status reads neither PROGRESS.md nor (for a plan with state) needs the

@@ -44,413 +44,246 @@ fn lines(tasks: &[Task], line: impl Fn(&Task) -> String) -> String {
     tasks.iter().map(line).collect::<Vec<_>>().join("\n")
 }
 
+/// `template` with `{mark}`, `{id}`, `{title}` and `{target}` replaced by the task's box,
+/// number, title and target (in one pass, so a title never expands a placeholder): one index
+/// item written as a shape writes it.
+fn fill(template: &str, task: &Task) -> String {
+    let mut out = String::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open..];
+        let (value, skip) = [
+            ("{mark}", mark(task).to_string()),
+            ("{id}", task.id.to_string()),
+            ("{title}", task.title.clone()),
+            ("{target}", task.target.clone()),
+        ]
+        .into_iter()
+        .find(|(name, _)| after.starts_with(name))
+        .map(|(name, value)| (value, name.len()))
+        .unwrap_or_else(|| ("{".to_owned(), 1));
+        out.push_str(&value);
+        rest = &after[skip..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The section `heading`, the items (`item` filled for each task, one a line), then `status`.
+fn items_then_status(heading: &str, tasks: &[Task], status: &str, item: &str) -> String {
+    format!(
+        "{heading}\n\n{}\n\n{status}",
+        lines(tasks, |t| fill(item, t))
+    )
+}
+
+/// The section `heading`, `status`, then the items (`item` filled for each task, one a line).
+fn status_then_items(heading: &str, tasks: &[Task], status: &str, item: &str) -> String {
+    format!(
+        "{heading}\n\n{status}\n\n{}",
+        lines(tasks, |t| fill(item, t))
+    )
+}
+
+/// A Full shape that writes the titles and calls for no advisory of its own (most of them).
+const fn full(name: &'static str, render: fn(&[Task], &str) -> String) -> IndexShape {
+    IndexShape {
+        name,
+        titled: true,
+        lite: false,
+        render,
+        codes: &[],
+    }
+}
+
+/// A Lite shape that calls for no advisory of its own; `titled` if it writes the titles.
+const fn lite(name: &'static str, titled: bool, render: fn(&[Task], &str) -> String) -> IndexShape {
+    IndexShape {
+        name,
+        titled,
+        lite: true,
+        render,
+        codes: &[],
+    }
+}
+
+/// An item with its title and a `See:` line linking the task file below it.
+const SEE_LINE: &str = "- [{mark}] Task {id}: {title}\n      See: [{target}](./{target})";
+
+/// dwp's own item: title, em dash, the target as link text and link.
+const EM_DASH_LINK: &str = "- [{mark}] Task {id}: {title} — [{target}]({target})";
+
 const FULL_SHAPES: &[IndexShape] = &[
-    IndexShape {
-        name: "em dash link (dwp's own)",
-        titled: true,
-        lite: false,
-        codes: &[],
-        render: |t, s| {
-            format!(
-                "## Tasks\n\n{s}\n\n{}",
-                lines(t, |t| format!(
-                    "- [{}] Task {}: {} — [{}]({})",
-                    mark(t),
-                    t.id,
-                    t.title,
-                    t.target,
-                    t.target
-                ))
-            )
-        },
-    },
-    IndexShape {
-        name: "See: line",
-        titled: true,
-        lite: false,
-        codes: &[],
-        render: |t, s| {
-            format!(
-                "## 4. Task List & Links\n\n{}\n\n{s}",
-                lines(t, |t| format!(
-                    "- [{}] Task {}: {}\n      See: [{}](./{})",
-                    mark(t),
-                    t.id,
-                    t.title,
-                    t.target,
-                    t.target
-                ))
-            )
-        },
-    },
-    IndexShape {
-        name: "See: line, blank lines between items",
-        titled: true,
-        lite: false,
-        codes: &[],
-        render: |t, s| {
-            format!(
-                "## 4. Task List & Links\n\nThe agent must execute tasks **in order**.\n\n{}\n\n{s}",
-                t.iter()
-                    .map(|t| format!(
-                        "- [{}] Task {}: {}\n      See: [{}](./{})",
-                        mark(t),
-                        t.id,
-                        t.title,
-                        t.target,
-                        t.target
-                    ))
-                    .collect::<Vec<_>>()
-                    .join("\n\n")
-            )
-        },
-    },
-    IndexShape {
-        name: "See: line with a code span",
-        titled: true,
-        lite: false,
-        codes: &[],
-        render: |t, s| {
-            format!(
-                "## Task List\n\n{}\n\n{s}",
-                lines(t, |t| format!(
-                    "- [{}] Task {}: {}\n      See: `{}`",
-                    mark(t),
-                    t.id,
-                    t.title,
-                    t.target
-                ))
-            )
-        },
-    },
-    IndexShape {
-        name: "bold label with a status emoji",
-        titled: true,
-        lite: false,
-        codes: &[],
-        render: |t, s| {
-            format!(
-                "## 4. Task List\n\n{}\n\n{s}",
-                lines(t, |t| format!(
-                    "- [{}] **Task {}:** {}{}\n      See: [{}](./{})",
-                    mark(t),
-                    t.id,
-                    t.title,
-                    if t.done { " ✅" } else { "" },
-                    t.target,
-                    t.target
-                ))
-            )
-        },
-    },
-    IndexShape {
-        name: "no title, See: line",
-        titled: false,
-        lite: false,
-        codes: &[],
-        render: |t, s| {
-            format!(
-                "## Tasks\n\n{}\n\n{s}",
-                lines(t, |t| format!(
-                    "- [{}] Task {}\n      See: [{}](./{})",
-                    mark(t),
-                    t.id,
-                    t.target,
-                    t.target
-                ))
-            )
-        },
-    },
-    IndexShape {
-        name: "no title, no link",
-        titled: false,
-        lite: false,
-        codes: &[],
-        render: |t, s| {
-            format!(
-                "## Tasks\n\n{}\n\n{s}",
-                lines(t, |t| format!("- [{}] Task {}", mark(t), t.id))
-            )
-        },
-    },
-    IndexShape {
-        name: "title as the link text",
-        titled: true,
-        lite: false,
-        codes: &[],
-        render: |t, s| {
-            format!(
-                "## Tasks\n\n{}\n\n{s}",
-                lines(t, |t| format!(
-                    "- [{}] Task {}: [{}](./{})",
-                    mark(t),
-                    t.id,
-                    t.title,
-                    t.target
-                ))
-            )
-        },
-    },
-    IndexShape {
-        name: "link with ./",
-        titled: true,
-        lite: false,
-        codes: &[],
-        render: |t, s| {
-            format!(
-                "## Tasks\n\n{}\n\n{s}",
-                lines(t, |t| format!(
-                    "- [{}] Task {}: {} — [{}](./{})",
-                    mark(t),
-                    t.id,
-                    t.title,
-                    t.target,
-                    t.target
-                ))
-            )
-        },
-    },
-    IndexShape {
-        name: "link in parentheses",
-        titled: true,
-        lite: false,
-        codes: &[],
-        render: |t, s| {
-            format!(
-                "## Tasks\n\n{}\n\n{s}",
-                lines(t, |t| format!(
-                    "- [{}] Task {}: {} ([{}]({}))",
-                    mark(t),
-                    t.id,
-                    t.title,
-                    t.target,
-                    t.target
-                ))
-            )
-        },
-    },
-    IndexShape {
-        name: "the whole item one link",
-        titled: true,
-        lite: false,
-        codes: &[],
-        render: |t, s| {
-            format!(
-                "## Task List\n\n{}\n\n{s}",
-                lines(t, |t| format!(
-                    "- [{}] [{}. {}]({})",
-                    mark(t),
-                    t.id,
-                    t.title,
-                    t.target
-                ))
-            )
-        },
-    },
-    IndexShape {
-        name: "numbered, arrow to a bare file name",
-        titled: true,
-        lite: false,
-        codes: &[],
-        render: |t, s| {
-            format!(
-                "## 4. Task List & Links\n\n{}\n\n{s}",
-                lines(t, |t| format!(
-                    "- [{}] {}. {:<24} → {}",
-                    mark(t),
-                    t.id,
-                    t.title,
-                    t.target
-                ))
-            )
-        },
-    },
-    IndexShape {
-        name: "* bullets",
-        titled: true,
-        lite: false,
-        codes: &[],
-        render: |t, s| {
-            format!(
-                "## Tasks\n\n{}\n\n{s}",
-                lines(t, |t| format!(
-                    "* [{}] Task {}: {} — [{}]({})",
-                    mark(t),
-                    t.id,
-                    t.title,
-                    t.target,
-                    t.target
-                ))
-            )
-        },
-    },
-    IndexShape {
-        name: "+ bullets",
-        titled: true,
-        lite: false,
-        codes: &[],
-        render: |t, s| {
-            format!(
-                "## Tasks\n\n{}\n\n{s}",
-                lines(t, |t| format!(
-                    "+ [{}] Task {}: {} — [{}]({})",
-                    mark(t),
-                    t.id,
-                    t.title,
-                    t.target,
-                    t.target
-                ))
-            )
-        },
-    },
-    IndexShape {
-        name: "ordered list",
-        titled: true,
-        lite: false,
-        codes: &[],
-        render: |t, s| {
-            format!(
-                "## Tasks\n\n{}\n\n{s}",
-                lines(t, |t| format!(
-                    "{}. [{}] Task {}: {} — [{}]({})",
-                    t.id,
-                    mark(t),
-                    t.id,
-                    t.title,
-                    t.target,
-                    t.target
-                ))
-            )
-        },
-    },
-    IndexShape {
-        name: "sub-headings inside the section",
-        titled: true,
-        lite: false,
-        codes: &[],
-        render: |t, s| {
-            let (first, rest) = t.split_at(t.len() / 2);
-            let item = |t: &Task| {
-                format!(
-                    "- [{}] Task {}: {}\n      See: [{}](./{})",
-                    mark(t),
-                    t.id,
-                    t.title,
-                    t.target,
-                    t.target
+    full("em dash link (dwp's own)", |t, s| {
+        status_then_items("## Tasks", t, s, EM_DASH_LINK)
+    }),
+    full("See: line", |t, s| {
+        items_then_status("## 4. Task List & Links", t, s, SEE_LINE)
+    }),
+    full("See: line, blank lines between items", |t, s| {
+        format!(
+            "## 4. Task List & Links\n\nThe agent must execute tasks **in order**.\n\n{}\n\n{s}",
+            t.iter()
+                .map(|t| fill(SEE_LINE, t))
+                .collect::<Vec<_>>()
+                .join("\n\n")
+        )
+    }),
+    full("See: line with a code span", |t, s| {
+        items_then_status(
+            "## Task List",
+            t,
+            s,
+            "- [{mark}] Task {id}: {title}\n      See: `{target}`",
+        )
+    }),
+    full("bold label with a status emoji", |t, s| {
+        format!(
+            "## 4. Task List\n\n{}\n\n{s}",
+            lines(t, |t| {
+                let emoji = if t.done { " ✅" } else { "" };
+                fill(
+                    &format!(
+                        "- [{{mark}}] **Task {{id}}:** {{title}}{emoji}\n      See: [{{target}}](./{{target}})"
+                    ),
+                    t,
                 )
-            };
-            format!(
-                "## 4. Task List & Links\n\n{s}\n\n### Phase 1: Build (Tasks 1-{})\n\n{}\n\n### Phase 2 — Close\n\n{}",
-                first.len(),
-                lines(first, item),
-                lines(rest, item)
+            })
+        )
+    }),
+    IndexShape {
+        titled: false,
+        ..full("no title, See: line", |t, s| {
+            items_then_status(
+                "## Tasks",
+                t,
+                s,
+                "- [{mark}] Task {id}\n      See: [{target}](./{target})",
             )
-        },
+        })
     },
     IndexShape {
-        name: "decorations after the title",
-        titled: true,
-        lite: false,
-        codes: &[],
-        render: |t, s| {
-            format!(
-                "## Tasks\n\n{}\n\n{s}",
-                lines(t, |t| format!(
-                    "- [{}] Task {}: {} (2h){} — [{}]({})",
-                    mark(t),
-                    t.id,
-                    t.title,
-                    if t.done { " ✅" } else { " ⏳" },
-                    t.target,
-                    t.target
-                ))
-            )
-        },
+        titled: false,
+        ..full("no title, no link", |t, s| {
+            items_then_status("## Tasks", t, s, "- [{mark}] Task {id}")
+        })
     },
+    full("title as the link text", |t, s| {
+        items_then_status(
+            "## Tasks",
+            t,
+            s,
+            "- [{mark}] Task {id}: [{title}](./{target})",
+        )
+    }),
+    full("link with ./", |t, s| {
+        items_then_status(
+            "## Tasks",
+            t,
+            s,
+            "- [{mark}] Task {id}: {title} — [{target}](./{target})",
+        )
+    }),
+    full("link in parentheses", |t, s| {
+        items_then_status(
+            "## Tasks",
+            t,
+            s,
+            "- [{mark}] Task {id}: {title} ([{target}]({target}))",
+        )
+    }),
+    full("the whole item one link", |t, s| {
+        items_then_status("## Task List", t, s, "- [{mark}] [{id}. {title}]({target})")
+    }),
+    full("numbered, arrow to a bare file name", |t, s| {
+        format!(
+            "## 4. Task List & Links\n\n{}\n\n{s}",
+            lines(t, |t| fill(
+                &format!("- [{{mark}}] {{id}}. {:<24} → {{target}}", t.title),
+                t
+            ))
+        )
+    }),
+    full("* bullets", |t, s| {
+        items_then_status(
+            "## Tasks",
+            t,
+            s,
+            "* [{mark}] Task {id}: {title} — [{target}]({target})",
+        )
+    }),
+    full("+ bullets", |t, s| {
+        items_then_status(
+            "## Tasks",
+            t,
+            s,
+            "+ [{mark}] Task {id}: {title} — [{target}]({target})",
+        )
+    }),
+    full("ordered list", |t, s| {
+        items_then_status(
+            "## Tasks",
+            t,
+            s,
+            "{id}. [{mark}] Task {id}: {title} — [{target}]({target})",
+        )
+    }),
+    full("sub-headings inside the section", |t, s| {
+        let (first, rest) = t.split_at(t.len() / 2);
+        let item = |t: &Task| fill(SEE_LINE, t);
+        format!(
+            "## 4. Task List & Links\n\n{s}\n\n### Phase 1: Build (Tasks 1-{})\n\n{}\n\n### Phase 2 — Close\n\n{}",
+            first.len(),
+            lines(first, item),
+            lines(rest, item)
+        )
+    }),
+    full("decorations after the title", |t, s| {
+        format!(
+            "## Tasks\n\n{}\n\n{s}",
+            lines(t, |t| {
+                let emoji = if t.done { " ✅" } else { " ⏳" };
+                fill(
+                    &format!(
+                        "- [{{mark}}] Task {{id}}: {{title}} (2h){emoji} — [{{target}}]({{target}})"
+                    ),
+                    t,
+                )
+            })
+        )
+    }),
     IndexShape {
-        name: "indented four spaces",
-        titled: true,
-        lite: false,
         codes: &["DWP094"],
-        render: |t, s| {
-            format!(
-                "## Tasks\n\n{s}\n\n{}",
-                lines(t, |t| format!(
-                    "    - [{}] Task {}: {} — [{}]({})",
-                    mark(t),
-                    t.id,
-                    t.title,
-                    t.target,
-                    t.target
-                ))
+        ..full("indented four spaces", |t, s| {
+            status_then_items(
+                "## Tasks",
+                t,
+                s,
+                "    - [{mark}] Task {id}: {title} — [{target}]({target})",
             )
-        },
+        })
     },
 ];
 
 const LITE_SHAPES: &[IndexShape] = &[
-    IndexShape {
-        name: "lite: anchor link (dwp's own)",
-        titled: true,
-        lite: true,
-        codes: &[],
-        render: |t, s| {
-            format!(
-                "## Tasks\n\n{s}\n\n{}",
-                lines(t, |t| format!(
-                    "- [{}] Task {}: {} — [{}]({})",
-                    mark(t),
-                    t.id,
-                    t.title,
-                    t.target,
-                    t.target
-                ))
-            )
-        },
-    },
-    IndexShape {
-        name: "lite: no link",
-        titled: true,
-        lite: true,
-        codes: &[],
-        render: |t, s| {
-            format!(
-                "## Task List\n\n{}\n\n{s}",
-                lines(t, |t| format!("- [{}] Task {}: {}", mark(t), t.id, t.title))
-            )
-        },
-    },
-    IndexShape {
-        name: "lite: immutable anchor note",
-        titled: true,
-        lite: true,
-        codes: &[],
-        render: |t, s| {
-            format!(
-                "## Task List\n\n{}\n\n{s}",
-                lines(t, |t| format!(
-                    "- [{}] Task {}: {} — (immutable anchor: {})",
-                    mark(t),
-                    t.id,
-                    t.title,
-                    t.target
-                ))
-            )
-        },
-    },
-    IndexShape {
-        name: "lite: no title",
-        titled: false,
-        lite: true,
-        codes: &[],
-        render: |t, s| {
-            format!(
-                "## Task List\n\n{}\n\n{s}",
-                lines(t, |t| format!("- [{}] Task {}", mark(t), t.id))
-            )
-        },
-    },
+    lite("lite: anchor link (dwp's own)", true, |t, s| {
+        status_then_items("## Tasks", t, s, EM_DASH_LINK)
+    }),
+    lite("lite: no link", true, |t, s| {
+        items_then_status("## Task List", t, s, "- [{mark}] Task {id}: {title}")
+    }),
+    lite("lite: immutable anchor note", true, |t, s| {
+        items_then_status(
+            "## Task List",
+            t,
+            s,
+            "- [{mark}] Task {id}: {title} — (immutable anchor: {target})",
+        )
+    }),
+    lite("lite: no title", false, |t, s| {
+        items_then_status("## Task List", t, s, "- [{mark}] Task {id}")
+    }),
 ];
 
 /// A way of writing the sections of the task records and of the README.
@@ -712,6 +545,20 @@ fn complete_task_three_in_markdown(plan: &mut Plan) {
     std::fs::write(&record, text).unwrap();
 }
 
+/// Every task of `state` has the title and locator of the plan model's task: what each writer
+/// must keep, whatever the shape it read.
+fn assert_titles_and_locators_kept(shape: &IndexShape, tasks: &[Task], state: &serde_json::Value) {
+    for (task, json) in tasks.iter().zip(state["tasks"].as_array().unwrap()) {
+        assert_eq!(json["title"], task.title.as_str(), "[{}] title", shape.name);
+        assert_eq!(
+            json["locator"]["value"],
+            task.target.as_str(),
+            "[{}] locator",
+            shape.name
+        );
+    }
+}
+
 fn state_bytes(dir: &Path) -> Vec<u8> {
     std::fs::read(dir.join("state.json")).unwrap()
 }
@@ -759,14 +606,8 @@ fn reconcile_write_keeps_titles_locators_boxes_and_gates_in_every_shape() {
             );
             let after = state_bytes(&dir);
             let state: serde_json::Value = serde_json::from_slice(&after).unwrap();
+            assert_titles_and_locators_kept(shape, tasks, &state);
             for (task, json) in tasks.iter().zip(state["tasks"].as_array().unwrap()) {
-                assert_eq!(json["title"], task.title.as_str(), "[{}] title", shape.name);
-                assert_eq!(
-                    json["locator"]["value"],
-                    task.target.as_str(),
-                    "[{}] locator",
-                    shape.name
-                );
                 assert_eq!(
                     json["status"] == "completed",
                     task.done,
@@ -814,14 +655,8 @@ fn init_materializes_every_shape_to_the_same_state() {
                 shape.name, run.stdout, run.stderr
             );
             let state: serde_json::Value = serde_json::from_slice(&state_bytes(&dir)).unwrap();
+            assert_titles_and_locators_kept(shape, &tasks, &state);
             for (task, json) in tasks.iter().zip(state["tasks"].as_array().unwrap()) {
-                assert_eq!(json["title"], task.title.as_str(), "[{}] title", shape.name);
-                assert_eq!(
-                    json["locator"]["value"],
-                    task.target.as_str(),
-                    "[{}] locator",
-                    shape.name
-                );
                 let status = if task.done { "completed" } else { "pending" };
                 assert_eq!(
                     json["status"], status,

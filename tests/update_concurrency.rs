@@ -14,22 +14,26 @@ fn dwp() -> Command {
     common::dwp().inherit_home().command()
 }
 
+/// `dwp update PLAN --task 1 --status in_progress`, to which a caller adds a gate record.
+fn update_task_1(plan: &Path) -> Command {
+    let mut command = dwp();
+    command.args([
+        "update",
+        plan.to_str().unwrap(),
+        "--task",
+        "1",
+        "--status",
+        "in_progress",
+    ]);
+    command
+}
+
 /// A plan whose task 1 is in progress, ready to take gate records.
 fn plan_with_task_in_progress(root: &Path, tasks: usize) -> PathBuf {
     let plan = SynthPlan::new("PLAN_concurrency_test", tasks)
         .write(root)
         .expect("write plan");
-    let status = dwp()
-        .args([
-            "update",
-            plan.to_str().unwrap(),
-            "--task",
-            "1",
-            "--status",
-            "in_progress",
-        ])
-        .status()
-        .unwrap();
+    let status = update_task_1(&plan).status().unwrap();
     assert!(status.success());
     plan
 }
@@ -197,15 +201,7 @@ fn sigkilled_updates_leave_old_or_new_bytes_and_recoverable_locks() {
         .unwrap();
     assert!(validate.status.success());
     // One more successful update sweeps what the last killed writer may have left.
-    let last = dwp()
-        .args([
-            "update",
-            plan.to_str().unwrap(),
-            "--task",
-            "1",
-            "--status",
-            "in_progress",
-        ])
+    let last = update_task_1(&plan)
         .args(["--gate", "after-the-storm|0|1 passed"])
         .output()
         .unwrap();
