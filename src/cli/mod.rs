@@ -196,6 +196,10 @@ pub struct UpdateArgs {
     /// The task's new status: pending, in_progress, completed, blocked or skipped.
     #[arg(long, value_name = "STATUS", value_parser = parse_status)]
     pub status: TaskStatus,
+    /// With --status completed: tick the task's README box (and recount `Plan Status: N/M`) in
+    /// the same locked write as the state.
+    #[arg(long)]
+    pub tick: bool,
     /// A gate record "COMMAND|EXIT_CODE|EVIDENCE", split on the first two `|`; passes = exit 0. Repeatable.
     #[arg(long, value_name = "SPEC")]
     pub gate: Vec<String>,
@@ -412,7 +416,10 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
         }
         Command::Update(args) => {
             let request = update_request(args)?;
-            Outcome::Update(crate::commands::update::update(&args.target, &request)?)
+            Outcome::Update {
+                outcome: crate::commands::update::update(&args.target, &request)?,
+                target: args.target.clone(),
+            }
         }
         Command::Amend(args) => {
             check_sha256(args.expected_sha256.as_deref())?;
@@ -596,6 +603,7 @@ fn update_request(args: &UpdateArgs) -> Result<crate::commands::update::UpdateRe
         wait,
         dry_run: args.dry_run,
         invalidate: Vec::new(),
+        tick: args.tick,
     })
 }
 

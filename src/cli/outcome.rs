@@ -26,7 +26,11 @@ use std::path::PathBuf;
 
 pub enum Outcome {
     Validate(Vec<Validation>),
-    Update(UpdateOutcome),
+    /// `target`: the PLAN argument, for the follow-up commands a warning names.
+    Update {
+        outcome: UpdateOutcome,
+        target: PathBuf,
+    },
     Amend(AmendOutcome),
     Init(InitOutcome),
     Migrate(MigrateOutcome),
@@ -100,7 +104,7 @@ impl Outcome {
                 ladder::Verdict::Block => return Exit::BlockStop,
                 ladder::Verdict::Allow => Verdict::Valid,
             },
-            Outcome::Update(_)
+            Outcome::Update { .. }
             | Outcome::Amend(_)
             | Outcome::Init(_)
             | Outcome::Migrate(_)

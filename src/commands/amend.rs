@@ -643,55 +643,10 @@ fn append_block(text: &str, block: &Block, source: &TaskSource) -> Result<String
     Ok(out)
 }
 
-/// Task `id`'s README box unchecked, and `Plan Status: X/N` recounted from the boxes.
+/// Task `id`'s README box unchecked, and `Plan Status: X/N` recounted from the boxes; a box
+/// dwp cannot read is left as it is (the amendment is still recorded).
 fn uncheck_box(readme: &str, id: u64) -> String {
-    let parsed = markdown::parse_readme(readme);
-    let Some(entry) = parsed
-        .index
-        .iter()
-        .find(|e| e.id == id && e.marker.is_done())
-    else {
-        return readme.to_owned();
-    };
-    let unchecked = edit_line(readme, entry.line, |line| {
-        line.replacen("[x]", "[ ]", 1).replacen("[X]", "[ ]", 1)
-    });
-    let Some(status) = &parsed.plan_status else {
-        return unchecked;
-    };
-    let markdown::PlanStatusValue::Count { done, total } = status.value else {
-        return unchecked;
-    };
-    let boxes = markdown::parse_readme(&unchecked)
-        .index
-        .iter()
-        .filter(|e| e.marker.is_done())
-        .count();
-    // `2/7`, `2 / 7`: the count as the line writes it, recounted.
-    let count =
-        regex::Regex::new(&format!(r"\b{done}(\s*)/(\s*){total}\b")).expect("a pattern of digits");
-    edit_line(&unchecked, status.line, |line| {
-        count
-            .replacen(line, 1, format!("{boxes}${{1}}/${{2}}{total}"))
-            .into_owned()
-    })
-}
-
-/// `text` with its 1-based line `line_no` (without its line ending) replaced by `edit`.
-fn edit_line(text: &str, line_no: usize, edit: impl FnOnce(&str) -> String) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut edit = Some(edit);
-    for (index, line) in text.split_inclusive('\n').enumerate() {
-        match edit.take_if(|_| index + 1 == line_no) {
-            Some(edit) => {
-                let body = line.trim_end_matches(['\n', '\r']);
-                out.push_str(&edit(body));
-                out.push_str(&line[body.len()..]);
-            }
-            None => out.push_str(line),
-        }
-    }
-    out
+    markdown::boxes::set_box(readme, id, false).unwrap_or_else(|_| readme.to_owned())
 }
 
 /// The PROGRESS.md mirror: one line naming plan, task, number, date, disposition and

@@ -1,10 +1,18 @@
-//! `dwp update`: one guarded update of one task, the guarded step of `crate::steps::updater` under the
-//! plan's lock (taken once the request's flags are checked and the inputs are known to be
+//! `dwp update`: one guarded update of one task, the guarded step of `crate::steps::updater` under
+//! the plan's lock (taken once the request's flags are checked and the inputs are known to be
 //! regular files).
+//!
+//! The markdown wins, so a completion puts it first: with `--tick` the task's README box is
+//! ticked (and `Plan Status: X/N` recounted) in the same locked write as the state, through one
+//! intent record; without it, a completion whose box is still unchecked succeeds but says so
+//! (`"markdown": "box unchecked"`), since the plan is not conformant until the box is ticked.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::plan::markdown;
+use crate::plan::model::TaskStatus;
 use crate::steps::updater::{AmendmentCheck, check_request, update_under_lock};
-pub use crate::steps::updater::{UpdateOutcome, UpdateRequest};
+pub use crate::steps::updater::{BoxNote, UpdateOutcome, UpdateRequest};
+use crate::store;
 use std::path::Path;
 
 /// Run one guarded update of the plan at `target`.
@@ -12,7 +20,107 @@ pub fn update(target: &Path, request: &UpdateRequest) -> Result<UpdateOutcome> {
     check_request(request)?;
     let (plan_dir, state_path) = crate::plan::resolve_target(target);
     let guard = crate::steps::writer::lock_for_write(&plan_dir, &state_path, request.wait)?;
-    let outcome = update_under_lock(&plan_dir, &state_path, request, AmendmentCheck::TaskLog)?;
+    let outcome = if request.tick {
+        update_and_tick(&plan_dir, &state_path, request)?
+    } else {
+        let mut outcome =
+            update_under_lock(&plan_dir, &state_path, request, AmendmentCheck::TaskLog)?;
+        if outcome.status == TaskStatus::Completed && request.status == Some(TaskStatus::Completed)
+        {
+            outcome.markdown = box_of(&plan_dir, request.task);
+        }
+        outcome
+    };
     guard.release()?;
     Ok(outcome)
+}
+
+/// [`BoxNote::Unchecked`] when the README's box of task `id` is not ticked; nothing when it is,
+/// or when the README cannot be read or does not list the task (verify reports those).
+fn box_of(plan_dir: &Path, id: u64) -> Option<BoxNote> {
+    let readme = store::read_text(&plan_dir.join("README.md"), plan_dir).ok()?;
+    let parsed = markdown::parse_readme(&readme);
+    let entry = parsed.index.iter().find(|e| e.id == id)?;
+    (!entry.marker.is_done()).then_some(BoxNote::Unchecked)
+}
+
+/// Complete the task and tick its box. Usually one intent record holds both files, so a kill
+/// between them is completed by the next writer. Completing the last task is publication, which
+/// reads the boxes: there the tick is written first, on its own, and put back if the update is
+/// refused; a kill between the two leaves the box ahead of the state, and the same command run
+/// again completes it.
+fn update_and_tick(
+    plan_dir: &Path,
+    state_path: &Path,
+    request: &UpdateRequest,
+) -> Result<UpdateOutcome> {
+    let readme_path = plan_dir.join("README.md");
+    let readme = store::read_text(&readme_path, plan_dir)
+        .map_err(|failure| failure.into_error("read", &readme_path))?;
+    let ticked = markdown::boxes::set_box(&readme, request.task, true).map_err(|why| {
+        Error::rejected(readme_path.display().to_string(), format!("--tick: {why}")).with_hint(
+            "tick the box by hand (`- [x] Task N`), then run the same update without --tick",
+        )
+    })?;
+    let with_note = |mut outcome: UpdateOutcome, note| {
+        outcome.markdown = Some(note);
+        outcome
+    };
+    if ticked == readme {
+        return update_under_lock(plan_dir, state_path, request, AmendmentCheck::TaskLog);
+    }
+    let publishes = markdown::parse_readme(&readme)
+        .index
+        .iter()
+        .all(|e| e.id == request.task || e.marker.is_done());
+    if publishes {
+        return tick_then_publish(plan_dir, state_path, request, &readme, &ticked)
+            .map(|outcome| with_note(outcome, BoxNote::Ticked));
+    }
+    let preview = UpdateRequest {
+        dry_run: true,
+        tick: false,
+        ..request.clone()
+    };
+    let planned = update_under_lock(plan_dir, state_path, &preview, AmendmentCheck::TaskLog)?;
+    let mut write = store::intent::Transaction::new(plan_dir, "dwp update --tick");
+    write.replace(&readme_path, Some(readme.as_bytes()), ticked.as_bytes())?;
+    let new_sha256 = match &planned.planned {
+        Some(bytes) => {
+            write.replace_known(state_path, Some(&planned.old_sha256), bytes)?;
+            store::sha256_hex(bytes)
+        }
+        None => planned.old_sha256.clone(),
+    };
+    write.commit()?;
+    let outcome = UpdateOutcome {
+        dry_run: false,
+        diff: None,
+        planned: None,
+        new_sha256,
+        ..planned
+    };
+    Ok(with_note(outcome, BoxNote::Ticked))
+}
+
+/// The last task: tick, then the update that publishes; the tick comes back if it is refused.
+fn tick_then_publish(
+    plan_dir: &Path,
+    state_path: &Path,
+    request: &UpdateRequest,
+    readme: &str,
+    ticked: &str,
+) -> Result<UpdateOutcome> {
+    let readme_path = plan_dir.join("README.md");
+    let mut tick = store::intent::Transaction::new(plan_dir, "dwp update --tick");
+    tick.replace(&readme_path, Some(readme.as_bytes()), ticked.as_bytes())?;
+    tick.commit()?;
+    let refused = match update_under_lock(plan_dir, state_path, request, AmendmentCheck::TaskLog) {
+        Ok(outcome) => return Ok(outcome),
+        Err(refused) => refused,
+    };
+    let mut untick = store::intent::Transaction::new(plan_dir, "dwp update --tick (refused)");
+    untick.replace(&readme_path, Some(ticked.as_bytes()), readme.as_bytes())?;
+    untick.commit()?;
+    Err(refused)
 }

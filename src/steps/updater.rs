@@ -58,6 +58,8 @@ pub struct UpdateRequest {
     pub dry_run: bool,
     /// Commands whose gate records an amendment invalidates (`dwp amend --invalidate`).
     pub invalidate: Vec<String>,
+    /// With `status: completed`: tick the task's README box in the same write (`--tick`).
+    pub tick: bool,
 }
 
 /// Where the reopen rule looks for the amendment dated today.
@@ -93,6 +95,21 @@ pub struct UpdateOutcome {
     /// intent record (`dwp amend`).
     #[serde(skip)]
     pub planned: Option<Vec<u8>>,
+    /// After a completion: the task's README box, when it says something the caller must know
+    /// (the markdown wins, so a box left unchecked leaves the plan not conformant).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub markdown: Option<BoxNote>,
+}
+
+/// What the README's box of a task just completed says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum BoxNote {
+    /// `--tick` ticked it in the same write.
+    #[serde(rename = "box ticked")]
+    Ticked,
+    /// It is still unchecked: the state is ahead of the markdown until it is ticked.
+    #[serde(rename = "box unchecked")]
+    Unchecked,
 }
 
 /// One guarded update with the lock of `state_path` already held by the caller (`dwp amend`
@@ -178,6 +195,7 @@ pub fn update_under_lock(
         diff,
         receipt: None,
         planned,
+        markdown: None,
     })
 }
 
@@ -872,6 +890,7 @@ fn publish(
         diff,
         receipt: publication.receipt.clone(),
         planned: None,
+        markdown: None,
     })
 }
 
@@ -940,6 +959,16 @@ pub fn check_request(request: &UpdateRequest) -> Result<()> {
         return Err(Error::Usage(format!(
             "--expected-sha256 `{expected}` is not 64 lower-case hex digits"
         )));
+    }
+    if request.tick && request.status != Some(TaskStatus::Completed) {
+        return Err(Error::Usage(
+            "--tick goes with --status completed: it ticks the box of the task it completes".into(),
+        ));
+    }
+    if request.tick && request.dry_run {
+        return Err(Error::Usage(
+            "--tick writes the README with the state; drop --dry-run, or --tick to preview the state change".into(),
+        ));
     }
     let blocking = request.status == Some(TaskStatus::Blocked);
     if !blocking && (request.block_reason.is_some() || request.block_needs.is_some()) {

@@ -32,7 +32,7 @@ pub fn print<W: Write>(out: &mut Inert<W>, outcome: &Outcome, format: Format, co
     let ok = outcome.ok();
     match outcome {
         Outcome::Validate(results) => plan::validate(out, results, ok, json),
-        Outcome::Update(update) => plan::update(out, update, json),
+        Outcome::Update { outcome, target } => plan::update(out, outcome, target, json),
         Outcome::Amend(amend) => plan::amend(out, amend, json),
         Outcome::Init(init) => plan::init(out, init, json),
         Outcome::Migrate(migrate) => plan::migrate(out, migrate, json),

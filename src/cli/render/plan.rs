@@ -6,7 +6,7 @@ use crate::commands::amend::AmendOutcome;
 use crate::commands::materialize::{InitOutcome, MigrateOutcome};
 use crate::commands::reconcile::ReconcileReport;
 use crate::commands::status::{PlanLine, Summary};
-use crate::commands::update::UpdateOutcome;
+use crate::commands::update::{BoxNote, UpdateOutcome};
 use crate::commands::validate::Validation;
 use crate::findings::{Finding, Verdict};
 use crate::store::lock::{LockInfo, Recovery};
@@ -61,7 +61,17 @@ pub(super) fn validate(out: &mut impl Write, results: &[Validation], ok: bool, a
     }
 }
 
-pub(super) fn update(out: &mut impl Write, outcome: &UpdateOutcome, as_json: bool) {
+pub(super) fn update(out: &mut impl Write, outcome: &UpdateOutcome, target: &Path, as_json: bool) {
+    if outcome.markdown == Some(BoxNote::Unchecked) {
+        let plan = target.display();
+        let id = outcome.task;
+        super::warn(
+            "update",
+            &[format!(
+                "task {id} is completed in state.json but its README box is unchecked, so the plan is not conformant: tick it with `dwp update {plan} --task {id} --status completed --tick`; if the task is not done, `dwp reconcile {plan} --write` reopens it in state"
+            )],
+        );
+    }
     if as_json {
         print_keyed(out, "update", true, "outcome", outcome);
         return;
@@ -84,6 +94,13 @@ pub(super) fn update(out: &mut impl Write, outcome: &UpdateOutcome, as_json: boo
         outcome.plan_status,
         outcome.new_sha256
     );
+    if outcome.markdown == Some(BoxNote::Ticked) {
+        let _ = writeln!(
+            out,
+            "README.md: task {}'s box ticked, Plan Status recounted",
+            outcome.task
+        );
+    }
     if let Some(receipt) = &outcome.receipt {
         let _ = writeln!(out, "plan published · receipt {receipt}");
     }

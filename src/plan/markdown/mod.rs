@@ -11,6 +11,7 @@
 //! dropped. The reader never panics and accepts CRLF, tabs, a missing final newline, non-ASCII
 //! titles and very long files.
 
+pub mod boxes;
 mod document;
 mod index;
 mod sections;

@@ -1,0 +1,112 @@
+//! The one edit dwp makes to a README's task list: a task's box ticked (`dwp update --tick`) or
+//! unticked (`dwp amend` reopening a completed task), with `Plan Status: X/N` recounted from the
+//! boxes. Only the box and the count change; every other byte, line ending included, stays.
+
+use super::{Marker, PlanStatusValue, parse_readme};
+
+/// `readme` with task `id`'s box set to `done` and the Plan Status count following the boxes;
+/// the same text when the box already says so. A task the index does not list, or a box holding
+/// a marker other than `[ ]` / `[x]`, is an error naming it: dwp does not guess what `[~]` means.
+pub fn set_box(readme: &str, id: u64, done: bool) -> Result<String, String> {
+    let parsed = parse_readme(readme);
+    let Some(entry) = parsed.index.iter().find(|e| e.id == id) else {
+        return Err(format!("the task list has no box for task {id}"));
+    };
+    let (from, to): (&[&str], &str) = match (&entry.marker, done) {
+        (Marker::Done, true) | (Marker::Open, false) => return Ok(readme.to_owned()),
+        (Marker::Open, true) => (&["[ ]"], "[x]"),
+        (Marker::Done, false) => (&["[x]", "[X]"], "[ ]"),
+        (Marker::Other(marker), _) => {
+            return Err(format!(
+                "task {id}'s box holds `{marker}` (line {}), which dwp does not read as open or done",
+                entry.line
+            ));
+        }
+    };
+    let ticked = edit_line(readme, entry.line, |line| {
+        let at = from
+            .iter()
+            .filter_map(|marker| line.find(marker))
+            .min()
+            .expect("the index read this box on this line");
+        format!("{}{to}{}", &line[..at], &line[at + 3..])
+    });
+    let Some(status) = &parsed.plan_status else {
+        return Ok(ticked);
+    };
+    let PlanStatusValue::Count { done, total } = status.value else {
+        return Ok(ticked);
+    };
+    let boxes = parse_readme(&ticked)
+        .index
+        .iter()
+        .filter(|e| e.marker.is_done())
+        .count();
+    // `2/7`, `2 / 7`: the count as the line writes it, recounted.
+    let count =
+        regex::Regex::new(&format!(r"\b{done}(\s*)/(\s*){total}\b")).expect("a pattern of digits");
+    Ok(edit_line(&ticked, status.line, |line| {
+        count
+            .replacen(line, 1, format!("{boxes}${{1}}/${{2}}{total}"))
+            .into_owned()
+    }))
+}
+
+/// `text` with its 1-based line `line_no` (without its line ending) replaced by `edit`.
+pub fn edit_line(text: &str, line_no: usize, edit: impl FnOnce(&str) -> String) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut edit = Some(edit);
+    for (index, line) in text.split_inclusive('\n').enumerate() {
+        match edit.take_if(|_| index + 1 == line_no) {
+            Some(edit) => {
+                let body = line.trim_end_matches(['\n', '\r']);
+                out.push_str(&edit(body));
+                out.push_str(&line[body.len()..]);
+            }
+            None => out.push_str(line),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const README: &str = "# Plan\r\n\r\n**Plan Status:** 1 / 3 tasks\r\n\r\n## Task List\r\n\r\n\
+        - [x] Task 1: One ([file](./1.task_one.md))\r\n\
+        - [ ] Task 2: Two, with [ ] in its title ([file](./2.task_two.md))\r\n\
+        - [ ] Task 3: Three ([file](./3.task_three.md))\r\n";
+
+    #[test]
+    fn ticking_changes_the_box_and_the_count_and_nothing_else() {
+        let ticked = set_box(README, 2, true).unwrap();
+        assert_eq!(
+            ticked,
+            README
+                .replace("1 / 3 tasks", "2 / 3 tasks")
+                .replace("- [ ] Task 2: Two, with [ ]", "- [x] Task 2: Two, with [ ]")
+        );
+        assert_eq!(set_box(&ticked, 2, true).unwrap(), ticked, "ticking twice");
+        assert_eq!(
+            set_box(&ticked, 2, false).unwrap(),
+            README,
+            "unticking undoes it"
+        );
+    }
+
+    #[test]
+    fn a_box_dwp_cannot_read_or_a_task_not_listed_is_refused() {
+        let odd = README.replace("- [ ] Task 3", "- [~] Task 3");
+        assert!(set_box(&odd, 3, true).unwrap_err().contains("`[~]`"));
+        assert!(set_box(README, 9, true).unwrap_err().contains("task 9"));
+    }
+
+    #[test]
+    fn a_plan_status_that_is_not_a_count_is_left_as_it_is() {
+        let words = README.replace("1 / 3 tasks", "in progress");
+        let ticked = set_box(&words, 3, true).unwrap();
+        assert!(ticked.contains("**Plan Status:** in progress"));
+        assert!(ticked.contains("- [x] Task 3"));
+    }
+}
