@@ -17,7 +17,7 @@ use dwp::plan::json::parse_strict;
 use dwp::plan::model::{DocKind, Generation, State};
 use dwp::plan::{Loaded, PlanPaths};
 use dwp::rules::invariants;
-use dwp::store::{canonical_bytes, read_artifact, sha256_hex, write_atomic};
+use dwp::store::{json_file_bytes, read_artifact, sha256_hex, write_atomic};
 use dwp::synth::SynthPlan;
 use serde::Deserialize;
 use std::fs::{self, File};
@@ -625,7 +625,7 @@ fn bench_store(config: &Config, plans: &[Fixture], root: &Path) -> Vec<(usize, f
                 .value_mut()
                 .expect("half completed: a checkpoint")
                 .note = Some(note.to_owned());
-            canonical_bytes(&state)
+            json_file_bytes(&state)
         };
         let payloads = [payload("bench write A"), payload("bench write B")];
         assert_eq!(payloads[0].len(), payloads[1].len());

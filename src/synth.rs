@@ -7,7 +7,7 @@ use crate::plan::model::{
     Actor, Approval, Archetype, Checkpoint, DocKind, Field, Gate, Generation, Locator, LocatorKind,
     Manifest, Materialization, Outcome, PlanFormat, Rigor, State, Task, TaskStatus,
 };
-use crate::store::canonical_bytes;
+use crate::store::json_file_bytes;
 use chrono::{DateTime, Duration, Utc};
 use std::fmt::Write as _;
 use std::io;
@@ -324,8 +324,8 @@ impl SynthPlan {
     pub fn write(&self, parent: &Path) -> io::Result<PathBuf> {
         let dir = parent.join(&self.name);
         std::fs::create_dir_all(dir.join("analysis_results"))?;
-        std::fs::write(dir.join("manifest.json"), canonical_bytes(&self.manifest()))?;
-        std::fs::write(dir.join("state.json"), canonical_bytes(&self.state()))?;
+        std::fs::write(dir.join("manifest.json"), json_file_bytes(&self.manifest()))?;
+        std::fs::write(dir.join("state.json"), json_file_bytes(&self.state()))?;
         std::fs::write(dir.join("README.md"), self.readme())?;
         let mut progress = String::from("# Progress\n\n");
         for id in 1..=self.completed {

@@ -1,5 +1,5 @@
-//! `dwp amend` through the real binary (seed 003 "Evidence truth and amendments", DESIGN.md §3
-//! "Amendment block"): numbering, dating, the deferred requirement's destination, invalidation,
+//! `dwp amend` through the real binary (seed 003 "Evidence truth and amendments", the amendment
+//! block of docs/DECISIONS.md): numbering, dating, the deferred requirement's destination, invalidation,
 //! Lite and Full records, the PROGRESS.md mirror, and every refusal with the bytes of the task
 //! file, README.md, PROGRESS.md and state.json unchanged. What `dwp amend` writes must pass
 //! `dwp verify`'s amendment rules (DWP070-075) and leave markdown and state in sync.

@@ -40,7 +40,7 @@ fn state_written_tomorrow(plan: &Path) -> String {
         serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     let tomorrow = "2026-06-10T09:00:00Z";
     state["updated_at"] = tomorrow.into();
-    std::fs::write(&path, dwp::store::canonical_bytes(&state)).unwrap();
+    std::fs::write(&path, dwp::store::json_file_bytes(&state)).unwrap();
     tomorrow.to_owned()
 }
 

@@ -254,7 +254,7 @@ fn a_box_checked_ahead_of_the_state_shows_the_desync_line() {
     let state = std::fs::read_to_string(plan.join("state.json")).expect("state");
     assert_eq!(
         state.as_bytes(),
-        &dwp::store::canonical_bytes(&SynthPlan::new("PLAN_box_ahead", 5).completed(2).state())[..]
+        &dwp::store::json_file_bytes(&SynthPlan::new("PLAN_box_ahead", 5).completed(2).state())[..]
     );
     insta::assert_snapshot!("status_desync_human", stdout);
 

@@ -61,7 +61,7 @@ fn state_text(plan: &Path) -> String {
 fn edit_state(plan: &Path, edit: impl FnOnce(&mut Value)) {
     let mut state: Value = serde_json::from_str(&state_text(plan)).expect("state is JSON");
     edit(&mut state);
-    fs::write(plan.join("state.json"), dwp::store::canonical_bytes(&state)).expect("write state");
+    fs::write(plan.join("state.json"), dwp::store::json_file_bytes(&state)).expect("write state");
 }
 
 /// Run `dwp validate PLAN` on a broken plan and check the contract for bad input: exit 1, no
@@ -198,8 +198,8 @@ fn an_oversized_string_is_rejected() {
     assert!(line.contains(": $.tasks[0].gates[0].evidence: "), "{line}");
 }
 
-/// A finding quotes what it rejects, but never a whole oversized value: "one clear message"
-/// (DESIGN.md §4) is not a 100 KB line.
+/// A finding quotes what it rejects, but never a whole oversized value: one clear message is
+/// not a 100 KB line.
 #[test]
 fn an_oversized_string_is_not_echoed_in_full() {
     let (root, plan) = synth_plan("PLAN_cli_huge_string");

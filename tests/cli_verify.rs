@@ -33,7 +33,7 @@ fn edit_state(plan: &Path, change: impl FnOnce(&mut Value)) {
     let path = plan.join("state.json");
     let mut state: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     change(&mut state);
-    std::fs::write(path, dwp::store::canonical_bytes(&state)).unwrap();
+    std::fs::write(path, dwp::store::json_file_bytes(&state)).unwrap();
 }
 
 /// Exit code and sorted codes for a plan broken by `breaking`.
@@ -282,7 +282,7 @@ fn a_completed_plan_needs_a_security_review_without_an_open_critical_finding() {
 
 /// A receipt in the public reference's three-key form, computed here independently of dwp:
 /// sha256 of state.json, and sha256 over the sorted artifact names, each fed as the name, a NUL
-/// byte, then the file's bytes or `<absent>` (DESIGN.md §3).
+/// byte, then the file's bytes or `<absent>` (docs/DECISIONS.md, "Publication").
 fn write_reference_receipt(plan: &Path) {
     use sha2::{Digest, Sha256};
     let hex = |bytes: &[u8]| {

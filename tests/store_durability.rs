@@ -16,7 +16,7 @@ use dwp::store::atomic::leftover_temps;
 fn dwp_parent(target: &Path) -> &Path {
     target.parent().expect("a target in a folder")
 }
-use dwp::store::{canonical_bytes, write_atomic};
+use dwp::store::{json_file_bytes, write_atomic};
 use dwp::synth::SynthPlan;
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
@@ -42,12 +42,12 @@ const CRASH_TASKS: usize = 1250;
 
 /// Payload A: canonical state of a 1,250-task plan, all pending (about 256 KiB).
 fn payload_a() -> Vec<u8> {
-    canonical_bytes(&SynthPlan::new("PLAN_crash_test", CRASH_TASKS).state())
+    json_file_bytes(&SynthPlan::new("PLAN_crash_test", CRASH_TASKS).state())
 }
 
 /// Payload B: the same plan with its first 112 tasks completed (about 300 KiB).
 fn payload_b() -> Vec<u8> {
-    canonical_bytes(
+    json_file_bytes(
         &SynthPlan::new("PLAN_crash_test", CRASH_TASKS)
             .completed(112)
             .state(),
@@ -374,7 +374,7 @@ fn concurrent_writers_never_expose_a_torn_or_mixed_file() {
     let payloads: Arc<Vec<Vec<u8>>> = Arc::new(
         (0..WRITERS)
             .map(|i| {
-                canonical_bytes(
+                json_file_bytes(
                     &SynthPlan::new(&format!("PLAN_concurrent_{i}"), 40 + 20 * i).state(),
                 )
             })

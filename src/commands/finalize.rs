@@ -209,7 +209,7 @@ mod tests {
                 serde_json::from_slice(&std::fs::read(plan.join("state.json")).unwrap()).unwrap();
             other.updated_at = "2026-06-09T14:44:00Z".into();
             let other_path = root.path().join("other-candidate.json");
-            std::fs::write(&other_path, store::canonical_bytes(&other)).unwrap();
+            std::fs::write(&other_path, store::json_file_bytes(&other)).unwrap();
             assert!(
                 recover(&plan, Some(other_path)).is_err(),
                 "{step:?}: another candidate is refused"
@@ -254,7 +254,7 @@ mod tests {
         marker.candidate = marker
             .candidate
             .replace("plan published", "plan published!");
-        std::fs::write(&path, store::canonical_bytes(&marker)).unwrap();
+        std::fs::write(&path, store::json_file_bytes(&marker)).unwrap();
         let error = recover(&plan, None).unwrap_err();
         assert!(error.to_string().contains("altered"), "{error}");
     }

@@ -539,14 +539,14 @@ fn task_file(
 }
 
 /// Both documents checked like any input (schema, invariants, identity) before either is
-/// written; their canonical bytes.
+/// written; their file bytes.
 fn checked_pair(
     paths: &PlanPaths,
     manifest: &Manifest,
     state: &State,
 ) -> Result<(Vec<u8>, Vec<u8>)> {
-    let manifest_bytes = store::canonical_bytes(manifest);
-    let state_bytes = store::canonical_bytes(state);
+    let manifest_bytes = store::json_file_bytes(manifest);
+    let state_bytes = store::json_file_bytes(state);
     crate::steps::writer::check_before_write(&paths.state, &state_bytes, "the materialized state")?;
     let value = crate::plan::json::parse_strict(&manifest_bytes)
         .map_err(|e| Error::rejected(paths.manifest.display().to_string(), e.message))?;

@@ -150,7 +150,7 @@ pub fn reconcile(target: &Path, request: &ReconcileRequest) -> Result<ReconcileR
     let bytes = if next == loaded.doc {
         loaded.bytes.clone()
     } else {
-        store::canonical_bytes(&next)
+        store::json_file_bytes(&next)
     };
     let diff = request
         .diff

@@ -3,8 +3,8 @@
 //!
 //! The types are closed (`deny_unknown_fields`) and keep the difference between an absent field
 //! and an explicit `null` ([`Field`]), so that a document read and written back without a change
-//! serializes to the same canonical bytes. Field order is the order of the spec's examples, which
-//! is the order canonical serialization writes. Timestamps stay strings: the schema does not check
+//! serializes to the same file bytes (`store::json_file_bytes`). Field order is the order of the spec's examples, which
+//! is the order serialization writes. Timestamps stay strings: the schema does not check
 //! their format, so [`crate::rules::invariants`] does, and a value is never reformatted behind the
 //! caller's back.
 
@@ -114,7 +114,7 @@ impl SchemaId {
 }
 
 /// A field that may be absent, explicitly `null`, or hold a value. The spec gives `null` a
-/// meaning of its own ("no blocker") and the canonical bytes must keep whichever form was read.
+/// meaning of its own ("no blocker") and the written bytes must keep whichever form was read.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Field<T> {
     #[default]

@@ -265,7 +265,7 @@ fn complete_publication(
     if let Some(parent) = receipt_path.parent() {
         store::create_dir(parent, &paths.dir)?;
     }
-    store::write_atomic(&receipt_path, &paths.dir, &store::canonical_bytes(&receipt))?;
+    store::write_atomic(&receipt_path, &paths.dir, &store::json_file_bytes(&receipt))?;
     marker.step = Step::ReceiptWritten.name().to_owned();
     write_marker(&paths.dir, &marker)?;
     reached(Step::ReceiptWritten)?;
@@ -297,7 +297,7 @@ pub fn default_candidate(current: &Loaded<State>) -> Vec<u8> {
         last.completed_at = Some(now.clone());
     }
     terminal_stamp(&mut next, &now);
-    store::canonical_bytes(&next)
+    store::json_file_bytes(&next)
 }
 
 /// Counts, derived status, `updated_at` and the terminal checkpoint of a completed candidate.
@@ -440,7 +440,7 @@ fn write_marker(plan_dir: &Path, marker: &Marker) -> Result<()> {
     store::write_atomic(
         &plan_dir.join(MARKER),
         plan_dir,
-        &store::canonical_bytes(marker),
+        &store::json_file_bytes(marker),
     )
     .map(|_| ())
 }

@@ -154,7 +154,7 @@ pub fn update_under_lock(
         }
     }
     let bytes = if changed {
-        store::canonical_bytes(&next)
+        store::json_file_bytes(&next)
     } else {
         loaded.bytes.clone()
     };
@@ -852,7 +852,7 @@ fn publish(
     request: &UpdateRequest,
     transition: &Transition,
 ) -> Result<UpdateOutcome> {
-    let bytes = store::canonical_bytes(&next);
+    let bytes = store::json_file_bytes(&next);
     let diff = request
         .dry_run
         .then(|| crate::diff::unified_diff(&loaded.bytes, &bytes, &loaded.file));

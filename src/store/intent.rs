@@ -150,7 +150,7 @@ impl Transaction {
         super::write_atomic(
             &record,
             &self.plan_dir,
-            &super::canonical_bytes(&self.intent),
+            &super::json_file_bytes(&self.intent),
         )
         .map(|_| ())
     }
@@ -166,7 +166,7 @@ impl Transaction {
         super::write_atomic(
             &record,
             &self.plan_dir,
-            &super::canonical_bytes(&self.intent),
+            &super::json_file_bytes(&self.intent),
         )?;
         let changed = carry_out(&self.plan_dir, &self.intent)?;
         super::remove_file(&record, &self.plan_dir)?;

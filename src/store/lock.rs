@@ -206,7 +206,7 @@ fn remove_lock_dir(dir: &Path) -> Result<()> {
 /// that flag, a plain `mkdir` (the reference tooling's own method) takes the lock instead.
 pub fn try_acquire(target: &Path) -> Result<LockGuard> {
     let dir = lock_dir(target);
-    let owner = crate::store::canonical_bytes(&Owner::of_this_process());
+    let owner = crate::store::json_file_bytes(&Owner::of_this_process());
     let staging = aside_dir(&dir, "staging");
     fs::create_dir(&staging).map_err(|e| match e.kind() {
         io::ErrorKind::NotFound => Error::rejected(

@@ -4,7 +4,7 @@
 //! - [`inside`]: every path of a plan resolved beneath the plan folder, for reads and writes;
 //! - [`read_artifact`] / [`read_text`]: bounded, non-blocking reads of regular files, markdown
 //!   decoded strictly;
-//! - [`canonical_bytes`] and [`sha256_hex`]: reproducible bytes and their hash;
+//! - [`json_file_bytes`] and [`sha256_hex`]: reproducible bytes and their hash;
 //! - [`atomic`]: temp file in the same folder, fsync, rename, fsync the folder;
 //! - [`intent`]: multi-file writes recorded first, so the next writer completes a killed one;
 //! - [`lock`]: the cooperative `state.json.lock` directory shared with the reference tooling.
@@ -40,14 +40,14 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
     })
 }
 
-/// Canonical JSON bytes: 2-space indent, the model's field order, a trailing newline. The same
+/// The bytes dwp writes a JSON file as: 2-space indent, the model's field order, a trailing newline. The same
 /// value always gives the same bytes, so hashes are reproducible.
 ///
 /// ```
-/// let bytes = dwp::store::canonical_bytes(&serde_json::json!({"task": 3}));
+/// let bytes = dwp::store::json_file_bytes(&serde_json::json!({"task": 3}));
 /// assert_eq!(bytes, b"{\n  \"task\": 3\n}\n");
 /// ```
-pub fn canonical_bytes<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
+pub fn json_file_bytes<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
     let mut bytes = serde_json::to_vec_pretty(value).expect("plan models serialize infallibly");
     bytes.push(b'\n');
     bytes
@@ -394,8 +394,8 @@ mod tests {
     }
 
     #[test]
-    fn canonical_bytes_use_two_spaces_and_end_with_a_newline() {
-        let bytes = canonical_bytes(&serde_json::json!({"a": [1]}));
+    fn json_file_bytes_use_two_spaces_and_end_with_a_newline() {
+        let bytes = json_file_bytes(&serde_json::json!({"a": [1]}));
         assert_eq!(bytes, b"{\n  \"a\": [\n    1\n  ]\n}\n");
     }
 

@@ -73,7 +73,7 @@ pub fn declare(target: &Path, request: &DeclareRequest) -> Result<DeclareOutcome
         files_expected,
         replaced,
     };
-    let bytes = crate::store::canonical_bytes(&declaration);
+    let bytes = crate::store::json_file_bytes(&declaration);
     debug_assert!(
         format::expected_validator().is_valid(&serde_json::to_value(&declaration).unwrap())
     );

@@ -231,7 +231,7 @@ pub fn read_state(
 
 fn write_state(plan_dir: &Path, path: &Path, state: &LadderState) -> Result<()> {
     super::ensure_ledger_dir(plan_dir)?;
-    crate::store::write_atomic(path, plan_dir, &crate::store::canonical_bytes(state)).map(|_| ())
+    crate::store::write_atomic(path, plan_dir, &crate::store::json_file_bytes(state)).map(|_| ())
 }
 
 /// Count one failure, then block (Tier 1, 2) or escalate and allow (Tier 3).
@@ -395,8 +395,8 @@ fn escalate(
     }
     write.replace(
         ladder,
-        Some(&crate::store::canonical_bytes(before)),
-        &crate::store::canonical_bytes(after),
+        Some(&crate::store::json_file_bytes(before)),
+        &crate::store::json_file_bytes(after),
     )?;
     write.commit()?;
     guard.release()

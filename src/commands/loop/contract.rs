@@ -210,7 +210,7 @@ pub fn freeze(path: &Path) -> Result<Frozen> {
     }
     // The contract is the file the caller names: only its own folder is trusted.
     let folder = path.parent().unwrap_or(Path::new(""));
-    crate::store::write_atomic(path, folder, &crate::store::canonical_bytes(&document))?;
+    crate::store::write_atomic(path, folder, &crate::store::json_file_bytes(&document))?;
     Ok(frozen(true))
 }
 

@@ -99,12 +99,12 @@ pub fn prove(request: &ProveRequest) -> Result<ProveReport> {
     let dod = crate::store::write_atomic(
         &worktree.join(super::DOD_JSON),
         &worktree,
-        &crate::store::canonical_bytes(&dod),
+        &crate::store::json_file_bytes(&dod),
     )?;
     let verify = crate::store::write_atomic(
         &worktree.join(super::VERIFY_JSON),
         &worktree,
-        &crate::store::canonical_bytes(&verify),
+        &crate::store::json_file_bytes(&verify),
     )?;
     Ok(ProveReport {
         proved,
