@@ -27,15 +27,21 @@ fn to_dev_full(args: &[&str]) -> (Option<i32>, String) {
     )
 }
 
-#[test]
-fn a_stdout_that_cannot_be_written_is_an_io_failure_for_every_renderer() {
-    let freeze_dir = tempfile::tempdir().unwrap();
-    let contract = freeze_dir.path().join("contract.json");
+/// A contract of one outcome, not yet frozen, in `dir`.
+fn contract_in(dir: &std::path::Path) -> std::path::PathBuf {
+    let contract = dir.join("contract.json");
     std::fs::write(
         &contract,
         r#"{"outcomes": [{"id": "one", "description": "it works"}]}"#,
     )
     .unwrap();
+    contract
+}
+
+#[test]
+fn a_stdout_that_cannot_be_written_is_an_io_failure_for_every_renderer() {
+    let freeze_dir = tempfile::tempdir().unwrap();
+    let contract = contract_in(freeze_dir.path());
     let contract = contract.to_str().unwrap();
     for args in [
         vec!["status", PLAN],
@@ -55,12 +61,7 @@ fn a_stdout_that_cannot_be_written_is_an_io_failure_for_every_renderer() {
 #[test]
 fn loop_freeze_says_frozen_then_already_frozen_with_no_change() {
     let dir = tempfile::tempdir().unwrap();
-    let contract = dir.path().join("contract.json");
-    std::fs::write(
-        &contract,
-        r#"{"outcomes": [{"id": "one", "description": "it works"}]}"#,
-    )
-    .unwrap();
+    let contract = contract_in(dir.path());
     let first = dwp().args(["loop", "freeze"]).arg(&contract).run();
     let second = dwp().args(["loop", "freeze"]).arg(&contract).run();
     assert_eq!((first.code, second.code), (0, 0));

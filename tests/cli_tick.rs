@@ -34,6 +34,15 @@ fn update(plan: &Plan, args: &[&str]) -> common::Run {
     dwp().at(NOW).arg("update").arg(&plan.dir).args(args).run()
 }
 
+fn update_json(plan: &Plan, args: &[&str]) -> common::Run {
+    dwp()
+        .at(NOW)
+        .args(["--json", "update"])
+        .arg(&plan.dir)
+        .args(args)
+        .run()
+}
+
 fn verify(plan: &Plan) -> Vec<String> {
     let run = dwp()
         .at(NOW)
@@ -75,13 +84,7 @@ fn tick_checks_the_box_and_recounts_plan_status_with_the_state_and_the_plan_stay
 #[test]
 fn tick_says_box_ticked_in_the_json_document() {
     let plan = plan_with_task_3_started();
-    let run = dwp()
-        .at(NOW)
-        .args(["--json", "update"])
-        .arg(&plan.dir)
-        .args(COMPLETE_3)
-        .arg("--tick")
-        .run();
+    let run = update_json(&plan, &[&COMPLETE_3[..], &["--tick"]].concat());
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.json()["outcome"]["markdown"], "box ticked");
 }
@@ -89,12 +92,7 @@ fn tick_says_box_ticked_in_the_json_document() {
 #[test]
 fn completing_with_the_box_unchecked_succeeds_but_says_so_and_both_ways_out_work() {
     let plan = plan_with_task_3_started();
-    let run = dwp()
-        .at(NOW)
-        .args(["--json", "update"])
-        .arg(&plan.dir)
-        .args(COMPLETE_3)
-        .run();
+    let run = update_json(&plan, &COMPLETE_3);
     assert_eq!(
         run.code, 0,
         "agents that write state first keep working: {}",
@@ -142,25 +140,20 @@ fn the_other_way_out_reconcile_write_reopens_the_task_in_state() {
     assert!(!verify(&plan).contains(&"DWP040".to_owned()));
 }
 
-#[test]
-fn tick_on_the_last_task_publishes_the_plan() {
+/// Three tasks, ready to publish but for task 3's box and the Plan Status count.
+fn last_task_done_but_unticked() -> Plan {
     let plan = Plan::from_synth(SynthPlan::new(PLAN_NAME, 3).ready_to_publish());
     plan.edit("README.md", |text| {
         text.replace("- [x] Task 3:", "- [ ] Task 3:")
             .replace("Plan Status: 3/3", "Plan Status: 2/3")
     });
-    let run = update(
-        &plan,
-        &[
-            "--task",
-            "3",
-            "--status",
-            "completed",
-            "--gate",
-            "cargo test|0|13 passed",
-            "--tick",
-        ],
-    );
+    plan
+}
+
+#[test]
+fn tick_on_the_last_task_publishes_the_plan() {
+    let plan = last_task_done_but_unticked();
+    let run = update(&plan, &[&COMPLETE_3[..], &["--tick"]].concat());
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
         run.stdout.contains("plan published · receipt "),
@@ -175,28 +168,13 @@ fn tick_on_the_last_task_publishes_the_plan() {
 
 #[test]
 fn a_refused_publication_puts_the_tick_back_and_changes_no_byte() {
-    let plan = Plan::from_synth(SynthPlan::new(PLAN_NAME, 3).ready_to_publish());
-    plan.edit("README.md", |text| {
-        text.replace("- [x] Task 3:", "- [ ] Task 3:")
-            .replace("Plan Status: 3/3", "Plan Status: 2/3")
-    });
+    let plan = last_task_done_but_unticked();
     // Publication needs a security review without an open critical finding.
     plan.edit("analysis_results/SECURITY_REVIEW.md", |text| {
         format!("{text}\n- Severity: critical — open: secrets in logs\n")
     });
     let before = snapshot(&plan.dir);
-    let run = update(
-        &plan,
-        &[
-            "--task",
-            "3",
-            "--status",
-            "completed",
-            "--gate",
-            "cargo test|0|13 passed",
-            "--tick",
-        ],
-    );
+    let run = update(&plan, &[&COMPLETE_3[..], &["--tick"]].concat());
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     assert!(
         run.stderr.contains("publication was refused"),
