@@ -76,11 +76,13 @@ pub enum Error {
     /// Wrong use of the command line that clap could not catch.
     #[error("{0}")]
     Usage(String),
-    /// The cooperative lock is held by another writer.
+    /// The cooperative lock is held by another writer. `live`: `dwp lock recover` saw its
+    /// owner running, so waiting is the only way on.
     #[error("{lock} is held{}", owner_suffix(.owner))]
     LockHeld {
         lock: PathBuf,
         owner: Option<String>,
+        live: bool,
     },
     /// `--expected-sha256` no longer matches the bytes on disk.
     #[error("the snapshot moved: expected sha256 {expected}, found {actual} ({path})")]
@@ -126,16 +128,39 @@ impl Error {
 
     /// What to do next, when there is something to do.
     pub fn hint(&self) -> Option<String> {
+        self.hint_for(false)
+    }
+
+    /// [`Error::hint`] for a command that has `--wait` (`can_wait`): a held lock is then retried
+    /// with it. Only such a command is told to use the flag.
+    pub fn hint_for(&self, can_wait: bool) -> Option<String> {
         match self {
             Error::Rejected { hint, .. } => hint.clone(),
-            Error::LockHeld { .. } => Some(
-                "retry with --wait SECONDS; if the owner is gone, `dwp lock status` then `dwp lock recover`"
-                    .into(),
-            ),
+            Error::LockHeld { lock, live, .. } => {
+                let plan = match lock.parent() {
+                    Some(dir) if !dir.as_os_str().is_empty() => dir.display().to_string(),
+                    _ => ".".to_owned(),
+                };
+                let retry = match can_wait {
+                    true => "retry with --wait SECONDS to wait for its release",
+                    false => "retry once it is released",
+                };
+                Some(if *live {
+                    format!(
+                        "its owner is running, and recovery never takes a live writer's lock: let it finish (`dwp lock status {plan}` shows it)"
+                    )
+                } else {
+                    format!(
+                        "{retry}; if its owner is gone, `dwp lock status {plan}` then `dwp lock recover {plan}`"
+                    )
+                })
+            }
             Error::SnapshotMoved { .. } => {
                 Some("re-read state.json and retry with its current sha256".into())
             }
-            Error::Io { hint: Some(hint), .. } => Some(hint.clone()),
+            Error::Io {
+                hint: Some(hint), ..
+            } => Some(hint.clone()),
             Error::Io { .. } => Some("nothing was claimed; fix the cause and retry".into()),
             Error::Unverified { .. } | Error::Usage(_) => None,
         }

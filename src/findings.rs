@@ -52,6 +52,7 @@ codes! {
     PromotionState = 33, "`promotion` and `materialization` disagree (a promotion object exactly while promoting)";
     FormatDemoted = 34, "the state is lite but the manifest was created full: plans promote lite to full, never back";
     CompletedWithoutTime = 35, "a completed task has no `completed_at`";
+    TaskOrder = 36, "a task is in progress, blocked or completed while an earlier task is neither completed nor skipped (tasks run in order)";
     StateAhead = 40, "state ahead: state.json says completed, the README box is unchecked (the state is stale)";
     MarkdownAhead = 41, "markdown ahead: the README box is checked, state.json does not say completed";
     TitleDrift = 42, "a task's title differs between the README index and state.json";

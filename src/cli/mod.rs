@@ -375,6 +375,29 @@ impl Command {
     }
 }
 
+impl Command {
+    /// Whether the command has `--wait`, read from its clap definition: a hint tells only such
+    /// a command to use it.
+    fn can_wait(&self) -> bool {
+        use clap::CommandFactory;
+        let root = Cli::command();
+        let mut command = &root;
+        for word in self
+            .name()
+            .split_whitespace()
+            .filter(|w| !w.starts_with('-'))
+        {
+            match command.find_subcommand(word) {
+                Some(sub) => command = sub,
+                None => return false,
+            }
+        }
+        command
+            .get_arguments()
+            .any(|a| a.get_long() == Some("wait"))
+    }
+}
+
 /// Run the command line and return the process exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -389,10 +412,10 @@ pub fn main() -> ExitCode {
         Err(error) => {
             // The one JSON document --json promises, unless the command already printed one.
             if cli.json && !out.has_written() {
-                render::error_json(&mut out, name, &error);
+                render::error_json(&mut out, name, &error, cli.command.can_wait());
                 let _ = out.flush();
             }
-            report_error(name, &error);
+            report_error(name, &error, cli.command.can_wait());
             error.exit()
         }
     };
@@ -652,10 +675,10 @@ pub(crate) fn stderr() -> Inert<std::io::StderrLock<'static>> {
     Inert::new(std::io::stderr().lock())
 }
 
-fn report_error(command: &str, error: &Error) {
+fn report_error(command: &str, error: &Error, can_wait: bool) {
     let mut err = stderr();
     let _ = writeln!(err, "dwp {command}: {error}");
-    if let Some(hint) = error.hint() {
+    if let Some(hint) = error.hint_for(can_wait) {
         let _ = writeln!(err, "  hint: {hint}");
     }
 }

@@ -11,6 +11,16 @@ use crate::plan::model::{
 use crate::plan::{Loaded, PlanPaths, load_manifest, load_state};
 use std::collections::HashMap;
 
+/// The order tasks run in (seed 003 "Guarded state updates"): a task starts, blocks or completes
+/// only once every earlier task is completed or skipped (removed from scope). The first earlier
+/// task that is neither, if any. `dwp update` refuses a transition that would break it, and
+/// `dwp verify` reports a state that does (DWP036).
+pub fn open_before(state: &State, index: usize) -> Option<&crate::plan::model::Task> {
+    state.tasks[..index]
+        .iter()
+        .find(|t| !matches!(t.status, TaskStatus::Completed | TaskStatus::Skipped))
+}
+
 /// Invariants of a manifest on its own.
 pub fn check_manifest(manifest: &Loaded<Manifest>) -> Vec<Finding> {
     let mut findings = Vec::new();

@@ -642,10 +642,7 @@ fn reopen_reason(request: &UpdateRequest, id: u64, current: TaskStatus) -> Resul
 
 /// Tasks run in order: every earlier task is completed (or skipped: removed from scope).
 fn require_earlier_done(state: &State, index: usize) -> Result<()> {
-    if let Some(open) = state.tasks[..index]
-        .iter()
-        .find(|t| !matches!(t.status, TaskStatus::Completed | TaskStatus::Skipped))
-    {
+    if let Some(open) = crate::rules::invariants::open_before(state, index) {
         return Err(Error::rejected(
             "--task",
             format!(

@@ -258,7 +258,11 @@ fn place_without_replacing(staging: &Path, dir: &Path) -> Result<Placement> {
 
 fn held_error(target: &Path, dir: PathBuf) -> Error {
     let owner = inspect(target).ok().flatten().map(|i| i.describe());
-    Error::LockHeld { lock: dir, owner }
+    Error::LockHeld {
+        lock: dir,
+        owner,
+        live: false,
+    }
 }
 
 /// Stages a lock directory passes through beside the lock itself, named
@@ -420,6 +424,7 @@ pub fn recover(
         return Err(Error::LockHeld {
             lock: info.path.clone(),
             owner: Some("a new writer (the lock changed hands during recovery)".into()),
+            live: true,
         });
     }
     fs::remove_dir_all(&aside).map_err(|e| Error::io("remove lock", &aside, e))?;
@@ -446,6 +451,7 @@ fn recovery_grounds(info: &LockInfo, older_than: Option<Duration>, force: bool) 
         Liveness::Alive => Err(Error::LockHeld {
             lock: info.path.clone(),
             owner: Some(info.describe()),
+            live: true,
         }),
         Liveness::OtherHost => Err(refuse(format!(
             "held by {}: a process on another host cannot be checked from here",

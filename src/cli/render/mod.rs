@@ -95,7 +95,12 @@ pub fn use_colour() -> bool {
 }
 
 /// The one JSON document of a failed command under `--json`; the error also goes to stderr.
-pub fn error_json(out: &mut impl Write, command: &str, error: &crate::error::Error) {
+pub fn error_json(
+    out: &mut impl Write,
+    command: &str,
+    error: &crate::error::Error,
+    can_wait: bool,
+) {
     let document = envelope(
         command,
         json!({
@@ -103,7 +108,7 @@ pub fn error_json(out: &mut impl Write, command: &str, error: &crate::error::Err
         "error": {
             "exit": error.exit().code(),
             "message": error.to_string(),
-            "hint": error.hint(),
+            "hint": error.hint_for(can_wait),
         }}),
     );
     print_json(out, &document);

@@ -59,6 +59,9 @@ pub fn fix_hint(code: Code) -> &'static str {
             "the markdown wins: `dwp reconcile --write` regenerates state.json from it"
         }
         OrderDrift => crate::rules::desync::ORDER_HINT,
+        TaskOrder => {
+            "tasks run in order: complete the earlier task first, or put the later one back with `dwp update PLAN --task N --status pending`"
+        }
         PlanStatusCount | OddMarker => {
             "edit the README (`[ ]`/`[x]` markers, `Plan Status: X/N`), then `dwp verify` again"
         }
@@ -144,6 +147,7 @@ pub fn plan_rules(
             let readme_approval = md.readme.approval();
             findings.extend(state_rules(paths, state, readme_approval));
             findings.extend(timestamp_order(paths, state, crate::clock::now()));
+            findings.extend(task_order(paths, state, era));
             let readme = md.readme_path.display().to_string();
             findings.extend(
                 crate::rules::desync::compare(md, state)
@@ -159,6 +163,7 @@ pub fn plan_rules(
         (Some(state), None) => {
             findings.extend(state_rules(paths, state, None));
             findings.extend(timestamp_order(paths, state, crate::clock::now()));
+            findings.extend(task_order(paths, state, era));
             findings.extend(evidence_rules(paths, state, era));
         }
         (None, Some(md)) if crate::plan::has_no_state_layer(&paths.dir) => {
@@ -1099,6 +1104,51 @@ const FUTURE_SKEW_SECONDS: i64 = 300;
 /// `last_run` and for `checkpoint.at`; timestamps are compared at the second, and one second
 /// covers a write that straddles a second's boundary.
 const SAME_WRITE_SECONDS: i64 = 1;
+
+/// Tasks run in order, the rule `dwp update` enforces ([`crate::rules::invariants::open_before`]):
+/// two tasks in progress at once, or a task completed while an earlier one is open, is a state
+/// no guarded update writes (a hand edit, or a reconcile that reopened an earlier task). The hint
+/// names the update that restores the order from this state.
+fn task_order(paths: &PlanPaths, state: &State, era: Era) -> Vec<Finding> {
+    let file = paths.state.display().to_string();
+    let plan = paths.dir.display();
+    let mut findings = Vec::new();
+    for (index, task) in state.tasks.iter().enumerate() {
+        let started = matches!(
+            task.status,
+            TaskStatus::InProgress | TaskStatus::Blocked | TaskStatus::Completed
+        );
+        let Some(open) = started
+            .then(|| crate::rules::invariants::open_before(state, index))
+            .flatten()
+        else {
+            continue;
+        };
+        let (later, earlier) = (task.id, open.id);
+        let hint = match task.status {
+            TaskStatus::InProgress => format!(
+                "put task {later} back until task {earlier} is completed: `dwp update {plan} --task {later} --status pending`"
+            ),
+            _ => format!(
+                "complete task {earlier} first (`dwp update {plan} --task {earlier} --status in_progress`, then `--status completed` with its gate and `--tick`): tasks run in order"
+            ),
+        };
+        findings.push(era.weigh(
+            Finding::error(
+                Code::TaskOrder,
+                &file,
+                format!(
+                    "task {later} is {} while task {earlier} before it is {}: tasks run in order",
+                    task.status, open.status
+                ),
+            )
+            .at(format!("$.tasks[{index}].status"))
+            .task(later)
+            .hint(hint),
+        ));
+    }
+    findings
+}
 
 /// Completed after started; nothing after `updated_at`; nothing in the future (`now`).
 fn timestamp_order(
