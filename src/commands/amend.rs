@@ -653,7 +653,7 @@ fn uncheck_box(readme: &str, id: u64) -> String {
     else {
         return readme.to_owned();
     };
-    let unchecked = edit_line(readme, entry.line, |line| {
+    let unchecked = markdown::edit_line(readme, entry.line, |line| {
         line.replacen("[x]", "[ ]", 1).replacen("[X]", "[ ]", 1)
     });
     let Some(status) = &parsed.plan_status else {
@@ -670,28 +670,11 @@ fn uncheck_box(readme: &str, id: u64) -> String {
     // `2/7`, `2 / 7`: the count as the line writes it, recounted.
     let count =
         regex::Regex::new(&format!(r"\b{done}(\s*)/(\s*){total}\b")).expect("a pattern of digits");
-    edit_line(&unchecked, status.line, |line| {
+    markdown::edit_line(&unchecked, status.line, |line| {
         count
             .replacen(line, 1, format!("{boxes}${{1}}/${{2}}{total}"))
             .into_owned()
     })
-}
-
-/// `text` with its 1-based line `line_no` (without its line ending) replaced by `edit`.
-fn edit_line(text: &str, line_no: usize, edit: impl FnOnce(&str) -> String) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut edit = Some(edit);
-    for (index, line) in text.split_inclusive('\n').enumerate() {
-        match edit.take_if(|_| index + 1 == line_no) {
-            Some(edit) => {
-                let body = line.trim_end_matches(['\n', '\r']);
-                out.push_str(&edit(body));
-                out.push_str(&line[body.len()..]);
-            }
-            None => out.push_str(line),
-        }
-    }
-    out
 }
 
 /// The PROGRESS.md mirror: one line naming plan, task, number, date, disposition and

@@ -499,6 +499,23 @@ pub fn inline_task_span(text: &str, id: u64) -> Result<Range<usize>, String> {
     Ok(heading.range.start..end)
 }
 
+/// `text` with its 1-based line `line_no` (without its line ending) replaced by `edit`.
+pub fn edit_line(text: &str, line_no: usize, edit: impl FnOnce(&str) -> String) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut edit = Some(edit);
+    for (index, line) in text.split_inclusive('\n').enumerate() {
+        match edit.take_if(|_| index + 1 == line_no) {
+            Some(edit) => {
+                let body = line.trim_end_matches(['\n', '\r']);
+                out.push_str(&edit(body));
+                out.push_str(&line[body.len()..]);
+            }
+            None => out.push_str(line),
+        }
+    }
+    out
+}
+
 // ---------------------------------------------------------------------------------------------
 // Task records.
 
