@@ -4,6 +4,7 @@
 //! their meanings are [`crate::error::Exit::TABLE`].
 
 use crate::commands::amend::AmendOutcome;
+use crate::commands::approve::ApproveOutcome;
 use crate::commands::contract::check::CheckOutcome;
 use crate::commands::contract::declare::DeclareOutcome;
 use crate::commands::contract::ladder::{self, HookOutcome};
@@ -28,6 +29,7 @@ pub enum Outcome {
     Validate(Vec<Validation>),
     Update(UpdateOutcome),
     Amend(AmendOutcome),
+    Approve(ApproveOutcome),
     Init(InitOutcome),
     Migrate(MigrateOutcome),
     LockStatus {
@@ -102,6 +104,7 @@ impl Outcome {
             },
             Outcome::Update(_)
             | Outcome::Amend(_)
+            | Outcome::Approve(_)
             | Outcome::Init(_)
             | Outcome::Migrate(_)
             | Outcome::LockStatus { .. }

@@ -203,9 +203,10 @@ fn check_preconditions(plan_dir: &Path, loaded: &Loaded<State>) -> Result<()> {
             source,
             "the plan is not approved (approval pending): no task may change before approval",
         )
-        .with_hint(
-            "record the user's approval (state.json `approval`, or the README's Approval row)",
-        ));
+        .with_hint(format!(
+            "record the user's approval: `dwp approve {} --by NAME` (state.json and the README's Approval row together)",
+            plan_dir.display()
+        )));
     }
     Ok(())
 }
