@@ -344,6 +344,54 @@ fn approve_json_is_one_document_and_so_is_its_refusal() {
 }
 
 #[test]
+fn reconcile_reports_a_readme_approval_row_disagreeing_with_state_and_write_takes_the_readme() {
+    // The case: the README row says approved, state.json still pending.
+    let plan = pending_plan();
+    plan.edit("README.md", |t| {
+        t.replace("| Approval | pending |", "| Approval | approved |")
+    });
+    let run = dwp(&plan, &["reconcile", "--json"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    let report = run.json()["report"].clone();
+    let desync = report["desync"].as_array().unwrap();
+    assert_eq!(desync.len(), 1, "{report:#}");
+    assert_eq!(desync[0]["direction"], "approval drift");
+    assert_eq!(desync[0]["markdown"], "approved");
+    assert_eq!(desync[0]["state"], "pending");
+    let message = desync[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("approved") && message.contains("pending"),
+        "{message}"
+    );
+    assert!(desync[0]["line"].as_u64().is_some(), "{report:#}");
+
+    let verify = dwp(&plan, &["verify", "--json"]);
+    assert_eq!(
+        common::verify_codes(&verify.json()),
+        ["DWP039", "DWP091"],
+        "{}",
+        verify.stdout
+    );
+
+    succeeds(&plan, &["reconcile", "--write"]);
+    assert_eq!(plan.state()["approval"], "approved");
+    let progress = plan.read("PROGRESS.md");
+    assert!(progress.contains("- approval drift: "), "{progress}");
+    let run = succeeds(&plan, &["reconcile"]);
+    assert!(run.stdout.starts_with("in sync"), "{}", run.stdout);
+    succeeds(&plan, &start_task_3());
+}
+
+#[test]
+fn a_readme_without_an_approval_row_leaves_the_state_approval_as_it_is() {
+    let plan = pending_plan();
+    plan.edit("README.md", |t| t.replace("| Approval | pending |\n", ""));
+    plan.edit_state(|s| s["approval"] = json!("approved"));
+    let run = succeeds(&plan, &["reconcile"]);
+    assert!(run.stdout.starts_with("in sync"), "{}", run.stdout);
+}
+
+#[test]
 fn the_pending_update_hint_is_a_command_that_lets_the_update_through() {
     let plan = pending_plan();
     let run = dwp(&plan, &start_task_3());

@@ -55,7 +55,7 @@ pub fn fix_hint(code: Code) -> &'static str {
             "finish (or undo) the promotion, then materialize with `dwp init`"
         }
         StateAhead | MarkdownAhead | TitleDrift | MissingInState | MissingInMarkdown
-        | CompletedCountDrift => {
+        | CompletedCountDrift | ApprovalDrift => {
             "the markdown wins: `dwp reconcile --write` regenerates state.json from it"
         }
         OrderDrift => crate::rules::desync::ORDER_HINT,
