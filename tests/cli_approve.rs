@@ -270,7 +270,12 @@ fn a_plan_not_materialized_or_invalid_or_publishing_is_refused() {
     plan.edit("README.md", |t| {
         t.replace("Plan Status: 2/5", "Plan Status: materializing")
     });
-    refused(&plan, &["approve", "--by", "ann"], 1, &["partial materialization"]);
+    refused(
+        &plan,
+        &["approve", "--by", "ann"],
+        1,
+        &["partial materialization"],
+    );
 
     let plan = pending_plan();
     plan.edit_state(|s| s["completed_count"] = json!(4));
