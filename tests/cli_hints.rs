@@ -138,4 +138,3 @@ fn two_tasks_in_progress_are_reported_and_the_hinted_update_restores_the_order()
         .run();
     assert_eq!(verify_codes(&report.json()), Vec::<String>::new());
 }
-

@@ -192,6 +192,10 @@ fn advisories_fail_only_under_strict() {
     let root = tempfile::tempdir().unwrap();
     let plan = plan(root.path(), "PLAN_verify_advisory");
     edit_state(&plan, |s| s["approval"] = "pending".into());
+    // The README's Approval row says so too: a row saying approved would be approval drift.
+    edit(&plan.join("README.md"), |t| {
+        t.replace("| Approval | approved |", "| Approval | pending |")
+    });
     let (code, report) = verify(&[plan.to_str().unwrap()]);
     assert_eq!((code, codes(&report)), (0, vec!["DWP091".to_owned()]));
     let (code, _) = verify(&[plan.to_str().unwrap(), "--strict"]);

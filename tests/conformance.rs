@@ -42,7 +42,7 @@ const MIN_FIXTURES: usize = 220;
 const MIN_RECONCILE_FIXTURES: usize = 30;
 
 /// Every direction `dwp reconcile` reports (`DesyncKind::direction`).
-const DIRECTIONS: [&str; 10] = [
+const DIRECTIONS: [&str; 11] = [
     "state ahead",
     "markdown ahead",
     "title drift",
@@ -53,6 +53,7 @@ const DIRECTIONS: [&str; 10] = [
     "completed_count drift",
     "odd marker",
     "unreadable index line",
+    "approval drift",
 ];
 
 fn repo_root() -> PathBuf {

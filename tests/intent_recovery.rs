@@ -1,5 +1,5 @@
-//! Multi-file writes killed at every rename (issue #13): `reconcile --write`, `amend`, `init` and
-//! `migrate` each change several files, recorded first in `.dwp-intent.json`. Each command is
+//! Multi-file writes killed at every rename (issue #13): `reconcile --write`, `amend`, `approve`,
+//! `init` and `migrate` each change several files, recorded first in `.dwp-intent.json`. Each command is
 //! run under `strace`, which kills it with SIGKILL on entry to its K-th rename, for every K the
 //! command reaches; then the next writer runs (`dwp reconcile --write`, after `dwp lock recover`
 //! removed the dead writer's lock). The plan must then be byte for byte what it is when the
@@ -51,6 +51,26 @@ fn title_drift(root: &Path) -> PathBuf {
         .to_owned();
     let renamed = line.replacen("Task 3: ", "Task 3: Renamed ", 1);
     std::fs::write(&readme, text.replace(&line, &renamed)).unwrap();
+    plan
+}
+
+/// Awaiting approval in state.json and in the README's Approval row: `approve` changes both and
+/// PROGRESS.md.
+fn approval_pending(root: &Path) -> PathBuf {
+    let plan = synth(root);
+    let state = plan.join("state.json");
+    let mut value: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&state).unwrap()).unwrap();
+    value["approval"] = serde_json::json!("pending");
+    std::fs::write(&state, serde_json::to_vec_pretty(&value).unwrap()).unwrap();
+    let readme = plan.join("README.md");
+    let text = std::fs::read_to_string(&readme).unwrap();
+    assert!(text.contains("| Approval | approved |"));
+    std::fs::write(
+        &readme,
+        text.replace("| Approval | approved |", "| Approval | pending |"),
+    )
+    .unwrap();
     plan
 }
 
@@ -116,6 +136,12 @@ const CASES: &[Case] = &[
             "cargo test",
         ],
         record: "amendment 1 of task 2",
+    },
+    Case {
+        name: "approve",
+        plan: approval_pending,
+        args: &["approve", "--by", "the user"],
+        record: "approved by the user (`dwp approve`)",
     },
     Case {
         name: "init",

@@ -56,6 +56,28 @@ pub enum Command {
     /// Append an amendment record to a task's log and PROGRESS.md; --invalidate reopens.
     #[command(after_help = crate::error::Exit::help_text())]
     Amend(Box<AmendArgs>),
+    /// Record the user's approval: state.json, the README's Approval row and PROGRESS.md.
+    #[command(after_help = crate::error::Exit::help_text())]
+    Approve {
+        /// The plan folder, or its state.json.
+        #[arg(value_name = "PLAN")]
+        target: PathBuf,
+        /// Who approved the plan (named in the README's Approval row and PROGRESS.md).
+        #[arg(long, value_name = "NAME")]
+        by: String,
+        /// The plan was approved before it was written (approval pre_approved).
+        #[arg(long)]
+        pre_approved: bool,
+        /// Refuse (exit 3) unless state.json still has this sha256.
+        #[arg(long, value_name = "HEX")]
+        expected_sha256: Option<String>,
+        /// Retry a held lock for up to this many seconds.
+        #[arg(long, value_name = "SECONDS", default_value_t = 0.0)]
+        wait: f64,
+        /// Validate and print the unified diff of what would be written; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Materialize a markdown-only plan: manifest.json once, state.json all pending.
     #[command(after_help = crate::error::Exit::help_text())]
     Init {
@@ -359,6 +381,7 @@ impl Command {
             Command::Validate { .. } => "validate",
             Command::Update(_) => "update",
             Command::Amend(_) => "amend",
+            Command::Approve { .. } => "approve",
             Command::Init { .. } => "init",
             Command::Migrate { .. } => "migrate",
             Command::Lock(LockCommand::Status { .. }) => "lock status",
@@ -448,6 +471,24 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
             check_sha256(args.expected_sha256.as_deref())?;
             let request = amend_request(args)?;
             Outcome::Amend(crate::commands::amend::amend(&args.target, &request)?)
+        }
+        Command::Approve {
+            target,
+            by,
+            pre_approved,
+            expected_sha256,
+            wait,
+            dry_run,
+        } => {
+            check_sha256(expected_sha256.as_deref())?;
+            let request = crate::commands::approve::ApproveRequest {
+                by: by.clone(),
+                pre_approved: *pre_approved,
+                expected_sha256: expected_sha256.clone(),
+                wait: wait_duration(*wait)?,
+                dry_run: *dry_run,
+            };
+            Outcome::Approve(crate::commands::approve::approve(target, &request)?)
         }
         Command::Init {
             target,

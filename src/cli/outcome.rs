@@ -4,6 +4,7 @@
 //! their meanings are [`crate::error::Exit::TABLE`].
 
 use crate::commands::amend::AmendOutcome;
+use crate::commands::approve::ApproveOutcome;
 use crate::commands::contract::check::CheckOutcome;
 use crate::commands::contract::declare::DeclareOutcome;
 use crate::commands::contract::ladder::{self, HookOutcome};
@@ -32,6 +33,7 @@ pub enum Outcome {
         target: PathBuf,
     },
     Amend(AmendOutcome),
+    Approve(ApproveOutcome),
     Init(InitOutcome),
     Migrate(MigrateOutcome),
     LockStatus {
@@ -106,6 +108,7 @@ impl Outcome {
             },
             Outcome::Update { .. }
             | Outcome::Amend(_)
+            | Outcome::Approve(_)
             | Outcome::Init(_)
             | Outcome::Migrate(_)
             | Outcome::LockStatus { .. }

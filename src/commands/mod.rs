@@ -2,6 +2,7 @@
 //! (`crate::steps`), a rule (`crate::rules`) or the plan's loading (`crate::plan`).
 
 pub mod amend;
+pub mod approve;
 pub mod contract;
 pub mod finalize;
 pub mod r#loop;

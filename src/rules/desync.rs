@@ -4,7 +4,7 @@
 
 use crate::findings::{Code, Finding};
 use crate::plan::markdown::{self, Marker, PlanStatusValue, Readme, TaskRecord};
-use crate::plan::model::{State, Task, TaskStatus};
+use crate::plan::model::{Approval, State, Task, TaskStatus};
 use serde::Serialize;
 
 use crate::plan::records::{PlanMarkdown, UNREADABLE_ITEM_HINT};
@@ -51,6 +51,11 @@ pub enum DesyncKind {
     /// An item of the task list dwp cannot read as a task: nothing can be derived while it
     /// stands, since the reader may be missing a task.
     UnreadableIndexLine,
+    /// The README's Approval row records another approval than state.json's `approval`.
+    ApprovalDrift {
+        markdown: Approval,
+        state: Approval,
+    },
 }
 
 impl DesyncKind {
@@ -67,6 +72,7 @@ impl DesyncKind {
             DesyncKind::CompletedCount { .. } => "completed_count drift",
             DesyncKind::OddMarker { .. } => "odd marker",
             DesyncKind::UnreadableIndexLine => "unreadable index line",
+            DesyncKind::ApprovalDrift { .. } => "approval drift",
         }
     }
 
@@ -82,6 +88,7 @@ impl DesyncKind {
             DesyncKind::CompletedCount { .. } => Code::CompletedCountDrift,
             DesyncKind::OddMarker { .. } => Code::OddMarker,
             DesyncKind::UnreadableIndexLine => Code::UnreadableIndexLine,
+            DesyncKind::ApprovalDrift { .. } => Code::ApprovalDrift,
         }
     }
 }
@@ -227,6 +234,9 @@ fn compare_with(md: &PlanMarkdown, state: Option<&State>) -> Vec<Desync> {
             }
         }
     }
+    if let Some(state) = state {
+        found.extend(approval_desync(readme, state));
+    }
     found.extend(plan_status_desync(readme).filter(|d| {
         whole || !matches!(&d.kind, DesyncKind::PlanStatusCount { says, .. } if says != "nothing")
     }));
@@ -305,6 +315,34 @@ fn compare_entry(entry: &markdown::IndexEntry, state: &State, found: &mut Vec<De
             ),
         ));
     }
+}
+
+/// The README's Approval row against state.json's `approval`, when both record one: the
+/// row is markdown, and the markdown wins. A README without a row (or with a value that is no
+/// approval) leaves the state's as it is, and an absent `approval` is the row's already.
+fn approval_desync(readme: &Readme, state: &State) -> Option<Desync> {
+    let row = readme.variable("Approval")?;
+    let markdown = readme.approval()?;
+    let recorded = state.approval?;
+    (markdown != recorded).then(|| {
+        Desync::new(
+            None,
+            Some(row.line),
+            DesyncKind::ApprovalDrift {
+                markdown,
+                state: recorded,
+            },
+            format!(
+                "the README's Approval row (line {}) records {markdown}{}, state.json's `approval` is {recorded}",
+                row.line,
+                if row.value.trim().eq_ignore_ascii_case(markdown.as_str()) {
+                    String::new()
+                } else {
+                    format!(" (`{}`)", row.value)
+                }
+            ),
+        )
+    })
 }
 
 /// The README's `Plan Status: X/N` against its boxes: absent, or a different count.

@@ -93,6 +93,13 @@ pub fn regenerate(
     {
         next.checkpoint = Field::Null;
     }
+    // The README's Approval row is markdown too: where it records an approval and the state
+    // holds one (a v1 state has no such field), the state takes the row's.
+    if let Some(approval) = readme.approval()
+        && current.approval.is_some()
+    {
+        next.approval = Some(approval);
+    }
     next.status = next.derived_status();
     if next.status == PlanStatus::Completed && current.status != PlanStatus::Completed {
         if !rules.allow_completion {

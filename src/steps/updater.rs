@@ -201,6 +201,52 @@ pub fn update_under_lock(
 
 /// Materialized, not promoting, approved (absent approval: the README's row, else pending).
 fn check_preconditions(plan_dir: &Path, loaded: &Loaded<State>) -> Result<()> {
+    let file = &loaded.file;
+    // The README is read once, for both questions it may answer.
+    let readme = plan_dir.join("README.md");
+    let readme_text = read_readme(plan_dir)?;
+    require_materialized(loaded, &readme, readme_text.as_deref())?;
+    let (approval, source) = match loaded.doc.approval {
+        Some(approval) => (approval, format!("{file}: $.approval")),
+        None => {
+            let from_readme = readme_text
+                .as_deref()
+                .and_then(crate::plan::markdown::readme_approval);
+            let source = format!("{}: Approval row", readme.display());
+            (from_readme.unwrap_or(Approval::Pending), source)
+        }
+    };
+    if approval == Approval::Pending {
+        return Err(Error::rejected(
+            source,
+            "the plan is not approved (approval pending): no task may change before approval",
+        )
+        .with_hint(format!(
+            "record the user's approval: `dwp approve {} --by NAME` (state.json and the README's Approval row together)",
+            plan_dir.display()
+        )));
+    }
+    Ok(())
+}
+
+/// The plan's README.md as text, `None` when there is none.
+pub fn read_readme(plan_dir: &Path) -> Result<Option<String>> {
+    let readme = plan_dir.join("README.md");
+    match store::read_text(&readme, plan_dir) {
+        Ok(text) => Ok(Some(text)),
+        Err(store::ReadFailure::Missing) => Ok(None),
+        Err(failure) => Err(failure.into_error("read", &readme)),
+    }
+}
+
+/// A materialized plan: `materialization` ready (or absent, v1), no promotion in progress, and
+/// a README (`readme_text`, read from `readme`) that does not say `Plan Status: materializing`.
+/// Shared by every writer that changes a plan's execution state (`update`, `approve`).
+pub fn require_materialized(
+    loaded: &Loaded<State>,
+    readme: &Path,
+    readme_text: Option<&str>,
+) -> Result<()> {
     let state = &loaded.doc;
     let file = &loaded.file;
     if let Some(m) = state.materialization
@@ -217,34 +263,7 @@ fn check_preconditions(plan_dir: &Path, loaded: &Loaded<State>) -> Result<()> {
             "a Lite-to-Full promotion is in progress: tasks change only once it is finished",
         ));
     }
-    // The README is read once, for both questions it may answer.
-    let readme = plan_dir.join("README.md");
-    let readme_text = match store::read_text(&readme, plan_dir) {
-        Ok(text) => Some(text),
-        Err(store::ReadFailure::Missing) => None,
-        Err(failure) => return Err(failure.into_error("read", &readme)),
-    };
-    refuse_partial_materialization(&readme, readme_text.as_deref())?;
-    let (approval, source) = match state.approval {
-        Some(approval) => (approval, format!("{file}: $.approval")),
-        None => {
-            let from_readme = readme_text
-                .as_deref()
-                .and_then(crate::plan::markdown::readme_approval);
-            let source = format!("{}: Approval row", readme.display());
-            (from_readme.unwrap_or(Approval::Pending), source)
-        }
-    };
-    if approval == Approval::Pending {
-        return Err(Error::rejected(
-            source,
-            "the plan is not approved (approval pending): no task may change before approval",
-        )
-        .with_hint(
-            "record the user's approval (state.json `approval`, or the README's Approval row)",
-        ));
-    }
-    Ok(())
+    refuse_partial_materialization(readme, readme_text)
 }
 
 /// A README that says `Plan Status: materializing` is a partial materialization: never

@@ -34,6 +34,7 @@ pub fn print<W: Write>(out: &mut Inert<W>, outcome: &Outcome, format: Format, co
         Outcome::Validate(results) => plan::validate(out, results, ok, json),
         Outcome::Update { outcome, target } => plan::update(out, outcome, target, json),
         Outcome::Amend(amend) => plan::amend(out, amend, json),
+        Outcome::Approve(approve) => plan::approve(out, approve, json),
         Outcome::Init(init) => plan::init(out, init, json),
         Outcome::Migrate(migrate) => plan::migrate(out, migrate, json),
         Outcome::LockStatus { lock, holder } => plan::lock_status(out, lock, holder.as_ref(), json),

@@ -1,8 +1,9 @@
-//! The renderers of the plan commands (validate, update, amend, init, migrate, lock, reconcile,
-//! status, verify, finalize): each writes one outcome as human text or as its JSON document.
+//! The renderers of the plan commands (validate, update, amend, approve, init, migrate, lock,
+//! reconcile, status, verify, finalize): each writes one outcome as human text or as its JSON document.
 
 use super::{Format, envelope, print_json, print_keyed};
 use crate::commands::amend::AmendOutcome;
+use crate::commands::approve::{ApproveOutcome, ReadmeEdit};
 use crate::commands::materialize::{InitOutcome, MigrateOutcome};
 use crate::commands::reconcile::ReconcileReport;
 use crate::commands::status::{PlanLine, Summary};
@@ -150,6 +151,49 @@ pub(super) fn amend(out: &mut impl Write, outcome: &AmendOutcome, as_json: bool)
             "the plan is no longer completed: its publication receipt moved to {aside}; `dwp finalize` writes a new one when it is completed again"
         );
     }
+}
+
+pub(super) fn approve(out: &mut impl Write, outcome: &ApproveOutcome, as_json: bool) {
+    if as_json {
+        print_keyed(out, "approve", true, "approval", outcome);
+        return;
+    }
+    if let Some(diff) = &outcome.diff {
+        let _ = write!(out, "{diff}");
+    }
+    if !outcome.changed {
+        let _ = writeln!(
+            out,
+            "{} is already {}: state.json and {}:{} agree · sha256 {} (no change)",
+            outcome.plan, outcome.approval, outcome.readme, outcome.readme_line, outcome.new_sha256
+        );
+        return;
+    }
+    let previous = outcome
+        .previous
+        .map_or("absent".to_owned(), |a| a.to_string());
+    let readme = match outcome.readme_edit {
+        ReadmeEdit::Unchanged => "already says so",
+        ReadmeEdit::Updated => "updated",
+        ReadmeEdit::Inserted => "added",
+    };
+    let suffix = if outcome.dry_run {
+        " (dry run: nothing written)"
+    } else {
+        ""
+    };
+    let _ = writeln!(
+        out,
+        "{} {} by {} at {} · state.json approval {previous} → {} · Approval row {readme} ({}:{}) · PROGRESS.md appended · sha256 {}{suffix}",
+        outcome.plan,
+        outcome.approval,
+        outcome.by,
+        outcome.at,
+        outcome.approval,
+        outcome.readme,
+        outcome.readme_line,
+        outcome.new_sha256
+    );
 }
 
 pub(super) fn init(out: &mut impl Write, outcome: &InitOutcome, as_json: bool) {

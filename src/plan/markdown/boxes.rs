@@ -2,7 +2,7 @@
 //! unticked (`dwp amend` reopening a completed task), with `Plan Status: X/N` recounted from the
 //! boxes. Only the box and the count change; every other byte, line ending included, stays.
 
-use super::{Marker, PlanStatusValue, parse_readme};
+use super::{Marker, PlanStatusValue, edit_line, parse_readme};
 
 /// `readme` with task `id`'s box set to `done` and the Plan Status count following the boxes;
 /// the same text when the box already says so. A task the index does not list, or a box holding
@@ -50,23 +50,6 @@ pub fn set_box(readme: &str, id: u64, done: bool) -> Result<String, String> {
             .replacen(line, 1, format!("{boxes}${{1}}/${{2}}{total}"))
             .into_owned()
     }))
-}
-
-/// `text` with its 1-based line `line_no` (without its line ending) replaced by `edit`.
-pub fn edit_line(text: &str, line_no: usize, edit: impl FnOnce(&str) -> String) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut edit = Some(edit);
-    for (index, line) in text.split_inclusive('\n').enumerate() {
-        match edit.take_if(|_| index + 1 == line_no) {
-            Some(edit) => {
-                let body = line.trim_end_matches(['\n', '\r']);
-                out.push_str(&edit(body));
-                out.push_str(&line[body.len()..]);
-            }
-            None => out.push_str(line),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -500,6 +500,54 @@ pub fn inline_task_span(text: &str, id: u64) -> Result<Range<usize>, String> {
     Ok(heading.range.start..end)
 }
 
+/// The 1-based line of the last row of the Plan Variables table: the first table under a
+/// heading that reads `Plan Variables`, outside code. `None` when the README has no such table.
+pub fn plan_variables_last_row(text: &str) -> Option<usize> {
+    let doc = Document::parse(text);
+    let headings = &doc.outline.headings;
+    let (i, heading) = headings
+        .iter()
+        .enumerate()
+        .find(|(_, h)| h.key == "plan variables")?;
+    let end = sections::section_end(headings, i, text.len());
+    let rows: Vec<usize> = doc
+        .outline
+        .tables
+        .iter()
+        .map(|(_, start)| *start)
+        .filter(|start| (heading.range.end..end).contains(start))
+        .collect();
+    let first = *rows.first()?;
+    // The first table's rows: its header, the delimiter row below it, then one row a line.
+    let mut last = doc.lines.of(first);
+    for (index, start) in rows.iter().enumerate().skip(1) {
+        let step = if index == 1 { 2 } else { 1 };
+        let line = doc.lines.of(*start);
+        if line != last + step {
+            break;
+        }
+        last = line;
+    }
+    Some(last)
+}
+
+/// `text` with its 1-based line `line_no` (without its line ending) replaced by `edit`.
+pub fn edit_line(text: &str, line_no: usize, edit: impl FnOnce(&str) -> String) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut edit = Some(edit);
+    for (index, line) in text.split_inclusive('\n').enumerate() {
+        match edit.take_if(|_| index + 1 == line_no) {
+            Some(edit) => {
+                let body = line.trim_end_matches(['\n', '\r']);
+                out.push_str(&edit(body));
+                out.push_str(&line[body.len()..]);
+            }
+            None => out.push_str(line),
+        }
+    }
+    out
+}
+
 // ---------------------------------------------------------------------------------------------
 // Task records.
 

@@ -55,7 +55,7 @@ pub fn fix_hint(code: Code) -> &'static str {
             "finish (or undo) the promotion, then materialize with `dwp init`"
         }
         StateAhead | MarkdownAhead | TitleDrift | MissingInState | MissingInMarkdown
-        | CompletedCountDrift => {
+        | CompletedCountDrift | ApprovalDrift => {
             "the markdown wins: `dwp reconcile --write` regenerates state.json from it"
         }
         OrderDrift => crate::rules::desync::ORDER_HINT,
@@ -93,7 +93,9 @@ pub fn fix_hint(code: Code) -> &'static str {
         UnfilledLog => "fill the task log before publication, then `dwp finalize`",
         NotComplete => "complete every task with `dwp update` before publishing",
         DeadLock => "inspect it with `dwp lock status`, then `dwp lock recover`",
-        ApprovalPending => "approve the plan (the README's Approval row) before work starts",
+        ApprovalPending => {
+            "record the user's approval before work starts: `dwp approve PLAN --by NAME`"
+        }
         ActiveBlocker => {
             "provide what it needs, then `dwp update --task N --resolve-blocker --status in_progress`"
         }
