@@ -434,13 +434,20 @@ fn the_approval_pending_advisory_hints_dwp_approve() {
     assert_eq!(finding["code"], "DWP091", "{report:#}");
     let hint = finding["hint"].as_str().unwrap();
     let command = hint.split('`').nth(1).expect("a command in backticks");
-    assert_eq!(command, "dwp approve PLAN --by NAME", "{hint}");
-    let args = [
-        "approve".to_owned(),
-        plan.dir.display().to_string(),
-        "--by".to_owned(),
-        "ann".to_owned(),
-    ];
+    // The plan's own path is written in, so the hint runs as printed (NAME is the user's).
+    let expected = format!("dwp approve {} --by NAME", plan.dir.display());
+    assert_eq!(command, expected, "{hint}");
+    let args: Vec<String> = command
+        .split_whitespace()
+        .skip(1)
+        .map(|word| {
+            if word == "NAME" {
+                "ann".to_owned()
+            } else {
+                word.to_owned()
+            }
+        })
+        .collect();
     assert_eq!(common::dwp().args(&args).run_utf8().code, 0);
     let after = dwp(&plan, &["verify", "--json"]).json();
     assert!(common::verify_codes(&after).is_empty(), "{after:#}");

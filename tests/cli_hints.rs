@@ -138,3 +138,202 @@ fn two_tasks_in_progress_are_reported_and_the_hinted_update_restores_the_order()
         .run();
     assert_eq!(verify_codes(&report.json()), Vec::<String>::new());
 }
+
+/// `cmd` with the placeholders a hint may leave for the user (what only they know) filled with
+/// sample values, as arguments after `dwp`.
+fn with_samples(command: &[String]) -> Vec<String> {
+    command
+        .iter()
+        .map(|word| match word.as_str() {
+            "SECONDS" => "60".to_owned(),
+            "TEXT" => "the reason".to_owned(),
+            "NAME" => "someone".to_owned(),
+            "N" => "1".to_owned(),
+            "\"COMMAND|0|EVIDENCE\"" => "cargo test|0|3 passed".to_owned(),
+            other => other.to_owned(),
+        })
+        .collect()
+}
+
+/// Every backticked `dwp ...` command of `hint`, as arguments after `dwp`.
+fn every_hinted_command(hint: &str) -> Vec<Vec<String>> {
+    hint.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter_map(|span| span.strip_prefix("dwp "))
+        .map(|command| command.split_whitespace().map(String::from).collect())
+        .collect()
+}
+
+#[test]
+fn every_command_a_verify_hint_names_on_the_fixtures_is_one_dwp_accepts() {
+    use clap::Parser;
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance-fixtures");
+    let mut checked = 0;
+    let mut wrong = Vec::new();
+    for case in std::fs::read_dir(&fixtures).unwrap() {
+        let case = case.unwrap().path();
+        let Ok(entries) = std::fs::read_dir(&case) else {
+            continue;
+        };
+        for plan in entries.map(|e| e.unwrap().path()).filter(|p| p.is_dir()) {
+            let report = dwp().at(NOW).args(["--json", "verify"]).arg(&plan).run();
+            for finding in report.json()["plans"][0]["findings"].as_array().unwrap() {
+                let hint = finding["hint"].as_str().unwrap_or_default();
+                for command in every_hinted_command(hint) {
+                    checked += 1;
+                    let argv = std::iter::once("dwp".to_owned()).chain(with_samples(&command));
+                    if let Err(e) = dwp::cli::Cli::try_parse_from(argv) {
+                        wrong.push(format!(
+                            "{}: `dwp {}`: {}",
+                            plan.display(),
+                            command.join(" "),
+                            e.kind()
+                        ));
+                    }
+                    if command.iter().any(|w| w == "PLAN") {
+                        wrong.push(format!(
+                            "{}: `dwp {}` names no plan",
+                            plan.display(),
+                            command.join(" ")
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        checked > 100,
+        "only {checked} hinted commands: the scan found too few"
+    );
+    wrong.sort();
+    wrong.dedup();
+    assert!(
+        wrong.is_empty(),
+        "{} hinted commands dwp refuses:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}
+
+/// The hint of the first finding of `code` that `dwp verify --json` reports on `plan`.
+fn verify_hint(plan: &Plan, code: &str) -> String {
+    let report = dwp()
+        .at(NOW)
+        .args(["--json", "verify"])
+        .arg(&plan.dir)
+        .run();
+    let json = report.json();
+    let finding = json["plans"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == code)
+        .unwrap_or_else(|| panic!("no {code}: {json:#}"))
+        .clone();
+    finding["hint"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn state_ahead_hints_the_tick_and_running_it_brings_the_plan_in_line() {
+    let plan = Plan::from_synth(SynthPlan::new("PLAN_hint_state_ahead", 5).completed(2));
+    for status in ["in_progress", "completed"] {
+        let run = dwp()
+            .at(NOW)
+            .arg("update")
+            .arg(&plan.dir)
+            .args([
+                "--task",
+                "3",
+                "--status",
+                status,
+                "--gate",
+                "cargo test|0|9 passed",
+            ])
+            .run();
+        assert_eq!(run.code, 0, "{run:?}");
+    }
+    let hint = verify_hint(&plan, "DWP040");
+    assert!(
+        hint.contains("--tick") && hint.contains("reopens it in state"),
+        "{hint}"
+    );
+    let ticked = run_hint(&hint);
+    assert_eq!(ticked.code, 0, "{ticked:?}");
+    let codes = verify_codes(
+        &dwp()
+            .at(NOW)
+            .args(["--json", "verify"])
+            .arg(&plan.dir)
+            .run()
+            .json(),
+    );
+    assert!(
+        !codes.iter().any(|c| c == "DWP040" || c == "DWP047"),
+        "{codes:?}"
+    );
+}
+
+#[test]
+fn every_box_checked_hints_finalize_and_running_it_publishes() {
+    let plan = Plan::from_synth(SynthPlan::new("PLAN_hint_all_checked", 3).ready_to_publish());
+    let hint = verify_hint(&plan, "DWP041");
+    assert!(
+        hint.contains("`dwp finalize "),
+        "not reconcile, which refuses: {hint}"
+    );
+    let reconcile = dwp()
+        .at(NOW)
+        .arg("reconcile")
+        .arg(&plan.dir)
+        .arg("--write")
+        .run();
+    assert_eq!(
+        reconcile.code, 1,
+        "reconcile leaves publication to finalize: {reconcile:?}"
+    );
+    let published = run_hint(hint_line(&reconcile));
+    assert_eq!(published.code, 0, "{published:?}");
+    assert!(published.stdout.contains("PUBLISHED"), "{published:?}");
+    assert_eq!(plan.state()["status"], "completed");
+    assert_eq!(
+        run_hint(&hint).code,
+        0,
+        "the verify hint's finalize, run again: no change"
+    );
+}
+
+#[test]
+fn a_run_that_checked_nothing_is_told_so_and_a_run_that_did_completes_the_task() {
+    let plan = Plan::from_synth(SynthPlan::new("PLAN_hint_zero_tests", 5).completed(2));
+    let update = |args: &[&str]| {
+        dwp()
+            .at(NOW)
+            .arg("update")
+            .arg(&plan.dir)
+            .args(["--task", "3"])
+            .args(args)
+            .run()
+    };
+    assert_eq!(update(&["--status", "in_progress"]).code, 0);
+    let refused = update(&[
+        "--status",
+        "completed",
+        "--gate",
+        "cargo test|0|running 0 tests",
+    ]);
+    assert_eq!(refused.code, 1, "{refused:?}");
+    let hint = hint_line(&refused);
+    assert!(
+        hint.contains("checked nothing"),
+        "not `re-run the failing check`: {hint}"
+    );
+    assert!(!hint.contains("failing"), "{hint}");
+    let done = update(&[
+        "--status",
+        "completed",
+        "--gate",
+        "cargo test|0|running 12 tests; 12 passed",
+    ]);
+    assert_eq!(done.code, 0, "{done:?}");
+}

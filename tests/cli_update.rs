@@ -1752,13 +1752,10 @@ fn a_finalizing_marker_refuses_every_update() {
         START_3.to_vec(),
         transition("1", "completed", &[]),
     ];
+    // The hint names the plan, so it runs as printed.
+    let recover = format!("dwp finalize {} --recover", plan.dir.display());
     for args in attempts {
-        let run = refused(
-            &plan,
-            &args,
-            1,
-            &["publication is in progress", "dwp finalize --recover"],
-        );
+        let run = refused(&plan, &args, 1, &["publication is in progress", &recover]);
         run.assert_place(".finalizing.json");
     }
 }

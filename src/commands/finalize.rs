@@ -118,7 +118,7 @@ pub fn check(target: &Path) -> Result<Vec<Finding>> {
         .with_hint(hint));
     }
     let mut findings = crate::rules::conformance::receipt_findings(&paths, &state.doc);
-    crate::rules::conformance::add_fix_hints(&mut findings);
+    crate::rules::conformance::add_fix_hints(&mut findings, &paths.dir);
     Ok(findings)
 }
 

@@ -29,7 +29,7 @@ impl Validation {
 /// Validate a plan folder, or a single `manifest.json` / `state.json`.
 pub fn validate(target: &Path) -> Validation {
     let name = target.display().to_string();
-    let (summary, findings) = if target.is_dir() {
+    let (summary, mut findings) = if target.is_dir() {
         validate_folder(&PlanPaths::new(target))
     } else if target.exists() {
         validate_file(target)
@@ -43,6 +43,8 @@ pub fn validate(target: &Path) -> Validation {
             )],
         )
     };
+    let (plan_dir, _) = crate::plan::resolve_target(target);
+    crate::rules::conformance::name_the_plan(&mut findings, &plan_dir);
     Validation {
         target: name,
         summary,

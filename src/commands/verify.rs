@@ -83,7 +83,7 @@ pub fn verify_plan(dir: &Path, strict: bool) -> PlanReport {
         manifest_version.as_deref(),
         state.as_ref(),
     ));
-    add_fix_hints(&mut findings);
+    add_fix_hints(&mut findings, &paths.dir);
     place_json_findings(&paths, &mut findings);
     // Grouped by file, in line order; within a line, in rule order (the sort is stable).
     findings.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));

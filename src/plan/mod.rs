@@ -107,7 +107,7 @@ fn read_findings(path: &Path, failure: ReadFailure) -> Vec<Finding> {
     .at("$")
     .severity(severity);
     vec![match failure {
-        ReadFailure::Missing => finding.hint("materialize the plan with `dwp init`"),
+        ReadFailure::Missing => finding.hint("materialize the plan with `dwp init PLAN`"),
         _ => finding,
     }]
 }
@@ -374,7 +374,10 @@ pub fn refuse_while_finalizing(plan_dir: &Path) -> crate::Result<()> {
             marker.display().to_string(),
             "a publication is in progress (interrupted?): the state may not change until it is recovered",
         )
-        .with_hint("inspect it, then run `dwp finalize --recover` against the same candidate"));
+        .with_hint(format!(
+            "inspect it, then run `dwp finalize {} --recover` against the same candidate",
+            plan_dir.display()
+        )));
     }
     Ok(())
 }

@@ -10,7 +10,13 @@ use serde::Serialize;
 use crate::plan::records::{PlanMarkdown, UNREADABLE_ITEM_HINT};
 
 /// What every rule hints for an index not 1..N in order (DWP045).
-pub const ORDER_HINT: &str = "number the README's task list 1..N in order (the markdown is the source), then `dwp verify` again";
+pub const ORDER_HINT: &str = "number the README's task list 1..N in order (the markdown is the source), then `dwp verify PLAN` again";
+
+/// State ahead of the markdown: the box decides which way, and the person or agent knows.
+pub const STATE_AHEAD_HINT: &str = "tick the box if the task is done: `dwp update PLAN --task N --status completed --tick`; otherwise `dwp reconcile PLAN --write` reopens it in state";
+
+/// Every box checked while the state is not completed: completing the plan is publication.
+pub const ALL_CHECKED_HINT: &str = "every box is checked, and completing the plan is publication: `dwp finalize PLAN` publishes it (a refusal lists what it still needs)";
 
 /// What kind of disagreement, with the direction in which the two sides disagree.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -119,16 +125,17 @@ impl Desync {
     /// The same disagreement as a finding of `readme` (for `verify`).
     pub fn finding(&self, readme: &str) -> Finding {
         let mut finding = Finding::error(self.kind.code(), readme, self.message.clone())
-            .hint("the markdown wins: `dwp reconcile --write` regenerates state.json from it");
+            .hint("the markdown wins: `dwp reconcile PLAN --write` regenerates state.json from it");
         finding.line = self.line;
         finding.task = self.task;
         match &self.kind {
             DesyncKind::OddMarker { .. } => finding.hint = Some("use `[ ]` or `[x]`".into()),
+            DesyncKind::StateAhead { .. } => finding.hint = Some(STATE_AHEAD_HINT.into()),
             DesyncKind::UnreadableIndexLine => finding.hint = Some(UNREADABLE_ITEM_HINT.into()),
             DesyncKind::OrderDrift { .. } => finding.hint = Some(ORDER_HINT.into()),
             DesyncKind::PlanStatusCount { boxes, .. } => {
                 finding.hint = Some(format!(
-                    "write `Plan Status: {boxes} completed` in the README's task list, then `dwp verify` again"
+                    "write `Plan Status: {boxes} completed` in the README's task list, then `dwp verify PLAN` again"
                 ))
             }
             _ => {}

@@ -69,6 +69,25 @@ pub enum GateProblem {
 }
 
 impl GateProblem {
+    /// What to do about it: a run that checked nothing is not fixed by running it again as it
+    /// is, and a log pointer by pointing at the log.
+    pub fn remedy(&self) -> &'static str {
+        match self {
+            GateProblem::AdmitsNeverRan(_) | GateProblem::ZeroSelection(_) => {
+                "the run checked nothing: make the command run the task's tests, then record a run that did"
+            }
+            GateProblem::LogEscapes(_) | GateProblem::LogMissing(_) => {
+                "keep the run's log inside the plan folder and point `log=` at it"
+            }
+            GateProblem::EmptyCommand | GateProblem::EmptyEvidence => {
+                "record the command and what its run printed"
+            }
+            GateProblem::Fails | GateProblem::ExitCode(_) | GateProblem::Invalidated => {
+                "re-run the check until it passes and record that run of the same command"
+            }
+        }
+    }
+
     pub fn describe(&self) -> String {
         match self {
             GateProblem::EmptyCommand => "has an empty command".into(),

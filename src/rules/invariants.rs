@@ -250,7 +250,7 @@ fn check_status(findings: &mut Vec<Finding>, state: &Loaded<State>) {
                     format!("a completed plan's checkpoint must be {{\"task\": {last}, \"step\": \"done\"}}"),
                 )
                 .at("$.checkpoint")
-                .hint("publish the plan with `dwp finalize`"),
+                .hint("publish the plan with `dwp finalize PLAN`"),
             );
         }
     }
@@ -371,7 +371,7 @@ pub fn check_identity(
                     ),
                 )
                 .at("$.schema")
-                .hint("convert both deliberately with `dwp migrate`"),
+                .hint("restore the document that changed from the plan's history (a v1 pair converts with `dwp migrate PLAN --to v5`)"),
             );
         }
     }
@@ -396,7 +396,7 @@ pub fn validate_plan(paths: &PlanPaths) -> PlanValidation {
             paths.dir.display().to_string(),
             "holds neither manifest.json nor state.json: not a materialized plan folder",
         )
-        .hint("materialize the plan with `dwp init`");
+        .hint("materialize the plan with `dwp init PLAN`");
         return PlanValidation {
             summary: String::new(),
             findings: vec![finding],

@@ -107,7 +107,14 @@ pub fn regenerate(
                 &place,
                 "every box is checked: completing the plan is publication, which `dwp finalize` owns",
             )
-            .with_hint("publish with `dwp finalize PLAN`"));
+            .with_hint(format!(
+                "publish with `dwp finalize {}` (a refusal lists what it still needs)",
+                md.readme_path
+                    .parent()
+                    .filter(|dir| !dir.as_os_str().is_empty())
+                    .unwrap_or(std::path::Path::new("."))
+                    .display()
+            )));
         }
         let last = next.tasks.last().map_or(0, |t| t.id);
         next.checkpoint = Field::Value(crate::plan::model::Checkpoint {

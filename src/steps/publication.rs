@@ -378,7 +378,7 @@ fn check_candidate(
             finding.severity = Severity::Unverified;
         }
     }
-    crate::rules::conformance::add_fix_hints(&mut findings);
+    crate::rules::conformance::add_fix_hints(&mut findings, &paths.dir);
     (Some(loaded), findings)
 }
 
@@ -420,7 +420,7 @@ fn reverify(
                 paths.dir.display().to_string(),
                 "the plan's artifacts changed during publication: no receipt is written and the marker stays",
             )
-            .hint("review the change, then `dwp finalize --recover` (it re-checks) or restore the files"),
+            .hint("review the change, then `dwp finalize PLAN --recover` (it re-checks) or restore the files"),
         );
     }
     findings

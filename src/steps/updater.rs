@@ -707,9 +707,11 @@ fn check_evidence(state: &State, index: usize, plan_dir: &Path, place: &str) -> 
             .map(|(command, problem)| format!("gate `{command}` {}", problem.describe()))
             .collect::<Vec<_>>()
             .join("; ");
+        let mut remedies: Vec<&str> = problems.iter().map(|(_, p)| p.remedy()).collect();
+        remedies.dedup();
         return Err(
             Error::rejected(place, format!("task {} cannot complete: {list}", task.id))
-                .with_hint("re-run the failing check and record a passing run of the same command"),
+                .with_hint(remedies.join("; ")),
         );
     }
     Ok(())

@@ -441,6 +441,10 @@ pub fn recover(
 
 fn recovery_grounds(info: &LockInfo, older_than: Option<Duration>, force: bool) -> Result<String> {
     let refuse = |why: String| Error::rejected(info.path.display().to_string(), why);
+    let plan = match info.path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.display().to_string(),
+        _ => ".".to_owned(),
+    };
     if force && info.liveness != Liveness::Alive {
         return Ok("forced by the caller, who confirmed no writer remains".into());
     }
@@ -457,12 +461,12 @@ fn recovery_grounds(info: &LockInfo, older_than: Option<Duration>, force: bool) 
             "held by {}: a process on another host cannot be checked from here",
             info.describe()
         ))
-        .with_hint("confirm on that host that no writer remains, then `dwp lock recover --force --reason TEXT`")),
+        .with_hint(format!("confirm on that host that no writer remains, then `dwp lock recover {plan} --force --reason TEXT`"))),
         Liveness::Unproven => Err(refuse(format!(
             "held by {}: its owner can be proven neither alive nor gone",
             info.describe()
         ))
-        .with_hint("confirm that no writer remains, then `dwp lock recover --force --reason TEXT`")),
+        .with_hint(format!("confirm that no writer remains, then `dwp lock recover {plan} --force --reason TEXT`"))),
         Liveness::Unknown => match (older_than, info.age_seconds) {
             (Some(min), Some(age)) if age >= min.as_secs() => Ok(format!(
                 "{} and {age}s old (at least the {}s given)",
@@ -483,7 +487,7 @@ fn recovery_grounds(info: &LockInfo, older_than: Option<Duration>, force: bool) 
                     _ => "its owner cannot be judged",
                 }
             ))
-            .with_hint("once no writer is active, `dwp lock recover --older-than SECONDS`")),
+            .with_hint(format!("once no writer is active, `dwp lock recover {plan} --older-than SECONDS`"))),
         },
     }
 }

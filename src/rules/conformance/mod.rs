@@ -35,69 +35,79 @@ pub fn is_dwp_standard(version: &str) -> bool {
 }
 
 /// The command (or edit) that fixes a finding of this code, for findings that carry no more
-/// specific hint: every verify finding names its next step.
+/// specific hint: every verify finding names its next step. `PLAN` and `--task N` stand for the
+/// finding's plan and task ([`add_fix_hints`] writes them in); a command in backticks is one
+/// dwp accepts as written (`tests/cli_hints.rs` parses every one the fixtures print).
 pub fn fix_hint(code: Code) -> &'static str {
     use Code::*;
     match code {
         Unreadable | NotJson | UnknownSchema | SchemaViolation | Unrepresentable => {
-            "restore the file from the plan's history; `dwp validate` shows every problem"
+            "restore the file from the plan's history; `dwp validate PLAN` shows every problem"
         }
         NewerSpec | NewerStandard => "upgrade dwp to a version that knows this standard",
         TaskIds | TaskCount | CompletedCount | DuplicateLocator | LocatorId | LocatorFormat
         | StatusNotDerived | BlockerTask | CheckpointTask | TerminalCheckpoint
         | CompletedWithoutTime | Timestamp => {
-            "regenerate state.json from the markdown with `dwp reconcile --write`"
+            "regenerate state.json from the markdown with `dwp reconcile PLAN --write`"
         }
-        PlanIdentity | GenerationPair | FormatDemoted => {
-            "the manifest is written once: restore it, or convert the pair with `dwp migrate`"
+        PlanIdentity => {
+            "a plan's name is written once (manifest `name`, state `plan`): give the folder its name back, or restore the file that changed from the plan's history"
+        }
+        GenerationPair | FormatDemoted => {
+            "restore the document that changed from the plan's history (a v1 pair converts with `dwp migrate PLAN --to v5`)"
         }
         PromotionState | NotMaterialized => {
-            "finish (or undo) the promotion, then materialize with `dwp init`"
+            "finish (or undo) the promotion, then materialize with `dwp init PLAN`"
         }
         StateAhead | MarkdownAhead | TitleDrift | MissingInState | MissingInMarkdown
         | CompletedCountDrift | ApprovalDrift => {
-            "the markdown wins: `dwp reconcile --write` regenerates state.json from it"
+            "the markdown wins: `dwp reconcile PLAN --write` regenerates state.json from it"
         }
         OrderDrift => crate::rules::desync::ORDER_HINT,
         TaskOrder => {
             "tasks run in order: complete the earlier task first, or put the later one back with `dwp update PLAN --task N --status pending`"
         }
         PlanStatusCount | OddMarker => {
-            "edit the README (`[ ]`/`[x]` markers, `Plan Status: X/N`), then `dwp verify` again"
+            "edit the README (`[ ]`/`[x]` markers, `Plan Status: X/N`), then `dwp verify PLAN` again"
         }
         MissingPlanFile | MissingSection | TaskSection | FinalReview => {
-            "author the missing part in the markdown, then `dwp verify` again"
+            "author the missing part in the markdown, then `dwp verify PLAN` again"
         }
         TaskFileInventory | LocatorEscapes | LiteAnchor => {
-            "make the README links, task files and state locators agree, then `dwp reconcile`"
+            "make the README links, task files and state locators agree, then `dwp reconcile PLAN`"
         }
-        FailingGate | NeverRan | ZeroSelection | LogPointer | CompletedWithoutGates => {
-            "re-run the gate and record it: `dwp update --task N --status completed --gate ...`"
+        FailingGate | LogPointer | CompletedWithoutGates => {
+            "re-run the gate until it passes and record that run: `dwp update PLAN --task N --status completed --gate \"COMMAND|0|EVIDENCE\"`"
+        }
+        NeverRan | ZeroSelection => {
+            "the run checked nothing: make the command run the task's tests, then record that run: `dwp update PLAN --task N --status completed --gate \"COMMAND|0|EVIDENCE\"`"
         }
         InvalidatedEvidence | UnexecutedScenario => {
-            "re-run the acceptance intent and record a passing gate with `dwp update --gate`"
+            "re-run the acceptance intent and record a passing run: `dwp update PLAN --task N --status completed --gate \"COMMAND|0|EVIDENCE\"`"
         }
         LogStillPending => "fill the task log's Status line from the recorded evidence",
-        TimestampOrder => "record the transition again with `dwp update` (a correct clock)",
+        TimestampOrder => {
+            "set the clock right, then record the transition again with dwp update (state.json keeps the times it is given)"
+        }
         AmendmentFields
         | AmendmentAuthority
         | AmendmentOrder
         | DeferredDestination
-        | SkippedWithoutAuthority => "record amendments with `dwp amend`, never by hand",
-        PublicationInProgress => "inspect it, then `dwp finalize --recover`",
-        InterruptedWrite => "the next writer completes it: `dwp reconcile --write PLAN` does",
+        | SkippedWithoutAuthority => "record amendments with dwp amend, never by hand",
+        PublicationInProgress => "inspect it, then `dwp finalize PLAN --recover`",
+        InterruptedWrite => "the next writer completes it: `dwp reconcile PLAN --write` does",
         MissingReceipt | ReceiptMismatch | MalformedReceipt => {
-            "publish (or republish) with `dwp finalize`; `dwp finalize --check` lists changes"
+            "publish (or republish) with `dwp finalize PLAN`; `dwp finalize PLAN --check` lists changes"
         }
-        SecurityReview => "update analysis_results/SECURITY_REVIEW.md, then `dwp finalize`",
-        UnfilledLog => "fill the task log before publication, then `dwp finalize`",
-        NotComplete => "complete every task with `dwp update` before publishing",
-        DeadLock => "inspect it with `dwp lock status`, then `dwp lock recover`",
+        SecurityReview => "update analysis_results/SECURITY_REVIEW.md, then `dwp finalize PLAN`",
+        UnfilledLog => "fill the task log before publication, then `dwp finalize PLAN`",
+        NotComplete => "complete every task with dwp update before publishing",
+        DeadLock => "inspect it with `dwp lock status PLAN`, then `dwp lock recover PLAN`",
         ApprovalPending => {
             "record the user's approval before work starts: `dwp approve PLAN --by NAME`"
         }
         ActiveBlocker => {
-            "provide what it needs, then `dwp update --task N --resolve-blocker --status in_progress`"
+            "provide what it needs, then `dwp update PLAN --task N --resolve-blocker --status in_progress`"
         }
         UnreadableIndexLine => crate::plan::records::UNREADABLE_ITEM_HINT,
         NotAStandard => {
@@ -151,11 +161,20 @@ pub fn plan_rules(
             findings.extend(timestamp_order(paths, state, crate::clock::now()));
             findings.extend(task_order(paths, state, era));
             let readme = md.readme_path.display().to_string();
-            findings.extend(
-                crate::rules::desync::compare(md, state)
-                    .iter()
-                    .map(|d| d.finding(&readme)),
-            );
+            // Every box checked and the state not completed: reconcile refuses to complete the
+            // plan, since that is publication; finalize is the step that works from here.
+            let all_checked = state.status != crate::plan::model::PlanStatus::Completed
+                && !md.readme.index.is_empty()
+                && md.readme.index.iter().all(|e| e.marker.is_done());
+            findings.extend(crate::rules::desync::compare(md, state).iter().map(|d| {
+                let finding = d.finding(&readme);
+                match finding.code {
+                    Code::MarkdownAhead | Code::CompletedCountDrift if all_checked => {
+                        finding.hint(crate::rules::desync::ALL_CHECKED_HINT)
+                    }
+                    _ => finding,
+                }
+            }));
             findings.extend(evidence_rules(paths, state, era));
             findings.extend(inventory_rules(paths, state, md));
             let views = tasks::views_from_state(state);
@@ -206,7 +225,7 @@ fn unreadable_file(
 /// names the repair, then `dwp verify` again.
 fn unreadable(path: &Path, message: String, repair: &str, refused: bool) -> Finding {
     let finding = Finding::error(Code::Unreadable, path.display().to_string(), message)
-        .hint(format!("{repair}, then `dwp verify` again"));
+        .hint(format!("{repair}, then `dwp verify PLAN` again"));
     if refused {
         finding.severity(Severity::Unverified)
     } else {
@@ -394,15 +413,27 @@ fn markdown_inventory(paths: &PlanPaths, md: &crate::plan::records::PlanMarkdown
 }
 
 /// Give every finding without a hint its code's (with the task filled in).
-pub fn add_fix_hints(findings: &mut [Finding]) {
+pub fn add_fix_hints(findings: &mut [Finding], plan_dir: &Path) {
+    for finding in findings.iter_mut().filter(|f| f.hint.is_none()) {
+        finding.hint = Some(fix_hint(finding.code).to_owned());
+    }
+    name_the_plan(findings, plan_dir);
+}
+
+/// Write the finding's plan and task into its hint, where it says `PLAN` and `--task N`, so the
+/// command it names runs as printed.
+pub fn name_the_plan(findings: &mut [Finding], plan_dir: &Path) {
+    let plan = plan_dir.display().to_string();
+    let plan_word = regex::Regex::new(r"\bPLAN\b").expect("a fixed pattern");
     for finding in findings {
-        if finding.hint.is_none() {
-            let hint = fix_hint(finding.code);
-            finding.hint = Some(match finding.task {
-                Some(task) => hint.replace("--task N", &format!("--task {task}")),
-                None => hint.to_owned(),
-            });
-        }
+        let Some(hint) = finding.hint.take() else {
+            continue;
+        };
+        let hint = match finding.task {
+            Some(task) => hint.replace("--task N", &format!("--task {task}")),
+            None => hint,
+        };
+        finding.hint = Some(plan_word.replace_all(&hint, plan.as_str()).into_owned());
     }
 }
 
@@ -713,7 +744,7 @@ fn state_rules(
                 format!("the writer lock is held by {}", info.describe()),
             )
             .severity(Severity::Advisory)
-            .hint("inspect it, then `dwp lock recover`"),
+            .hint("inspect it with `dwp lock status PLAN`, then `dwp lock recover PLAN`"),
         );
     }
     findings
@@ -1014,7 +1045,7 @@ fn amendment_rules(
                     format!("task {} is skipped without an amendment in which the user removed it from scope", task.id),
                 )
                 .task(task.id)
-                .hint("record the user's amendment (`dwp amend --authority user`), or reopen the task"),
+                .hint("record the user's amendment with dwp amend (--authority user), or reopen the task"),
             );
         }
     }
@@ -1286,7 +1317,7 @@ fn receipt_rules(paths: &PlanPaths, state: &State, declared: Option<&str>) -> Ve
                 file,
                 "the plan is completed but has no publication receipt",
             )
-            .hint("publish with `dwp finalize`, which checks every artifact and writes it");
+            .hint("publish with `dwp finalize PLAN`, which checks every artifact and writes it");
             return vec![if is_publication_era(state, declared) {
                 missing
             } else {
@@ -1317,7 +1348,7 @@ fn receipt_rules(paths: &PlanPaths, state: &State, declared: Option<&str>) -> Ve
     let mismatch = |path: &str, message: String| {
         Finding::error(Code::ReceiptMismatch, &file, message)
             .at(path)
-            .hint("an artifact changed after publication: review the change, then republish with `dwp finalize`")
+            .hint("an artifact changed after publication: review the change, then republish with `dwp finalize PLAN`")
     };
     let state_sha = crate::store::read_artifact(&paths.state, &paths.dir)
         .map(|b| crate::store::sha256_hex(&b))
@@ -1409,7 +1440,7 @@ fn publication_rules(paths: &PlanPaths) -> Vec<Finding> {
                 marker.display().to_string(),
                 "a publication was interrupted: nothing is conformant until it is recovered",
             )
-            .hint("inspect it, then `dwp finalize --recover` against the same candidate"),
+            .hint("inspect it, then `dwp finalize PLAN --recover` against the same candidate"),
         ];
     }
     Vec::new()
