@@ -108,13 +108,7 @@ fn refused(now: &str, plan: &Plan, args: &[&str], code: i32, words: &[&str]) {
             run.stderr
         );
     }
-    for word in words {
-        assert!(
-            run.stderr.contains(word),
-            "expected {word:?} in:\n{}",
-            run.stderr
-        );
-    }
+    run.assert_stderr_says(words);
     assert!(run.stdout.is_empty(), "{}", run.stdout);
     assert!(
         plan.snapshot() == before,

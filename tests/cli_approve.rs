@@ -55,13 +55,7 @@ fn refused(plan: &Plan, args: &[&str], code: i32, words: &[&str]) -> Run {
         assert!(first.ends_with(')'), "{}", run.stderr);
         assert!(run.stderr.contains("\n  hint: "), "{}", run.stderr);
     }
-    for word in words {
-        assert!(
-            run.stderr.contains(word),
-            "expected {word:?} in:\n{}",
-            run.stderr
-        );
-    }
+    run.assert_stderr_says(words);
     assert!(run.stdout.is_empty(), "{}", run.stdout);
     let after = tree_digest(&plan.dir);
     assert!(

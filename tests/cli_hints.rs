@@ -316,12 +316,11 @@ fn a_run_that_checked_nothing_is_told_so_and_a_run_that_did_completes_the_task()
             .run()
     };
     assert_eq!(update(&["--status", "in_progress"]).code, 0);
-    let refused = update(&[
-        "--status",
-        "completed",
-        "--gate",
-        "cargo test|0|running 0 tests",
-    ]);
+    let complete = |evidence: &str| {
+        let gate = format!("cargo test|0|{evidence}");
+        update(&["--status", "completed", "--gate", &gate])
+    };
+    let refused = complete("running 0 tests");
     assert_eq!(refused.code, 1, "{refused:?}");
     let hint = hint_line(&refused);
     assert!(
@@ -329,11 +328,6 @@ fn a_run_that_checked_nothing_is_told_so_and_a_run_that_did_completes_the_task()
         "not `re-run the failing check`: {hint}"
     );
     assert!(!hint.contains("failing"), "{hint}");
-    let done = update(&[
-        "--status",
-        "completed",
-        "--gate",
-        "cargo test|0|running 12 tests; 12 passed",
-    ]);
+    let done = complete("running 12 tests; 12 passed");
     assert_eq!(done.code, 0, "{done:?}");
 }

@@ -74,13 +74,7 @@ fn refused(plan: &Plan, args: &[&str], code: i32, words: &[&str]) {
         );
         assert!(first.ends_with(')'), "{}", run.stderr);
     }
-    for word in words {
-        assert!(
-            run.stderr.contains(word),
-            "expected {word:?} in:\n{}",
-            run.stderr
-        );
-    }
+    run.assert_stderr_says(words);
     assert!(
         snapshot(&plan.dir) == before,
         "a refused {args:?} changed the folder"

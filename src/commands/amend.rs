@@ -21,7 +21,6 @@
 
 use crate::clock;
 use crate::error::{Error, Result};
-use crate::plan::Loaded;
 use crate::plan::markdown::{self, TaskRecord};
 use crate::plan::model::{State, Task, TaskStatus};
 use crate::plan::records::{TaskSource, read_task_source};
@@ -147,11 +146,9 @@ pub struct AmendOutcome {
 /// Append one amendment to the plan at `target`.
 pub fn amend(target: &Path, request: &AmendRequest) -> Result<AmendOutcome> {
     check_input(request)?;
-    let (plan_dir, state_path) = crate::plan::resolve_target(target);
-    let guard = crate::steps::writer::lock_for_write(&plan_dir, &state_path, request.wait)?;
-    let outcome = amend_under_lock(&plan_dir, &state_path, request)?;
-    guard.release()?;
-    Ok(outcome)
+    crate::steps::writer::under_lock(target, request.wait, |plan_dir, state_path| {
+        amend_under_lock(plan_dir, state_path, request)
+    })
 }
 
 fn amend_under_lock(
@@ -161,7 +158,7 @@ fn amend_under_lock(
 ) -> Result<AmendOutcome> {
     crate::plan::refuse_while_finalizing(plan_dir)?;
     let loaded = crate::steps::writer::load_state_for_write(plan_dir, state_path, true)?;
-    check_snapshot(&loaded, request)?;
+    crate::steps::writer::check_snapshot(&loaded, request.expected_sha256.as_ref())?;
     let state = &loaded.doc;
     let task = check_tasks(state, request)?;
     let today = today();
@@ -358,17 +355,6 @@ pub fn affected_ids(text: &str) -> Result<Vec<u64>> {
         )));
     }
     Ok(ids)
-}
-
-fn check_snapshot(loaded: &Loaded<State>, request: &AmendRequest) -> Result<()> {
-    match &request.expected_sha256 {
-        Some(expected) if *expected != loaded.sha256 => Err(Error::SnapshotMoved {
-            path: loaded.path.clone(),
-            expected: expected.clone(),
-            actual: loaded.sha256.clone(),
-        }),
-        _ => Ok(()),
-    }
 }
 
 /// The task, the affected tasks and the destination exist; the destination is another task.

@@ -92,11 +92,9 @@ impl ApproveRequest {
 /// Approve the plan at `target`.
 pub fn approve(target: &Path, request: &ApproveRequest) -> Result<ApproveOutcome> {
     check_input(request)?;
-    let (plan_dir, state_path) = crate::plan::resolve_target(target);
-    let guard = crate::steps::writer::lock_for_write(&plan_dir, &state_path, request.wait)?;
-    let outcome = approve_under_lock(&plan_dir, &state_path, request)?;
-    guard.release()?;
-    Ok(outcome)
+    crate::steps::writer::under_lock(target, request.wait, |plan_dir, state_path| {
+        approve_under_lock(plan_dir, state_path, request)
+    })
 }
 
 fn approve_under_lock(
@@ -106,7 +104,7 @@ fn approve_under_lock(
 ) -> Result<ApproveOutcome> {
     crate::plan::refuse_while_finalizing(plan_dir)?;
     let loaded = crate::steps::writer::load_state_for_write(plan_dir, state_path, true)?;
-    check_snapshot(&loaded, request)?;
+    crate::steps::writer::check_snapshot(&loaded, request.expected_sha256.as_ref())?;
     refuse_v1(&loaded)?;
     let readme_path = plan_dir.join("README.md");
     let Some(readme_text) = updater::read_readme(plan_dir)? else {
@@ -119,9 +117,10 @@ fn approve_under_lock(
     updater::require_materialized(&loaded, &readme_path, Some(&readme_text)).map_err(|e| {
         match e.hint() {
             Some(_) => e,
-            None => e.with_hint(
-                "finish the materialization (or the promotion) first; `dwp verify PLAN` lists what it lacks",
-            ),
+            None => e.with_hint(format!(
+                "finish the materialization (or the promotion) first; `dwp verify {}` lists what it lacks",
+                plan_dir.display()
+            )),
         }
     })?;
 
@@ -223,17 +222,6 @@ fn check_input(request: &ApproveRequest) -> Result<()> {
     }
     Error::check_length("--by", by, MAX_NAME_CHARS)
         .map_err(|e| e.with_hint("pass a shorter name: initials, or a handle"))
-}
-
-fn check_snapshot(loaded: &Loaded<State>, request: &ApproveRequest) -> Result<()> {
-    match &request.expected_sha256 {
-        Some(expected) if *expected != loaded.sha256 => Err(Error::SnapshotMoved {
-            path: loaded.path.clone(),
-            expected: expected.clone(),
-            actual: loaded.sha256.clone(),
-        }),
-        _ => Ok(()),
-    }
 }
 
 /// A v1 state has no `approval` field: there is nothing to record the approval in.

@@ -18,21 +18,18 @@ use std::path::Path;
 /// Run one guarded update of the plan at `target`.
 pub fn update(target: &Path, request: &UpdateRequest) -> Result<UpdateOutcome> {
     check_request(request)?;
-    let (plan_dir, state_path) = crate::plan::resolve_target(target);
-    let guard = crate::steps::writer::lock_for_write(&plan_dir, &state_path, request.wait)?;
-    let outcome = if request.tick {
-        update_and_tick(&plan_dir, &state_path, request)?
-    } else {
+    crate::steps::writer::under_lock(target, request.wait, |plan_dir, state_path| {
+        if request.tick {
+            return update_and_tick(plan_dir, state_path, request);
+        }
         let mut outcome =
-            update_under_lock(&plan_dir, &state_path, request, AmendmentCheck::TaskLog)?;
+            update_under_lock(plan_dir, state_path, request, AmendmentCheck::TaskLog)?;
         if outcome.status == TaskStatus::Completed && request.status == Some(TaskStatus::Completed)
         {
-            outcome.markdown = box_of(&plan_dir, request.task);
+            outcome.markdown = box_of(plan_dir, request.task);
         }
-        outcome
-    };
-    guard.release()?;
-    Ok(outcome)
+        Ok(outcome)
+    })
 }
 
 /// [`BoxNote::Unchecked`] when the README's box of task `id` is not ticked; nothing when it is,

@@ -125,15 +125,7 @@ pub fn update_under_lock(
     crate::plan::refuse_while_finalizing(plan_dir)?;
     // The input must validate, invariants included.
     let loaded = crate::steps::writer::load_state_for_write(plan_dir, state_path, true)?;
-    if let Some(expected) = &request.expected_sha256
-        && *expected != loaded.sha256
-    {
-        return Err(Error::SnapshotMoved {
-            path: state_path.to_path_buf(),
-            expected: expected.clone(),
-            actual: loaded.sha256.clone(),
-        });
-    }
+    crate::steps::writer::check_snapshot(&loaded, request.expected_sha256.as_ref())?;
     check_preconditions(plan_dir, &loaded)?;
     let now = clock::now_rfc3339();
     let mut next = loaded.doc.clone();

@@ -37,6 +37,33 @@ pub fn lock_for_write(
     Ok(guard)
 }
 
+/// Run `write` as the plan at `target`'s writer: the target resolved to its folder and state
+/// file, the lock taken (waiting up to `wait`) and released once `write` returns.
+pub fn under_lock<T>(
+    target: &Path,
+    wait: std::time::Duration,
+    write: impl FnOnce(&Path, &Path) -> crate::Result<T>,
+) -> crate::Result<T> {
+    let (plan_dir, state_path) = crate::plan::resolve_target(target);
+    let guard = lock_for_write(&plan_dir, &state_path, wait)?;
+    let outcome = write(&plan_dir, &state_path)?;
+    guard.release()?;
+    Ok(outcome)
+}
+
+/// The compare-and-swap every writer offers: the state read must be the one the caller saw
+/// (`--expected-sha256`), or nothing is written.
+pub fn check_snapshot(loaded: &Loaded<State>, expected: Option<&String>) -> crate::Result<()> {
+    match expected {
+        Some(expected) if *expected != loaded.sha256 => Err(crate::Error::SnapshotMoved {
+            path: loaded.path.clone(),
+            expected: expected.clone(),
+            actual: loaded.sha256.clone(),
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// How much later than the clock a recorded time may be (one write may straddle a second).
 const SAME_WRITE_SECONDS: i64 = 1;
 

@@ -84,6 +84,17 @@ impl Run {
     pub fn message(&self) -> &str {
         self.stderr.lines().next().unwrap_or("")
     }
+
+    /// Every word in stderr (a refusal's message and hint say what they must).
+    pub fn assert_stderr_says(&self, words: &[&str]) {
+        for word in words {
+            assert!(
+                self.stderr.contains(word),
+                "expected {word:?} in:\n{}",
+                self.stderr
+            );
+        }
+    }
 }
 
 /// A `dwp` invocation being built; see [`dwp()`].
