@@ -29,9 +29,9 @@ pub enum ContractCommand {
 
 #[derive(Debug, Args)]
 pub struct DeclareArgs {
-    /// The plan folder, or its state.json.
+    /// The plan folder, or its state.json (default: the plan folder this directory is in).
     #[arg(value_name = "PLAN")]
-    pub target: PathBuf,
+    pub target: Option<PathBuf>,
     /// The task whose files these are.
     #[arg(long, value_name = "N")]
     pub task: u64,
@@ -54,9 +54,9 @@ pub struct DeclareArgs {
 
 #[derive(Debug, Args)]
 pub struct RecordArgs {
-    /// The plan folder, or its state.json.
+    /// The plan folder, or its state.json (default: the plan folder this directory is in).
     #[arg(value_name = "PLAN")]
-    pub target: PathBuf,
+    pub target: Option<PathBuf>,
     /// Record for this task (default: the task in progress).
     #[arg(long, value_name = "N")]
     pub task: Option<u64>,
@@ -79,9 +79,9 @@ pub struct RecordArgs {
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// The plan folder, or its state.json.
+    /// The plan folder, or its state.json (default: the plan folder this directory is in).
     #[arg(value_name = "PLAN")]
-    pub target: PathBuf,
+    pub target: Option<PathBuf>,
     /// Check this task (default: the task in progress).
     #[arg(long, value_name = "N")]
     pub task: Option<u64>,
@@ -118,7 +118,10 @@ pub fn run(command: &ContractCommand) -> Result<Outcome, Error> {
                 root: args.root.clone(),
                 replace: args.replace,
             };
-            let declared = crate::commands::contract::declare::declare(&args.target, &request)?;
+            let declared = crate::commands::contract::declare::declare(
+                &super::plan_arg(&args.target)?,
+                &request,
+            )?;
             Ok(Outcome::ContractDeclare(declared))
         }
         ContractCommand::Record(args) => {
@@ -136,7 +139,10 @@ pub fn run(command: &ContractCommand) -> Result<Outcome, Error> {
                 root: args.root.clone(),
                 source,
             };
-            let recorded = crate::commands::contract::ledger::record(&args.target, &request)?;
+            let recorded = crate::commands::contract::ledger::record(
+                &super::plan_arg(&args.target)?,
+                &request,
+            )?;
             Ok(Outcome::ContractRecord(recorded))
         }
         ContractCommand::Check(args) if args.hook => {
@@ -147,11 +153,17 @@ pub fn run(command: &ContractCommand) -> Result<Outcome, Error> {
                 require_declaration: args.require_declaration,
                 payload,
             };
-            let hook = crate::commands::contract::ladder::stop_hook(&args.target, &request);
+            let hook = crate::commands::contract::ladder::stop_hook(
+                &super::plan_arg(&args.target)?,
+                &request,
+            );
             Ok(Outcome::ContractHook(hook))
         }
         ContractCommand::Check(args) => {
-            let (outcome, _) = crate::commands::contract::check::check(&args.target, args.task)?;
+            let (outcome, _) = crate::commands::contract::check::check(
+                &super::plan_arg(&args.target)?,
+                args.task,
+            )?;
             Ok(Outcome::ContractCheck {
                 outcome,
                 require_declaration: args.require_declaration,

@@ -19,7 +19,7 @@ use clap::{Args, Parser, Subcommand};
 use outcome::Outcome;
 use render::Format;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Debug, Parser)]
@@ -46,8 +46,9 @@ pub enum Command {
     /// Check manifest.json and state.json against their schema and the state invariants.
     #[command(after_help = crate::error::Exit::help_text())]
     Validate {
-        /// Plan folders, or single manifest.json / state.json files.
-        #[arg(required = true, value_name = "PLAN")]
+        /// Plan folders, or single manifest.json / state.json files (default: the plan folder
+        /// this directory is in).
+        #[arg(value_name = "PLAN")]
         targets: Vec<PathBuf>,
     },
     /// Change one task through the guarded updater (locked, atomic, evidence-checked).
@@ -59,9 +60,9 @@ pub enum Command {
     /// Record the user's approval: state.json, the README's Approval row and PROGRESS.md.
     #[command(after_help = crate::error::Exit::help_text())]
     Approve {
-        /// The plan folder, or its state.json.
+        /// The plan folder, or its state.json (default: the plan folder this directory is in).
         #[arg(value_name = "PLAN")]
-        target: PathBuf,
+        target: Option<PathBuf>,
         /// Who approved the plan (named in the README's Approval row and PROGRESS.md).
         #[arg(long, value_name = "NAME")]
         by: String,
@@ -81,9 +82,9 @@ pub enum Command {
     /// Materialize a markdown-only plan: manifest.json once, state.json all pending.
     #[command(after_help = crate::error::Exit::help_text())]
     Init {
-        /// The plan folder (PLAN_name) holding README.md.
+        /// The plan folder (PLAN_name) holding README.md (default: the one this directory is in).
         #[arg(value_name = "PLAN")]
-        target: PathBuf,
+        target: Option<PathBuf>,
         /// Who materializes: the agent's display name (manifest created_by.agent).
         #[arg(long, value_name = "NAME")]
         agent: Option<String>,
@@ -98,9 +99,9 @@ pub enum Command {
     /// Convert a v1 manifest.json/state.json pair to v2 or v5, recorded in PROGRESS.md.
     #[command(after_help = crate::error::Exit::help_text())]
     Migrate {
-        /// The plan folder.
+        /// The plan folder (default: the plan folder this directory is in).
         #[arg(value_name = "PLAN")]
-        target: PathBuf,
+        target: Option<PathBuf>,
         /// The schema generation to convert to: v2 or v5.
         #[arg(long, value_name = "VERSION", value_parser = parse_generation)]
         to: Generation,
@@ -111,9 +112,9 @@ pub enum Command {
     /// Compare the markdown with state.json; the markdown wins (--write regenerates).
     #[command(after_help = crate::error::Exit::help_text())]
     Reconcile {
-        /// The plan folder, or its state.json.
+        /// The plan folder, or its state.json (default: the plan folder this directory is in).
         #[arg(value_name = "PLAN")]
-        target: PathBuf,
+        target: Option<PathBuf>,
         /// Regenerate state.json from the markdown under the lock and log it in PROGRESS.md.
         #[arg(long)]
         write: bool,
@@ -137,10 +138,11 @@ pub enum Command {
     /// Conformance: schema, desync and evidence truth (CONFORMANT, NOT CONFORMANT, UNVERIFIED).
     #[command(after_help = crate::error::Exit::help_text())]
     Verify {
-        /// Plan folders (or, with --all, the repository root).
-        #[arg(value_name = "PLAN", required = true)]
+        /// Plan folders (or, with --all, the repository root); default: the plan folder this
+        /// directory is in, or with --all the repository it is in.
+        #[arg(value_name = "PLAN")]
         targets: Vec<PathBuf>,
-        /// Verify every ROOT/.dwp/plans/PLAN_* (one ROOT).
+        /// Verify every ROOT/.dwp/plans/PLAN_* (one ROOT, default: the repository this is in).
         #[arg(long)]
         all: bool,
         /// Advisories count as failures.
@@ -152,9 +154,10 @@ pub enum Command {
     },
     /// A person's view of a plan: progress, current task, blocker, gates, desync.
     Status {
-        /// The plan folder (or its state.json); with --all, the repository root.
+        /// The plan folder (or its state.json), or a repository root to list its plans (default:
+        /// the plan folder this directory is in, else the repository it is in).
         #[arg(value_name = "PLAN")]
-        target: PathBuf,
+        target: Option<PathBuf>,
         /// List every plan under ROOT/.dwp/plans/, one line each.
         #[arg(long)]
         all: bool,
@@ -162,9 +165,9 @@ pub enum Command {
     /// Publish a completed plan: check every artifact, write state.json and a receipt.
     #[command(after_help = crate::error::Exit::help_text())]
     Finalize {
-        /// The plan folder, or its state.json.
+        /// The plan folder, or its state.json (default: the plan folder this directory is in).
         #[arg(value_name = "PLAN")]
-        target: PathBuf,
+        target: Option<PathBuf>,
         /// The completed state to publish (default: the state with its last task completed).
         #[arg(long, value_name = "STATE.json")]
         candidate: Option<PathBuf>,
@@ -209,9 +212,9 @@ impl From<VerifyFormat> for Format {
 
 #[derive(Debug, Args)]
 pub struct UpdateArgs {
-    /// The plan folder, or its state.json.
+    /// The plan folder, or its state.json (default: the plan folder this directory is in).
     #[arg(value_name = "PLAN")]
-    pub target: PathBuf,
+    pub target: Option<PathBuf>,
     /// The task to change (its id, 1..N).
     #[arg(long, value_name = "N")]
     pub task: u64,
@@ -283,9 +286,9 @@ pub struct UpdateArgs {
 
 #[derive(Debug, Args)]
 pub struct AmendArgs {
-    /// The plan folder, or its state.json.
+    /// The plan folder, or its state.json (default: the plan folder this directory is in).
     #[arg(value_name = "PLAN")]
-    pub target: PathBuf,
+    pub target: Option<PathBuf>,
     /// The task whose criterion changes (its id, 1..N).
     #[arg(long, value_name = "N")]
     pub task: u64,
@@ -331,16 +334,16 @@ pub struct AmendArgs {
 pub enum LockCommand {
     /// Whether the lock is held, by whom, since when, and whether that process is alive.
     Status {
-        /// The plan folder, or its state.json.
+        /// The plan folder, or its state.json (default: the plan folder this directory is in).
         #[arg(value_name = "PLAN")]
-        target: PathBuf,
+        target: Option<PathBuf>,
     },
     /// Remove the lock only when its owner is provably gone; prints what it inspected.
     #[command(after_help = crate::error::Exit::help_text())]
     Recover {
-        /// The plan folder, or its state.json.
+        /// The plan folder, or its state.json (default: the plan folder this directory is in).
         #[arg(value_name = "PLAN")]
-        target: PathBuf,
+        target: Option<PathBuf>,
         /// Also remove a lock with no owner record (the reference tooling's) this old or older.
         #[arg(long, value_name = "SECONDS")]
         older_than: Option<u64>,
@@ -454,8 +457,13 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
     };
     let outcome = match &cli.command {
         Command::Validate { targets } => {
+            let here = match targets.is_empty() {
+                true => vec![plan_arg(&None)?],
+                false => Vec::new(),
+            };
             let results: Vec<_> = targets
                 .iter()
+                .chain(&here)
                 .map(|t| crate::commands::validate::validate(t))
                 .collect();
             Outcome::Validate(results)
@@ -463,14 +471,17 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
         Command::Update(args) => {
             let request = update_request(args)?;
             Outcome::Update {
-                outcome: crate::commands::update::update(&args.target, &request)?,
-                target: args.target.clone(),
+                outcome: crate::commands::update::update(&plan_arg(&args.target)?, &request)?,
+                target: plan_arg(&args.target)?,
             }
         }
         Command::Amend(args) => {
             check_sha256(args.expected_sha256.as_deref())?;
             let request = amend_request(args)?;
-            Outcome::Amend(crate::commands::amend::amend(&args.target, &request)?)
+            Outcome::Amend(crate::commands::amend::amend(
+                &plan_arg(&args.target)?,
+                &request,
+            )?)
         }
         Command::Approve {
             target,
@@ -488,7 +499,10 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
                 wait: wait_duration(*wait)?,
                 dry_run: *dry_run,
             };
-            Outcome::Approve(crate::commands::approve::approve(target, &request)?)
+            Outcome::Approve(crate::commands::approve::approve(
+                &plan_arg(target)?,
+                &request,
+            )?)
         }
         Command::Init {
             target,
@@ -502,14 +516,17 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
             };
             let standard = standard.as_deref();
             Outcome::Init(crate::commands::materialize::init(
-                target, &creator, standard,
+                &plan_arg(target)?,
+                &creator,
+                standard,
             )?)
         }
-        Command::Migrate { target, to } => {
-            Outcome::Migrate(crate::commands::materialize::migrate(target, *to)?)
-        }
+        Command::Migrate { target, to } => Outcome::Migrate(crate::commands::materialize::migrate(
+            &plan_arg(target)?,
+            *to,
+        )?),
         Command::Lock(LockCommand::Status { target }) => {
-            let (_, state) = crate::plan::lock_target(target)?;
+            let (_, state) = crate::plan::lock_target(&plan_arg(target)?)?;
             Outcome::LockStatus {
                 holder: crate::store::lock::inspect(&state)?,
                 lock: crate::store::lock::lock_dir(&state),
@@ -521,7 +538,7 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
             force,
             reason,
         }) => {
-            let (plan_dir, state) = crate::plan::lock_target(target)?;
+            let (plan_dir, state) = crate::plan::lock_target(&plan_arg(target)?)?;
             let older_than = older_than.map(std::time::Duration::from_secs);
             let recovery = crate::commands::recover::recover_lock(
                 &plan_dir,
@@ -554,7 +571,7 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
                 drop: drop_task.iter().copied().collect(),
             };
             Outcome::Reconcile {
-                report: crate::commands::reconcile::reconcile(target, &request)?,
+                report: crate::commands::reconcile::reconcile(&plan_arg(target)?, &request)?,
                 write: *write,
             }
         }
@@ -574,29 +591,45 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
                 (false, format) => (*format).into(),
             };
             let reports = if *all {
-                let [root] = targets.as_slice() else {
-                    return Err(Error::Usage("--all takes exactly one ROOT".into()));
+                let root = match targets.as_slice() {
+                    [] => workspace_arg(None)?,
+                    [root] => workspace_arg(Some(root))?,
+                    _ => return Err(Error::Usage("--all takes at most one ROOT".into())),
                 };
-                crate::commands::verify::verify_all(root, *strict)?
+                crate::commands::verify::verify_all(&root, *strict)?
+            } else if targets.is_empty() {
+                crate::commands::verify::verify_many(&[plan_arg(&None)?], *strict)
             } else {
                 crate::commands::verify::verify_many(targets, *strict)
             };
             let strict = *strict;
             return Ok((Outcome::Verify { reports, strict }, format));
         }
-        Command::Status { target, all: false } => {
-            Outcome::Status(crate::commands::status::summarize(target)?)
-        }
-        Command::Status { target, all: true } => {
-            Outcome::StatusAll(crate::commands::status::summarize_all(target)?)
+        Command::Status { target, all } => {
+            // A repository root (holding .dwp/plans/, not itself a plan) lists its plans.
+            let workspace =
+                |dir: &Path| crate::plan::is_workspace(dir) && !crate::plan::is_plan_folder(dir);
+            let plan = match target {
+                _ if *all => None,
+                Some(dir) if workspace(dir) => None,
+                Some(target) => Some(target.clone()),
+                None => plan_arg(&None).ok(),
+            };
+            match plan {
+                Some(plan) => Outcome::Status(crate::commands::status::summarize(&plan)?),
+                None => {
+                    let root = workspace_arg(target.as_deref())?;
+                    Outcome::StatusAll(crate::commands::status::summarize_all(&root)?)
+                }
+            }
         }
         Command::Finalize {
             target,
             check: true,
             ..
         } => Outcome::FinalizeCheck {
-            findings: crate::commands::finalize::check(target)?,
-            plan: target.clone(),
+            findings: crate::commands::finalize::check(&plan_arg(target)?)?,
+            plan: plan_arg(target)?,
         },
         Command::Finalize {
             target,
@@ -613,7 +646,10 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
                 recover: *recover,
                 wait: wait_duration(*wait)?,
             };
-            Outcome::Finalize(crate::commands::finalize::finalize(target, &request)?)
+            Outcome::Finalize(crate::commands::finalize::finalize(
+                &plan_arg(target)?,
+                &request,
+            )?)
         }
         Command::Loop(command) => return loop_cmd::run(command, cli.json),
         Command::Contract(command) => contract_cmd::run(command)?,
@@ -631,6 +667,36 @@ fn written(result: std::io::Result<()>) -> Result<(), Error> {
         }
         _ => Ok(()),
     }
+}
+
+/// The PLAN argument, or, left out, the plan folder the current directory is in (found the
+/// way git finds its repository: this folder or the nearest one above).
+fn plan_arg(target: &Option<PathBuf>) -> Result<PathBuf, Error> {
+    if let Some(target) = target {
+        return Ok(target.clone());
+    }
+    let here = std::env::current_dir().map_err(|e| Error::io("read", Path::new("."), e))?;
+    crate::plan::discover_plan(&here).ok_or_else(|| {
+        Error::Usage(format!(
+            "no PLAN given, and {} is in no plan folder: name the plan folder (PLAN_* with README.md, state.json or manifest.json)",
+            here.display()
+        ))
+    })
+}
+
+/// The repository ROOT argument of `--all`, or, left out, the repository the current directory
+/// is in (this folder or the nearest one above holding `.dwp/plans/`).
+fn workspace_arg(root: Option<&Path>) -> Result<PathBuf, Error> {
+    if let Some(root) = root {
+        return Ok(root.to_path_buf());
+    }
+    let here = std::env::current_dir().map_err(|e| Error::io("read", Path::new("."), e))?;
+    crate::plan::discover_workspace(&here).ok_or_else(|| {
+        Error::Usage(format!(
+            "no ROOT given, and {} is in no repository with .dwp/plans/: name the repository root",
+            here.display()
+        ))
+    })
 }
 
 fn update_request(args: &UpdateArgs) -> Result<crate::commands::update::UpdateRequest, Error> {

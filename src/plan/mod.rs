@@ -330,6 +330,42 @@ fn typing_finding<T: DeserializeOwned>(file: &str, prefix: &str, value: &Value) 
     Finding::error(Code::Unrepresentable, file, error.into_inner().to_string()).at(path)
 }
 
+/// Whether `dir` is a plan folder: it holds state.json or manifest.json, or it is named
+/// `PLAN_...` and holds a README.md (a plan with no state layer yet).
+pub fn is_plan_folder(dir: &Path) -> bool {
+    use crate::store::{Place, place};
+    let has = |name: &str| place(&dir.join(name), dir) == Place::File;
+    let named = dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("PLAN_"));
+    has("state.json") || has("manifest.json") || (named && has("README.md"))
+}
+
+/// The plan folder `start` is in: `start` itself or its nearest ancestor that is a plan folder
+/// ([`is_plan_folder`]), the way git finds its repository. A PLAN argument left out means this.
+pub fn discover_plan(start: &Path) -> Option<PathBuf> {
+    start
+        .ancestors()
+        .find(|dir| is_plan_folder(dir))
+        .map(Path::to_path_buf)
+}
+
+/// The repository `start` is in, for `--all`: `start` or its nearest ancestor holding
+/// `.dwp/plans/`.
+pub fn discover_workspace(start: &Path) -> Option<PathBuf> {
+    start
+        .ancestors()
+        .find(|dir| is_workspace(dir))
+        .map(Path::to_path_buf)
+}
+
+/// Whether `dir` holds plans of its own (`.dwp/plans/`): a repository root, for `dwp status`.
+pub fn is_workspace(dir: &Path) -> bool {
+    use crate::store::{Entry, entry};
+    entry(&dir.join(".dwp").join("plans"), dir).is_ok_and(|e| e == Entry::Directory)
+}
+
 /// The plan folder and state file a target names (the folder, or its `state.json`).
 pub fn resolve_target(target: &Path) -> (PathBuf, PathBuf) {
     if target.is_dir() {

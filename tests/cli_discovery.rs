@@ -1,0 +1,122 @@
+//! A PLAN argument may be left out inside a plan folder, and `--all`'s ROOT inside a repository:
+//! dwp finds them from the current directory the way git finds its repository (this folder or
+//! the nearest one above). Through the real binary, run from inside the folders.
+
+mod common;
+
+use common::{NOW, dwp};
+use dwp::synth::SynthPlan;
+use std::path::{Path, PathBuf};
+use tempfile::TempDir;
+
+/// A repository with two plans under `.dwp/plans/`, and a folder of its own outside them.
+fn repository() -> (TempDir, PathBuf) {
+    let root = tempfile::tempdir().unwrap();
+    let plans = root.path().join(".dwp/plans");
+    std::fs::create_dir_all(&plans).unwrap();
+    for name in ["PLAN_first_plan", "PLAN_second_plan"] {
+        SynthPlan::new(name, 3).completed(1).write(&plans).unwrap();
+    }
+    std::fs::create_dir(root.path().join("src")).unwrap();
+    let repo = root.path().to_path_buf();
+    (root, repo)
+}
+
+fn plan(repo: &Path) -> PathBuf {
+    repo.join(".dwp/plans/PLAN_first_plan")
+}
+
+fn run_in(dir: &Path, args: &[&str]) -> common::Run {
+    dwp().at(NOW).in_dir(dir).args(args).run()
+}
+
+#[test]
+fn a_command_inside_a_plan_folder_needs_no_plan_argument() {
+    let (_root, repo) = repository();
+    let plan = plan(&repo);
+    let here = run_in(&plan, &["status"]);
+    let named = run_in(&repo, &["status", ".dwp/plans/PLAN_first_plan"]);
+    assert_eq!(here.code, 0, "{here:?}");
+    assert_eq!(
+        here.stdout, named.stdout,
+        "the same plan, found from inside it"
+    );
+    let verify = run_in(&plan, &["verify"]);
+    assert_eq!(verify.code, 0, "{verify:?}");
+    assert!(
+        verify.stdout.contains("PLAN_first_plan: CONFORMANT"),
+        "{verify:?}"
+    );
+    assert_eq!(run_in(&plan, &["validate"]).code, 0);
+}
+
+#[test]
+fn a_subfolder_of_a_plan_finds_the_plan_above_it() {
+    let (_root, repo) = repository();
+    let plan = plan(&repo);
+    let inside = plan.join("analysis_results");
+    let run = run_in(
+        &inside,
+        &["update", "--task", "2", "--status", "in_progress"],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let state: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(plan.join("state.json")).unwrap()).unwrap();
+    assert_eq!(state["tasks"][1]["status"], "in_progress");
+}
+
+#[test]
+fn outside_any_plan_a_missing_plan_argument_is_a_usage_error_naming_the_folder() {
+    let (_root, repo) = repository();
+    let before = common::tree_digest(&repo);
+    let src = repo.join("src");
+    for args in [
+        vec!["verify"],
+        vec!["update", "--task", "2", "--status", "in_progress"],
+        vec!["reconcile", "--write"],
+    ] {
+        let run = run_in(&src, &args);
+        assert_eq!(run.code, 2, "{args:?}: {run:?}");
+        assert!(run.message().contains("no PLAN given"), "{run:?}");
+        assert!(
+            run.message().contains("src"),
+            "names where it looked: {run:?}"
+        );
+    }
+    assert_eq!(common::tree_digest(&repo), before, "nothing written");
+}
+
+#[test]
+fn all_finds_the_repository_from_any_folder_inside_it() {
+    let (_root, repo) = repository();
+    for dir in [repo.clone(), repo.join("src"), repo.join(".dwp/plans")] {
+        let run = run_in(&dir, &["--json", "verify", "--all"]);
+        assert_eq!(run.code, 0, "{}: {run:?}", dir.display());
+        assert_eq!(run.json()["plans"].as_array().unwrap().len(), 2);
+    }
+    let outside = tempfile::tempdir().unwrap();
+    let run = run_in(outside.path(), &["verify", "--all"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.message().contains("no ROOT given"), "{run:?}");
+}
+
+#[test]
+fn status_at_a_repository_root_lists_its_plans() {
+    let (_root, repo) = repository();
+    let listed = run_in(&repo, &["status"]);
+    assert_eq!(listed.code, 0, "{listed:?}");
+    for name in ["PLAN_first_plan", "PLAN_second_plan"] {
+        assert!(listed.stdout.contains(name), "{listed:?}");
+    }
+    assert_eq!(run_in(&repo, &["status", "--all"]).stdout, listed.stdout);
+    let named = run_in(repo.parent().unwrap(), &["status", repo.to_str().unwrap()]);
+    assert_eq!(
+        named.stdout, listed.stdout,
+        "a repository named as PLAN lists too"
+    );
+    let below = run_in(&repo.join("src"), &["status"]);
+    assert_eq!(
+        below.stdout, listed.stdout,
+        "from a folder inside the repository"
+    );
+}
