@@ -350,12 +350,37 @@ fn migrate_refuses_what_is_not_a_v1_plan() {
     let plan = Plan::from_synth(SynthPlan::new("PLAN_migrate_v5", 3));
     refused(
         &plan,
-        &["migrate", "--to", "v5"],
+        &["migrate", "--to", "v2"],
         1,
         &["is v5", "only a v1 plan migrates"],
     );
     let plan = Plan::from_synth(SynthPlan::new("PLAN_migrate_v2", 3).generation(Generation::V2));
     refused(&plan, &["migrate", "--to", "v5"], 1, &["is v2"]);
+}
+
+#[test]
+fn migrating_to_the_generation_a_plan_already_has_is_no_change() {
+    for (name, generation, to) in [
+        ("PLAN_migrate_again_v5", Generation::V5, "v5"),
+        ("PLAN_migrate_again_v2", Generation::V2, "v2"),
+    ] {
+        let plan = Plan::from_synth(SynthPlan::new(name, 3).generation(generation));
+        let before = snapshot(&plan.dir);
+        let run = succeeded(&plan, &["migrate", "--to", to]);
+        assert!(
+            run.stdout.contains(&format!("is already {to} (no change)")),
+            "{}",
+            run.stdout
+        );
+        assert_eq!(snapshot(&plan.dir), before, "a replay writes nothing");
+    }
+    // A v1 plan migrated, then the same migration again.
+    let plan = Plan::from_synth(SynthPlan::new("PLAN_migrate_twice", 3).generation(Generation::V1));
+    succeeded(&plan, &["migrate", "--to", "v5"]);
+    let before = snapshot(&plan.dir);
+    let again = succeeded(&plan, &["migrate", "--to", "v5"]);
+    assert!(again.stdout.contains("(no change)"), "{}", again.stdout);
+    assert_eq!(snapshot(&plan.dir), before);
 }
 
 #[test]

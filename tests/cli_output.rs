@@ -74,3 +74,63 @@ fn loop_freeze_says_frozen_then_already_frozen_with_no_change() {
     );
     assert!(second.stdout.contains(": 1 outcomes · sha256 "));
 }
+
+#[test]
+fn clap_usage_errors_look_like_dwps_own_with_a_hint_that_runs() {
+    let missing = dwp().args(["update", PLAN, "--task", "3"]).run();
+    assert_eq!(missing.code, 2, "{missing:?}");
+    let first = missing.message();
+    assert!(first.starts_with("dwp update: "), "{first}");
+    assert!(
+        first.contains("--status") && first.ends_with("(command line)"),
+        "{first}"
+    );
+    let hint = missing.stderr.lines().nth(1).unwrap_or_default();
+    assert_eq!(hint, "  hint: `dwp update --help` lists its arguments");
+    let help = dwp().args(["update", "--help"]).run();
+    assert_eq!(help.code, 0, "the hinted help runs: {help:?}");
+    assert!(help.stdout.contains("--status"));
+
+    let typo = dwp()
+        .args(["update", PLAN, "--task", "3", "--stauts", "completed"])
+        .run();
+    assert_eq!(typo.code, 2);
+    assert!(
+        typo.stderr
+            .contains("a similar argument exists: '--status'"),
+        "{typo:?}"
+    );
+
+    let unknown = dwp().arg("frobnicate").run();
+    assert_eq!(unknown.code, 2);
+    assert!(
+        unknown
+            .message()
+            .starts_with("dwp: unrecognized subcommand"),
+        "{unknown:?}"
+    );
+    assert!(
+        unknown.stderr.contains("`dwp --help` lists the commands"),
+        "{unknown:?}"
+    );
+}
+
+#[test]
+fn a_clap_usage_error_under_json_is_one_json_document() {
+    let run = dwp()
+        .args(["--json", "lock", "recover", PLAN, "--bogus"])
+        .run();
+    assert_eq!(run.code, 2, "{run:?}");
+    let document = run.json();
+    assert_eq!(document["dwp"], 1);
+    assert_eq!(document["command"], "lock recover");
+    assert_eq!(document["ok"], false);
+    assert_eq!(document["error"]["exit"], 2);
+    assert!(
+        document["error"]["hint"]
+            .as_str()
+            .unwrap()
+            .ends_with("`dwp lock recover --help` lists its arguments"),
+        "{document:#}"
+    );
+}

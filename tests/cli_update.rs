@@ -1465,17 +1465,37 @@ fn field_limits_are_checked_before_anything_is_written() {
             "--gate evidence",
             "at most 500",
         ),
-        (
-            vec!["--status", "in_progress", "--commit", "XYZ"],
-            "--commit",
-            "not a short or full lower-case hex commit hash",
-        ),
     ];
     for (extra, flag, words) in cases {
         let mut args = vec!["--task", "3"];
         args.extend(extra);
         let run = refused(&plan, &args, 1, &[words]);
         run.assert_place(flag);
+    }
+}
+
+#[test]
+fn a_bad_commit_is_a_usage_error_like_a_bad_expected_sha256() {
+    let plan = Plan::with_task_3_started();
+    for (flag, value, words) in [
+        (
+            "--commit",
+            "XYZ",
+            "not a short or full lower-case hex commit hash",
+        ),
+        (
+            "--expected-sha256",
+            "XYZ",
+            "is not 64 lower-case hex digits",
+        ),
+    ] {
+        let args = ["--task", "3", "--status", "in_progress", flag, value];
+        let run = refused(&plan, &args, 2, &[flag, words]);
+        assert!(
+            run.stderr.contains("hint: `dwp update --help`"),
+            "{}",
+            run.stderr
+        );
     }
 }
 

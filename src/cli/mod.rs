@@ -12,7 +12,7 @@ mod outcome;
 mod render;
 
 use crate::commands::amend::{Authority, Disposition};
-use crate::error::Error;
+use crate::error::{Error, Exit};
 use crate::plan::model::{Generation, TaskStatus};
 use crate::term::Inert;
 use clap::{Args, Parser, Subcommand};
@@ -426,7 +426,10 @@ impl Command {
 
 /// Run the command line and return the process exit code.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(refused) => return ExitCode::from(refuse_arguments(refused).code()),
+    };
     let name = cli.command.name();
     let mut out = Inert::new(std::io::stdout().lock());
     let result = run(&cli).and_then(|(outcome, format)| {
@@ -437,11 +440,12 @@ pub fn main() -> ExitCode {
         Ok(exit) => exit,
         Err(error) => {
             // The one JSON document --json promises, unless the command already printed one.
+            let hint = hint_for(name, &error, cli.command.can_wait());
             if cli.json && !out.has_written() {
-                render::error_json(&mut out, name, &error, cli.command.can_wait());
+                render::error_json(&mut out, name, &error, hint.as_deref());
                 let _ = out.flush();
             }
-            report_error(name, &error, cli.command.can_wait());
+            report_error(name, &error, hint.as_deref());
             error.exit()
         }
     };
@@ -782,10 +786,107 @@ pub(crate) fn stderr() -> Inert<std::io::StderrLock<'static>> {
     Inert::new(std::io::stderr().lock())
 }
 
-fn report_error(command: &str, error: &Error, can_wait: bool) {
+/// What to do next after `error` of `command`: the error's own hint, and for a usage error the
+/// help that lists the command's arguments.
+fn hint_for(command: &str, error: &Error, can_wait: bool) -> Option<String> {
+    match error {
+        Error::Usage(_) => Some(help_hint(command)),
+        _ => error.hint_for(can_wait),
+    }
+}
+
+fn help_hint(command: &str) -> String {
+    match command {
+        "" => "`dwp --help` lists the commands".to_owned(),
+        command => format!(
+            "`dwp {} --help` lists its arguments",
+            command.split(" --").next().unwrap_or(command)
+        ),
+    }
+}
+
+/// A command line clap refuses, told the way dwp tells its own usage errors: `dwp <command>:
+/// <what> (command line)`, a hint naming the help that lists the arguments (after clap's own
+/// tip, when it has one), exit 2, and with `--json` the one JSON document. A request for help
+/// or the version prints as clap prints it.
+fn refuse_arguments(refused: clap::Error) -> Exit {
+    use clap::error::ErrorKind;
+    if matches!(
+        refused.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = refused.print();
+        return if refused.use_stderr() {
+            Exit::Usage
+        } else {
+            Exit::Ok
+        };
+    }
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let command = command_named(&args);
+    let rendered = refused.render().to_string();
+    // clap's first paragraph says what is wrong (a list of missing arguments runs over lines).
+    let what = rendered
+        .lines()
+        .take_while(|line| !line.trim().is_empty())
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let what = what.trim_start_matches("error: ");
+    let mut hints: Vec<String> = rendered
+        .lines()
+        .filter_map(|line| line.trim_start().strip_prefix("tip: "))
+        .map(String::from)
+        .collect();
+    hints.push(help_hint(&command));
+    let error = Error::Usage(format!("{what} (command line)"));
+    let hint = hints.join("; ");
+    let name = if command.is_empty() {
+        "dwp"
+    } else {
+        command.as_str()
+    };
+    if args.iter().any(|a| a == "--json") {
+        let mut out = Inert::new(std::io::stdout().lock());
+        render::error_json(&mut out, name, &error, Some(&hint));
+        let _ = out.flush();
+    }
+    let mut err = stderr();
+    let prefix = if command.is_empty() {
+        "dwp".to_owned()
+    } else {
+        format!("dwp {command}")
+    };
+    let _ = writeln!(err, "{prefix}: {error}");
+    let _ = writeln!(err, "  hint: {hint}");
+    Exit::Usage
+}
+
+/// The (sub)command the raw arguments name, as far as clap's definition knows it: `update`,
+/// `lock recover`; empty when they name none.
+fn command_named(args: &[String]) -> String {
+    use clap::CommandFactory;
+    let root = Cli::command();
+    let mut command = &root;
+    let mut words = Vec::new();
+    for arg in args.iter().filter(|a| !a.starts_with('-')) {
+        match command.find_subcommand(arg) {
+            Some(sub) => {
+                words.push(sub.get_name().to_owned());
+                command = sub;
+            }
+            None => break,
+        }
+    }
+    words.join(" ")
+}
+
+fn report_error(command: &str, error: &Error, hint: Option<&str>) {
     let mut err = stderr();
     let _ = writeln!(err, "dwp {command}: {error}");
-    if let Some(hint) = error.hint_for(can_wait) {
+    if let Some(hint) = hint {
         let _ = writeln!(err, "  hint: {hint}");
     }
 }

@@ -70,6 +70,8 @@ pub struct MigrateOutcome {
     pub to: String,
     pub manifest_sha256: String,
     pub state_sha256: String,
+    /// False for a replay: the pair already is of the generation asked for.
+    pub changed: bool,
 }
 
 /// Who materializes the plan (`--agent`, `--model`): a display name, never read from the
@@ -589,6 +591,17 @@ fn migrate_under_lock(paths: &PlanPaths, to: Generation) -> Result<MigrateOutcom
     crate::plan::refuse_while_finalizing(&paths.dir)?;
     let manifest = plan::load_manifest(paths).map_err(|f| newer_or(f, "the manifest"))?;
     let state = plan::load_state(paths).map_err(|f| newer_or(f, "the state"))?;
+    if manifest.generation == to && state.generation == to {
+        // A replay (the migration done, or a plan born this generation): nothing to write.
+        return Ok(MigrateOutcome {
+            plan: state.doc.plan.clone(),
+            from: format!("v{}", to.number()),
+            to: format!("v{}", to.number()),
+            manifest_sha256: manifest.sha256.clone(),
+            state_sha256: state.sha256.clone(),
+            changed: false,
+        });
+    }
     check_migratable(&manifest, &state, to)?;
     let readme = crate::plan::records::read_markdown(&paths.dir)?;
     readme.require_readable()?;
@@ -633,6 +646,7 @@ fn migrate_under_lock(paths: &PlanPaths, to: Generation) -> Result<MigrateOutcom
         to: format!("v{}", to.number()),
         manifest_sha256,
         state_sha256,
+        changed: true,
     })
 }
 

@@ -952,12 +952,9 @@ pub fn check_request(request: &UpdateRequest) -> Result<()> {
                 .bytes()
                 .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
         if !ok {
-            return Err(Error::rejected(
-                "--commit",
-                format!(
-                    "`{commit}` is not a short or full lower-case hex commit hash (7-40 characters)"
-                ),
-            ));
+            return Err(Error::Usage(format!(
+                "--commit `{commit}` is not a short or full lower-case hex commit hash (7-40 characters)"
+            )));
         }
     }
     if let Some(expected) = &request.expected_sha256

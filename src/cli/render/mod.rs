@@ -100,7 +100,7 @@ pub fn error_json(
     out: &mut impl Write,
     command: &str,
     error: &crate::error::Error,
-    can_wait: bool,
+    hint: Option<&str>,
 ) {
     let document = envelope(
         command,
@@ -109,7 +109,7 @@ pub fn error_json(
         "error": {
             "exit": error.exit().code(),
             "message": error.to_string(),
-            "hint": error.hint_for(can_wait),
+            "hint": hint,
         }}),
     );
     print_json(out, &document);

@@ -266,10 +266,17 @@ pub(super) fn migrate(out: &mut impl Write, outcome: &MigrateOutcome, as_json: b
         print_keyed(out, "migrate", true, "migration", outcome);
         return;
     }
+    let what = match outcome.changed {
+        true => format!(
+            "migrated {} → {} (recorded in PROGRESS.md)",
+            outcome.from, outcome.to
+        ),
+        false => format!("is already {} (no change)", outcome.to),
+    };
     let _ = writeln!(
         out,
-        "{} migrated {} → {} (recorded in PROGRESS.md) · manifest.json sha256 {} · state.json sha256 {}",
-        outcome.plan, outcome.from, outcome.to, outcome.manifest_sha256, outcome.state_sha256
+        "{} {what} · manifest.json sha256 {} · state.json sha256 {}",
+        outcome.plan, outcome.manifest_sha256, outcome.state_sha256
     );
 }
 
