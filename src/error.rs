@@ -126,6 +126,31 @@ impl Error {
         }
     }
 
+    /// The kind of failure, one word per exit code's cause: `rejected`, `usage`, `contention`,
+    /// `io`, `unverified` (the `kind` of a JSON error document).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Error::Rejected { .. } => "rejected",
+            Error::Usage(_) => "usage",
+            Error::LockHeld { .. } | Error::SnapshotMoved { .. } => "contention",
+            Error::Io { .. } => "io",
+            Error::Unverified { .. } => "unverified",
+        }
+    }
+
+    /// Where it failed: the file (and JSON path or line) or the lock; a usage error is the
+    /// command line's.
+    pub fn place(&self) -> String {
+        match self {
+            Error::Rejected { place, .. } | Error::Unverified { place, .. } => place.clone(),
+            Error::Usage(_) => "command line".to_owned(),
+            Error::LockHeld { lock, .. } => lock.display().to_string(),
+            Error::SnapshotMoved { path, .. } | Error::Io { path, .. } => {
+                path.display().to_string()
+            }
+        }
+    }
+
     /// What to do next, when there is something to do.
     pub fn hint(&self) -> Option<String> {
         self.hint_for(false)

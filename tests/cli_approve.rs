@@ -339,7 +339,7 @@ fn approve_json_is_one_document_and_so_is_its_refusal() {
         (doc["command"].clone(), doc["ok"].clone()),
         (json!("approve"), json!(false))
     );
-    assert_eq!(doc["error"]["exit"], 3);
+    assert_eq!(doc["exit"], 3);
 }
 
 #[test]

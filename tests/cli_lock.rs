@@ -101,7 +101,7 @@ fn assert_not_a_plan(sub: &str, path: &str) {
     assert_eq!(document["dwp"], 1, "{document:#}");
     assert_eq!(document["command"], format!("lock {sub}"), "{document:#}");
     assert_eq!(document["ok"], false, "{document:#}");
-    assert_eq!(document["error"]["exit"], 2, "{document:#}");
+    assert_eq!(document["exit"], 2, "{document:#}");
     let message = document["error"]["message"].as_str().expect("message");
     assert!(message.contains("not a plan"), "{document:#}");
     assert!(document.get("held").is_none(), "no claim either way");

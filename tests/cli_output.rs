@@ -125,7 +125,7 @@ fn a_clap_usage_error_under_json_is_one_json_document() {
     assert_eq!(document["dwp"], 1);
     assert_eq!(document["command"], "lock recover");
     assert_eq!(document["ok"], false);
-    assert_eq!(document["error"]["exit"], 2);
+    assert_eq!(document["exit"], 2);
     assert!(
         document["error"]["hint"]
             .as_str()

@@ -280,10 +280,12 @@ fn a_nonexistent_path_exits_1_naming_it() {
 fn no_arguments_is_a_usage_error() {
     let bare = dwp().run();
     assert_eq!(bare.code, 2, "dwp alone: {}", bare.stderr);
-    let result = dwp().arg("validate").run();
+    // Outside any plan folder: a PLAN left out finds none (run from a fresh empty folder).
+    let nowhere = tempfile::tempdir().unwrap();
+    let result = dwp().in_dir(nowhere.path()).arg("validate").run();
     assert_eq!(result.code, 2);
     assert!(result.stdout.is_empty(), "{}", result.stdout);
-    assert!(result.stderr.contains("<PLAN>"), "{}", result.stderr);
+    assert!(result.stderr.contains("no PLAN given"), "{}", result.stderr);
 }
 
 #[test]
@@ -325,7 +327,7 @@ fn the_json_document_has_the_documented_shape() {
         .collect();
     assert_eq!(
         keys,
-        ["dwp", "command", "ok", "verdict", "targets", "findings"]
+        ["dwp", "command", "ok", "exit", "verdict", "targets", "findings"]
     );
     assert_eq!(doc["targets"][0]["verdict"], "valid");
     assert_eq!(doc["dwp"], 1);

@@ -155,7 +155,7 @@ fn json_and_sarif_together_are_a_usage_error() {
     // --json was asked for: stdout is the one JSON document of the error, never a SARIF log.
     let document: Value = serde_json::from_slice(&output.stdout).expect("one JSON document");
     assert_eq!(document["ok"], false, "{document:#}");
-    assert_eq!(document["error"]["exit"], 2, "{document:#}");
+    assert_eq!(document["exit"], 2, "{document:#}");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         stderr.starts_with("dwp verify: --json and --format sarif"),

@@ -977,6 +977,7 @@ fn embedded_schemas_parse_to_the_files_in_the_schemas_dir() {
     for embedded in [
         dwp::commands::contract::format::EXPECTED_SCHEMA,
         dwp::commands::contract::format::LEDGER_LINE_SCHEMA,
+        dwp::plan::schema::OUTPUT,
     ] {
         let value: Value = serde_json::from_str(embedded.text).expect("contract schema is JSON");
         assert_eq!(

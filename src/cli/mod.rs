@@ -190,6 +190,13 @@ pub enum Command {
     /// The hook-enforced file contract: declare, record, check at stop.
     #[command(subcommand)]
     Contract(contract_cmd::ContractCommand),
+    /// Print an embedded JSON Schema (plan documents, receipt, contract, loop, --json output).
+    #[command(after_help = crate::error::Exit::help_text())]
+    Schema {
+        /// The schema's name, e.g. `plan-state-v5` or `output`; left out, every name is listed.
+        #[arg(value_name = "NAME")]
+        name: Option<String>,
+    },
 }
 
 /// How `dwp verify` prints its findings.
@@ -397,6 +404,7 @@ impl Command {
             Command::Finalize { .. } => "finalize",
             Command::Loop(command) => command.name(),
             Command::Contract(command) => command.name(),
+            Command::Schema { .. } => "schema",
         }
     }
 }
@@ -657,6 +665,17 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
         }
         Command::Loop(command) => return loop_cmd::run(command, cli.json),
         Command::Contract(command) => contract_cmd::run(command)?,
+        Command::Schema { name: None } => {
+            Outcome::SchemaList(crate::plan::schema::ALL.iter().map(|s| s.name()).collect())
+        }
+        Command::Schema { name: Some(name) } => {
+            let schema = crate::plan::schema::named(name).ok_or_else(|| {
+                Error::Usage(format!(
+                    "no embedded schema is called `{name}`; `dwp schema` lists their names"
+                ))
+            })?;
+            Outcome::Schema(schema)
+        }
     };
     Ok((outcome, format))
 }

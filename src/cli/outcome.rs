@@ -21,6 +21,7 @@ use crate::commands::validate::Validation;
 use crate::commands::verify::PlanReport;
 use crate::error::Exit;
 use crate::findings::{Finding, Verdict};
+use crate::plan::schema::EmbeddedSchema;
 use crate::steps::publication::Publication;
 use crate::store::lock::{LockInfo, Recovery};
 use std::path::PathBuf;
@@ -76,6 +77,10 @@ pub enum Outcome {
     },
     /// `contract check --hook`: the Stop hook protocol has its own blocking code.
     ContractHook(HookOutcome),
+    /// `dwp schema NAME`: one embedded schema.
+    Schema(&'static EmbeddedSchema),
+    /// `dwp schema`: the names of every embedded schema.
+    SchemaList(Vec<&'static str>),
 }
 
 impl Outcome {
@@ -117,7 +122,9 @@ impl Outcome {
             | Outcome::StatusAll(_)
             | Outcome::LoopFreeze(_)
             | Outcome::ContractDeclare(_)
-            | Outcome::ContractRecord(_) => Verdict::Valid,
+            | Outcome::ContractRecord(_)
+            | Outcome::Schema(_)
+            | Outcome::SchemaList(_) => Verdict::Valid,
         };
         match verdict {
             Verdict::Valid => Exit::Ok,

@@ -1,4 +1,6 @@
-//! The JSON Schemas of `manifest.json` and `state.json`, embedded in the binary.
+//! Every JSON Schema dwp embeds, in one registry ([`ALL`], by name for `dwp schema NAME`): the
+//! plan documents, the receipt, the contract's and the loop's files, and dwp's own `--json`
+//! output.
 //!
 //! The files in `schemas/` accept and reject exactly what the public schemas accept and reject
 //! (`tests/schema_parity.rs` proves it on a corpus). Each validator is compiled on first use and
@@ -38,6 +40,52 @@ const STATE: [EmbeddedSchema; 3] = [
     embed!("plan-state-v2.schema.json"),
     embed!("plan-state-v5.schema.json"),
 ];
+
+/// `analysis_results/FINALIZATION.json`.
+pub const RECEIPT: EmbeddedSchema = embed!("finalization-receipt.schema.json");
+/// A task's declared files (`dwp contract declare`).
+pub const CONTRACT_EXPECTED: EmbeddedSchema = embed!("contract-expected.schema.json");
+/// One line of a task's edit ledger (`dwp contract record`).
+pub const CONTRACT_LEDGER_LINE: EmbeddedSchema = embed!("contract-ledger-line.schema.json");
+/// `.ak-loop/verify.json`.
+pub const LOOP_VERIFY: EmbeddedSchema = embed!("loop/verify.schema.json");
+/// `.ak-loop/dod.json`.
+pub const LOOP_DOD: EmbeddedSchema = embed!("loop/dod.schema.json");
+/// The `dod` section of `loop.config.yaml`.
+pub const LOOP_CONFIG_DOD: EmbeddedSchema = embed!("loop/config-dod.schema.json");
+/// Every document dwp writes on stdout under `--json`.
+pub const OUTPUT: EmbeddedSchema = embed!("output.schema.json");
+
+/// Every embedded schema, in the order `dwp schema` lists them.
+pub const ALL: [&EmbeddedSchema; 13] = [
+    &MANIFEST[0],
+    &MANIFEST[1],
+    &MANIFEST[2],
+    &STATE[0],
+    &STATE[1],
+    &STATE[2],
+    &RECEIPT,
+    &CONTRACT_EXPECTED,
+    &CONTRACT_LEDGER_LINE,
+    &LOOP_VERIFY,
+    &LOOP_DOD,
+    &LOOP_CONFIG_DOD,
+    &OUTPUT,
+];
+
+impl EmbeddedSchema {
+    /// The name `dwp schema` takes: the file's path under `schemas/` without `.schema.json`.
+    pub fn name(&self) -> &'static str {
+        self.file_name
+            .strip_suffix(".schema.json")
+            .unwrap_or(self.file_name)
+    }
+}
+
+/// The embedded schema called `name` ([`EmbeddedSchema::name`]).
+pub fn named(name: &str) -> Option<&'static EmbeddedSchema> {
+    ALL.into_iter().find(|schema| schema.name() == name)
+}
 
 fn slot(generation: Generation) -> usize {
     match generation {
@@ -186,6 +234,54 @@ fn location_segments(location: &jsonschema::paths::Location) -> Vec<Segment> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn schemas_holds_exactly_the_embedded_schemas_byte_for_byte() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas");
+        let mut on_disk = Vec::new();
+        for entry in std::fs::read_dir(&root).unwrap() {
+            let path = entry.unwrap().path();
+            let names: Vec<std::path::PathBuf> = if path.is_dir() {
+                std::fs::read_dir(&path)
+                    .unwrap()
+                    .map(|e| e.unwrap().path())
+                    .collect()
+            } else {
+                vec![path]
+            };
+            for file in names {
+                let relative = file
+                    .strip_prefix(&root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                on_disk.push(relative);
+            }
+        }
+        on_disk.sort();
+        let mut embedded: Vec<&str> = ALL.iter().map(|s| s.file_name).collect();
+        embedded.sort();
+        assert_eq!(
+            on_disk, embedded,
+            "every file of schemas/ is embedded, and only those"
+        );
+        for schema in ALL {
+            let file = std::fs::read_to_string(root.join(schema.file_name)).unwrap();
+            assert_eq!(file, schema.text, "{}", schema.file_name);
+            let value: Value = serde_json::from_str(schema.text).unwrap();
+            compile(&value)
+                .unwrap_or_else(|e| panic!("{} does not compile: {e}", schema.file_name));
+        }
+        assert_eq!(
+            named("output").map(|s| s.file_name),
+            Some("output.schema.json")
+        );
+        assert_eq!(
+            named("loop/dod").map(|s| s.file_name),
+            Some("loop/dod.schema.json")
+        );
+        assert!(named("nope").is_none());
+    }
 
     #[test]
     fn every_embedded_schema_compiles_and_names_its_own_url() {

@@ -18,10 +18,7 @@ use std::sync::OnceLock;
 pub const RECEIPT: &str = "analysis_results/FINALIZATION.json";
 
 /// The receipt schema as embedded (its file: `schemas/finalization-receipt.schema.json`).
-pub const SCHEMA: &str = include_str!(concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/schemas/finalization-receipt.schema.json"
-));
+pub const SCHEMA: &str = crate::plan::schema::RECEIPT.text;
 
 /// The names the reference digest covers, sorted.
 pub fn digest_names(state: &State) -> Vec<String> {
@@ -71,10 +68,6 @@ pub fn artifacts_digest(plan_dir: &Path, state: &State) -> String {
 /// Schema violations of a receipt document.
 pub fn schema_violations(receipt: &Value) -> Vec<crate::plan::schema::Violation> {
     static VALIDATOR: OnceLock<jsonschema::Validator> = OnceLock::new();
-    let schema = crate::plan::schema::EmbeddedSchema {
-        file_name: "finalization-receipt.schema.json",
-        text: SCHEMA,
-    };
-    let validator = crate::plan::schema::compiled(&VALIDATOR, &schema);
+    let validator = crate::plan::schema::compiled(&VALIDATOR, &crate::plan::schema::RECEIPT);
     crate::plan::schema::violations(validator, receipt)
 }

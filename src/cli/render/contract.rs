@@ -1,7 +1,7 @@
 //! The renderers of `dwp contract`: the declaration, a ledger record, the check and the Stop
 //! hook's answer (its block reason goes to stderr, as the hook protocol reads it).
 
-use super::{envelope, print_json, warn};
+use super::{Stamp, envelope, print_json, warn};
 use crate::commands::contract::check::{CheckOutcome, CheckReport};
 use crate::commands::contract::declare::DeclareOutcome;
 use crate::commands::contract::ladder::{HookOutcome, Verdict};
@@ -13,15 +13,16 @@ fn put(out: &mut dyn Write, text: &str) {
     let _ = writeln!(out, "{text}");
 }
 
-fn print_document(out: &mut dyn Write, command: &str, body: Value) {
-    print_json(out, &envelope(command, body));
+fn print_document(out: &mut dyn Write, command: &str, stamp: Stamp, body: Value) {
+    print_json(out, &envelope(command, stamp, body));
 }
 
-pub(super) fn declare(out: &mut dyn Write, outcome: &DeclareOutcome, json: bool) {
-    if json {
+pub(super) fn declare(out: &mut dyn Write, outcome: &DeclareOutcome, json: Option<Stamp>) {
+    if let Some(stamp) = json {
         print_document(
             out,
             "contract declare",
+            stamp,
             json!({
                 "file": outcome.file,
                 "sha256": outcome.sha256,
@@ -57,7 +58,7 @@ pub(super) fn declare(out: &mut dyn Write, outcome: &DeclareOutcome, json: bool)
     }
 }
 
-pub(super) fn record(out: &mut dyn Write, outcome: &RecordOutcome, json: bool) {
+pub(super) fn record(out: &mut dyn Write, outcome: &RecordOutcome, json: Option<Stamp>) {
     match outcome {
         RecordOutcome::Recorded {
             entry,
@@ -73,10 +74,11 @@ pub(super) fn record(out: &mut dyn Write, outcome: &RecordOutcome, json: bool) {
                     )],
                 );
             }
-            if json {
+            if let Some(stamp) = json {
                 print_document(
                     out,
                     "contract record",
+                    stamp,
                     json!({"recorded": true, "entry": entry, "ledger": ledger.display().to_string(), "repaired_bytes": repaired}),
                 );
             } else {
@@ -90,10 +92,11 @@ pub(super) fn record(out: &mut dyn Write, outcome: &RecordOutcome, json: bool) {
             }
         }
         RecordOutcome::Skipped(reason) => {
-            if json {
+            if let Some(stamp) = json {
                 print_document(
                     out,
                     "contract record",
+                    stamp,
                     json!({"recorded": false, "reason": reason}),
                 );
             } else {
@@ -137,7 +140,12 @@ fn report_lines(report: &CheckReport) -> Vec<String> {
     lines
 }
 
-pub(super) fn check(out: &mut dyn Write, outcome: &CheckOutcome, passed: bool, json: bool) {
+pub(super) fn check(
+    out: &mut dyn Write,
+    outcome: &CheckOutcome,
+    passed: bool,
+    json: Option<Stamp>,
+) {
     let (task, message, report) = match outcome {
         CheckOutcome::NoTask => (
             None,
@@ -157,10 +165,11 @@ pub(super) fn check(out: &mut dyn Write, outcome: &CheckOutcome, passed: bool, j
     if let Some(report) = report {
         warn("contract check", &report.warnings);
     }
-    if json {
+    if let Some(stamp) = json {
         print_document(
             out,
             "contract check",
+            stamp,
             json!({"checked": report.is_some(), "passed": passed, "task": task, "message": message, "report": report}),
         );
     } else if let Some(report) = report {
@@ -172,15 +181,16 @@ pub(super) fn check(out: &mut dyn Write, outcome: &CheckOutcome, passed: bool, j
     }
 }
 
-pub(super) fn hook(out: &mut dyn Write, outcome: &HookOutcome, json: bool) {
+pub(super) fn hook(out: &mut dyn Write, outcome: &HookOutcome, json: Option<Stamp>) {
     warn("contract check", &outcome.warnings);
     if let Some(report) = &outcome.report {
         warn("contract check", &report.warnings);
     }
-    if json {
+    if let Some(stamp) = json {
         print_document(
             out,
             "contract check",
+            stamp,
             json!({"hook": true, "verdict": outcome.verdict, "task": outcome.task, "message": outcome.message, "consecutive_failures": outcome.consecutive_failures, "escalated": outcome.escalated, "report": outcome.report}),
         );
     }
@@ -189,7 +199,7 @@ pub(super) fn hook(out: &mut dyn Write, outcome: &HookOutcome, json: bool) {
             let mut err = super::super::stderr();
             let _ = writeln!(err, "dwp contract check: {}", outcome.message);
         }
-        Verdict::Allow if !json => put(out, &outcome.message),
+        Verdict::Allow if json.is_none() => put(out, &outcome.message),
         Verdict::Allow => {}
     }
 }

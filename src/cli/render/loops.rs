@@ -1,7 +1,7 @@
 //! The renderers of `dwp loop`: the artifacts gate, the definition of done (human, markdown or
 //! JSON), the frozen contract and the proofs.
 
-use super::{Format, envelope, print_json};
+use super::{Format, Stamp, envelope, print_json};
 use crate::commands::r#loop::artifacts::{self, ArtifactsReport, Status};
 use crate::commands::r#loop::contract::Frozen;
 use crate::commands::r#loop::dod::{DodReport, Row, Verdict};
@@ -10,9 +10,9 @@ use serde_json::{Value, json};
 use std::io::Write;
 use std::path::Path;
 
-pub(super) fn artifacts(out: &mut dyn Write, report: &ArtifactsReport, ok: bool, json: bool) {
+pub(super) fn artifacts(out: &mut dyn Write, report: &ArtifactsReport, json: Option<Stamp>) {
     let verdict = report.verdict;
-    if json {
+    if let Some(stamp) = json {
         let items: Vec<Value> = report
             .artifacts
             .iter()
@@ -35,7 +35,8 @@ pub(super) fn artifacts(out: &mut dyn Write, report: &ArtifactsReport, ok: bool,
             out,
             &envelope(
                 "loop artifacts",
-                json!({ "ok": ok,
+                stamp,
+                json!({
             "verdict": verdict.name(), "worktree": report.worktree, "note": skipped, "artifacts": items}),
             ),
         );
@@ -105,15 +106,15 @@ fn file_name(path: &Path) -> String {
     )
 }
 
-pub(super) fn dod(out: &mut dyn Write, report: &DodReport, format: Format) {
+pub(super) fn dod(out: &mut dyn Write, report: &DodReport, format: Format, stamp: Stamp) {
     match format {
-        Format::Json => dod_json(out, report),
+        Format::Json => dod_json(out, report, stamp),
         Format::Markdown => dod_markdown(out, report),
         Format::Human | Format::Sarif => dod_human(out, report),
     }
 }
 
-fn dod_json(out: &mut dyn Write, report: &DodReport) {
+fn dod_json(out: &mut dyn Write, report: &DodReport, stamp: Stamp) {
     let items: Vec<Value> = report
         .rows
         .iter()
@@ -127,8 +128,8 @@ fn dod_json(out: &mut dyn Write, report: &DodReport) {
         out,
         &envelope(
             "loop dod",
+            stamp,
             json!({
-            "ok": report.done(),
             "verdict": if report.done() { "done" } else { "not done" },
             "summary": {"total": report.rows.len(), "proven": report.count(Verdict::Proven),
                         "missing": report.count(Verdict::Missing), "failed": report.count(Verdict::Failed)},
@@ -229,13 +230,14 @@ fn dod_human(out: &mut dyn Write, report: &DodReport) {
     }
 }
 
-pub(super) fn freeze(out: &mut dyn Write, frozen: &Frozen, json: bool) {
-    if json {
+pub(super) fn freeze(out: &mut dyn Write, frozen: &Frozen, json: Option<Stamp>) {
+    if let Some(stamp) = json {
         print_json(
             out,
             &envelope(
                 "loop freeze",
-                json!({ "ok": true,
+                stamp,
+                json!({
             "contract": frozen.path, "digest": frozen.digest, "outcomes": frozen.outcomes, "changed": frozen.changed}),
             ),
         );
@@ -258,11 +260,10 @@ pub(super) fn prove(
     out: &mut dyn Write,
     worktree: &Path,
     report: &ProveReport,
-    ok: bool,
-    json: bool,
+    json: Option<Stamp>,
 ) {
     let written = |relative: &str, outcome: &crate::store::WriteOutcome| json!({"path": worktree.join(relative), "sha256": outcome.sha256, "changed": outcome.changed});
-    if json {
+    if let Some(stamp) = json {
         let proofs: Vec<Value> = report
             .proved
             .iter()
@@ -278,7 +279,8 @@ pub(super) fn prove(
             out,
             &envelope(
                 "loop prove",
-                json!({ "ok": ok, "env": report.env, "proofs": proofs,
+                stamp,
+                json!({ "env": report.env, "proofs": proofs,
             "dod": written(crate::commands::r#loop::DOD_JSON, &report.dod),
             "verify": written(crate::commands::r#loop::VERIFY_JSON, &report.verify)}),
             ),

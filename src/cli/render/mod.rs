@@ -26,12 +26,23 @@ pub enum Format {
     Markdown,
 }
 
+/// What every JSON document says first, after `dwp` and `command`: whether the command
+/// succeeded and the exit code it ends with (both from [`Outcome::exit`], or the error's).
+#[derive(Debug, Clone, Copy)]
+pub struct Stamp {
+    pub ok: bool,
+    pub exit: u8,
+}
+
 /// Write `outcome` on `out` in `format`; `colour` paints `status`'s human text.
 pub fn print<W: Write>(out: &mut Inert<W>, outcome: &Outcome, format: Format, colour: bool) {
-    let json = format == Format::Json;
-    let ok = outcome.ok();
+    let stamp = Stamp {
+        ok: outcome.ok(),
+        exit: outcome.exit().code(),
+    };
+    let json = (format == Format::Json).then_some(stamp);
     match outcome {
-        Outcome::Validate(results) => plan::validate(out, results, ok, json),
+        Outcome::Validate(results) => plan::validate(out, results, json),
         Outcome::Update { outcome, target } => plan::update(out, outcome, target, json),
         Outcome::Amend(amend) => plan::amend(out, amend, json),
         Outcome::Approve(approve) => plan::approve(out, approve, json),
@@ -41,30 +52,54 @@ pub fn print<W: Write>(out: &mut Inert<W>, outcome: &Outcome, format: Format, co
         Outcome::LockRecover { lock, recovery } => {
             plan::lock_recover(out, lock, recovery.as_ref(), json)
         }
-        Outcome::Reconcile { report, write } => plan::reconcile(out, report, *write, ok, json),
-        Outcome::Verify { reports, strict } => plan::verify(out, reports, format, *strict),
+        Outcome::Reconcile { report, write } => plan::reconcile(out, report, *write, json),
+        Outcome::Verify { reports, strict } => plan::verify(out, reports, format, *strict, stamp),
         Outcome::Status(summary) => plan::status(out, summary, json, colour),
         Outcome::StatusAll(lines) => plan::status_all(out, lines, json),
         Outcome::FinalizeCheck {
             plan: target,
             findings,
-        } => plan::finalize_check(out, target, findings, ok, json),
-        Outcome::Finalize(publication) => plan::finalize(out, publication, ok, json),
-        Outcome::LoopArtifacts(report) => loops::artifacts(out, report, ok, json),
-        Outcome::LoopDod(report) => loops::dod(out, report, format),
+        } => plan::finalize_check(out, target, findings, json),
+        Outcome::Finalize(publication) => plan::finalize(out, publication, json),
+        Outcome::LoopArtifacts(report) => loops::artifacts(out, report, json),
+        Outcome::LoopDod(report) => loops::dod(out, report, format, stamp),
         Outcome::LoopFreeze(frozen) => loops::freeze(out, frozen, json),
-        Outcome::LoopProve { worktree, report } => loops::prove(out, worktree, report, ok, json),
+        Outcome::LoopProve { worktree, report } => loops::prove(out, worktree, report, json),
         Outcome::ContractDeclare(declared) => contract::declare(out, declared, json),
         Outcome::ContractRecord(recorded) => contract::record(out, recorded, json),
-        Outcome::ContractCheck { outcome, .. } => contract::check(out, outcome, ok, json),
+        Outcome::ContractCheck { outcome, .. } => contract::check(out, outcome, stamp.ok, json),
         Outcome::ContractHook(hook) => contract::hook(out, hook, json),
+        Outcome::Schema(schema) => match json {
+            // The schema itself, as embedded, so `dwp schema output > output.schema.json` works.
+            None => {
+                let _ = out.write_all(schema.text.as_bytes());
+            }
+            Some(stamp) => {
+                let text: Value = serde_json::from_str(schema.text).unwrap_or(Value::Null);
+                let body = json!({ "name": schema.name(), "schema": text });
+                print_json(out, &envelope("schema", stamp, body));
+            }
+        },
+        Outcome::SchemaList(names) => match json {
+            None => {
+                for name in names {
+                    let _ = writeln!(out, "{name}");
+                }
+            }
+            Some(stamp) => print_json(out, &envelope("schema", stamp, json!({ "names": names }))),
+        },
     }
 }
 
 /// The one JSON envelope every command's document has: `{"dwp": 1, "command": ...}` followed by
 /// the keys of `body`, in their order.
-pub fn envelope(command: &str, body: Value) -> Value {
-    let mut document = json!({"dwp": FORMAT_VERSION, "command": command});
+pub fn envelope(command: &str, stamp: Stamp, body: Value) -> Value {
+    let mut document = json!({
+        "dwp": FORMAT_VERSION,
+        "command": command,
+        "ok": stamp.ok,
+        "exit": stamp.exit,
+    });
     if let (Value::Object(document), Value::Object(body)) = (&mut document, body) {
         document.extend(body);
     }
@@ -80,11 +115,11 @@ fn print_json(out: &mut dyn Write, document: &Value) {
 fn print_keyed(
     out: &mut dyn Write,
     command: &str,
-    ok: bool,
+    stamp: Stamp,
     key: &str,
     value: impl serde::Serialize,
 ) {
-    let mut document = envelope(command, json!({ "ok": ok }));
+    let mut document = envelope(command, stamp, json!({}));
     document[key] = json!(value);
     print_json(out, &document);
 }
@@ -102,13 +137,18 @@ pub fn error_json(
     error: &crate::error::Error,
     hint: Option<&str>,
 ) {
+    let stamp = Stamp {
+        ok: false,
+        exit: error.exit().code(),
+    };
     let document = envelope(
         command,
+        stamp,
         json!({
-        "ok": false,
         "error": {
-            "exit": error.exit().code(),
+            "kind": error.kind(),
             "message": error.to_string(),
+            "place": error.place(),
             "hint": hint,
         }}),
     );

@@ -1,7 +1,7 @@
 //! The renderers of the plan commands (validate, update, amend, approve, init, migrate, lock,
 //! reconcile, status, verify, finalize): each writes one outcome as human text or as its JSON document.
 
-use super::{Format, envelope, print_json, print_keyed};
+use super::{Format, Stamp, envelope, print_json, print_keyed};
 use crate::commands::amend::AmendOutcome;
 use crate::commands::approve::{ApproveOutcome, ReadmeEdit};
 use crate::commands::materialize::{InitOutcome, MigrateOutcome};
@@ -25,9 +25,9 @@ fn write_findings(out: &mut impl Write, findings: &[Finding]) {
     }
 }
 
-pub(super) fn validate(out: &mut impl Write, results: &[Validation], ok: bool, as_json: bool) {
+pub(super) fn validate(out: &mut impl Write, results: &[Validation], json: Option<Stamp>) {
     let verdict = Verdict::worst(results.iter().map(Validation::verdict));
-    if as_json {
+    if let Some(stamp) = json {
         let findings: Vec<&Finding> = results.iter().flat_map(|r| &r.findings).collect();
         let targets: Vec<_> = results
             .iter()
@@ -35,8 +35,8 @@ pub(super) fn validate(out: &mut impl Write, results: &[Validation], ok: bool, a
             .collect();
         let document = envelope(
             "validate",
+            stamp,
             json!({
-            "ok": ok,
             "verdict": verdict,
             "targets": targets,
             "findings": findings}),
@@ -62,7 +62,12 @@ pub(super) fn validate(out: &mut impl Write, results: &[Validation], ok: bool, a
     }
 }
 
-pub(super) fn update(out: &mut impl Write, outcome: &UpdateOutcome, target: &Path, as_json: bool) {
+pub(super) fn update(
+    out: &mut impl Write,
+    outcome: &UpdateOutcome,
+    target: &Path,
+    json: Option<Stamp>,
+) {
     if outcome.markdown == Some(BoxNote::Unchecked) {
         let plan = target.display();
         let id = outcome.task;
@@ -73,8 +78,8 @@ pub(super) fn update(out: &mut impl Write, outcome: &UpdateOutcome, target: &Pat
             )],
         );
     }
-    if as_json {
-        print_keyed(out, "update", true, "outcome", outcome);
+    if let Some(stamp) = json {
+        print_keyed(out, "update", stamp, "outcome", outcome);
         return;
     }
     if let Some(diff) = &outcome.diff {
@@ -107,9 +112,9 @@ pub(super) fn update(out: &mut impl Write, outcome: &UpdateOutcome, target: &Pat
     }
 }
 
-pub(super) fn amend(out: &mut impl Write, outcome: &AmendOutcome, as_json: bool) {
-    if as_json {
-        print_keyed(out, "amend", true, "amendment", outcome);
+pub(super) fn amend(out: &mut impl Write, outcome: &AmendOutcome, json: Option<Stamp>) {
+    if let Some(stamp) = json {
+        print_keyed(out, "amend", stamp, "amendment", outcome);
         return;
     }
     let verb = if outcome.appended {
@@ -153,9 +158,9 @@ pub(super) fn amend(out: &mut impl Write, outcome: &AmendOutcome, as_json: bool)
     }
 }
 
-pub(super) fn approve(out: &mut impl Write, outcome: &ApproveOutcome, as_json: bool) {
-    if as_json {
-        print_keyed(out, "approve", true, "approval", outcome);
+pub(super) fn approve(out: &mut impl Write, outcome: &ApproveOutcome, json: Option<Stamp>) {
+    if let Some(stamp) = json {
+        print_keyed(out, "approve", stamp, "approval", outcome);
         return;
     }
     if let Some(diff) = &outcome.diff {
@@ -196,9 +201,9 @@ pub(super) fn approve(out: &mut impl Write, outcome: &ApproveOutcome, as_json: b
     );
 }
 
-pub(super) fn init(out: &mut impl Write, outcome: &InitOutcome, as_json: bool) {
-    if as_json {
-        print_keyed(out, "init", true, "init", outcome);
+pub(super) fn init(out: &mut impl Write, outcome: &InitOutcome, json: Option<Stamp>) {
+    if let Some(stamp) = json {
+        print_keyed(out, "init", stamp, "init", outcome);
         return;
     }
     let _ = writeln!(
@@ -261,9 +266,9 @@ fn id_list(ids: &[u64]) -> String {
         .join(", ")
 }
 
-pub(super) fn migrate(out: &mut impl Write, outcome: &MigrateOutcome, as_json: bool) {
-    if as_json {
-        print_keyed(out, "migrate", true, "migration", outcome);
+pub(super) fn migrate(out: &mut impl Write, outcome: &MigrateOutcome, json: Option<Stamp>) {
+    if let Some(stamp) = json {
+        print_keyed(out, "migrate", stamp, "migration", outcome);
         return;
     }
     let what = match outcome.changed {
@@ -284,11 +289,12 @@ pub(super) fn lock_status(
     out: &mut impl Write,
     lock: &Path,
     info: Option<&LockInfo>,
-    as_json: bool,
+    json: Option<Stamp>,
 ) {
-    if as_json {
+    if let Some(stamp) = json {
         let document = envelope(
             "lock status",
+            stamp,
             json!({
             "lock": lock,
             "held": info.is_some(),
@@ -313,11 +319,12 @@ pub(super) fn lock_recover(
     out: &mut impl Write,
     lock: &Path,
     recovery: Option<&Recovery>,
-    as_json: bool,
+    json: Option<Stamp>,
 ) {
-    if as_json {
+    if let Some(stamp) = json {
         let document = envelope(
             "lock recover",
+            stamp,
             json!({
             "lock": lock,
             "removed": recovery.is_some(),
@@ -346,11 +353,10 @@ pub(super) fn reconcile(
     out: &mut impl Write,
     report: &ReconcileReport,
     write: bool,
-    ok: bool,
-    as_json: bool,
+    json: Option<Stamp>,
 ) {
-    if as_json {
-        print_keyed(out, "reconcile", ok, "report", report);
+    if let Some(stamp) = json {
+        print_keyed(out, "reconcile", stamp, "report", report);
         return;
     }
     for d in &report.desync {
@@ -443,8 +449,13 @@ fn progress_bar(done: u64, total: u64) -> String {
 /// Most tasks a `--json` summary lists, so its size stays bounded on huge plans.
 const JSON_TASK_LIMIT: usize = 50;
 
-pub(super) fn status<W: Write>(out: &mut Inert<W>, summary: &Summary, as_json: bool, colour: bool) {
-    if as_json {
+pub(super) fn status<W: Write>(
+    out: &mut Inert<W>,
+    summary: &Summary,
+    json: Option<Stamp>,
+    colour: bool,
+) {
+    if let Some(stamp) = json {
         let open: Vec<_> = summary
             .tasks
             .iter()
@@ -457,8 +468,8 @@ pub(super) fn status<W: Write>(out: &mut Inert<W>, summary: &Summary, as_json: b
             .map(|d| json!({"count": d.len(), "first": d.iter().take(10).collect::<Vec<_>>()}));
         let document = envelope(
             "status",
+            stamp,
             json!({
-            "ok": true,
             "plan": summary.plan,
             "source": summary.source,
             "title": summary.title,
@@ -587,18 +598,15 @@ fn status_task_line<W: Write>(
     let _ = writeln!(out, "{}", if task.gates.is_empty() { "" } else { "]" });
 }
 
-pub(super) fn status_all(out: &mut impl Write, lines: &[PlanLine], as_json: bool) {
-    if as_json {
+pub(super) fn status_all(out: &mut impl Write, lines: &[PlanLine], json: Option<Stamp>) {
+    if let Some(stamp) = json {
         let plans: Vec<_> = lines.iter().map(|l| match &l.summary {
             Ok(s) => json!({"plan": s.plan, "status": s.status, "completed": s.completed, "total": s.total,
                 "current": s.current.as_ref().map(|c| c.id), "blocked": s.blocker.is_some(),
                 "desync": s.desync.as_ref().map(Vec::len)}),
             Err(e) => json!({"dir": l.dir, "error": e.to_string()}),
         }).collect();
-        print_json(
-            out,
-            &envelope("status", json!({ "ok": true, "plans": plans})),
-        );
+        print_json(out, &envelope("status", stamp, json!({ "plans": plans })));
         return;
     }
     for line in lines {
@@ -631,6 +639,7 @@ pub(super) fn verify(
     reports: &[crate::commands::verify::PlanReport],
     format: Format,
     strict: bool,
+    stamp: Stamp,
 ) {
     use crate::commands::verify::VerifyVerdict;
     let verdict = VerifyVerdict::worst(reports.iter().map(|r| r.verdict));
@@ -638,6 +647,7 @@ pub(super) fn verify(
         Format::Json => {
             let document = envelope(
                 "verify",
+                stamp,
                 json!({
                 "verdict": verdict,
                 "plans": reports}),
@@ -730,12 +740,11 @@ fn verify_plan_text(out: &mut impl Write, report: &crate::commands::verify::Plan
 pub(super) fn finalize(
     out: &mut impl Write,
     publication: &crate::steps::publication::Publication,
-    ok: bool,
-    as_json: bool,
+    json: Option<Stamp>,
 ) {
     use crate::steps::publication::PublicationVerdict;
-    if as_json {
-        print_keyed(out, "finalize", ok, "publication", publication);
+    if let Some(stamp) = json {
+        print_keyed(out, "finalize", stamp, "publication", publication);
         return;
     }
     if let Some(marker) = &publication.recovered_from {
@@ -779,14 +788,13 @@ pub(super) fn finalize_check(
     out: &mut impl Write,
     target: &Path,
     findings: &[Finding],
-    ok: bool,
-    as_json: bool,
+    json: Option<Stamp>,
 ) {
-    if as_json {
+    if let Some(stamp) = json {
         let document = envelope(
             "finalize --check",
+            stamp,
             json!({
-            "ok": ok,
             "plan": target.display().to_string(),
             "findings": findings}),
         );

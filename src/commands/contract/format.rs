@@ -16,21 +16,9 @@ use std::sync::OnceLock;
 /// `schema` of a declaration.
 pub const EXPECTED_SCHEMA_ID: &str = "urn:dwp:contract-expected:v1";
 
-pub const EXPECTED_SCHEMA: EmbeddedSchema = EmbeddedSchema {
-    file_name: "contract-expected.schema.json",
-    text: include_str!(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/schemas/contract-expected.schema.json"
-    )),
-};
+pub const EXPECTED_SCHEMA: EmbeddedSchema = crate::plan::schema::CONTRACT_EXPECTED;
 
-pub const LEDGER_LINE_SCHEMA: EmbeddedSchema = EmbeddedSchema {
-    file_name: "contract-ledger-line.schema.json",
-    text: include_str!(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/schemas/contract-ledger-line.schema.json"
-    )),
-};
+pub const LEDGER_LINE_SCHEMA: EmbeddedSchema = crate::plan::schema::CONTRACT_LEDGER_LINE;
 
 /// A path's state when the task was declared.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

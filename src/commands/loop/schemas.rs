@@ -2,7 +2,7 @@
 //! compiled once per process, like the plan schemas in [`crate::plan::schema`]. They live in their own
 //! folder: `schemas/` itself holds the plan generations the parity corpus checks.
 
-use crate::plan::schema::{Violation, violations};
+use crate::plan::schema::{EmbeddedSchema, Violation, violations};
 use jsonschema::Validator;
 use serde_json::Value;
 use std::sync::OnceLock;
@@ -18,40 +18,19 @@ pub enum LoopSchema {
 impl LoopSchema {
     pub const ALL: [LoopSchema; 3] = [LoopSchema::Verify, LoopSchema::Dod, LoopSchema::ConfigDod];
 
-    /// The file name under `schemas/loop/`.
-    pub fn file_name(self) -> &'static str {
+    /// The embedded schema (`schemas/loop/`).
+    pub fn embedded(self) -> &'static EmbeddedSchema {
         match self {
-            LoopSchema::Verify => "verify.schema.json",
-            LoopSchema::Dod => "dod.schema.json",
-            LoopSchema::ConfigDod => "config-dod.schema.json",
-        }
-    }
-
-    pub fn text(self) -> &'static str {
-        match self {
-            LoopSchema::Verify => include_str!(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/schemas/loop/verify.schema.json"
-            )),
-            LoopSchema::Dod => include_str!(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/schemas/loop/dod.schema.json"
-            )),
-            LoopSchema::ConfigDod => include_str!(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/schemas/loop/config-dod.schema.json"
-            )),
+            LoopSchema::Verify => &crate::plan::schema::LOOP_VERIFY,
+            LoopSchema::Dod => &crate::plan::schema::LOOP_DOD,
+            LoopSchema::ConfigDod => &crate::plan::schema::LOOP_CONFIG_DOD,
         }
     }
 
     fn validator(self) -> &'static Validator {
         static CELLS: [OnceLock<Validator>; 3] =
             [OnceLock::new(), OnceLock::new(), OnceLock::new()];
-        let schema = crate::plan::schema::EmbeddedSchema {
-            file_name: self.file_name(),
-            text: self.text(),
-        };
-        crate::plan::schema::compiled(&CELLS[self as usize], &schema)
+        crate::plan::schema::compiled(&CELLS[self as usize], self.embedded())
     }
 
     /// Every violation of this schema by `instance`, paths rooted at `root` (`$` or `$.dod`).
@@ -75,25 +54,8 @@ mod tests {
             assert!(
                 schema.check(&Value::Null, "$").len() == 1,
                 "{}",
-                schema.file_name()
+                schema.embedded().file_name
             );
-        }
-    }
-
-    #[test]
-    fn schemas_loop_holds_exactly_the_embedded_schemas() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/loop");
-        let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        on_disk.sort();
-        let mut embedded: Vec<&str> = LoopSchema::ALL.iter().map(|s| s.file_name()).collect();
-        embedded.sort();
-        assert_eq!(on_disk, embedded);
-        for schema in LoopSchema::ALL {
-            let file = std::fs::read_to_string(dir.join(schema.file_name())).unwrap();
-            assert_eq!(file, schema.text(), "{}", schema.file_name());
         }
     }
 
