@@ -662,14 +662,42 @@ pub(super) fn verify(
             if reports.is_empty() {
                 let _ = writeln!(out, "no plans to verify");
             }
-            for report in reports {
+            // One plan is always shown; of many, the ones with something to say, then the count.
+            let many = reports.len() > 1;
+            for report in reports.iter().filter(|r| !many || !r.findings.is_empty()) {
                 verify_plan_text(out, report);
             }
-            if reports.len() > 1 {
-                let _ = writeln!(out, "{} plans: {}", reports.len(), verdict.word());
+            if many {
+                let _ = writeln!(out, "{}", verify_summary(reports));
             }
         }
     }
+}
+
+/// `1,500 plans: 1,497 conformant, 3 not conformant, 0 unverified`.
+fn verify_summary(reports: &[crate::commands::verify::PlanReport]) -> String {
+    use crate::commands::verify::VerifyVerdict;
+    let count = |verdict: VerifyVerdict| reports.iter().filter(|r| r.verdict == verdict).count();
+    format!(
+        "{} plans: {} conformant, {} not conformant, {} unverified",
+        thousands(reports.len()),
+        thousands(count(VerifyVerdict::Conformant)),
+        thousands(count(VerifyVerdict::NotConformant)),
+        thousands(count(VerifyVerdict::Unverified))
+    )
+}
+
+/// `1500` as `1,500`.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
 }
 
 /// One plan: a header with the verdict and counts, then each finding as
