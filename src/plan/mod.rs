@@ -399,6 +399,23 @@ pub fn plan_dirs(root: &Path) -> crate::Result<Vec<PathBuf>> {
         .collect())
 }
 
+/// The pattern of a plan's name (the schemas' `name` and `plan`), also the plan folder's name.
+pub const PLAN_NAME_PATTERN: &str = "^PLAN_[a-z0-9]+(_[a-z0-9]+){1,4}$";
+
+/// Whether `name` is a plan name: `PLAN_` then 2 to 5 lower-case words joined by `_`.
+pub fn is_plan_name(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix("PLAN_") else {
+        return false;
+    };
+    let words: Vec<&str> = rest.split('_').collect();
+    (2..=5).contains(&words.len())
+        && words.iter().all(|w| {
+            !w.is_empty()
+                && w.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        })
+}
+
 /// Marker of a publication in progress (issue #6); writers refuse while it exists.
 pub const FINALIZING_MARKER: &str = ".finalizing.json";
 
