@@ -34,6 +34,20 @@ pub fn inert_line(text: &str) -> Cow<'_, str> {
     escape(text, is_active)
 }
 
+/// `text` as one word of a POSIX shell command line, so a `dwp ...` line dwp prints runs as
+/// printed: as it is when it needs no quoting, else in double quotes when nothing in it is
+/// special there, else in single quotes (a `'` written `'\''`).
+pub fn shell_word(text: &str) -> Cow<'_, str> {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_-./:=@%+,".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        return Cow::Borrowed(text);
+    }
+    if !text.contains(['"', '$', '`', '\\', '!']) {
+        return Cow::Owned(format!("\"{text}\""));
+    }
+    Cow::Owned(format!("'{}'", text.replace('\'', "'\\''")))
+}
+
 fn escape(text: &str, active: impl Fn(char) -> bool) -> Cow<'_, str> {
     if !text.chars().any(&active) {
         return Cow::Borrowed(text);

@@ -159,6 +159,13 @@ pub enum Command {
         #[arg(long)]
         all: bool,
     },
+    /// The next task to work on (its record and Validation commands) and the dwp line that starts or completes it.
+    #[command(after_help = crate::error::Exit::help_text())]
+    Next {
+        /// The plan folder, or its state.json.
+        #[arg(value_name = "PLAN")]
+        target: PathBuf,
+    },
     /// Publish a completed plan: check every artifact, write state.json and a receipt.
     #[command(after_help = crate::error::Exit::help_text())]
     Finalize {
@@ -388,6 +395,7 @@ impl Command {
             Command::Lock(LockCommand::Recover { .. }) => "lock recover",
             Command::Reconcile { .. } => "reconcile",
             Command::Status { .. } => "status",
+            Command::Next { .. } => "next",
             Command::Verify { .. } => "verify",
             Command::Finalize { check: true, .. } => "finalize --check",
             Command::Finalize { recover: true, .. } => "finalize --recover",
@@ -590,6 +598,7 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
         Command::Status { target, all: true } => {
             Outcome::StatusAll(crate::commands::status::summarize_all(target)?)
         }
+        Command::Next { target } => Outcome::Next(crate::commands::next::next(target)?),
         Command::Finalize {
             target,
             check: true,

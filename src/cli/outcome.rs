@@ -14,6 +14,7 @@ use crate::commands::r#loop::contract::Frozen;
 use crate::commands::r#loop::dod::DodReport;
 use crate::commands::r#loop::prove::ProveReport;
 use crate::commands::materialize::{InitOutcome, MigrateOutcome};
+use crate::commands::next::NextOutcome;
 use crate::commands::reconcile::ReconcileReport;
 use crate::commands::status::{PlanLine, Summary};
 use crate::commands::update::UpdateOutcome;
@@ -55,6 +56,7 @@ pub enum Outcome {
         strict: bool,
     },
     Status(Summary),
+    Next(NextOutcome),
     StatusAll(Vec<PlanLine>),
     FinalizeCheck {
         plan: PathBuf,
@@ -114,6 +116,7 @@ impl Outcome {
             | Outcome::LockStatus { .. }
             | Outcome::LockRecover { .. }
             | Outcome::Status(_)
+            | Outcome::Next(_)
             | Outcome::StatusAll(_)
             | Outcome::LoopFreeze(_)
             | Outcome::ContractDeclare(_)

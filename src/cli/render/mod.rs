@@ -45,6 +45,7 @@ pub fn print<W: Write>(out: &mut Inert<W>, outcome: &Outcome, format: Format, co
         Outcome::Verify { reports, strict } => plan::verify(out, reports, format, *strict),
         Outcome::Status(summary) => plan::status(out, summary, json, colour),
         Outcome::StatusAll(lines) => plan::status_all(out, lines, json),
+        Outcome::Next(next) => plan::next(out, next, json),
         Outcome::FinalizeCheck {
             plan: target,
             findings,
