@@ -13,7 +13,7 @@ mod render;
 
 use crate::commands::amend::{Authority, Disposition};
 use crate::error::Error;
-use crate::plan::model::{Generation, TaskStatus};
+use crate::plan::model::{Generation, PlanFormat, TaskStatus};
 use crate::term::Inert;
 use clap::{Args, Parser, Subcommand};
 use outcome::Outcome;
@@ -94,6 +94,35 @@ pub enum Command {
         /// `**Standard:**` line (it must agree with the README when both are given).
         #[arg(long, value_name = "X.Y.Z")]
         standard: Option<String>,
+    },
+    /// A new plan folder: a conformant skeleton (README, task records, PROGRESS.md, PROMPTS.md,
+    /// analysis_results/) materialized as `dwp init` does.
+    #[command(after_help = crate::error::Exit::help_text())]
+    New {
+        /// The new plan folder; its name must be a plan name (PLAN_ then 2 to 5 lower-case words joined by `_`).
+        #[arg(value_name = "PLAN")]
+        target: PathBuf,
+        /// full: one task file per task; lite: every task a section of the README.
+        #[arg(long, value_name = "FORMAT", value_parser = parse_format, default_value = "full")]
+        format: PlanFormat,
+        /// The tasks' titles, in order; a Final Review is appended unless the last is one.
+        #[arg(long, value_name = "TITLE", num_args = 1.., required = true)]
+        tasks: Vec<String>,
+        /// The plan's title (default: from its name).
+        #[arg(long, value_name = "TEXT")]
+        title: Option<String>,
+        /// The plan's Goal (default: a placeholder to replace before approval).
+        #[arg(long, value_name = "TEXT")]
+        goal: Option<String>,
+        /// The plan's Context (default: a placeholder to replace before approval).
+        #[arg(long, value_name = "TEXT")]
+        context: Option<String>,
+        /// Who writes the plan: the agent's display name (manifest created_by.agent).
+        #[arg(long, value_name = "NAME")]
+        agent: Option<String>,
+        /// Who writes the plan: the model's display name (manifest created_by.model).
+        #[arg(long, value_name = "NAME")]
+        model: Option<String>,
     },
     /// Convert a v1 manifest.json/state.json pair to v2 or v5, recorded in PROGRESS.md.
     #[command(after_help = crate::error::Exit::help_text())]
@@ -364,6 +393,10 @@ fn parse_status(text: &str) -> Result<TaskStatus, String> {
     text.parse()
 }
 
+fn parse_format(text: &str) -> Result<PlanFormat, String> {
+    text.parse()
+}
+
 fn parse_disposition(text: &str) -> Result<Disposition, String> {
     text.parse()
 }
@@ -390,6 +423,7 @@ impl Command {
             Command::Amend(_) => "amend",
             Command::Approve { .. } => "approve",
             Command::Init { .. } => "init",
+            Command::New { .. } => "new",
             Command::Migrate { .. } => "migrate",
             Command::Lock(LockCommand::Status { .. }) => "lock status",
             Command::Lock(LockCommand::Recover { .. }) => "lock recover",
@@ -512,6 +546,29 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
             Outcome::Init(crate::commands::materialize::init(
                 target, &creator, standard,
             )?)
+        }
+        Command::New {
+            target,
+            format,
+            tasks,
+            title,
+            goal,
+            context,
+            agent,
+            model,
+        } => {
+            let request = crate::commands::new_plan::NewRequest {
+                format: *format,
+                tasks: tasks.clone(),
+                title: title.clone(),
+                goal: goal.clone(),
+                context: context.clone(),
+                creator: crate::commands::materialize::Creator {
+                    agent: agent.clone(),
+                    model: model.clone(),
+                },
+            };
+            Outcome::New(crate::commands::new_plan::new(target, &request)?)
         }
         Command::Migrate { target, to } => {
             Outcome::Migrate(crate::commands::materialize::migrate(target, *to)?)

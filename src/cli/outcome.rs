@@ -14,6 +14,7 @@ use crate::commands::r#loop::contract::Frozen;
 use crate::commands::r#loop::dod::DodReport;
 use crate::commands::r#loop::prove::ProveReport;
 use crate::commands::materialize::{InitOutcome, MigrateOutcome};
+use crate::commands::new_plan::NewOutcome;
 use crate::commands::next::NextOutcome;
 use crate::commands::reconcile::ReconcileReport;
 use crate::commands::status::{PlanLine, Summary};
@@ -36,6 +37,7 @@ pub enum Outcome {
     Amend(AmendOutcome),
     Approve(ApproveOutcome),
     Init(InitOutcome),
+    New(NewOutcome),
     Migrate(MigrateOutcome),
     LockStatus {
         lock: PathBuf,
@@ -112,6 +114,7 @@ impl Outcome {
             | Outcome::Amend(_)
             | Outcome::Approve(_)
             | Outcome::Init(_)
+            | Outcome::New(_)
             | Outcome::Migrate(_)
             | Outcome::LockStatus { .. }
             | Outcome::LockRecover { .. }

@@ -52,8 +52,7 @@ pub struct InitOutcome {
     pub state_sha256: String,
 }
 
-/// What `dwp migrate` wrote.
-
+/// Who materializes the plan (`--agent`, `--model`): a display name, never read from the
 /// environment.
 #[derive(Debug, Clone, Default)]
 pub struct Creator {

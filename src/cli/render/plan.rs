@@ -1,10 +1,11 @@
 //! The renderers of the plan commands (validate, update, amend, approve, init, migrate, lock,
-//! reconcile, status, next, verify, finalize): each writes one outcome as human text or as its JSON document.
+//! reconcile, status, next, new, verify, finalize): each writes one outcome as human text or as its JSON document.
 
 use super::{Format, envelope, print_json, print_keyed};
 use crate::commands::amend::AmendOutcome;
 use crate::commands::approve::{ApproveOutcome, ReadmeEdit};
 use crate::commands::materialize::{InitOutcome, MigrateOutcome};
+use crate::commands::new_plan::NewOutcome;
 use crate::commands::next::{Action, NextOutcome};
 use crate::commands::reconcile::ReconcileReport;
 use crate::commands::status::{PlanLine, Summary};
@@ -895,4 +896,58 @@ fn completion_words(task: Option<&crate::commands::next::NextTask>) -> String {
     format!(
         "when its validation passes, fill its Completion & Log ({log}), then record the runs (EVIDENCE: what each printed){publish}:"
     )
+}
+
+pub(super) fn new(out: &mut impl Write, outcome: &NewOutcome, as_json: bool) {
+    if as_json {
+        print_keyed(out, "new", true, "new", outcome);
+        return;
+    }
+    let count = outcome.tasks.len();
+    let added = if outcome.final_review_added {
+        " (the Final Review appended)"
+    } else {
+        ""
+    };
+    let _ = writeln!(
+        out,
+        "{} created: {}, DWP spec {}, {count} task{}{added}, approval {}",
+        outcome.path,
+        outcome.format,
+        outcome.standard,
+        if count == 1 { "" } else { "s" },
+        outcome.approval
+    );
+    for task in &outcome.tasks {
+        let _ = writeln!(
+            out,
+            "  task {}: {} ({})",
+            task.id,
+            inert_line(&task.title),
+            task.record
+        );
+    }
+    let _ = writeln!(
+        out,
+        "manifest.json sha256 {} · state.json sha256 {}",
+        outcome.manifest_sha256, outcome.state_sha256
+    );
+    let mut todo = vec![
+        "each task's Context, Goal, Touched Surface, Acceptance Criteria and Validation commands"
+            .to_owned(),
+    ];
+    if !outcome.placeholders.is_empty() {
+        todo.insert(
+            0,
+            format!("the plan's {}", outcome.placeholders.join(" and ")),
+        );
+    }
+    let _ = writeln!(
+        out,
+        "write before approval (placeholders stand there now): {}; then the user approves it, and `dwp next` says what to run:",
+        todo.join("; ")
+    );
+    for line in &outcome.run {
+        let _ = writeln!(out, "  {}", inert_line(line));
+    }
 }
