@@ -95,8 +95,7 @@ pub enum Command {
         #[arg(long, value_name = "X.Y.Z")]
         standard: Option<String>,
     },
-    /// A new plan folder: a conformant skeleton (README, task records, PROGRESS.md, PROMPTS.md,
-    /// analysis_results/) materialized as `dwp init` does.
+    /// A new plan folder that verify accepts as it stands, materialized as `dwp init` does.
     #[command(after_help = crate::error::Exit::help_text())]
     New {
         /// The new plan folder; its name must be a plan name (PLAN_ then 2 to 5 lower-case words joined by `_`).
@@ -188,7 +187,7 @@ pub enum Command {
         #[arg(long)]
         all: bool,
     },
-    /// The next task to work on (its record and Validation commands) and the dwp line that starts or completes it.
+    /// The next task, its Validation commands and the dwp line that starts or completes it.
     #[command(after_help = crate::error::Exit::help_text())]
     Next {
         /// The plan folder, or its state.json.
