@@ -162,6 +162,18 @@ impl<W: Write> Drop for Inert<W> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn shell_words_run_as_printed() {
+        assert_eq!(shell_word("PLAN_x/state.json"), "PLAN_x/state.json");
+        assert_eq!(shell_word("my plans/PLAN_x"), "\"my plans/PLAN_x\"");
+        assert_eq!(
+            shell_word("cargo test|0|EVIDENCE"),
+            "\"cargo test|0|EVIDENCE\""
+        );
+        assert_eq!(shell_word("it's $HOME"), "'it'\\''s $HOME'");
+        assert_eq!(shell_word(""), "\"\"");
+    }
+
     fn through_sink(pieces: &[&[u8]]) -> String {
         let mut bytes = Vec::new();
         {

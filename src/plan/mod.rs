@@ -450,3 +450,27 @@ pub fn refusal(findings: Vec<Finding>, what: &str) -> crate::Error {
     crate::Error::rejected(place, format!("{what}: {}{more}", first.message))
         .with_hint("`dwp validate` lists every problem")
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn plan_names_are_the_pattern() {
+        let pattern = regex::Regex::new(super::PLAN_NAME_PATTERN).unwrap();
+        for name in [
+            "PLAN_payment_webhooks",
+            "PLAN_a_b",
+            "PLAN_a1_b2_c3_d4_e5",
+            "PLAN_a",
+            "PLAN_a_b_c_d_e_f",
+            "PLAN_A_b",
+            "PLAN__a_b",
+            "PLAN_a__b",
+            "PLAN_a_b_",
+            "plan_a_b",
+            "PLAN_a-b_c",
+            "",
+        ] {
+            assert_eq!(super::is_plan_name(name), pattern.is_match(name), "{name}");
+        }
+    }
+}
