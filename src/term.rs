@@ -34,6 +34,20 @@ pub fn inert_line(text: &str) -> Cow<'_, str> {
     escape(text, is_active)
 }
 
+/// `text` as one word of a POSIX shell command line, so a `dwp ...` line dwp prints runs as
+/// printed: as it is when it needs no quoting, else in double quotes when nothing in it is
+/// special there, else in single quotes (a `'` written `'\''`).
+pub fn shell_word(text: &str) -> Cow<'_, str> {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_-./:=@%+,".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        return Cow::Borrowed(text);
+    }
+    if !text.contains(['"', '$', '`', '\\', '!']) {
+        return Cow::Owned(format!("\"{text}\""));
+    }
+    Cow::Owned(format!("'{}'", text.replace('\'', "'\\''")))
+}
+
 fn escape(text: &str, active: impl Fn(char) -> bool) -> Cow<'_, str> {
     if !text.chars().any(&active) {
         return Cow::Borrowed(text);
@@ -147,6 +161,18 @@ impl<W: Write> Drop for Inert<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shell_words_run_as_printed() {
+        assert_eq!(shell_word("PLAN_x/state.json"), "PLAN_x/state.json");
+        assert_eq!(shell_word("my plans/PLAN_x"), "\"my plans/PLAN_x\"");
+        assert_eq!(
+            shell_word("cargo test|0|EVIDENCE"),
+            "\"cargo test|0|EVIDENCE\""
+        );
+        assert_eq!(shell_word("it's $HOME"), "'it'\\''s $HOME'");
+        assert_eq!(shell_word(""), "\"\"");
+    }
 
     fn through_sink(pieces: &[&[u8]]) -> String {
         let mut bytes = Vec::new();

@@ -327,7 +327,9 @@ fn the_json_document_has_the_documented_shape() {
         .collect();
     assert_eq!(
         keys,
-        ["dwp", "command", "ok", "exit", "verdict", "targets", "findings"]
+        [
+            "dwp", "command", "ok", "exit", "verdict", "targets", "findings"
+        ]
     );
     assert_eq!(doc["targets"][0]["verdict"], "valid");
     assert_eq!(doc["dwp"], 1);

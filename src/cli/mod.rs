@@ -13,7 +13,7 @@ mod render;
 
 use crate::commands::amend::{Authority, Disposition};
 use crate::error::{Error, Exit};
-use crate::plan::model::{Generation, TaskStatus};
+use crate::plan::model::{Generation, PlanFormat, TaskStatus};
 use crate::term::Inert;
 use clap::{Args, Parser, Subcommand};
 use outcome::Outcome;
@@ -96,6 +96,34 @@ pub enum Command {
         #[arg(long, value_name = "X.Y.Z")]
         standard: Option<String>,
     },
+    /// A new plan folder that verify accepts as it stands, materialized as `dwp init` does.
+    #[command(after_help = crate::error::Exit::help_text())]
+    New {
+        /// The new plan folder; its name must be a plan name (PLAN_ then 2 to 5 lower-case words joined by `_`).
+        #[arg(value_name = "PLAN")]
+        target: PathBuf,
+        /// full: one task file per task; lite: every task a section of the README.
+        #[arg(long, value_name = "FORMAT", value_parser = parse_format, default_value = "full")]
+        format: PlanFormat,
+        /// The tasks' titles, in order; a Final Review is appended unless the last is one.
+        #[arg(long, value_name = "TITLE", num_args = 1.., required = true)]
+        tasks: Vec<String>,
+        /// The plan's title (default: from its name).
+        #[arg(long, value_name = "TEXT")]
+        title: Option<String>,
+        /// The plan's Goal (default: a placeholder to replace before approval).
+        #[arg(long, value_name = "TEXT")]
+        goal: Option<String>,
+        /// The plan's Context (default: a placeholder to replace before approval).
+        #[arg(long, value_name = "TEXT")]
+        context: Option<String>,
+        /// Who writes the plan: the agent's display name (manifest created_by.agent).
+        #[arg(long, value_name = "NAME")]
+        agent: Option<String>,
+        /// Who writes the plan: the model's display name (manifest created_by.model).
+        #[arg(long, value_name = "NAME")]
+        model: Option<String>,
+    },
     /// Convert a v1 manifest.json/state.json pair to v2 or v5, recorded in PROGRESS.md.
     #[command(after_help = crate::error::Exit::help_text())]
     Migrate {
@@ -161,6 +189,13 @@ pub enum Command {
         /// List every plan under ROOT/.dwp/plans/, one line each.
         #[arg(long)]
         all: bool,
+    },
+    /// The next task, its Validation commands and the dwp line that starts or completes it.
+    #[command(after_help = crate::error::Exit::help_text())]
+    Next {
+        /// The plan folder, or its state.json (default: the plan folder this directory is in).
+        #[arg(value_name = "PLAN")]
+        target: Option<PathBuf>,
     },
     /// Publish a completed plan: check every artifact, write state.json and a receipt.
     #[command(after_help = crate::error::Exit::help_text())]
@@ -367,6 +402,10 @@ fn parse_status(text: &str) -> Result<TaskStatus, String> {
     text.parse()
 }
 
+fn parse_format(text: &str) -> Result<PlanFormat, String> {
+    text.parse()
+}
+
 fn parse_disposition(text: &str) -> Result<Disposition, String> {
     text.parse()
 }
@@ -393,11 +432,13 @@ impl Command {
             Command::Amend(_) => "amend",
             Command::Approve { .. } => "approve",
             Command::Init { .. } => "init",
+            Command::New { .. } => "new",
             Command::Migrate { .. } => "migrate",
             Command::Lock(LockCommand::Status { .. }) => "lock status",
             Command::Lock(LockCommand::Recover { .. }) => "lock recover",
             Command::Reconcile { .. } => "reconcile",
             Command::Status { .. } => "status",
+            Command::Next { .. } => "next",
             Command::Verify { .. } => "verify",
             Command::Finalize { check: true, .. } => "finalize --check",
             Command::Finalize { recover: true, .. } => "finalize --recover",
@@ -533,6 +574,29 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
                 standard,
             )?)
         }
+        Command::New {
+            target,
+            format,
+            tasks,
+            title,
+            goal,
+            context,
+            agent,
+            model,
+        } => {
+            let request = crate::commands::new_plan::NewRequest {
+                format: *format,
+                tasks: tasks.clone(),
+                title: title.clone(),
+                goal: goal.clone(),
+                context: context.clone(),
+                creator: crate::commands::materialize::Creator {
+                    agent: agent.clone(),
+                    model: model.clone(),
+                },
+            };
+            Outcome::New(crate::commands::new_plan::new(target, &request)?)
+        }
         Command::Migrate { target, to } => Outcome::Migrate(crate::commands::materialize::migrate(
             &plan_arg(target)?,
             *to,
@@ -635,6 +699,7 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
                 }
             }
         }
+        Command::Next { target } => Outcome::Next(crate::commands::next::next(&plan_arg(target)?)?),
         Command::Finalize {
             target,
             check: true,

@@ -14,6 +14,8 @@ use crate::commands::r#loop::contract::Frozen;
 use crate::commands::r#loop::dod::DodReport;
 use crate::commands::r#loop::prove::ProveReport;
 use crate::commands::materialize::{InitOutcome, MigrateOutcome};
+use crate::commands::new_plan::NewOutcome;
+use crate::commands::next::NextOutcome;
 use crate::commands::reconcile::ReconcileReport;
 use crate::commands::status::{PlanLine, Summary};
 use crate::commands::update::UpdateOutcome;
@@ -36,6 +38,7 @@ pub enum Outcome {
     Amend(AmendOutcome),
     Approve(ApproveOutcome),
     Init(InitOutcome),
+    New(NewOutcome),
     Migrate(MigrateOutcome),
     LockStatus {
         lock: PathBuf,
@@ -56,6 +59,7 @@ pub enum Outcome {
         strict: bool,
     },
     Status(Summary),
+    Next(NextOutcome),
     StatusAll(Vec<PlanLine>),
     FinalizeCheck {
         plan: PathBuf,
@@ -115,10 +119,12 @@ impl Outcome {
             | Outcome::Amend(_)
             | Outcome::Approve(_)
             | Outcome::Init(_)
+            | Outcome::New(_)
             | Outcome::Migrate(_)
             | Outcome::LockStatus { .. }
             | Outcome::LockRecover { .. }
             | Outcome::Status(_)
+            | Outcome::Next(_)
             | Outcome::StatusAll(_)
             | Outcome::LoopFreeze(_)
             | Outcome::ContractDeclare(_)

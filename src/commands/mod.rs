@@ -7,6 +7,8 @@ pub mod contract;
 pub mod finalize;
 pub mod r#loop;
 pub mod materialize;
+pub mod new_plan;
+pub mod next;
 pub mod reconcile;
 pub mod recover;
 pub mod status;

@@ -435,6 +435,23 @@ pub fn plan_dirs(root: &Path) -> crate::Result<Vec<PathBuf>> {
         .collect())
 }
 
+/// The pattern of a plan's name (the schemas' `name` and `plan`), also the plan folder's name.
+pub const PLAN_NAME_PATTERN: &str = "^PLAN_[a-z0-9]+(_[a-z0-9]+){1,4}$";
+
+/// Whether `name` is a plan name: `PLAN_` then 2 to 5 lower-case words joined by `_`.
+pub fn is_plan_name(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix("PLAN_") else {
+        return false;
+    };
+    let words: Vec<&str> = rest.split('_').collect();
+    (2..=5).contains(&words.len())
+        && words.iter().all(|w| {
+            !w.is_empty()
+                && w.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        })
+}
+
 /// Marker of a publication in progress (issue #6); writers refuse while it exists.
 pub const FINALIZING_MARKER: &str = ".finalizing.json";
 
@@ -468,4 +485,28 @@ pub fn refusal(findings: Vec<Finding>, what: &str) -> crate::Error {
     };
     crate::Error::rejected(place, format!("{what}: {}{more}", first.message))
         .with_hint("`dwp validate` lists every problem")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn plan_names_are_the_pattern() {
+        let pattern = regex::Regex::new(super::PLAN_NAME_PATTERN).unwrap();
+        for name in [
+            "PLAN_payment_webhooks",
+            "PLAN_a_b",
+            "PLAN_a1_b2_c3_d4_e5",
+            "PLAN_a",
+            "PLAN_a_b_c_d_e_f",
+            "PLAN_A_b",
+            "PLAN__a_b",
+            "PLAN_a__b",
+            "PLAN_a_b_",
+            "plan_a_b",
+            "PLAN_a-b_c",
+            "",
+        ] {
+            assert_eq!(super::is_plan_name(name), pattern.is_match(name), "{name}");
+        }
+    }
 }

@@ -14,6 +14,7 @@ pub mod git;
 pub mod inside;
 pub mod intent;
 pub mod lock;
+pub mod staging;
 
 pub use atomic::{WriteOutcome, write_atomic};
 pub use inside::{Entry, Place, entry, place};

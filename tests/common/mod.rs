@@ -472,3 +472,70 @@ pub fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Lines dwp prints for the user to run
+// ---------------------------------------------------------------------------------------------
+
+/// The `dwp ...` lines of a human output, in order (each printed on its own line, indented).
+pub fn printed_dwp_lines(stdout: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("dwp "))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Run `line`, a `dwp ...` line as dwp printed it, through `sh -c` in `dir` with this build's
+/// `dwp` first on `PATH` and the test clock; `NAME` and `EVIDENCE` are filled in as a user
+/// would (`Ada`, `12 passed, 0 failed`), nothing else is changed.
+pub fn run_printed(line: &str, dir: &Path) -> Run {
+    let bin = assert_cmd::cargo::cargo_bin("dwp");
+    let bin_dir = bin.parent().expect("the binary's folder");
+    let path = std::env::join_paths(std::iter::once(bin_dir.to_path_buf()).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
+    .expect("PATH");
+    let line = line
+        .replace("--by NAME", "--by Ada")
+        .replace("EVIDENCE", "12 passed, 0 failed");
+    let output = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(&line)
+        .current_dir(dir)
+        .env("PATH", path)
+        .env("DWP_TEST_NOW", NOW)
+        .env_remove("HOME")
+        .output()
+        .expect("run sh");
+    Run::lossy(&output)
+}
+
+/// Fill task `id`'s Completion & Log in `file` (its task file, or a Lite README) as the agent
+/// does before completing it: Status completed, a skills disposition and a documentation
+/// decision.
+pub fn fill_task_log(file: &Path, id: u64) {
+    let text = fs::read_to_string(file).unwrap();
+    let heading = format!("Task {id}: ");
+    let start = text
+        .lines()
+        .scan(0, |at, line| {
+            let here = *at;
+            *at += line.len() + 1;
+            Some((here, line))
+        })
+        .find(|(_, line)| line.starts_with('#') && line.contains(&heading))
+        .map(|(at, _)| at)
+        .unwrap_or_else(|| panic!("no heading of task {id} in {}", file.display()));
+    let (head, record) = text.split_at(start);
+    let record = record
+        .replacen("Status: pending", "Status: completed", 1)
+        .replacen("Skills disposition:\n", "Skills disposition: none\n", 1)
+        .replacen(
+            "Documentation decision:\n",
+            "Documentation decision: no change needed\n",
+            1,
+        );
+    fs::write(file, format!("{head}{record}")).unwrap();
+}

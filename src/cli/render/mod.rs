@@ -47,6 +47,7 @@ pub fn print<W: Write>(out: &mut Inert<W>, outcome: &Outcome, format: Format, co
         Outcome::Amend(amend) => plan::amend(out, amend, json),
         Outcome::Approve(approve) => plan::approve(out, approve, json),
         Outcome::Init(init) => plan::init(out, init, json),
+        Outcome::New(new) => plan::new(out, new, json),
         Outcome::Migrate(migrate) => plan::migrate(out, migrate, json),
         Outcome::LockStatus { lock, holder } => plan::lock_status(out, lock, holder.as_ref(), json),
         Outcome::LockRecover { lock, recovery } => {
@@ -56,6 +57,7 @@ pub fn print<W: Write>(out: &mut Inert<W>, outcome: &Outcome, format: Format, co
         Outcome::Verify { reports, strict } => plan::verify(out, reports, format, *strict, stamp),
         Outcome::Status(summary) => plan::status(out, summary, json, colour),
         Outcome::StatusAll(lines) => plan::status_all(out, lines, json),
+        Outcome::Next(next) => plan::next(out, next, json),
         Outcome::FinalizeCheck {
             plan: target,
             findings,

@@ -1,15 +1,18 @@
 //! The renderers of the plan commands (validate, update, amend, approve, init, migrate, lock,
-//! reconcile, status, verify, finalize): each writes one outcome as human text or as its JSON document.
+//! reconcile, status, next, new, verify, finalize): each writes one outcome as human text or as its JSON document.
 
 use super::{Format, Stamp, envelope, print_json, print_keyed};
 use crate::commands::amend::AmendOutcome;
 use crate::commands::approve::{ApproveOutcome, ReadmeEdit};
 use crate::commands::materialize::{InitOutcome, MigrateOutcome};
+use crate::commands::new_plan::NewOutcome;
+use crate::commands::next::{Action, NextOutcome};
 use crate::commands::reconcile::ReconcileReport;
 use crate::commands::status::{PlanLine, Summary};
 use crate::commands::update::{BoxNote, UpdateOutcome};
 use crate::commands::validate::Validation;
 use crate::findings::{Finding, Verdict};
+use crate::plan::model::TaskStatus;
 use crate::store::lock::{LockInfo, Recovery};
 use crate::term::{Inert, inert_line};
 use serde_json::json;
@@ -838,5 +841,156 @@ pub(super) fn finalize_check(
     } else {
         let _ = writeln!(out, "{}: changed since publication", target.display());
         write_findings(out, findings);
+    }
+}
+
+pub(super) fn next(out: &mut impl Write, outcome: &NextOutcome, json: Option<Stamp>) {
+    if let Some(stamp) = json {
+        print_keyed(out, "next", stamp, "next", outcome);
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "{} · {} · {}/{} completed · approval {}",
+        outcome.plan, outcome.status, outcome.completed, outcome.total, outcome.approval
+    );
+    if let Some(task) = &outcome.task {
+        let _ = writeln!(
+            out,
+            "next: task {}: {} ({})",
+            task.id,
+            inert_line(&task.title),
+            task.status
+        );
+        if let Some(record) = &task.record {
+            let _ = writeln!(out, "  record: {}", inert_line(record));
+        }
+        if task.validation.is_empty() {
+            let _ = writeln!(out, "  validation: none listed");
+        } else {
+            let _ = writeln!(out, "  validation:");
+            for command in &task.validation {
+                let _ = writeln!(out, "    {}", inert_line(command));
+            }
+        }
+        for note in &task.validation_notes {
+            let _ = writeln!(out, "  to check: {}", inert_line(note));
+        }
+    }
+    if let Some(blocker) = &outcome.blocker {
+        let needs = blocker
+            .needs
+            .as_deref()
+            .map(|n| format!("; needs: {}", inert_line(n)))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "BLOCKED: task {} since {}: {}{needs}",
+            blocker.task,
+            blocker.since,
+            inert_line(&blocker.reason)
+        );
+    }
+    let _ = writeln!(out, "{}", next_words(outcome));
+    for line in &outcome.run {
+        let _ = writeln!(out, "  {}", inert_line(line));
+    }
+}
+
+/// What the lines of `dwp next` do, in words.
+fn next_words(outcome: &NextOutcome) -> String {
+    let task = outcome.task.as_ref();
+    let then = match task.map(|t| t.status) {
+        Some(TaskStatus::InProgress) => completion_words(task),
+        Some(TaskStatus::Blocked) => "once it has what it needs, resolve the blocker:".into(),
+        Some(_) => "start it:".into(),
+        None => String::new(),
+    };
+    match outcome.action {
+        Action::Materialize => {
+            "no state layer: read from the markdown; materialize manifest.json and state.json, then ask again:".into()
+        }
+        Action::Approve => format!(
+            "the plan is not approved: no task may change before the user's approval (NAME: who approved); then {then}"
+        ),
+        Action::Start | Action::Complete | Action::ResolveBlocker => then,
+        Action::Finalize => {
+            "every task is completed, and the plan has no publication receipt: publish it:".into()
+        }
+        Action::Done => "the plan is completed and published: nothing left to do".into(),
+        Action::NothingOpen => {
+            "no task is open, yet the plan is not completed: skipped work never completes a plan".into()
+        }
+    }
+}
+
+fn completion_words(task: Option<&crate::commands::next::NextTask>) -> String {
+    let last = task.is_some_and(|t| t.last);
+    let log = if last {
+        "Status: completed, Timestamp, Gate record, Skills disposition, Documentation decision; and analysis_results/SECURITY_REVIEW.md"
+    } else {
+        "Status: completed, Timestamp, Gate record, Skills disposition"
+    };
+    let publish = if last {
+        "; completing the last task publishes the plan"
+    } else {
+        ""
+    };
+    format!(
+        "when its validation passes, fill its Completion & Log ({log}), then record the runs (EVIDENCE: what each printed){publish}:"
+    )
+}
+
+pub(super) fn new(out: &mut impl Write, outcome: &NewOutcome, json: Option<Stamp>) {
+    if let Some(stamp) = json {
+        print_keyed(out, "new", stamp, "new", outcome);
+        return;
+    }
+    let count = outcome.tasks.len();
+    let added = if outcome.final_review_added {
+        " (the Final Review appended)"
+    } else {
+        ""
+    };
+    let _ = writeln!(
+        out,
+        "{} created: {}, DWP spec {}, {count} task{}{added}, approval {}",
+        outcome.path,
+        outcome.format,
+        outcome.standard,
+        if count == 1 { "" } else { "s" },
+        outcome.approval
+    );
+    for task in &outcome.tasks {
+        let _ = writeln!(
+            out,
+            "  task {}: {} ({})",
+            task.id,
+            inert_line(&task.title),
+            task.record
+        );
+    }
+    let _ = writeln!(
+        out,
+        "manifest.json sha256 {} · state.json sha256 {}",
+        outcome.manifest_sha256, outcome.state_sha256
+    );
+    let mut todo = vec![
+        "each task's Context, Goal, Touched Surface, Acceptance Criteria and Validation commands"
+            .to_owned(),
+    ];
+    if !outcome.placeholders.is_empty() {
+        todo.insert(
+            0,
+            format!("the plan's {}", outcome.placeholders.join(" and ")),
+        );
+    }
+    let _ = writeln!(
+        out,
+        "write before approval (placeholders stand there now): {}; then the user approves it, and `dwp next` says what to run:",
+        todo.join("; ")
+    );
+    for line in &outcome.run {
+        let _ = writeln!(out, "  {}", inert_line(line));
     }
 }

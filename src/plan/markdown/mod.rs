@@ -16,6 +16,7 @@ mod document;
 mod index;
 mod sections;
 mod title;
+mod validation;
 
 use crate::plan::model::Approval;
 use document::Document;
@@ -23,6 +24,7 @@ use std::ops::Range;
 
 pub use sections::{is_blank, section_key};
 pub use title::normalize_title;
+pub use validation::{ValidationList, validation_list};
 
 /// A task checkbox: only `[ ]`, `[x]` and `[X]` are markers; anything else (`[~]`, `[-]`, `[/]`)
 /// reads as not done and is reported.

@@ -25,6 +25,9 @@ use std::path::Path;
 /// The newest DWP standard (major version) this dwp knows.
 pub const KNOWN_STANDARD_MAJOR: u64 = 5;
 
+/// The newest DWP standard this dwp knows, in full: the one `dwp new` writes plans under.
+pub const NEWEST_STANDARD: &str = "5.0.0";
+
 /// The DWP standard's series: 2.x and 4.x historical, 5.x current. There is no 1.x or 3.x
 /// standard (the public reference checker's `SPEC_SERIES`).
 pub const DWP_SERIES: [u64; 3] = [2, 4, 5];

@@ -1,0 +1,390 @@
+//! `dwp new PLAN_name --tasks TITLE...`: a conformant plan skeleton, Full or Lite, that
+//! `dwp verify` accepts as it stands: a README with the Standard line (the newest standard dwp
+//! knows), Goal, Context, Plan Variables (Approval `pending`: approval is the user's, recorded
+//! by `dwp approve`), the task list and `Plan Status: 0/N`; one record per task with every
+//! required section and an empty Completion & Log; a Final Review appended as the last task
+//! unless the last title is one; then manifest.json, state.json, PROGRESS.md, PROMPTS.md and
+//! analysis_results/ through the materialization `dwp init` uses
+//! ([`crate::steps::materialize`]).
+//!
+//! The folder is built whole beside its destination and renamed into place at the end
+//! ([`crate::store::staging`]): an existing folder is never written into, and a run killed
+//! half way leaves only a hidden staging folder, which is no plan (its name is none) and which
+//! the next `dwp new` of the same name removes.
+
+use crate::error::{Error, Result};
+use crate::plan::markdown::normalize_title;
+use crate::plan::model::{Approval, PlanFormat};
+use crate::steps::materialize::{Creator, Materialize};
+use crate::store;
+use crate::term::shell_word;
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// What `dwp new` is asked to make.
+#[derive(Debug, Clone)]
+pub struct NewRequest {
+    pub format: PlanFormat,
+    pub tasks: Vec<String>,
+    pub title: Option<String>,
+    pub goal: Option<String>,
+    pub context: Option<String>,
+    pub creator: Creator,
+}
+
+/// One task of the new plan.
+#[derive(Debug, Clone, Serialize)]
+pub struct NewTask {
+    pub id: u64,
+    pub title: String,
+    /// Its record: `N.task_slug.md` (Full) or `README.md#task-N` (Lite).
+    pub record: String,
+}
+
+/// What `dwp new` made.
+#[derive(Debug, Clone, Serialize)]
+pub struct NewOutcome {
+    pub plan: String,
+    /// The folder as the caller named it.
+    pub path: String,
+    pub format: PlanFormat,
+    pub standard: String,
+    pub approval: Approval,
+    pub tasks: Vec<NewTask>,
+    /// Whether dwp appended the Final Review (the last title given was not one).
+    pub final_review_added: bool,
+    /// Goal and Context still hold the placeholder text (no `--goal` / `--context`).
+    pub placeholders: Vec<&'static str>,
+    pub manifest_sha256: String,
+    pub state_sha256: String,
+    /// The `dwp` lines that come next, in order.
+    pub run: Vec<String>,
+}
+
+const GOAL_PLACEHOLDER: &str = "To be written before approval: what this plan achieves, in one or two sentences a reviewer can check.";
+const CONTEXT_PLACEHOLDER: &str = "To be written before approval: why this work is needed now, what exists today, and what is out of scope.";
+
+/// The title the Final Review gets when dwp appends it.
+const FINAL_REVIEW: &str = "Final review";
+
+/// Make the plan `target` as `request` says.
+pub fn new(target: &Path, request: &NewRequest) -> Result<NewOutcome> {
+    let name = plan_name(target)?;
+    let (titles, final_review_added) = titles(&request.tasks)?;
+    for (flag, text) in [
+        ("--title", &request.title),
+        ("--goal", &request.goal),
+        ("--context", &request.context),
+    ] {
+        if let Some(text) = text {
+            check_text(flag, text)?;
+        }
+    }
+    let tasks = plan_tasks(&titles, request.format);
+    let standard = crate::rules::conformance::NEWEST_STANDARD;
+    let readme = readme(&name, request, &tasks, standard);
+    check_reads_back(&readme, &tasks)?;
+    if store::staging::exists(target)? {
+        return Err(Error::rejected(
+            target.display().to_string(),
+            "already exists: dwp new makes a new folder and never writes into one",
+        )
+        .with_hint(format!(
+            "name a folder that does not exist yet; if this one is a plan, `dwp next {}` says what comes next in it",
+            shell_word(&target.display().to_string())
+        )));
+    }
+    let staging = store::staging::begin(target)?;
+    let built = build(&staging, &name, request, &tasks, &readme);
+    let init = match built {
+        Ok(init) => init,
+        Err(error) => {
+            store::staging::discard(&staging);
+            return Err(error);
+        }
+    };
+    if !store::staging::finish(&staging, target)? {
+        store::staging::discard(&staging);
+        return Err(Error::rejected(
+            target.display().to_string(),
+            "appeared while the plan was being made: it was left as it is",
+        )
+        .with_hint("name another folder"));
+    }
+    let path = target.display().to_string();
+    let word = shell_word(&path).into_owned();
+    let mut placeholders = Vec::new();
+    if request.goal.is_none() {
+        placeholders.push("Goal");
+    }
+    if request.context.is_none() {
+        placeholders.push("Context");
+    }
+    Ok(NewOutcome {
+        plan: name,
+        path,
+        format: request.format,
+        standard: standard.to_owned(),
+        approval: init.approval,
+        tasks,
+        final_review_added,
+        placeholders,
+        manifest_sha256: init.manifest_sha256,
+        state_sha256: init.state_sha256,
+        run: vec![
+            format!("dwp approve {word} --by NAME"),
+            format!("dwp next {word}"),
+        ],
+    })
+}
+
+/// The markdown written into the staging folder, then materialized there under the plan's name.
+fn build(
+    staging: &Path,
+    name: &str,
+    request: &NewRequest,
+    tasks: &[NewTask],
+    readme_text: &str,
+) -> Result<crate::steps::materialize::InitOutcome> {
+    let results = staging.join("analysis_results");
+    store::create_dir(&results, staging)?;
+    store::write_atomic(&results.join(".gitkeep"), staging, b"")?;
+    if request.format == PlanFormat::Full {
+        for task in tasks {
+            let text = task_record(task, tasks.len(), "#", "##", "Completion & Log");
+            store::write_atomic(&staging.join(&task.record), staging, text.as_bytes())?;
+        }
+    }
+    store::write_atomic(&staging.join("README.md"), staging, readme_text.as_bytes())?;
+    crate::steps::materialize::materialize(
+        staging,
+        &Materialize {
+            creator: &request.creator,
+            standard: None,
+            name: Some(name),
+            by: "dwp new",
+        },
+    )
+}
+
+/// The last component of `target`, which must be a plan name.
+fn plan_name(target: &Path) -> Result<String> {
+    let name = target
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    if !crate::plan::is_plan_name(name) {
+        return Err(Error::Usage(format!(
+            "`{}` is not a plan name: the folder's name must match {} (PLAN_ then 2 to 5 lower-case words joined by `_`, e.g. PLAN_payment_webhooks)",
+            target.display(),
+            crate::plan::PLAN_NAME_PATTERN
+        )));
+    }
+    Ok(name.to_owned())
+}
+
+/// Whether a title names the Final Review (the rule `dwp verify` applies).
+fn is_final_review(title: &str) -> bool {
+    title.to_lowercase().contains("final review")
+}
+
+/// The titles as given, with the Final Review appended unless the last one is it; a Final
+/// Review anywhere else is refused (the Final Review closes the plan).
+fn titles(given: &[String]) -> Result<(Vec<String>, bool)> {
+    if given.is_empty() {
+        return Err(Error::Usage("--tasks takes at least one title".to_owned()));
+    }
+    let mut titles = Vec::new();
+    for (index, title) in given.iter().enumerate() {
+        check_text("--tasks", title)?;
+        if title.contains('\n') {
+            return Err(Error::Usage(format!(
+                "--tasks: task {} `{}` spans lines: a title is one line",
+                index + 1,
+                title.replace('\n', "\\n")
+            )));
+        }
+        let normal = normalize_title(title.trim());
+        if normal.is_empty() {
+            return Err(Error::Usage(format!(
+                "--tasks: task {} `{title}` has no title left once decorations are removed",
+                index + 1
+            )));
+        }
+        if is_final_review(&normal) && index + 1 < given.len() {
+            return Err(Error::Usage(format!(
+                "--tasks: task {} `{title}` is a Final Review but not the last task: the Final Review closes the plan (dwp appends one when the last title is not)",
+                index + 1
+            )));
+        }
+        titles.push(normal);
+    }
+    let added = !titles.last().is_some_and(|t| is_final_review(t));
+    if added {
+        titles.push(FINAL_REVIEW.to_owned());
+    }
+    Ok((titles, added))
+}
+
+/// Text given on the command line: no control character but the newline and the tab.
+fn check_text(flag: &str, text: &str) -> Result<()> {
+    if text.trim().is_empty() {
+        return Err(Error::Usage(format!(
+            "{flag} takes text, not an empty value"
+        )));
+    }
+    if text
+        .chars()
+        .any(|c| crate::term::is_active(c) && c != '\n' && c != '\t')
+    {
+        return Err(Error::Usage(format!(
+            "{flag} `{}` holds a control character",
+            crate::term::inert_line(text)
+        )));
+    }
+    Ok(())
+}
+
+/// `Add retry queue` → `add_retry_queue` (at most five words); `task` when nothing is left.
+fn slug(title: &str) -> String {
+    let words: Vec<String> = title
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .take(5)
+        .map(str::to_ascii_lowercase)
+        .collect();
+    if words.is_empty() {
+        "task".to_owned()
+    } else {
+        words.join("_")
+    }
+}
+
+fn plan_tasks(titles: &[String], format: PlanFormat) -> Vec<NewTask> {
+    titles
+        .iter()
+        .enumerate()
+        .map(|(index, title)| {
+            let id = index as u64 + 1;
+            let record = match format {
+                PlanFormat::Full => format!("{id}.task_{}.md", slug(title)),
+                PlanFormat::Lite => format!("README.md#task-{id}"),
+            };
+            NewTask {
+                id,
+                title: title.clone(),
+                record,
+            }
+        })
+        .collect()
+}
+
+/// `PLAN_payment_webhooks` → `Payment webhooks`.
+fn title_of(name: &str) -> String {
+    let words = name.trim_start_matches("PLAN_").replace('_', " ");
+    let mut chars = words.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => words,
+    }
+}
+
+fn readme(name: &str, request: &NewRequest, tasks: &[NewTask], standard: &str) -> String {
+    let title = request.title.clone().unwrap_or_else(|| title_of(name));
+    let goal = request.goal.as_deref().unwrap_or(GOAL_PLACEHOLDER).trim();
+    let context = request
+        .context
+        .as_deref()
+        .unwrap_or(CONTEXT_PLACEHOLDER)
+        .trim();
+    let mut text = format!(
+        "# {title}\n\n**Standard:** DWP spec {standard}\n\n## Goal\n\n{goal}\n\n## Context\n\n{context}\n\n\
+         ## Plan Variables\n\n| Variable | Value |\n|---|---|\n| Plan Format | {} |\n\
+         | Materialization | ready |\n| Approval | pending |\n| Rigor | standard |\n\
+         | Archetype | individual |\n\n## Tasks\n\nPlan Status: 0/{}\n\n",
+        request.format,
+        tasks.len()
+    );
+    for task in tasks {
+        let link = match request.format {
+            PlanFormat::Full => format!("[{0}]({0})", task.record),
+            PlanFormat::Lite => format!("[#task-{0}](#task-{0})", task.id),
+        };
+        let _ = writeln!(text, "- [ ] Task {}: {} — {link}", task.id, task.title);
+    }
+    if request.format == PlanFormat::Lite {
+        for task in tasks {
+            text.push('\n');
+            text.push_str(&task_record(
+                task,
+                tasks.len(),
+                "##",
+                "###",
+                "Completion log",
+            ));
+        }
+    }
+    text
+}
+
+/// A task's record: its heading (`# Task N: Title`, or `## Task N: Title {#task-N}` in a Lite
+/// README), every section `dwp verify` asks for, and a log with its fields still to fill.
+fn task_record(task: &NewTask, count: usize, top: &str, section: &str, log: &str) -> String {
+    let anchor = match top {
+        "#" => String::new(),
+        _ => format!(" {{#task-{}}}", task.id),
+    };
+    let last = task.id as usize == count;
+    let (context, goal, surface, criteria) = if last {
+        (
+            "Closes the plan: every task's acceptance criteria are checked again against the work as it stands, the security review is brought up to date, and the outcome records are mined for reusable skills.",
+            "The plan is published only when the evidence supports every completed task.",
+            "- `analysis_results/SECURITY_REVIEW.md`\n- this plan's README.md and PROGRESS.md",
+            "- the security review (`analysis_results/SECURITY_REVIEW.md`) records no unresolved critical finding\n\
+             - the final-state validation of the code and of this plan's records passes\n\
+             - skills candidates from the outcome records are reconciled (kept, merged or dropped, with a reason)",
+        )
+    } else {
+        (
+            "To be written before approval: what this task builds on and why it comes at this point.",
+            "To be written before approval: what is true once this task is done.",
+            "- to be named before approval: the files and modules this task changes",
+            "- to be written before approval: each criterion one a reviewer can check",
+        )
+    };
+    format!(
+        "{top} Task {id}: {title}{anchor}\n\n{section} Context\n\n{context}\n\n{section} Goal\n\n{goal}\n\n\
+         {section} Touched Surface\n\n{surface}\n\n{section} Acceptance Criteria\n\n{criteria}\n\n\
+         {section} Validation\n\n- to be listed before approval: each command that proves this task, in backticks (`dwp next` reads them)\n\n\
+         {section} {log}\n\nStatus: pending\nTimestamp:\nGate record:\nSkills disposition:\nDocumentation decision:\n",
+        id = task.id,
+        title = task.title,
+    )
+}
+
+/// The README reads back as written: tasks 1..N with their titles, Goal and Context, and the
+/// Lite records; text given on the command line cannot have broken its structure.
+fn check_reads_back(text: &str, tasks: &[NewTask]) -> Result<()> {
+    let readme = crate::plan::markdown::parse_readme(text);
+    let read: Vec<(u64, Option<String>)> = readme
+        .index
+        .iter()
+        .map(|e| (e.id, e.title.clone()))
+        .collect();
+    let wanted: Vec<(u64, Option<String>)> = tasks
+        .iter()
+        .map(|t| (t.id, Some(t.title.clone())))
+        .collect();
+    let sections = [&readme.goal, &readme.context].iter().all(|s| {
+        s.as_ref()
+            .is_some_and(|s| !crate::plan::markdown::is_blank(&s.body))
+    });
+    if read != wanted || !readme.index_problems.is_empty() || !sections {
+        return Err(Error::Usage(
+            "the titles, --title, --goal or --context hold markdown that changes the README's structure (a heading, a list or a task line): give plain text"
+                .to_owned(),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,358 @@
+//! `dwp next PLAN`: what to do next in a plan, and the exact `dwp` lines that do it. It reads and
+//! never writes.
+//!
+//! The next task is the blocked one while a blocker stands (its `--resolve-blocker` line), else
+//! the first task neither completed nor skipped: in progress, its completion
+//! (`--status completed --gate ... --tick`, one `--gate` per command its Validation section
+//! lists); pending, its start (`--status in_progress`), every earlier task being completed or
+//! skipped by construction. A pending approval comes first (`dwp approve PLAN --by NAME`); a
+//! completed plan needs nothing, or `dwp finalize PLAN` while it has no receipt. A plan without
+//! a state layer is read from its markdown (the boxes, then the logs' `Status:` lines) and is
+//! materialized first (`dwp init PLAN`). Every line names the plan as the caller did, quoted for
+//! a shell where it must be, and runs as printed; `NAME`, `EVIDENCE` and `COMMAND` are the
+//! caller's to fill in.
+
+use crate::error::Result;
+use crate::plan::markdown::{TaskRecord, validation_list};
+use crate::plan::model::{Approval, PlanStatus, TaskStatus};
+use crate::plan::records::PlanMarkdown;
+use crate::term::shell_word;
+use serde::Serialize;
+use std::path::Path;
+
+/// Where the statuses `next` judged come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    /// state.json.
+    State,
+    /// A plan without a state layer: the README's boxes and the task logs.
+    Markdown,
+}
+
+/// What comes next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// No state layer yet: `dwp init`.
+    Materialize,
+    /// The user's approval, before any task may change.
+    Approve,
+    /// Start the next pending task.
+    Start,
+    /// Complete the task in progress.
+    Complete,
+    /// Resolve the active blocker.
+    ResolveBlocker,
+    /// Every task is completed, the plan not yet published: `dwp finalize`.
+    Finalize,
+    /// Published: nothing left to do.
+    Done,
+    /// No open task, yet the plan is not completed (a skipped task never completes a plan).
+    NothingOpen,
+}
+
+/// The task to work on.
+#[derive(Debug, Clone, Serialize)]
+pub struct NextTask {
+    pub id: u64,
+    pub title: String,
+    pub status: TaskStatus,
+    /// Its record: the task file (Full), or README.md and the anchor (Lite).
+    pub record: Option<String>,
+    /// The commands its Validation section lists, as written.
+    pub validation: Vec<String>,
+    /// Items of its Validation section that hold no command.
+    pub validation_notes: Vec<String>,
+    /// Whether it is the plan's last task (its completion publishes the plan).
+    pub last: bool,
+}
+
+/// The active blocker.
+#[derive(Debug, Clone, Serialize)]
+pub struct NextBlocker {
+    pub task: u64,
+    pub reason: String,
+    pub since: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub needs: Option<String>,
+}
+
+/// Everything `dwp next` says about one plan.
+#[derive(Debug, Clone, Serialize)]
+pub struct NextOutcome {
+    pub plan: String,
+    /// The plan as the caller named it (every line of `run` names it so, quoted for a shell
+    /// where it must be).
+    pub path: String,
+    pub source: Source,
+    pub status: PlanStatus,
+    pub completed: u64,
+    pub total: u64,
+    pub approval: Approval,
+    pub action: Action,
+    pub task: Option<NextTask>,
+    pub blocker: Option<NextBlocker>,
+    /// Whether the plan carries its publication receipt (`analysis_results/FINALIZATION.json`).
+    pub published: bool,
+    /// The `dwp` lines to run, in order.
+    pub run: Vec<String>,
+}
+
+/// What `next` needs of one task, from either source.
+struct View {
+    id: u64,
+    title: String,
+    status: TaskStatus,
+}
+
+/// What to do next in the plan at `target` (its folder, or its state.json).
+pub fn next(target: &Path) -> Result<NextOutcome> {
+    let (plan_dir, state_path) = crate::plan::resolve_target(target);
+    let path = target.display().to_string();
+    if target.is_dir()
+        && crate::plan::has_no_state_layer(&plan_dir)
+        && plan_dir.join("README.md").exists()
+    {
+        return from_markdown(&plan_dir, path);
+    }
+    let loaded = crate::steps::writer::load_state_for_write(&plan_dir, &state_path, false)?;
+    let state = &loaded.doc;
+    let readme = crate::steps::updater::read_readme(&plan_dir)?;
+    let approval = state.approval.unwrap_or_else(|| {
+        readme
+            .as_deref()
+            .and_then(crate::plan::markdown::readme_approval)
+            .unwrap_or(Approval::Pending)
+    });
+    let receipt = plan_dir.join("analysis_results").join("FINALIZATION.json");
+    let published = crate::store::place(&receipt, &plan_dir) == crate::store::Place::File;
+    let views: Vec<View> = state
+        .tasks
+        .iter()
+        .map(|t| View {
+            id: t.id,
+            title: t.title.clone(),
+            status: t.status,
+        })
+        .collect();
+    let mut outcome = NextOutcome {
+        plan: state.plan.clone(),
+        path,
+        source: Source::State,
+        status: state.status,
+        completed: state.completed_count,
+        total: state.task_count,
+        approval,
+        action: Action::Done,
+        task: None,
+        blocker: None,
+        published,
+        run: Vec::new(),
+    };
+    let blocked = state.blocked.value().map(|b| b.task).or_else(|| {
+        views
+            .iter()
+            .find(|v| v.status == TaskStatus::Blocked)
+            .map(|v| v.id)
+    });
+    let chosen = match blocked {
+        Some(id) => views.iter().find(|v| v.id == id),
+        None => views.iter().find(|v| is_open(v.status)),
+    };
+    outcome.blocker = state.blocked.value().map(|b| NextBlocker {
+        task: b.task,
+        reason: b.reason.clone(),
+        since: b.since.clone(),
+        needs: b.needs.clone(),
+    });
+    let Some(view) = chosen else {
+        decide_without_task(&mut outcome);
+        return Ok(outcome);
+    };
+    let record = state
+        .task(view.id)
+        .and_then(|task| crate::plan::records::read_task_record(&plan_dir, task).ok());
+    let locator = state
+        .task(view.id)
+        .and_then(|t| t.locator_value().map(str::to_owned));
+    let task = next_task(view, &plan_dir, locator, record.as_ref(), views.len());
+    decide_with_task(&mut outcome, task);
+    Ok(outcome)
+}
+
+/// A plan without a state layer: its tasks as the markdown records them; materialized first.
+fn from_markdown(plan_dir: &Path, path: String) -> Result<NextOutcome> {
+    let md = crate::plan::records::read_markdown(plan_dir)?;
+    let views: Vec<View> = md
+        .readme
+        .index
+        .iter()
+        .map(|entry| View {
+            id: entry.id,
+            title: md.title(entry).unwrap_or_default(),
+            status: crate::rules::desync::markdown_only_status(
+                entry,
+                md.records.get(&entry.id).map(|(_, r)| r),
+            ),
+        })
+        .collect();
+    let completed = views
+        .iter()
+        .filter(|v| v.status == TaskStatus::Completed)
+        .count() as u64;
+    let total = views.len() as u64;
+    let status = if views.iter().any(|v| v.status == TaskStatus::Blocked) {
+        PlanStatus::Blocked
+    } else if total > 0 && completed == total {
+        PlanStatus::Completed
+    } else if views.iter().any(|v| v.status != TaskStatus::Pending) {
+        PlanStatus::InProgress
+    } else {
+        PlanStatus::Pending
+    };
+    let chosen = views.iter().find(|v| is_open(v.status));
+    let task = chosen.map(|view| {
+        let entry = md.readme.index.iter().find(|e| e.id == view.id);
+        let locator = entry.and_then(|e| markdown_locator(&md, e));
+        let record = md
+            .records
+            .get(&view.id)
+            .map(|(p, r)| (p.clone(), r.clone()));
+        next_task(view, plan_dir, locator, record.as_ref(), views.len())
+    });
+    let plan = std::fs::canonicalize(plan_dir)
+        .ok()
+        .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| plan_dir.display().to_string());
+    let word = shell_word(&path);
+    let mut run = vec![format!("dwp init {word}")];
+    if status == PlanStatus::Completed {
+        run.push(format!("dwp finalize {word}"));
+    } else {
+        run.push(format!("dwp next {word}"));
+    }
+    Ok(NextOutcome {
+        plan,
+        path,
+        source: Source::Markdown,
+        status,
+        completed,
+        total,
+        approval: md.readme.approval().unwrap_or(Approval::Pending),
+        action: Action::Materialize,
+        task,
+        blocker: None,
+        published: false,
+        run,
+    })
+}
+
+/// The locator of a task in a markdown-only plan: its file (Full), else `#task-N` when the
+/// README holds its record (Lite).
+fn markdown_locator(
+    md: &PlanMarkdown,
+    entry: &crate::plan::markdown::IndexEntry,
+) -> Option<String> {
+    if md.readme.inline_tasks.iter().any(|r| r.id == entry.id) {
+        return Some(format!("#task-{}", entry.id));
+    }
+    md.task_file(entry)
+}
+
+fn is_open(status: TaskStatus) -> bool {
+    !matches!(status, TaskStatus::Completed | TaskStatus::Skipped)
+}
+
+fn next_task(
+    view: &View,
+    plan_dir: &Path,
+    locator: Option<String>,
+    record: Option<&(std::path::PathBuf, TaskRecord)>,
+    count: usize,
+) -> NextTask {
+    let list = record
+        .and_then(|(_, r)| r.section("Validation"))
+        .map(|s| validation_list(&s.body))
+        .unwrap_or_default();
+    let record = locator.map(|l| match l.strip_prefix('#') {
+        Some(anchor) => format!("{}#{anchor}", plan_dir.join("README.md").display()),
+        None => plan_dir.join(l).display().to_string(),
+    });
+    NextTask {
+        id: view.id,
+        title: view.title.clone(),
+        status: view.status,
+        record,
+        validation: list.commands,
+        validation_notes: list.notes,
+        last: view.id as usize == count,
+    }
+}
+
+/// No open task: done, publication still to do, or nothing open in a plan not completed.
+fn decide_without_task(outcome: &mut NextOutcome) {
+    let path = shell_word(&outcome.path).into_owned();
+    if outcome.status == PlanStatus::Completed {
+        if outcome.published {
+            outcome.action = Action::Done;
+        } else {
+            outcome.action = Action::Finalize;
+            outcome.run.push(format!("dwp finalize {path}"));
+        }
+    } else {
+        outcome.action = Action::NothingOpen;
+    }
+}
+
+/// The task's line, after the approval's when the plan is not approved yet.
+fn decide_with_task(outcome: &mut NextOutcome, task: NextTask) {
+    let path = shell_word(&outcome.path).into_owned();
+    let (action, line) = match task.status {
+        TaskStatus::Blocked => (
+            Action::ResolveBlocker,
+            format!(
+                "dwp update {path} --task {} --resolve-blocker --status in_progress",
+                task.id
+            ),
+        ),
+        TaskStatus::InProgress => (Action::Complete, completion_line(&path, &task)),
+        _ => (
+            Action::Start,
+            format!("dwp update {path} --task {} --status in_progress", task.id),
+        ),
+    };
+    outcome.action = action;
+    if outcome.approval == Approval::Pending {
+        outcome.action = Action::Approve;
+        outcome.run.push(format!("dwp approve {path} --by NAME"));
+    }
+    outcome.run.push(line);
+    outcome.task = Some(task);
+}
+
+/// `dwp update PLAN --task N --status completed --gate "COMMAND|0|EVIDENCE" ... --tick`: one
+/// gate per listed command (`--gate-json` for a command with a `|`, which `--gate` splits on).
+fn completion_line(path: &str, task: &NextTask) -> String {
+    let mut line = format!("dwp update {path} --task {} --status completed", task.id);
+    let commands: Vec<&str> = match task.validation.is_empty() {
+        true => vec!["COMMAND"],
+        false => task.validation.iter().map(String::as_str).collect(),
+    };
+    for command in commands {
+        if command.contains('|') {
+            let gate = serde_json::json!({
+                "command": command,
+                "passes": true,
+                "exit_code": 0,
+                "evidence": "EVIDENCE",
+            });
+            line.push_str(&format!(" --gate-json {}", shell_word(&gate.to_string())));
+        } else {
+            let gate = format!("{command}|0|EVIDENCE");
+            line.push_str(&format!(" --gate {}", shell_word(&gate)));
+        }
+    }
+    line.push_str(" --tick");
+    line
+}

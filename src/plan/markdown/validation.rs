@@ -1,0 +1,129 @@
+//! The commands a task record's Validation section lists, read as written and never guessed:
+//! each line of a fenced (or indented) code block, and each item of a list whose text opens with
+//! a code span (`` - `cargo test` (unit and integration) ``). A section that has neither gives
+//! the code spans of its text. List items that hold no code are kept apart as notes: they say
+//! what to check, not what to run.
+
+use pulldown_cmark::{Event, Parser, Tag, TagEnd};
+
+/// What a Validation section lists.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ValidationList {
+    /// Commands, in the order the section gives them (each once).
+    pub commands: Vec<String>,
+    /// List items without code, as written.
+    pub notes: Vec<String>,
+}
+
+/// Read the body of a Validation section.
+pub fn validation_list(body: &str) -> ValidationList {
+    let mut list = ValidationList::default();
+    let mut spans = Vec::new();
+    // The text of the list item being read, and whether it opened with a code span.
+    let mut items: Vec<(String, Option<String>)> = Vec::new();
+    let mut in_block = false;
+    let mut block = String::new();
+    for event in Parser::new(body) {
+        match event {
+            Event::Start(Tag::CodeBlock(_)) => {
+                in_block = true;
+                block.clear();
+            }
+            Event::End(TagEnd::CodeBlock) => {
+                in_block = false;
+                for line in block.lines() {
+                    let line = line.trim();
+                    let line = line.strip_prefix("$ ").unwrap_or(line).trim();
+                    if !line.is_empty() && !line.starts_with('#') {
+                        push_once(&mut list.commands, line);
+                    }
+                }
+            }
+            Event::Text(text) if in_block => block.push_str(&text),
+            Event::Start(Tag::Item) => items.push((String::new(), None)),
+            Event::End(TagEnd::Item) => {
+                if let Some((text, code)) = items.pop() {
+                    match code {
+                        Some(command) => push_once(&mut list.commands, &command),
+                        None if !text.trim().is_empty() => list.notes.push(text.trim().to_owned()),
+                        None => {}
+                    }
+                }
+            }
+            Event::Code(code) => {
+                spans.push(code.trim().to_owned());
+                if let Some((text, first)) = items.last_mut() {
+                    if text.trim().is_empty() && first.is_none() && !code.trim().is_empty() {
+                        *first = Some(code.trim().to_owned());
+                    }
+                    text.push_str(&format!("`{code}`"));
+                }
+            }
+            Event::Text(text) => {
+                if let Some((item, _)) = items.last_mut() {
+                    item.push_str(&text);
+                }
+            }
+            Event::SoftBreak | Event::HardBreak => {
+                if let Some((item, _)) = items.last_mut() {
+                    item.push(' ');
+                }
+            }
+            _ => {}
+        }
+    }
+    if list.commands.is_empty() && list.notes.is_empty() {
+        for span in spans.iter().filter(|s| !s.is_empty()) {
+            push_once(&mut list.commands, span);
+        }
+    }
+    list
+}
+
+fn push_once(commands: &mut Vec<String>, command: &str) {
+    if !commands.iter().any(|c| c == command) {
+        commands.push(command.to_owned());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_items_opening_with_code_are_commands() {
+        let list = validation_list(
+            "- `pnpm run test`\n- `pnpm run db:migrate -- --dry-run` (no writes)\n",
+        );
+        assert_eq!(
+            list.commands,
+            ["pnpm run test", "pnpm run db:migrate -- --dry-run"]
+        );
+        assert!(list.notes.is_empty());
+    }
+
+    #[test]
+    fn code_block_lines_are_commands() {
+        let list = validation_list(
+            "Run:\n\n```sh\n$ cargo test\n# a comment\ncargo clippy -- -D warnings\n```\n",
+        );
+        assert_eq!(list.commands, ["cargo test", "cargo clippy -- -D warnings"]);
+    }
+
+    #[test]
+    fn items_without_code_are_notes_and_nothing_is_guessed() {
+        let list = validation_list("- open the page and check the banner\n");
+        assert!(list.commands.is_empty());
+        assert_eq!(list.notes, ["open the page and check the banner"]);
+        assert_eq!(
+            validation_list("Manual check only."),
+            ValidationList::default()
+        );
+    }
+
+    #[test]
+    fn prose_gives_its_code_spans_when_nothing_else_is_listed() {
+        let list = validation_list("Run `make check` before committing.");
+        assert_eq!(list.commands, ["make check"]);
+    }
+}
