@@ -76,6 +76,16 @@ pub enum Outcome {
     },
     /// `contract check --hook`: the Stop hook protocol has its own blocking code.
     ContractHook(HookOutcome),
+    /// `dwp completions SHELL`: the script, generated from the command line's definition.
+    Completions {
+        shell: String,
+        script: String,
+    },
+    /// `dwp man [SUBCOMMAND]`: the page's name (`dwp-update`) and its roff text.
+    Man {
+        page: String,
+        roff: String,
+    },
 }
 
 impl Outcome {
@@ -117,7 +127,9 @@ impl Outcome {
             | Outcome::StatusAll(_)
             | Outcome::LoopFreeze(_)
             | Outcome::ContractDeclare(_)
-            | Outcome::ContractRecord(_) => Verdict::Valid,
+            | Outcome::ContractRecord(_)
+            | Outcome::Completions { .. }
+            | Outcome::Man { .. } => Verdict::Valid,
         };
         match verdict {
             Verdict::Valid => Exit::Ok,

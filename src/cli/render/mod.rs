@@ -5,6 +5,7 @@
 //! [`Outcome::exit`], and a document's `"ok"` is [`Outcome::ok`].
 
 mod contract;
+mod generated;
 mod loops;
 mod plan;
 mod sarif;
@@ -58,6 +59,16 @@ pub fn print<W: Write>(out: &mut Inert<W>, outcome: &Outcome, format: Format, co
         Outcome::ContractRecord(recorded) => contract::record(out, recorded, json),
         Outcome::ContractCheck { outcome, .. } => contract::check(out, outcome, ok, json),
         Outcome::ContractHook(hook) => contract::hook(out, hook, json),
+        Outcome::Completions { shell, script } => generated::text(
+            out,
+            "completions",
+            ("shell", shell),
+            ("script", script),
+            json,
+        ),
+        Outcome::Man { page, roff } => {
+            generated::text(out, "man", ("page", page), ("roff", roff), json)
+        }
     }
 }
 
