@@ -170,7 +170,8 @@ fn every_help_example_runs_with_the_exit_code_it_documents() {
         // The examples of one help run in order on one copy of the plans they name.
         let workspace = examples::workspace(&found);
         for example in &found {
-            examples::run(example, workspace.path());
+            let run = examples::run(example, workspace.path());
+            assert!(run.is_some(), "a help example is never marked not run");
             ran += 1;
         }
     }

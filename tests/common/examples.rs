@@ -5,9 +5,12 @@
 //! `"..."` and `'...'` quoting, a trailing `\` continuing the line, `$NAME` / `${NAME}` replaced
 //! by an earlier `NAME=value` line of the same block, and `<new>` by the sha256 of the named
 //! plan's state.json at the time the line runs (the snapshot the line before left). A trailing
-//! comment saying `exit N` is the exit code the line documents (else 0). What follows an
-//! unquoted `|` or `>` (a pipe, a redirection) is not run: the line's stdout must then be
-//! non-empty, as whatever reads it needs something to read.
+//! comment saying `exit N` is the exit code the line documents (else 0); one saying
+//! `not run: REASON` marks a line that cannot run here, which is printed as skipped with its
+//! reason. What follows an unquoted `|` or `>` (a pipe, a redirection) is not run: the line's
+//! stdout must then be non-empty, as whatever reads it needs something to read. A line reading
+//! its stdin from a file (`<`) must be marked not run. `cargo run --release -- ARGS` is
+//! `dwp ARGS` run from a clone.
 
 use super::{Run, copy_plan, dwp, sha256_hex};
 use std::collections::BTreeMap;
@@ -31,6 +34,10 @@ pub struct Example {
     pub exit: i32,
     /// A pipe or redirection takes its stdout.
     pub piped: bool,
+    /// It reads its stdin from a file.
+    pub reads_stdin: bool,
+    /// Why it is not run here (`# not run: REASON`).
+    pub not_run: Option<String>,
 }
 
 /// Lines with their continuations (a trailing `\`) joined, each with the number of its first.
@@ -70,16 +77,22 @@ pub fn examples_of(block: &str, place: impl Fn(usize) -> String) -> Vec<Example>
             variables.insert(name, value);
             continue;
         }
-        if !command.starts_with("dwp ") {
-            continue;
-        }
-        let (words, piped) = shell_words(command, &variables);
+        let command = match command.strip_prefix("cargo run --release -- ") {
+            Some(args) => format!("dwp {args}"),
+            None if command.starts_with("dwp ") => command.to_owned(),
+            None => continue,
+        };
+        let (words, cut) = shell_words(&command, &variables);
         found.push(Example {
             place: place(number),
             text: line.clone(),
             args: words[1..].to_vec(),
             exit: documented_exit(comment),
-            piped,
+            piped: matches!(cut, Some('|' | '>')),
+            reads_stdin: cut == Some('<'),
+            not_run: comment
+                .split_once("not run:")
+                .map(|(_, reason)| reason.trim().to_owned()),
         });
     }
     found
@@ -123,17 +136,22 @@ fn documented_exit(comment: &str) -> i32 {
         .unwrap_or(0)
 }
 
-/// The words of a command, up to an unquoted `|` or `>`; whether one was there.
-fn shell_words(command: &str, variables: &BTreeMap<String, String>) -> (Vec<String>, bool) {
+/// The words of a command, up to an unquoted `|`, `>` or `<`; which one was there.
+fn shell_words(command: &str, variables: &BTreeMap<String, String>) -> (Vec<String>, Option<char>) {
     let mut words = Vec::new();
     let mut word: Option<String> = None;
     let mut quote = None;
     let mut chars = command.chars().peekable();
     while let Some(c) = chars.next() {
         match (quote, c) {
-            (None, '|' | '>') => {
+            // `<new>`: the placeholder for the snapshot, not a redirection.
+            (None, '<') if chars.clone().take(4).eq("new>".chars()) => {
+                chars.nth(3);
+                word.get_or_insert_with(String::new).push_str("<new>");
+            }
+            (None, '|' | '>' | '<') => {
                 words.extend(word.take());
-                return (words, true);
+                return (words, Some(c));
             }
             (None, c) if c.is_whitespace() => words.extend(word.take()),
             (None, '"' | '\'') => {
@@ -159,7 +177,7 @@ fn shell_words(command: &str, variables: &BTreeMap<String, String>) -> (Vec<Stri
         }
     }
     words.extend(word);
-    (words, false)
+    (words, None)
 }
 
 /// The repository this test runs from.
@@ -198,8 +216,18 @@ pub fn workspace(examples: &[Example]) -> TempDir {
     dir
 }
 
-/// Run `example` in `dir` and check its exit code (and, piped, a non-empty stdout).
-pub fn run(example: &Example, dir: &Path) -> Run {
+/// Run `example` in `dir` and check its exit code (and, piped, a non-empty stdout); `None`
+/// for an example marked not run, printed as skipped with its reason.
+pub fn run(example: &Example, dir: &Path) -> Option<Run> {
+    if let Some(reason) = &example.not_run {
+        println!("SKIPPED {}: `{}`: {reason}", example.place, example.text);
+        return None;
+    }
+    assert!(
+        !example.reads_stdin,
+        "{}: `{}` reads a file on stdin: mark it `# not run: REASON`",
+        example.place, example.text
+    );
     let args: Vec<String> = example
         .args
         .iter()
@@ -222,7 +250,7 @@ pub fn run(example: &Example, dir: &Path) -> Run {
             example.text
         );
     }
-    run
+    Some(run)
 }
 
 /// The sha256 of state.json of the first plan folder `example` names.
