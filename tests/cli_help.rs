@@ -178,6 +178,35 @@ fn every_help_example_runs_with_the_exit_code_it_documents() {
     assert!(ran >= 40, "only {ran} examples ran");
 }
 
+/// The README's command table says `available` on every row and names every command.
+#[test]
+fn the_readme_command_table_lists_every_command_as_available() {
+    let readme = std::fs::read_to_string(examples::repo().join("README.md")).unwrap();
+    let section = readme
+        .split("## Commands")
+        .nth(1)
+        .expect("a Commands section");
+    let rows: Vec<&str> = section
+        .lines()
+        .skip_while(|l| !l.starts_with("| command"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    for row in &rows {
+        assert!(row.ends_with("| available |"), "not `available`: {row}");
+    }
+    for name in command().get_subcommands().map(|s| s.get_name()) {
+        if NOT_YET_DOCUMENTED.contains(&name) {
+            continue;
+        }
+        assert!(
+            rows.iter()
+                .any(|r| r.starts_with(&format!("| `dwp {name}"))),
+            "the README's command table has no row for `dwp {name}`"
+        );
+    }
+}
+
 #[test]
 fn snapshot_update_help() {
     insta::assert_snapshot!("update_help", help(&["update".to_owned()]));
