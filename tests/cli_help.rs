@@ -9,9 +9,10 @@ mod common;
 use common::examples::{self, Example};
 use dwp::cli::help::{GROUPS, UNGROUPED, command};
 
-/// Subcommands added on other branches before they have examples and a heading. The list must
-/// empty: give such a command its `examples![...]` and a place in `cli::help::GROUPS`, then
-/// remove its name here.
+/// Subcommands added on other branches before they have examples and a heading (and may still
+/// end their help with the exit-code table). The list must empty: give such a command its
+/// `examples![...]` instead of the table and a place in `cli::help::GROUPS`, then remove its
+/// name here.
 const NOT_YET_DOCUMENTED: [&str; 3] = ["approve", "next", "new"];
 
 /// Every subcommand's path (`["lock", "recover"]`), parents before children; clap's `help` left
@@ -104,6 +105,13 @@ fn the_exit_code_table_is_printed_once_by_the_top_level_help() {
     let table = dwp::error::Exit::help_text();
     assert_eq!(help(&[]).matches(&table).count(), 1);
     for path in subcommand_paths() {
+        // A command from another branch may still carry the table it was written with.
+        if path
+            .iter()
+            .any(|w| NOT_YET_DOCUMENTED.contains(&w.as_str()))
+        {
+            continue;
+        }
         let text = help(&path);
         assert!(
             !text.contains("Exit codes:"),
