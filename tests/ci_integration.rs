@@ -160,3 +160,47 @@ fn the_readme_exit_code_table_is_the_one_the_binary_uses() {
         assert!(help.contains(&format!("  {code}  {meaning}")), "{help}");
     }
 }
+
+/// The pre-commit configuration docs/ci.md shows is pinned to something that exists: a local
+/// hook running the installed dwp, whose entry passes on a conformant workspace and fails on a
+/// broken one.
+#[test]
+fn the_documented_pre_commit_config_is_a_local_hook_that_runs() {
+    let doc = std::fs::read_to_string(repo().join("docs/ci.md")).unwrap();
+    let start = doc
+        .find("```yaml\n# .pre-commit-config.yaml")
+        .expect("the pre-commit block");
+    let body = &doc[start + "```yaml\n".len()..];
+    let config: Value = serde_saphyr::from_str(&body[..body.find("```").unwrap()]).unwrap();
+    let repos = config["repos"].as_array().unwrap();
+    assert_eq!(repos.len(), 1);
+    assert_eq!(
+        repos[0]["repo"], "local",
+        "no URL or rev that may not exist"
+    );
+    assert!(repos[0].get("rev").is_none());
+    let hook = &repos[0]["hooks"][0];
+    assert_eq!(hook["id"], "dwp-verify");
+    assert_eq!(hook["language"], "system", "the installed binary");
+    assert_eq!(hook["pass_filenames"], false);
+    let entry = words(hook["entry"].as_str().unwrap());
+    assert_eq!(run_documented(&entry, workspace(false).path()).0, 0);
+    assert_eq!(run_documented(&entry, workspace(true).path()).0, 1);
+}
+
+/// What a user of the repository sees: both license files the crate's license names, and a
+/// changelog with an Unreleased section.
+#[test]
+fn the_license_files_and_the_changelog_exist() {
+    let manifest = std::fs::read_to_string(repo().join("Cargo.toml")).unwrap();
+    assert!(manifest.contains("license = \"MIT OR Apache-2.0\""));
+    let mit = std::fs::read_to_string(repo().join("LICENSE-MIT")).unwrap();
+    assert!(
+        mit.starts_with("MIT License") && mit.contains("Copyright (c) 2026 the dwp developers")
+    );
+    let apache = std::fs::read_to_string(repo().join("LICENSE-APACHE")).unwrap();
+    assert!(apache.contains("Apache License") && apache.contains("Version 2.0, January 2004"));
+    assert!(apache.contains("END OF TERMS AND CONDITIONS"));
+    let changelog = std::fs::read_to_string(repo().join("CHANGELOG.md")).unwrap();
+    assert!(changelog.contains("## [Unreleased]"));
+}

@@ -1,6 +1,7 @@
 //! `dwp contract ...`: arguments only; the logic is in [`crate::commands::contract`], the
 //! rendering in `cli::render`.
 
+use super::help::examples;
 use super::outcome::Outcome;
 use crate::commands::contract::declare::DeclareRequest;
 use crate::commands::contract::ladder::HookRequest;
@@ -10,20 +11,46 @@ use crate::error::Error;
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
-const HOOK_EXIT: &str = "\
-With --hook (the Stop hook protocol): 0 allows the stop; 2 blocks it, with the reason on stderr.
-An internal error blocks too; the 3rd consecutive failure marks the task blocked and allows.";
+/// The exit codes of `contract check --hook`, which differ from the table of `dwp --help`.
+macro_rules! hook_exit {
+    () => {
+        "Exit codes with --hook (the Stop hook protocol):
+  0  the stop is allowed
+  2  the stop is blocked, with the reason on stderr (an internal error blocks too; the 3rd
+     consecutive failure marks the task blocked and allows)"
+    };
+}
 
 #[derive(Debug, Subcommand)]
 pub enum ContractCommand {
     /// Declare a task's expected files (ledger/task-N.expected.json), with a snapshot of each.
-    #[command(after_help = crate::error::Exit::help_text())]
+    #[command(after_help = examples![
+        "# Task 3 creates src/retry_queue.ts, which must define RetryQueue (paths from --root)",
+        "dwp contract declare conformance-fixtures/valid-full-v5/PLAN_payment_webhooks \\",
+        "    --task 3 --root . --create src/retry_queue.ts:RetryQueue",
+        "# Declare it again, with a second symbol (the replaced declaration is recorded)",
+        "dwp contract declare conformance-fixtures/valid-full-v5/PLAN_payment_webhooks \\",
+        "    --task 3 --root . --replace --create src/retry_queue.ts:RetryQueue,Backoff",
+    ])]
     Declare(DeclareArgs),
     /// Append one edit to the task's ledger, from a PostToolUse payload on stdin (or --path).
-    #[command(after_help = crate::error::Exit::help_text())]
+    #[command(after_help = examples![
+        "# Record an edit by hand, for a harness that sends no PostToolUse payload",
+        "dwp contract record conformance-fixtures/valid-full-v5/PLAN_payment_webhooks \\",
+        "    --task 3 --root . --path src/retry_queue.ts --op create --tool editor",
+        "# The same edit recorded for the task in progress",
+        "dwp contract record conformance-fixtures/valid-full-v5/PLAN_payment_webhooks \\",
+        "    --root . --path src/retry_queue.ts --op create --tool editor",
+    ])]
     Record(RecordArgs),
     /// Check the declaration against disk and ledger; --hook speaks the Stop hook protocol.
-    #[command(after_help = HOOK_EXIT)]
+    #[command(after_help = concat!(hook_exit!(), "\n\n", examples![
+        "# Check task 3's declaration against disk and ledger (nothing declared: nothing to check)",
+        "dwp contract check conformance-fixtures/valid-full-v5/PLAN_payment_webhooks --task 3",
+        "# A task in progress with no declaration fails",
+        "dwp contract check conformance-fixtures/valid-full-v5/PLAN_payment_webhooks \\",
+        "    --require-declaration   # exit 1",
+    ]))]
     Check(CheckArgs),
 }
 

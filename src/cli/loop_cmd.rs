@@ -1,6 +1,7 @@
 //! `dwp loop ...`: arguments only; the logic is in [`crate::commands::r#loop`], the rendering in
 //! `cli::render`.
 
+use super::help::examples;
 use super::outcome::Outcome;
 use super::render::Format;
 use crate::commands::r#loop::artifacts::{self, Artifact};
@@ -14,20 +15,47 @@ use std::time::Duration;
 #[derive(Debug, Subcommand)]
 pub enum LoopCommand {
     /// Check .ak-loop/plan.md, verify.json and dod.json: present, missing (named) or invalid.
-    #[command(after_help = crate::error::Exit::help_text())]
+    #[command(after_help = examples![
+        "# Which phase artifacts a worktree has (exit 1 until loop prove writes verify.json)",
+        "dwp loop artifacts examples/loop-worktree   # exit 1",
+        "# A dispatch without a worktree: the gate is left out",
+        "dwp loop artifacts --no-worktree",
+    ])]
     Artifacts(ArtifactsArgs),
     /// Judge both lists of the definition of done: proven, missing (prove it), failed (fix it).
-    #[command(after_help = crate::error::Exit::help_text())]
+    #[command(after_help = examples![
+        "# Prove the items first (the worker's side), then judge both lists",
+        "dwp loop prove examples/loop-worktree --config examples/loop-worktree/loop.config.yaml \\",
+        "    --contract examples/loop-worktree/contract.json",
+        "dwp loop dod examples/loop-worktree --config examples/loop-worktree/loop.config.yaml \\",
+        "    --contract examples/loop-worktree/contract.json \\",
+        "    --changed-files examples/loop-worktree/changed.txt",
+        "# The same verdict as the markdown table a pull request shows",
+        "dwp loop dod examples/loop-worktree --config examples/loop-worktree/loop.config.yaml \\",
+        "    --changed-files examples/loop-worktree/changed.txt --format markdown",
+    ])]
     Dod(DodArgs),
     /// Stamp a contract with the sha256 of its outcomes (canonical JSON) before dispatch.
-    #[command(after_help = crate::error::Exit::help_text())]
+    #[command(after_help = examples![
+        "# Stamp the contract's sha256 (a contract already frozen is left as it is)",
+        "dwp loop freeze examples/loop-worktree/contract.json",
+        "# The stamp as one JSON document",
+        "dwp loop freeze --json examples/loop-worktree/contract.json",
+    ])]
     Freeze {
         /// The contract: {"outcomes": [{"id", "description", "check"?}]}.
         #[arg(value_name = "CONTRACT.json")]
         contract: PathBuf,
     },
     /// The worker's side: run the command items and contract checks, record what dwp observed.
-    #[command(after_help = crate::error::Exit::help_text())]
+    #[command(after_help = examples![
+        "# Run every command item and contract check, record what dwp observed in .ak-loop/",
+        "dwp loop prove examples/loop-worktree --config examples/loop-worktree/loop.config.yaml \\",
+        "    --contract examples/loop-worktree/contract.json",
+        "# Run one item again, keeping the other proofs",
+        "dwp loop prove examples/loop-worktree --config examples/loop-worktree/loop.config.yaml \\",
+        "    --item greeting",
+    ])]
     Prove(ProveArgs),
 }
 

@@ -7,6 +7,7 @@
 
 mod contract_cmd;
 mod gates;
+pub mod help;
 mod loop_cmd;
 mod outcome;
 mod render;
@@ -16,6 +17,7 @@ use crate::error::{Error, Exit};
 use crate::plan::model::{Generation, PlanFormat, TaskStatus};
 use crate::term::Inert;
 use clap::{Args, Parser, Subcommand};
+use help::examples;
 use outcome::Outcome;
 use render::Format;
 use std::io::Write;
@@ -44,7 +46,12 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Check manifest.json and state.json against their schema and the state invariants.
-    #[command(after_help = crate::error::Exit::help_text())]
+    #[command(after_help = examples![
+        "# Check a plan folder: both JSON files, their schemas and the state invariants",
+        "dwp validate conformance-fixtures/valid-full-v5/PLAN_payment_webhooks",
+        "# One file, the findings as one JSON document",
+        "dwp validate --json conformance-fixtures/valid-full-v5/PLAN_payment_webhooks/state.json",
+    ])]
     Validate {
         /// Plan folders, or single manifest.json / state.json files (default: the plan folder
         /// this directory is in).
@@ -52,13 +59,40 @@ pub enum Command {
         targets: Vec<PathBuf>,
     },
     /// Change one task through the guarded updater (locked, atomic, evidence-checked).
-    #[command(after_help = crate::error::Exit::help_text())]
+    #[command(after_help = examples![
+        "# Preview starting task 3: the diff of state.json, nothing written",
+        "dwp update conformance-fixtures/valid-full-v5/PLAN_payment_webhooks \\",
+        "    --task 3 --status in_progress --dry-run",
+        "# Complete it with a passing gate record, its README box ticked in the same write",
+        "dwp update conformance-fixtures/valid-full-v5/PLAN_payment_webhooks --task 3 \\",
+        "    --status completed --tick --gate \"pnpm run test|0|42 passed, 0 failed\"",
+        "# Block the next task, saying what it needs",
+        "dwp update conformance-fixtures/valid-full-v5/PLAN_payment_webhooks --task 4 \\",
+        "    --status blocked --block-reason \"sandbox down\" --block-needs \"sandbox access\"",
+    ])]
     Update(Box<UpdateArgs>),
     /// Append an amendment record to a task's log and PROGRESS.md; --invalidate reopens.
-    #[command(after_help = crate::error::Exit::help_text())]
+    #[command(after_help = examples![
+        "# Revise task 4's criterion on the user's word: a block in its log, a line in PROGRESS.md",
+        "dwp amend conformance-fixtures/valid-full-v5/PLAN_payment_webhooks --task 4 \\",
+        "    --original \"replays are rejected\" --observed \"the provider replays on purpose\" \\",
+        "    --disposition \"revised criterion\" --revised \"replays are acknowledged\" \\",
+        "    --reason \"the provider's retry policy\" --authority user --affected 4",
+        "# Move a requirement of task 5 to task 6",
+        "dwp amend conformance-fixtures/valid-full-v5/PLAN_payment_webhooks --task 5 \\",
+        "    --original \"alert runbook link\" --observed \"the runbook is task 6\" \\",
+        "    --disposition \"deferred requirement\" --destination 6 \\",
+        "    --reason \"one place for the runbook\" --authority developer --affected 5,6",
+    ])]
     Amend(Box<AmendArgs>),
     /// Record the user's approval: state.json, the README's Approval row and PROGRESS.md.
-    #[command(after_help = crate::error::Exit::help_text())]
+    #[command(after_help = examples![
+        "# Record the user's approval (nothing changes when the plan already records it)",
+        "dwp approve conformance-fixtures/valid-full-v5/PLAN_payment_webhooks --by \"Dana Reyes\"",
+        "# Preview recording it as approved before the plan was written",
+        "dwp approve conformance-fixtures/valid-full-v5/PLAN_payment_webhooks \\",
+        "    --by \"Dana Reyes\" --pre-approved --dry-run",
+    ])]
     Approve {
         /// The plan folder, or its state.json (default: the plan folder this directory is in).
         #[arg(value_name = "PLAN")]
@@ -80,7 +114,13 @@ pub enum Command {
         dry_run: bool,
     },
     /// Materialize a markdown-only plan: manifest.json once, state.json all pending.
-    #[command(after_help = crate::error::Exit::help_text())]
+    #[command(after_help = examples![
+        "# Materialize a markdown-only plan: manifest.json once, state.json from the README's boxes",
+        "dwp init conformance-fixtures/markdown-only-current-v5/PLAN_feature_flag_cleanup \\",
+        "    --agent planner",
+        "# A plan written under an older standard keeps the one its README declares",
+        "dwp init conformance-fixtures/markdown-only-legacy-three-task-ending/PLAN_newsletter_double_opt_in",
+    ])]
     Init {
         /// The plan folder (PLAN_name) holding README.md (default: the one this directory is in).
         #[arg(value_name = "PLAN")]
@@ -97,7 +137,12 @@ pub enum Command {
         standard: Option<String>,
     },
     /// A new plan folder that verify accepts as it stands, materialized as `dwp init` does.
-    #[command(after_help = crate::error::Exit::help_text())]
+    #[command(after_help = examples![
+        "# A Full plan of two tasks (a Final Review is appended as the third)",
+        "dwp new PLAN_payment_retries --tasks \"Add retry queue\" \"Wire the worker\"",
+        "# A Lite plan: every task a section of the README",
+        "dwp new PLAN_small_fix --format lite --tasks \"Fix the parser\"",
+    ])]
     New {
         /// The new plan folder; its name must be a plan name (PLAN_ then 2 to 5 lower-case words joined by `_`).
         #[arg(value_name = "PLAN")]
@@ -125,7 +170,12 @@ pub enum Command {
         model: Option<String>,
     },
     /// Convert a v1 manifest.json/state.json pair to v2 or v5, recorded in PROGRESS.md.
-    #[command(after_help = crate::error::Exit::help_text())]
+    #[command(after_help = examples![
+        "# Convert a v1 plan to v5, recorded in PROGRESS.md",
+        "dwp migrate conformance-fixtures/valid-full-v1/PLAN_legacy_export_job --to v5",
+        "# Or to v2",
+        "dwp migrate conformance-fixtures/reconcile-in-sync-full-v1/PLAN_sync_full_one --to v2",
+    ])]
     Migrate {
         /// The plan folder (default: the plan folder this directory is in).
         #[arg(value_name = "PLAN")]
@@ -135,10 +185,20 @@ pub enum Command {
         to: Generation,
     },
     /// Inspect the writer lock, or remove it when its owner is provably gone.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = examples![
+        "dwp lock status conformance-fixtures/valid-full-v5/PLAN_payment_webhooks",
+        "dwp lock recover conformance-fixtures/valid-full-v5/PLAN_payment_webhooks",
+    ])]
     Lock(LockCommand),
     /// Compare the markdown with state.json; the markdown wins (--write regenerates).
-    #[command(after_help = crate::error::Exit::help_text())]
+    #[command(after_help = examples![
+        "# Where the markdown and state.json disagree, and which way (exit 0 in sync, 1 if not)",
+        "dwp reconcile conformance-fixtures/valid-full-v5/PLAN_payment_webhooks",
+        "# What --write would change in state.json",
+        "dwp reconcile conformance-fixtures/valid-full-v5/PLAN_payment_webhooks --diff",
+        "# Regenerate state.json from the markdown under the lock, logged in PROGRESS.md",
+        "dwp reconcile conformance-fixtures/valid-full-v5/PLAN_payment_webhooks --write",
+    ])]
     Reconcile {
         /// The plan folder, or its state.json (default: the plan folder this directory is in).
         #[arg(value_name = "PLAN")]
@@ -164,7 +224,12 @@ pub enum Command {
         drop_task: Vec<u64>,
     },
     /// Conformance: schema, desync and evidence truth (CONFORMANT, NOT CONFORMANT, UNVERIFIED).
-    #[command(after_help = crate::error::Exit::help_text())]
+    #[command(after_help = examples![
+        "# The verdict on one plan: CONFORMANT, NOT CONFORMANT or UNVERIFIED",
+        "dwp verify conformance-fixtures/valid-full-v5/PLAN_payment_webhooks",
+        "# Every plan under ./.dwp/plans/, advisories counted, as a SARIF log for code scanning",
+        "dwp verify --all . --strict --format sarif",
+    ])]
     Verify {
         /// Plan folders (or, with --all, the repository root); default: the plan folder this
         /// directory is in, or with --all the repository it is in.
@@ -181,6 +246,12 @@ pub enum Command {
         format: VerifyFormat,
     },
     /// A person's view of a plan: progress, current task, blocker, gates, desync.
+    #[command(after_help = examples![
+        "# Progress, the current task, checkpoint, blocker, gates and desync of one plan",
+        "dwp status conformance-fixtures/valid-full-v5/PLAN_payment_webhooks",
+        "# One line for every plan under ./.dwp/plans/",
+        "dwp status --all .",
+    ])]
     Status {
         /// The plan folder (or its state.json), or a repository root to list its plans (default:
         /// the plan folder this directory is in, else the repository it is in).
@@ -191,14 +262,24 @@ pub enum Command {
         all: bool,
     },
     /// The next task, its Validation commands and the dwp line that starts or completes it.
-    #[command(after_help = crate::error::Exit::help_text())]
+    #[command(after_help = examples![
+        "# What to do next, and the exact line that does it",
+        "dwp next conformance-fixtures/valid-full-v5/PLAN_payment_webhooks",
+        "# The same as one JSON document",
+        "dwp next conformance-fixtures/valid-full-v5/PLAN_payment_webhooks --json",
+    ])]
     Next {
         /// The plan folder, or its state.json (default: the plan folder this directory is in).
         #[arg(value_name = "PLAN")]
         target: Option<PathBuf>,
     },
     /// Publish a completed plan: check every artifact, write state.json and a receipt.
-    #[command(after_help = crate::error::Exit::help_text())]
+    #[command(after_help = examples![
+        "# Publish a plan whose tasks are all completed: state.json and a receipt",
+        "dwp finalize conformance-fixtures/valid-completed-v5/PLAN_audit_log_export",
+        "# Later: recompute the receipt and list every artifact changed since",
+        "dwp finalize conformance-fixtures/valid-completed-v5/PLAN_audit_log_export --check",
+    ])]
     Finalize {
         /// The plan folder, or its state.json (default: the plan folder this directory is in).
         #[arg(value_name = "PLAN")]
@@ -220,17 +301,58 @@ pub enum Command {
         wait: f64,
     },
     /// Loop contracts: the .ak-loop/ phase artifacts and the two-list definition of done.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = examples![
+        "# The worker proves each item, then the definition of done is judged",
+        "dwp loop prove examples/loop-worktree --config examples/loop-worktree/loop.config.yaml",
+        "dwp loop dod examples/loop-worktree --config examples/loop-worktree/loop.config.yaml \\",
+        "    --changed-files examples/loop-worktree/changed.txt",
+    ])]
     Loop(loop_cmd::LoopCommand),
     /// The hook-enforced file contract: declare, record, check at stop.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = examples![
+        "# Declare what task 3 creates, then check it (exit 1 until the file defines RetryQueue)",
+        "dwp contract declare conformance-fixtures/valid-full-v5/PLAN_payment_webhooks \\",
+        "    --task 3 --root . --create src/retry_queue.ts:RetryQueue",
+        "dwp contract check conformance-fixtures/valid-full-v5/PLAN_payment_webhooks   # exit 1",
+    ])]
     Contract(contract_cmd::ContractCommand),
     /// Print an embedded JSON Schema (plan documents, receipt, contract, loop, --json output).
-    #[command(after_help = crate::error::Exit::help_text())]
+    #[command(after_help = examples![
+        "# List the embedded schemas",
+        "dwp schema",
+        "# The schema every --json document matches",
+        "dwp schema output",
+    ])]
     Schema {
         /// The schema's name, e.g. `plan-state-v5` or `output`; left out, every name is listed.
         #[arg(value_name = "NAME")]
         name: Option<String>,
+    },
+    /// Print the completion script of a shell on stdout.
+    #[command(after_help = examples![
+        "# bash: load the completions in every new shell",
+        "dwp completions bash > ~/.local/share/bash-completion/completions/dwp",
+        "# zsh: a file named _dwp in a folder of $fpath",
+        "dwp completions zsh > ~/.zfunc/_dwp",
+        "# fish",
+        "dwp completions fish > ~/.config/fish/completions/dwp.fish",
+    ])]
+    Completions {
+        /// The shell to complete dwp's commands and flags in.
+        #[arg(value_name = "SHELL")]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) of dwp, or of one of its subcommands.
+    #[command(after_help = examples![
+        "# Read dwp(1), which lists every subcommand's page",
+        "dwp man | man -l -",
+        "# Install the page of dwp update",
+        "dwp man update > ~/.local/share/man/man1/dwp-update.1",
+    ])]
+    Man {
+        /// The subcommand whose page to print (`lock recover`: dwp-lock-recover(1)); none: dwp(1).
+        #[arg(value_name = "SUBCOMMAND")]
+        path: Vec<String>,
     },
 }
 
@@ -375,13 +497,24 @@ pub struct AmendArgs {
 #[derive(Debug, Subcommand)]
 pub enum LockCommand {
     /// Whether the lock is held, by whom, since when, and whether that process is alive.
+    #[command(after_help = examples![
+        "# Who holds the writer lock, since when, and whether that process still runs",
+        "dwp lock status conformance-fixtures/valid-full-v5/PLAN_payment_webhooks",
+        "# The same as one JSON document",
+        "dwp lock status --json conformance-fixtures/valid-full-v5/PLAN_payment_webhooks",
+    ])]
     Status {
         /// The plan folder, or its state.json (default: the plan folder this directory is in).
         #[arg(value_name = "PLAN")]
         target: Option<PathBuf>,
     },
     /// Remove the lock only when its owner is provably gone; prints what it inspected.
-    #[command(after_help = crate::error::Exit::help_text())]
+    #[command(after_help = examples![
+        "# Remove the lock only if its owner is provably gone; prints what it inspected",
+        "dwp lock recover conformance-fixtures/valid-full-v5/PLAN_payment_webhooks",
+        "# Also remove a lock with no owner record that is 10 minutes old or older",
+        "dwp lock recover conformance-fixtures/valid-full-v5/PLAN_payment_webhooks --older-than 600",
+    ])]
     Recover {
         /// The plan folder, or its state.json (default: the plan folder this directory is in).
         #[arg(value_name = "PLAN")]
@@ -446,6 +579,8 @@ impl Command {
             Command::Loop(command) => command.name(),
             Command::Contract(command) => command.name(),
             Command::Schema { .. } => "schema",
+            Command::Completions { .. } => "completions",
+            Command::Man { .. } => "man",
         }
     }
 }
@@ -475,7 +610,7 @@ impl Command {
 
 /// Run the command line and return the process exit code.
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match help::parse() {
         Ok(cli) => cli,
         Err(refused) => return ExitCode::from(refuse_arguments(refused).code()),
     };
@@ -740,6 +875,14 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
                 ))
             })?;
             Outcome::Schema(schema)
+        }
+        Command::Completions { shell } => Outcome::Completions {
+            shell: shell.to_string(),
+            script: help::completions(*shell),
+        },
+        Command::Man { path } => {
+            let (page, roff) = help::man(path)?;
+            Outcome::Man { page, roff }
         }
     };
     Ok((outcome, format))

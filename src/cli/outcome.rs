@@ -85,6 +85,16 @@ pub enum Outcome {
     Schema(&'static EmbeddedSchema),
     /// `dwp schema`: the names of every embedded schema.
     SchemaList(Vec<&'static str>),
+    /// `dwp completions SHELL`: the script, generated from the command line's definition.
+    Completions {
+        shell: String,
+        script: String,
+    },
+    /// `dwp man [SUBCOMMAND]`: the page's name (`dwp-update`) and its roff text.
+    Man {
+        page: String,
+        roff: String,
+    },
 }
 
 impl Outcome {
@@ -130,7 +140,9 @@ impl Outcome {
             | Outcome::ContractDeclare(_)
             | Outcome::ContractRecord(_)
             | Outcome::Schema(_)
-            | Outcome::SchemaList(_) => Verdict::Valid,
+            | Outcome::SchemaList(_)
+            | Outcome::Completions { .. }
+            | Outcome::Man { .. } => Verdict::Valid,
         };
         match verdict {
             Verdict::Valid => Exit::Ok,

@@ -16,10 +16,13 @@
 //!   entry, folders and symlinks included, as a digest) and [`changed_paths`] (what differs
 //!   between two of them).
 //! - Reports: [`verify_codes`], the sorted finding codes of a `dwp verify --json` document.
+//! - Documented command lines: [`examples`] reads and runs them (help, README, docs).
 //! - Editing and hashing: [`edit`], a replacement in a file that must hold the text replaced;
 //!   [`sha256_hex`].
 
 #![allow(dead_code)]
+
+pub mod examples;
 
 use dwp::synth::SynthPlan;
 use serde_json::Value;

@@ -5,6 +5,7 @@
 //! [`Outcome::exit`], and a document's `"ok"` is [`Outcome::ok`].
 
 mod contract;
+mod generated;
 mod loops;
 mod plan;
 mod sarif;
@@ -90,6 +91,16 @@ pub fn print<W: Write>(out: &mut Inert<W>, outcome: &Outcome, format: Format, co
             }
             Some(stamp) => print_json(out, &envelope("schema", stamp, json!({ "names": names }))),
         },
+        Outcome::Completions { shell, script } => generated::text(
+            out,
+            "completions",
+            ("shell", shell),
+            ("script", script),
+            json,
+        ),
+        Outcome::Man { page, roff } => {
+            generated::text(out, "man", ("page", page), ("roff", roff), json)
+        }
     }
 }
 
