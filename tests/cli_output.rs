@@ -134,3 +134,42 @@ fn a_clap_usage_error_under_json_is_one_json_document() {
         "{document:#}"
     );
 }
+
+#[test]
+fn color_always_and_never_decide_and_auto_stays_plain_in_a_pipe() {
+    let always = dwp().args(["status", PLAN, "--color", "always"]).run();
+    assert!(
+        always.stdout.contains("\u{1b}["),
+        "always colours: {always:?}"
+    );
+    let with_no_color = dwp()
+        .env("NO_COLOR", "1")
+        .args(["status", PLAN, "--color", "always"])
+        .run();
+    assert!(
+        with_no_color.stdout.contains("\u{1b}["),
+        "the flag outranks NO_COLOR"
+    );
+    for choice in ["never", "auto"] {
+        let run = dwp().args(["status", PLAN, "--color", choice]).run();
+        assert_eq!(run.code, 0);
+        assert!(!run.stdout.contains('\u{1b}'), "{choice}: {run:?}");
+    }
+}
+
+#[test]
+fn quiet_prints_nothing_on_stdout_but_keeps_errors_and_json() {
+    let quiet = dwp().args(["-q", "status", PLAN]).run();
+    assert_eq!((quiet.code, quiet.stdout.as_str()), (0, ""), "{quiet:?}");
+    let refused = dwp()
+        .args(["verify", "--quiet", "/nonexistent/PLAN_nowhere_at_all"])
+        .run();
+    assert_ne!(refused.code, 0);
+    assert!(refused.stdout.is_empty(), "{refused:?}");
+    let json = dwp().args(["--quiet", "--json", "status", PLAN]).run();
+    assert_eq!(
+        json.json()["command"],
+        "status",
+        "a JSON document asked for is printed"
+    );
+}

@@ -217,3 +217,16 @@ fn tick_goes_with_status_completed_only() {
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert_eq!(snapshot(&plan.dir), before);
 }
+
+#[test]
+fn quiet_keeps_the_unchecked_box_warning_on_stderr() {
+    let plan = plan_with_task_3_started();
+    let run = update(&plan, &[&COMPLETE_3[..], &["--quiet"]].concat());
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    assert!(
+        run.stderr.contains("README box is unchecked"),
+        "{}",
+        run.stderr
+    );
+}

@@ -280,23 +280,11 @@ fn settled(plan: &Path) -> BTreeMap<PathBuf, String> {
         .collect()
 }
 
-/// A lock's age as `lock recover` describes it ("`dwp update`, 15151031s old") is wall time,
-/// which moves between two runs: written `Ns old`.
+/// A lock's age as `lock recover` describes it ("`dwp update`, 4h 12m old") is wall time,
+/// which moves between two runs: written `N old`.
 fn without_lock_ages(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find("s old") {
-        let digits = rest[..at].len()
-            - rest[..at]
-                .trim_end_matches(|c: char| c.is_ascii_digit())
-                .len();
-        out.push_str(&rest[..at - digits]);
-        out.push_str(if digits > 0 { "N" } else { "" });
-        out.push_str("s old");
-        rest = &rest[at + "s old".len()..];
-    }
-    out.push_str(rest);
-    out
+    let age = regex::Regex::new(r"\b\d+[dhms]( \d+[dhms])? old\b").expect("a fixed pattern");
+    age.replace_all(text, "N old").into_owned()
 }
 
 /// What the next writer does after a kill: remove the dead writer's lock, then write.

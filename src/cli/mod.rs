@@ -39,6 +39,15 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub json: bool,
 
+    /// Colour the text: auto (a terminal, and NO_COLOR unset), always or never.
+    #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
+    pub color: ColorChoice,
+
+    /// Print nothing on stdout but a JSON document asked for: the exit code says it, and
+    /// errors and warnings still go to stderr.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -356,6 +365,14 @@ pub enum Command {
     },
 }
 
+/// When to colour human text (`--color`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
 /// How `dwp verify` prints its findings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum VerifyFormat {
@@ -617,7 +634,13 @@ pub fn main() -> ExitCode {
     let name = cli.command.name();
     let mut out = Inert::new(std::io::stdout().lock());
     let result = run(&cli).and_then(|(outcome, format)| {
-        render::print(&mut out, &outcome, format, render::use_colour());
+        let colour = render::use_colour(cli.color);
+        if cli.quiet && format != Format::Json {
+            // Rendered all the same, into nothing: warnings still reach stderr.
+            render::print(&mut Inert::new(std::io::sink()), &outcome, format, colour);
+        } else {
+            render::print(&mut out, &outcome, format, colour);
+        }
         written(out.flush()).map(|()| outcome.exit())
     });
     let exit = match result {

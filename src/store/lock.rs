@@ -139,7 +139,7 @@ impl LockInfo {
     pub fn describe(&self) -> String {
         let age = self
             .age_seconds
-            .map(|s| format!(", {s}s old"))
+            .map(|s| format!(", {} old", human_age(s)))
             .unwrap_or_default();
         let alive = match self.liveness {
             Liveness::Alive => "alive",
@@ -362,6 +362,17 @@ fn liveness_of(owner: &Owner) -> Liveness {
     }
 }
 
+/// An age for people: `42s`, `3m 5s`, `4h 12m`, `2d 3h`: the two largest units.
+pub fn human_age(seconds: u64) -> String {
+    let (days, hours, minutes) = (seconds / 86_400, seconds / 3_600 % 24, seconds / 60 % 60);
+    match (days, hours, minutes) {
+        (0, 0, 0) => format!("{seconds}s"),
+        (0, 0, m) => format!("{m}m {}s", seconds % 60),
+        (0, h, m) => format!("{h}h {m}m"),
+        (d, h, _) => format!("{d}d {h}h"),
+    }
+}
+
 /// A record with start ticks: the live pid is the owner only if it started at those ticks in
 /// the same boot. Where `/proc` cannot be read, the running pid is all there is to go on.
 fn same_process(pid: i32, ticks: u64, boot: Option<&str>) -> Liveness {
@@ -469,14 +480,15 @@ fn recovery_grounds(info: &LockInfo, older_than: Option<Duration>, force: bool) 
         .with_hint(format!("confirm that no writer remains, then `dwp lock recover {plan} --force --reason TEXT`"))),
         Liveness::Unknown => match (older_than, info.age_seconds) {
             (Some(min), Some(age)) if age >= min.as_secs() => Ok(format!(
-                "{} and {age}s old (at least the {}s given)",
+                "{} and {} old (at least the {}s given)",
                 info.record.noun(),
+                human_age(age),
                 min.as_secs()
             )),
             (Some(min), age) => Err(refuse(format!(
-                "{} and only {}s old, under the {}s given",
+                "{} and only {} old, under the {}s given",
                 info.record.noun(),
-                age.unwrap_or(0),
+                human_age(age.unwrap_or(0)),
                 min.as_secs()
             ))),
             (None, _) => Err(refuse(format!(
@@ -563,6 +575,15 @@ fn command_line() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ages_are_told_in_the_two_largest_units() {
+        assert_eq!(human_age(42), "42s");
+        assert_eq!(human_age(185), "3m 5s");
+        assert_eq!(human_age(15_154), "4h 12m");
+        assert_eq!(human_age(15_154_895), "175d 9h");
+        assert_eq!(human_age(0), "0s");
+    }
 
     #[test]
     fn the_lock_is_exclusive_and_released_on_drop() {

@@ -137,10 +137,18 @@ fn print_keyed(
     print_json(out, &document);
 }
 
-/// Colour only for a terminal, and never with NO_COLOR set.
-pub fn use_colour() -> bool {
+/// Colour when asked to (`--color always|never`); left to `auto`, only for a terminal and never
+/// with NO_COLOR set (an explicit flag outranks the environment, as NO_COLOR asks).
+pub fn use_colour(choice: super::ColorChoice) -> bool {
     use std::io::IsTerminal;
-    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal()
+    match choice {
+        super::ColorChoice::Always => true,
+        super::ColorChoice::Never => false,
+        super::ColorChoice::Auto => {
+            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && std::io::stdout().is_terminal()
+        }
+    }
 }
 
 /// The one JSON document of a failed command under `--json`; the error also goes to stderr.
