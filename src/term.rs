@@ -66,6 +66,12 @@ fn escape(text: &str, active: impl Fn(char) -> bool) -> Cow<'_, str> {
 
 /// A writer that makes everything written through it inert ([`inert`]), whatever writes it.
 ///
+/// `1 box`, `2 boxes`: a count with its noun in the number it takes.
+pub fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
+    let n = n.into();
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// Bytes arrive in pieces; a UTF-8 sequence split across two writes waits for its end, and a
 /// byte that is not UTF-8 at all is written as `\xNN`. JSON passes through unchanged in meaning:
 /// serde_json already escapes C0 controls, and a DEL, C1 or bidi character can stand only inside

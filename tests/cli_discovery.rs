@@ -120,3 +120,30 @@ fn status_at_a_repository_root_lists_its_plans() {
         "from a folder inside the repository"
     );
 }
+
+#[test]
+fn status_all_sorts_plans_the_way_people_count_and_an_invalid_plan_takes_one_short_line() {
+    let root = tempfile::tempdir().unwrap();
+    let plans = root.path().join(".dwp/plans");
+    std::fs::create_dir_all(&plans).unwrap();
+    for name in ["PLAN_step_10", "PLAN_step_2", "PLAN_step_1"] {
+        SynthPlan::new(name, 2).write(&plans).unwrap();
+    }
+    std::fs::write(plans.join("PLAN_step_2/state.json"), "{ not json").unwrap();
+    let run = run_in(root.path(), &["status", "--all"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{}", run.stdout);
+    for (line, name) in lines
+        .iter()
+        .zip(["PLAN_step_1", "PLAN_step_2", "PLAN_step_10"])
+    {
+        assert!(line.starts_with(name), "{line}");
+    }
+    assert!(lines[1].contains("invalid: "), "{}", lines[1]);
+    assert!(
+        lines[1].chars().count() <= 150,
+        "one short line: {}",
+        lines[1]
+    );
+}

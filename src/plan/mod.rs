@@ -428,11 +428,43 @@ pub fn plan_dirs(root: &Path) -> crate::Result<Vec<PathBuf>> {
             plans.display()
         )));
     }
-    Ok(list_entries(&plans, root)?
+    let mut names: Vec<String> = list_entries(&plans, root)?
         .into_iter()
         .filter(|(name, kind)| name.starts_with("PLAN_") && *kind == Entry::Directory)
-        .map(|(name, _)| plans.join(name))
-        .collect())
+        .map(|(name, _)| name)
+        .collect();
+    names.sort_by(|a, b| natural_order(a, b));
+    Ok(names.into_iter().map(|name| plans.join(name)).collect())
+}
+
+/// Names in the order people count: digit runs compared as numbers (`PLAN_p_2` before
+/// `PLAN_p_10`), the rest byte by byte.
+pub fn natural_order(a: &str, b: &str) -> std::cmp::Ordering {
+    /// The next run of `text`: all digits, or none.
+    fn run(text: &str) -> (&str, &str) {
+        let digits = text.starts_with(|c: char| c.is_ascii_digit());
+        let end = text
+            .find(|c: char| c.is_ascii_digit() != digits)
+            .unwrap_or(text.len());
+        text.split_at(end)
+    }
+    let (mut a, mut b) = (a, b);
+    while !a.is_empty() && !b.is_empty() {
+        let ((run_a, rest_a), (run_b, rest_b)) = (run(a), run(b));
+        let numbers = run_a.starts_with(|c: char| c.is_ascii_digit())
+            && run_b.starts_with(|c: char| c.is_ascii_digit());
+        let order = if numbers {
+            let (x, y) = (run_a.trim_start_matches('0'), run_b.trim_start_matches('0'));
+            x.len().cmp(&y.len()).then(x.cmp(y))
+        } else {
+            run_a.cmp(run_b)
+        };
+        if order.is_ne() {
+            return order;
+        }
+        (a, b) = (rest_a, rest_b);
+    }
+    a.len().cmp(&b.len())
 }
 
 /// The pattern of a plan's name (the schemas' `name` and `plan`), also the plan folder's name.
@@ -489,6 +521,32 @@ pub fn refusal(findings: Vec<Finding>, what: &str) -> crate::Error {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn plans_sort_the_way_people_count() {
+        use super::natural_order;
+        let mut names = vec![
+            "PLAN_p_10",
+            "PLAN_p_2",
+            "PLAN_p_1",
+            "PLAN_b_x",
+            "PLAN_a_x",
+            "PLAN_p_02",
+        ];
+        names.sort_by(|a, b| natural_order(a, b));
+        assert_eq!(
+            names,
+            [
+                "PLAN_a_x",
+                "PLAN_b_x",
+                "PLAN_p_1",
+                "PLAN_p_2",
+                "PLAN_p_02",
+                "PLAN_p_10"
+            ]
+        );
+        assert!(natural_order("PLAN_p", "PLAN_p_1").is_lt());
+    }
+
     #[test]
     fn plan_names_are_the_pattern() {
         let pattern = regex::Regex::new(super::PLAN_NAME_PATTERN).unwrap();

@@ -260,8 +260,10 @@ fn compare_with(md: &PlanMarkdown, state: Option<&State>) -> Vec<Desync> {
                 boxes: boxes_done,
             },
             format!(
-                "completed_count is {} but {boxes_done} boxes are checked",
-                state.completed_count
+                "completed_count is {} but {} {} checked",
+                state.completed_count,
+                crate::term::count(boxes_done, "box", "boxes"),
+                if boxes_done == 1 { "is" } else { "are" }
             ),
         ));
     }

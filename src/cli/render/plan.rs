@@ -553,17 +553,17 @@ pub(super) fn status<W: Write>(
             let first = &d[0];
             let (word, what, next) = match summary.source {
                 crate::commands::status::Source::State => {
-                    ("desync", "disagreement(s)", "dwp reconcile")
+                    ("desync", ["disagreement", "disagreements"], "dwp reconcile")
                 }
                 crate::commands::status::Source::Markdown => {
-                    ("task list", "problem(s)", "dwp verify")
+                    ("task list", ["problem", "problems"], "dwp verify")
                 }
             };
             paint(out, word, "31", colour);
             writeln!(
                 out,
-                ": {} {what}, first: {}{}: {} ({next})",
-                d.len(),
+                ": {}, first: {}{}: {} ({next})",
+                crate::term::count(d.len() as u64, what[0], what[1]),
                 first.direction,
                 first
                     .line
@@ -632,7 +632,16 @@ pub(super) fn status_all(out: &mut impl Write, lines: &[PlanLine], json: Option<
                     format!("{}/{}", s.completed, s.total)
                 )
             }
-            Err(e) => writeln!(out, "{name:<40} unreadable: {e}"),
+            // One short line: `dwp status PLAN` or `dwp verify PLAN` tells the whole of it.
+            Err(e) => {
+                let first = e.to_string();
+                let first = first.lines().next().unwrap_or_default();
+                writeln!(
+                    out,
+                    "{name:<40} invalid: {}",
+                    crate::steps::updater::truncate(first, 100)
+                )
+            }
         };
     }
 }
