@@ -15,8 +15,12 @@ pub use crate::steps::updater::{BoxNote, UpdateOutcome, UpdateRequest};
 use crate::store;
 use std::path::Path;
 
-/// Run one guarded update of the plan at `target`.
+/// Run one guarded update of the plan at `target`. A `--commit` that is not a hash (`HEAD`, a
+/// branch, a tag) is resolved by git in the plan's repository first; one git cannot resolve is
+/// refused as it is.
 pub fn update(target: &Path, request: &UpdateRequest) -> Result<UpdateOutcome> {
+    let resolved = resolve_commit(target, request);
+    let request = resolved.as_ref().unwrap_or(request);
     check_request(request)?;
     crate::steps::writer::under_lock(target, request.wait, |plan_dir, state_path| {
         if request.tick {
@@ -29,6 +33,22 @@ pub fn update(target: &Path, request: &UpdateRequest) -> Result<UpdateOutcome> {
             outcome.markdown = box_of(plan_dir, request.task);
         }
         Ok(outcome)
+    })
+}
+
+/// The request with its `commit` resolved to a full hash, when it names a revision, not a hash.
+fn resolve_commit(target: &Path, request: &UpdateRequest) -> Option<UpdateRequest> {
+    let rev = request.commit.as_deref()?;
+    let is_hash = (7..=40).contains(&rev.len())
+        && rev.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    if is_hash {
+        return None;
+    }
+    let (plan_dir, _) = crate::plan::resolve_target(target);
+    let hash = store::git::resolve_commit(&plan_dir, rev)?;
+    Some(UpdateRequest {
+        commit: Some(hash),
+        ..request.clone()
     })
 }
 

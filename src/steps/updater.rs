@@ -953,7 +953,7 @@ pub fn check_request(request: &UpdateRequest) -> Result<()> {
                 .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
         if !ok {
             return Err(Error::Usage(format!(
-                "--commit `{commit}` is not a short or full lower-case hex commit hash (7-40 characters)"
+                "--commit `{commit}` is not a short or full lower-case hex commit hash (7-40 characters), nor a revision git resolves in the plan's repository"
             )));
         }
     }

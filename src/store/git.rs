@@ -77,6 +77,26 @@ const DRIVER_KEYS: &[(&str, &[(&str, &str)])] = &[
     ("diff", &[("command", ""), ("textconv", "")]),
 ];
 
+/// The full hash of the commit `rev` names (`HEAD`, a branch, a tag, a short hash) in the
+/// repository `dir` is in; nothing when there is no repository, git, or such a commit.
+pub fn resolve_commit(dir: &Path, rev: &str) -> Option<String> {
+    if rev.is_empty() || rev.starts_with('-') {
+        return None;
+    }
+    let output = Git::open(dir)
+        .ok()?
+        .output([
+            "rev-parse".to_owned(),
+            "--verify".into(),
+            "--quiet".into(),
+            "--end-of-options".into(),
+            format!("{rev}^{{commit}}"),
+        ])
+        .ok()?;
+    let hash = String::from_utf8(output.stdout).ok()?.trim().to_owned();
+    (output.status.success() && hash.len() == 40).then_some(hash)
+}
+
 /// git in one repository folder, defanged (see the module documentation).
 pub struct Git {
     dir: PathBuf,
