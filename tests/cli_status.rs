@@ -343,3 +343,41 @@ fn snapshot_status_of_a_plan_without_a_state_layer() {
     assert_eq!(json["current"]["status"], "in_progress");
     assert_eq!(json["desync"]["count"], 0);
 }
+
+#[test]
+fn status_shows_a_held_lock_and_marks_invalidated_evidence() {
+    let root = tempfile::tempdir().unwrap();
+    let plan = dwp::synth::SynthPlan::new("PLAN_status_lock_shown", 4)
+        .completed(2)
+        .write(root.path())
+        .unwrap();
+    // Task 2's passing record, invalidated by refine (as `dwp amend --invalidate` writes it).
+    let state_path = plan.join("state.json");
+    let mut state: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&state_path).unwrap()).unwrap();
+    let evidence = state["tasks"][1]["gates"][0]["evidence"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    state["tasks"][1]["gates"][0]["evidence"] =
+        format!("invalidated by refine 2026-06-09: {evidence}").into();
+    std::fs::write(&state_path, serde_json::to_vec_pretty(&state).unwrap()).unwrap();
+    let guard = dwp::store::lock::try_acquire(&state_path).expect("take the lock");
+    let run = common::dwp().arg("status").arg(&plan).run();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("lock: held by pid "), "{}", run.stdout);
+    assert!(run.stdout.contains("invalidated"), "{}", run.stdout);
+    let json = common::dwp()
+        .args(["--json", "status"])
+        .arg(&plan)
+        .run()
+        .json();
+    assert!(
+        json["lock"]["holder"].as_str().unwrap().contains("alive"),
+        "{json:#}"
+    );
+    assert_eq!(json["lock"]["gone"], false);
+    drop(guard);
+    let free = common::dwp().arg("status").arg(&plan).run();
+    assert!(!free.stdout.contains("lock:"), "{}", free.stdout);
+}

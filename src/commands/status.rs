@@ -18,6 +18,18 @@ pub struct GateSummary {
     pub passes: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i64>,
+    /// Invalidated by refine: history, never passing evidence.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub invalidated: bool,
+}
+
+/// The writer lock, when one is held.
+#[derive(Debug, Clone, Serialize)]
+pub struct LockSummary {
+    /// Who holds it, as `dwp lock status` says.
+    pub holder: String,
+    /// Its owner is provably gone: `dwp lock recover` may remove it.
+    pub gone: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -73,6 +85,12 @@ pub struct Summary {
     pub tasks: Vec<TaskSummary>,
     /// Disagreements between the markdown and the state (`None`: the markdown could not be read).
     pub desync: Option<Vec<Desync>>,
+    /// The writer lock, when one is held.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lock: Option<LockSummary>,
+    /// The plan folder, for the commands a reader is shown.
+    #[serde(skip)]
+    pub dir: PathBuf,
 }
 
 /// Work remains on a task that is neither completed nor skipped.
@@ -91,6 +109,10 @@ fn task_summary(task: &crate::plan::model::Task) -> TaskSummary {
                 command: g.command.clone(),
                 passes: g.passes,
                 exit_code: g.exit_code,
+                invalidated: g
+                    .evidence
+                    .as_deref()
+                    .is_some_and(crate::rules::evidence::is_invalidated),
             })
             .collect(),
     }
@@ -144,6 +166,14 @@ pub fn summarize(target: &Path) -> Result<Summary> {
         }),
         tasks: state.tasks.iter().map(task_summary).collect(),
         desync: markdown.map(|m| crate::rules::desync::compare(&m, state)),
+        lock: crate::store::lock::inspect(&state_path)
+            .ok()
+            .flatten()
+            .map(|info| LockSummary {
+                holder: info.describe(),
+                gone: info.liveness.is_gone(),
+            }),
+        dir: plan_dir,
     })
 }
 
@@ -198,6 +228,8 @@ fn summarize_markdown(plan_dir: &Path) -> Result<Summary> {
         blocker: None,
         tasks,
         desync: Some(crate::rules::desync::markdown_desync(&md)),
+        lock: None,
+        dir: plan_dir.to_path_buf(),
     })
 }
 

@@ -484,7 +484,8 @@ pub(super) fn status<W: Write>(
             "blocker": summary.blocker,
             "open_tasks": open,
             "open_tasks_omitted": summary.tasks.iter().filter(|t| crate::commands::status::is_open(t.status)).count().saturating_sub(JSON_TASK_LIMIT),
-            "desync": desync}),
+            "desync": desync,
+            "lock": summary.lock}),
         );
         print_json(out, &document);
         return;
@@ -516,6 +517,16 @@ pub(super) fn status<W: Write>(
             .map(|n| format!(": {}", inert_line(n)))
             .unwrap_or_default();
         let _ = writeln!(out, "checkpoint: task {}{step} ({}){note}", c.task, c.at);
+    }
+    if let Some(lock) = &summary.lock {
+        let gone = match lock.gone {
+            true => format!(
+                "; its owner is gone: `dwp lock recover {}` removes it",
+                summary.dir.display()
+            ),
+            false => String::new(),
+        };
+        let _ = writeln!(out, "lock: held by {}{gone}", inert_line(&lock.holder));
     }
     if let Some(b) = &summary.blocker {
         let needs = b
@@ -593,9 +604,10 @@ fn status_task_line<W: Write>(
             if i == 0 { "  [" } else { ", " },
             inert_line(&gate.command)
         );
-        match gate.passes {
-            true => paint(out, "pass", "32", colour),
-            false => paint(out, "FAIL", "31", colour),
+        match (gate.invalidated, gate.passes) {
+            (true, _) => paint(out, "invalidated", "90", colour),
+            (false, true) => paint(out, "pass", "32", colour),
+            (false, false) => paint(out, "FAIL", "31", colour),
         }
     }
     let _ = writeln!(out, "{}", if task.gates.is_empty() { "" } else { "]" });
