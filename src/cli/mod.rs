@@ -144,6 +144,9 @@ pub enum Command {
         /// `**Standard:**` line (it must agree with the README when both are given).
         #[arg(long, value_name = "X.Y.Z")]
         standard: Option<String>,
+        /// Check everything and print the diff of every file it would write; write nothing.
+        #[arg(long)]
+        dry_run: bool,
     },
     /// A new plan folder that verify accepts as it stands, materialized as `dwp init` does.
     #[command(after_help = examples![
@@ -192,6 +195,9 @@ pub enum Command {
         /// The schema generation to convert to: v2 or v5.
         #[arg(long, value_name = "VERSION", value_parser = parse_generation)]
         to: Generation,
+        /// Check everything and print the diff of every file it would write; write nothing.
+        #[arg(long)]
+        dry_run: bool,
     },
     /// Inspect the writer lock, or remove it when its owner is provably gone.
     #[command(subcommand, after_help = examples![
@@ -509,6 +515,9 @@ pub struct AmendArgs {
     /// Retry a held lock for up to this many seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 0.0)]
     pub wait: f64,
+    /// Check everything and print the diff of every file it would write; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -720,6 +729,7 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
             agent,
             model,
             standard,
+            dry_run,
         } => {
             let creator = crate::commands::materialize::Creator {
                 agent: agent.clone(),
@@ -730,6 +740,7 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
                 &plan_arg(target)?,
                 &creator,
                 standard,
+                *dry_run,
             )?)
         }
         Command::New {
@@ -755,9 +766,14 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
             };
             Outcome::New(crate::commands::new_plan::new(target, &request)?)
         }
-        Command::Migrate { target, to } => Outcome::Migrate(crate::commands::materialize::migrate(
+        Command::Migrate {
+            target,
+            to,
+            dry_run,
+        } => Outcome::Migrate(crate::commands::materialize::migrate(
             &plan_arg(target)?,
             *to,
+            *dry_run,
         )?),
         Command::Lock(LockCommand::Status { target }) => {
             let (_, state) = crate::plan::lock_target(&plan_arg(target)?)?;
@@ -1006,6 +1022,7 @@ fn amend_request(args: &AmendArgs) -> Result<crate::commands::amend::AmendReques
         preserve: args.preserve.clone(),
         expected_sha256: args.expected_sha256.clone(),
         wait: wait_duration(args.wait)?,
+        dry_run: args.dry_run,
     })
 }
 

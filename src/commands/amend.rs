@@ -118,6 +118,8 @@ pub struct AmendRequest {
     pub preserve: Vec<String>,
     pub expected_sha256: Option<String>,
     pub wait: Duration,
+    /// Check everything and show the writes as a diff, writing nothing.
+    pub dry_run: bool,
 }
 
 /// What an amendment did.
@@ -141,6 +143,10 @@ pub struct AmendOutcome {
     /// Where the receipt of a published plan that the amendment reopened was moved.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub superseded_receipt: Option<String>,
+    /// `--dry-run`: nothing was written; `diff` is what would have been.
+    pub dry_run: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
 }
 
 /// Append one amendment to the plan at `target`.
@@ -198,7 +204,13 @@ fn amend_under_lock(
     } else {
         None
     };
-    write.commit()?;
+    let diff = match request.dry_run {
+        true => Some(write.preview()?),
+        false => {
+            write.commit()?;
+            None
+        }
+    };
     let (status, state_changed, sha256) = match planned {
         Some(done) => (done.status, done.changed, done.new_sha256),
         None => (task.status, false, loaded.sha256.clone()),
@@ -217,6 +229,8 @@ fn amend_under_lock(
         state_changed,
         sha256,
         superseded_receipt: superseded,
+        dry_run: request.dry_run,
+        diff,
     })
 }
 

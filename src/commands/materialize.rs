@@ -39,21 +39,30 @@ pub struct MigrateOutcome {
     pub state_sha256: String,
     /// False for a replay: the pair already is of the generation asked for.
     pub changed: bool,
+    /// `--dry-run`: nothing was written; `diff` is what would have been.
+    pub dry_run: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
 }
 
 pub use crate::steps::materialize::{Creator, InitOutcome};
 
 /// Materialize the markdown-only plan in `plan_dir` (`dwp init`): the shared
 /// [`crate::steps::materialize`], the plan named by its folder.
-pub fn init(plan_dir: &Path, creator: &Creator, standard: Option<&str>) -> Result<InitOutcome> {
-    crate::steps::materialize::init(plan_dir, creator, standard)
+pub fn init(
+    plan_dir: &Path,
+    creator: &Creator,
+    standard: Option<&str>,
+    dry_run: bool,
+) -> Result<InitOutcome> {
+    crate::steps::materialize::init(plan_dir, creator, standard, dry_run)
 }
 
 // ---------------------------------------------------------------------------------------------
 // migrate
 
 /// Convert the v1 plan in `plan_dir` to `to` (v2 or v5).
-pub fn migrate(plan_dir: &Path, to: Generation) -> Result<MigrateOutcome> {
+pub fn migrate(plan_dir: &Path, to: Generation, dry_run: bool) -> Result<MigrateOutcome> {
     if to == Generation::V1 {
         return Err(Error::Usage(
             "--to takes v2 or v5: a plan migrates forward only".into(),
@@ -62,12 +71,12 @@ pub fn migrate(plan_dir: &Path, to: Generation) -> Result<MigrateOutcome> {
     let paths = PlanPaths::new(plan_dir);
     let guard =
         crate::steps::writer::lock_for_write(&paths.dir, &paths.state, std::time::Duration::ZERO)?;
-    let outcome = migrate_under_lock(&paths, to)?;
+    let outcome = migrate_under_lock(&paths, to, dry_run)?;
     guard.release()?;
     Ok(outcome)
 }
 
-fn migrate_under_lock(paths: &PlanPaths, to: Generation) -> Result<MigrateOutcome> {
+fn migrate_under_lock(paths: &PlanPaths, to: Generation, dry_run: bool) -> Result<MigrateOutcome> {
     crate::plan::refuse_while_finalizing(&paths.dir)?;
     let manifest = plan::load_manifest(paths).map_err(|f| newer_or(f, "the manifest"))?;
     let state = plan::load_state(paths).map_err(|f| newer_or(f, "the state"))?;
@@ -80,6 +89,8 @@ fn migrate_under_lock(paths: &PlanPaths, to: Generation) -> Result<MigrateOutcom
             manifest_sha256: manifest.sha256.clone(),
             state_sha256: state.sha256.clone(),
             changed: false,
+            dry_run,
+            diff: None,
         });
     }
     check_migratable(&manifest, &state, to)?;
@@ -118,7 +129,13 @@ fn migrate_under_lock(paths: &PlanPaths, to: Generation) -> Result<MigrateOutcom
             n = to.number()
         ),
     )?;
-    write.commit()?;
+    let diff = match dry_run {
+        true => Some(write.preview()?),
+        false => {
+            write.commit()?;
+            None
+        }
+    };
     let state_sha256 = store::sha256_hex(&state_bytes);
     let manifest_sha256 = store::sha256_hex(&manifest_bytes);
     Ok(MigrateOutcome {
@@ -128,6 +145,8 @@ fn migrate_under_lock(paths: &PlanPaths, to: Generation) -> Result<MigrateOutcom
         manifest_sha256,
         state_sha256,
         changed: true,
+        dry_run,
+        diff,
     })
 }
 

@@ -164,6 +164,7 @@ fn build(
             standard: None,
             name: Some(name),
             by: "dwp new",
+            dry_run: false,
         },
     )
 }

@@ -50,6 +50,10 @@ pub struct InitOutcome {
     pub created: Vec<String>,
     pub manifest_sha256: String,
     pub state_sha256: String,
+    /// `--dry-run`: nothing was written; `diff` is what would have been.
+    pub dry_run: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
 }
 
 /// Who materializes the plan (`--agent`, `--model`): a display name, never read from the
@@ -70,11 +74,18 @@ pub struct Materialize<'a> {
     pub name: Option<&'a str>,
     /// The command named in PROGRESS.md and the intent record (`dwp init`, `dwp new`).
     pub by: &'a str,
+    /// Check everything and show the writes as a diff, writing nothing.
+    pub dry_run: bool,
 }
 
 /// Materialize the markdown-only plan in `plan_dir` (`dwp init`). `standard` is the
 /// `--standard` the caller gives for a README that declares none.
-pub fn init(plan_dir: &Path, creator: &Creator, standard: Option<&str>) -> Result<InitOutcome> {
+pub fn init(
+    plan_dir: &Path,
+    creator: &Creator,
+    standard: Option<&str>,
+    dry_run: bool,
+) -> Result<InitOutcome> {
     materialize(
         plan_dir,
         &Materialize {
@@ -82,6 +93,7 @@ pub fn init(plan_dir: &Path, creator: &Creator, standard: Option<&str>) -> Resul
             standard,
             name: None,
             by: "dwp init",
+            dry_run,
         },
     )
 }
@@ -170,10 +182,18 @@ fn materialize_under_lock(paths: &PlanPaths, how: &Materialize) -> Result<InitOu
     if !created.iter().any(|c| c == "PROGRESS.md") {
         write.append(&paths.dir.join("PROGRESS.md"), &record)?;
     }
-    write.commit()?;
+    let diff = match how.dry_run {
+        true => Some(write.preview()?),
+        false => {
+            write.commit()?;
+            None
+        }
+    };
     let state_sha256 = store::sha256_hex(&state_bytes);
     let manifest_sha256 = store::sha256_hex(&manifest_bytes);
     Ok(InitOutcome {
+        dry_run: how.dry_run,
+        diff,
         plan: name,
         path: paths.dir.display().to_string(),
         spec_version,

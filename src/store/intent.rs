@@ -139,6 +139,35 @@ impl Transaction {
         Ok(rel.to_owned())
     }
 
+    /// What the steps would change, as a unified diff per file, for a writer's `--dry-run`:
+    /// nothing is written.
+    pub fn preview(&self) -> Result<String> {
+        let mut out = String::new();
+        for step in &self.intent.steps {
+            let relative = step_path(step);
+            let path = self.plan_dir.join(relative);
+            let current = || match super::read_artifact(&path, &self.plan_dir) {
+                Ok(bytes) => Ok(bytes),
+                Err(ReadFailure::Missing) => Ok(Vec::new()),
+                Err(failure) => Err(failure.into_error("read", &path)),
+            };
+            let (before, after) = match step {
+                Step::Replace { content, .. } => (current()?, content.as_bytes().to_vec()),
+                Step::Append { line, .. } => {
+                    let before = current()?;
+                    (before.clone(), super::with_line(before, line))
+                }
+                Step::Remove { .. } => (current()?, Vec::new()),
+                Step::CreateDir { .. } => {
+                    out.push_str(&format!("+ folder {relative}/\n"));
+                    continue;
+                }
+            };
+            out.push_str(&crate::diff::unified_diff(&before, &after, relative));
+        }
+        Ok(out)
+    }
+
     /// Record the steps durably without carrying them out: the next writer to take the lock
     /// does (`dwp lock recover --force` records its PROGRESS.md entry while the dead owner's
     /// lock still keeps every writer out, then takes the lock itself).

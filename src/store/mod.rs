@@ -57,12 +57,16 @@ pub fn json_file_bytes<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
 /// Append `line` (plus a newline) to a text file of the folder `root` durably: read, append,
 /// atomic replace. Used for the records the spec tells dwp to append to PROGRESS.md.
 pub fn append_line(path: &Path, root: &Path, line: &str) -> crate::Result<WriteOutcome> {
-    let mut text = match read_artifact(path, root) {
+    let text = match read_artifact(path, root) {
         Ok(bytes) => bytes,
         Err(ReadFailure::Missing) => Vec::new(),
         Err(failure) => return Err(failure.into_error("read", path)),
     };
-    // Keep the file's own line endings.
+    write_atomic(path, root, &with_line(text, line))
+}
+
+/// `text` with `line` (one or more lines) appended, in the file's own line endings.
+pub(crate) fn with_line(mut text: Vec<u8>, line: &str) -> Vec<u8> {
     let crlf = text.windows(2).any(|w| w == b"\r\n");
     let newline: &[u8] = if crlf { b"\r\n" } else { b"\n" };
     if !text.is_empty() && !text.ends_with(b"\n") {
@@ -75,7 +79,7 @@ pub fn append_line(path: &Path, root: &Path, line: &str) -> crate::Result<WriteO
         text.extend_from_slice(part.trim_end_matches('\r').as_bytes());
     }
     text.extend_from_slice(newline);
-    write_atomic(path, root, &text)
+    text
 }
 
 /// Create the folder `path` inside `root` (its parent must exist) and make the new entry

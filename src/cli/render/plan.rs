@@ -120,6 +120,10 @@ pub(super) fn amend(out: &mut impl Write, outcome: &AmendOutcome, json: Option<S
         print_keyed(out, "amend", stamp, "amendment", outcome);
         return;
     }
+    if outcome.dry_run {
+        dry_run(out, outcome.diff.as_deref());
+        return;
+    }
     let verb = if outcome.appended {
         "appended to"
     } else {
@@ -209,6 +213,10 @@ pub(super) fn init(out: &mut impl Write, outcome: &InitOutcome, json: Option<Sta
         print_keyed(out, "init", stamp, "init", outcome);
         return;
     }
+    if outcome.dry_run {
+        dry_run(out, outcome.diff.as_deref());
+        return;
+    }
     let _ = writeln!(
         out,
         "{} materialized: v5, DWP spec {}{}, {}, {} tasks ({} completed as the README's boxes record), {}, {}, approval {}",
@@ -261,6 +269,12 @@ pub(super) fn init(out: &mut impl Write, outcome: &InitOutcome, json: Option<Sta
     }
 }
 
+/// A writer's `--dry-run`: the diff of every file it would write, and that nothing was.
+fn dry_run(out: &mut impl Write, diff: Option<&str>) {
+    let _ = write!(out, "{}", diff.unwrap_or_default());
+    let _ = writeln!(out, "dry run: every check passed, nothing written");
+}
+
 /// `1, 3, 4`.
 fn id_list(ids: &[u64]) -> String {
     ids.iter()
@@ -272,6 +286,10 @@ fn id_list(ids: &[u64]) -> String {
 pub(super) fn migrate(out: &mut impl Write, outcome: &MigrateOutcome, json: Option<Stamp>) {
     if let Some(stamp) = json {
         print_keyed(out, "migrate", stamp, "migration", outcome);
+        return;
+    }
+    if outcome.dry_run {
+        dry_run(out, outcome.diff.as_deref());
         return;
     }
     let what = match outcome.changed {
