@@ -173,3 +173,94 @@ fn quiet_prints_nothing_on_stdout_but_keeps_errors_and_json() {
         "a JSON document asked for is printed"
     );
 }
+
+#[test]
+fn every_state_writer_records_who_wrote_last_in_updated_by() {
+    use dwp::synth::SynthPlan;
+    let root = tempfile::tempdir().unwrap();
+    let plan = SynthPlan::new("PLAN_signed_writes", 4)
+        .completed(2)
+        .write(root.path())
+        .unwrap();
+    let updated_by = || {
+        let state: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(plan.join("state.json")).unwrap()).unwrap();
+        state["updated_by"].clone()
+    };
+    let p = plan.to_str().unwrap();
+    let writes: Vec<Vec<&str>> = vec![
+        vec![
+            "update",
+            p,
+            "--task",
+            "3",
+            "--status",
+            "in_progress",
+            "--agent",
+            "a1",
+            "--model",
+            "m1",
+        ],
+        vec![
+            "amend",
+            p,
+            "--task",
+            "2",
+            "--original",
+            "o",
+            "--observed",
+            "x",
+            "--disposition",
+            "revised criterion",
+            "--revised",
+            "r",
+            "--reason",
+            "why",
+            "--authority",
+            "user",
+            "--affected",
+            "2",
+            "--invalidate",
+            "cargo test",
+            "--agent",
+            "a2",
+            "--model",
+            "m2",
+        ],
+    ];
+    for (n, args) in writes.iter().enumerate() {
+        let run = dwp().args(args).run();
+        assert_eq!(run.code, 0, "{args:?}: {run:?}");
+        let who = updated_by();
+        assert_eq!(who["agent"], format!("a{}", n + 1), "{args:?}: {who}");
+        assert_eq!(who["model"], format!("m{}", n + 1), "{args:?}: {who}");
+    }
+    // The markdown wins: a reconcile that changes state.json signs it too.
+    let readme = std::fs::read_to_string(plan.join("README.md")).unwrap();
+    std::fs::write(
+        plan.join("README.md"),
+        readme.replace("| Approval | approved |", "| Approval | pending |"),
+    )
+    .unwrap();
+    let run = dwp()
+        .args(["reconcile", p, "--write", "--agent", "a3"])
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(updated_by()["agent"], "a3");
+    assert_eq!(
+        updated_by()["model"],
+        "m2",
+        "a name not given keeps the one recorded"
+    );
+    let approve = dwp()
+        .args(["approve", p, "--by", "ann", "--agent", "a4"])
+        .run();
+    assert_eq!(approve.code, 0, "{approve:?}");
+    assert_eq!(updated_by()["agent"], "a4");
+    let long = "x".repeat(101);
+    let refused = dwp()
+        .args(["reconcile", p, "--write", "--agent", &long])
+        .run();
+    assert_eq!(refused.code, 1, "{refused:?}");
+    assert!(refused.stderr.contains("--agent"), "{refused:?}");
+}

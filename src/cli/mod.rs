@@ -121,6 +121,8 @@ pub enum Command {
         /// Validate and print the unified diff of what would be written; write nothing.
         #[arg(long)]
         dry_run: bool,
+        #[command(flatten)]
+        signed: Signature,
     },
     /// Materialize a markdown-only plan: manifest.json once, state.json all pending.
     #[command(after_help = examples![
@@ -237,6 +239,8 @@ pub enum Command {
         /// outcome, a commit or a completed status (recorded in PROGRESS.md). Repeatable.
         #[arg(long = "drop-task", value_name = "N", requires = "write")]
         drop_task: Vec<u64>,
+        #[command(flatten)]
+        signed: Signature,
     },
     /// Conformance: schema, desync and evidence truth (CONFORMANT, NOT CONFORMANT, UNVERIFIED).
     #[command(after_help = examples![
@@ -369,6 +373,17 @@ pub enum Command {
         #[arg(value_name = "SUBCOMMAND")]
         path: Vec<String>,
     },
+}
+
+/// Who writes, recorded in state.json's `updated_by` when the write changes it.
+#[derive(Debug, Clone, Args)]
+pub struct Signature {
+    /// Who writes: the agent's name (updated_by.agent).
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
+    /// Who writes: the model's name (updated_by.model).
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
 }
 
 /// When to colour human text (`--color`).
@@ -518,6 +533,8 @@ pub struct AmendArgs {
     /// Check everything and print the diff of every file it would write; write nothing.
     #[arg(long)]
     pub dry_run: bool,
+    #[command(flatten)]
+    pub signed: Signature,
 }
 
 #[derive(Debug, Subcommand)]
@@ -710,6 +727,7 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
             expected_sha256,
             wait,
             dry_run,
+            signed,
         } => {
             check_sha256(expected_sha256.as_deref())?;
             let request = crate::commands::approve::ApproveRequest {
@@ -718,6 +736,8 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
                 expected_sha256: expected_sha256.clone(),
                 wait: wait_duration(*wait)?,
                 dry_run: *dry_run,
+                agent: signed.agent.clone(),
+                model: signed.model.clone(),
             };
             Outcome::Approve(crate::commands::approve::approve(
                 &plan_arg(target)?,
@@ -810,6 +830,7 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
             expected_sha256,
             wait,
             drop_task,
+            signed,
         } => {
             check_sha256(expected_sha256.as_deref())?;
             let request = crate::commands::reconcile::ReconcileRequest {
@@ -819,6 +840,8 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
                 expected_sha256: expected_sha256.clone(),
                 wait: wait_duration(*wait)?,
                 drop: drop_task.iter().copied().collect(),
+                agent: signed.agent.clone(),
+                model: signed.model.clone(),
             };
             Outcome::Reconcile {
                 report: crate::commands::reconcile::reconcile(&plan_arg(target)?, &request)?,
@@ -1023,6 +1046,8 @@ fn amend_request(args: &AmendArgs) -> Result<crate::commands::amend::AmendReques
         expected_sha256: args.expected_sha256.clone(),
         wait: wait_duration(args.wait)?,
         dry_run: args.dry_run,
+        agent: args.signed.agent.clone(),
+        model: args.signed.model.clone(),
     })
 }
 

@@ -120,6 +120,9 @@ pub struct AmendRequest {
     pub wait: Duration,
     /// Check everything and show the writes as a diff, writing nothing.
     pub dry_run: bool,
+    /// Who writes (`--agent`, `--model`): recorded in `updated_by` when the state changes.
+    pub agent: Option<String>,
+    pub model: Option<String>,
 }
 
 /// What an amendment did.
@@ -266,6 +269,7 @@ fn today() -> String {
 // Checks, all before the first write.
 
 fn check_input(request: &AmendRequest) -> Result<()> {
+    crate::steps::writer::check_signature(request.agent.as_ref(), request.model.as_ref())?;
     let mut texts = vec![
         ("--original", &request.original),
         ("--observed", &request.observed),
@@ -476,6 +480,8 @@ fn invalidation(request: &AmendRequest, task: &Task, number: u64) -> Option<Upda
     Some(UpdateRequest {
         task: task.id,
         status: Some(TaskStatus::Pending),
+        agent: request.agent.clone(),
+        model: request.model.clone(),
         reopen_reason: closed.then(|| {
             crate::steps::updater::truncate(&format!("amendment {number}: {}", request.reason), 400)
         }),

@@ -43,6 +43,9 @@ pub struct ApproveRequest {
     pub expected_sha256: Option<String>,
     pub wait: Duration,
     pub dry_run: bool,
+    /// Who writes (`--agent`, `--model`): recorded in `updated_by`.
+    pub agent: Option<String>,
+    pub model: Option<String>,
 }
 
 /// What happened to the README's Approval row.
@@ -138,6 +141,7 @@ fn approve_under_lock(
         let mut next = state.clone();
         next.approval = Some(wanted);
         next.updated_at = now.clone();
+        next.sign(request.agent.as_ref(), request.model.as_ref());
         let bytes = store::json_file_bytes(&next);
         crate::steps::writer::check_before_write(state_path, &bytes, "the approved state")?;
         bytes
@@ -199,6 +203,7 @@ fn approve_under_lock(
 
 /// `--by`: a name, one line, not overlong, and no `|` (it is written into a table cell).
 fn check_input(request: &ApproveRequest) -> Result<()> {
+    crate::steps::writer::check_signature(request.agent.as_ref(), request.model.as_ref())?;
     let by = &request.by;
     if by.trim().is_empty() {
         return Err(

@@ -71,6 +71,9 @@ pub struct ReconcileRequest {
     pub wait: Duration,
     /// `--drop-task N`: tasks allowed to leave state.json with their evidence.
     pub drop: BTreeSet<u64>,
+    /// Who writes (`--agent`, `--model`): recorded in `updated_by` when state.json changes.
+    pub agent: Option<String>,
+    pub model: Option<String>,
 }
 
 /// What `dwp reconcile` found and did.
@@ -96,6 +99,7 @@ pub struct ReconcileReport {
 
 /// Check (and with `write`, regenerate) the plan at `target`.
 pub fn reconcile(target: &Path, request: &ReconcileRequest) -> Result<ReconcileReport> {
+    crate::steps::writer::check_signature(request.agent.as_ref(), request.model.as_ref())?;
     let (plan_dir, state_path) = crate::plan::resolve_target(target);
     let guard = if request.write {
         Some(crate::steps::writer::lock_for_write(
@@ -146,7 +150,10 @@ pub fn reconcile(target: &Path, request: &ReconcileRequest) -> Result<ReconcileR
     } else {
         None
     };
-    let (next, changes) = regenerated.unwrap_or_else(|| (loaded.doc.clone(), Vec::new()));
+    let (mut next, changes) = regenerated.unwrap_or_else(|| (loaded.doc.clone(), Vec::new()));
+    if next != loaded.doc {
+        next.sign(request.agent.as_ref(), request.model.as_ref());
+    }
     let bytes = if next == loaded.doc {
         loaded.bytes.clone()
     } else {

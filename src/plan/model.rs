@@ -547,6 +547,19 @@ impl State {
         all
     }
 
+    /// Record who writes (`--agent`, `--model`) in `updated_by`; a name not given keeps the one
+    /// recorded, and giving neither leaves `updated_by` as it was.
+    pub fn sign(&mut self, agent: Option<&String>, model: Option<&String>) {
+        if agent.is_none() && model.is_none() {
+            return;
+        }
+        let previous = self.updated_by.clone().unwrap_or_default();
+        self.updated_by = Some(Actor {
+            agent: agent.cloned().or(previous.agent),
+            model: model.cloned().or(previous.model),
+        });
+    }
+
     /// The plan status the spec derives from the tasks and the blocker: blocked if a blocker is
     /// active or a task is blocked; completed only if every task is completed (skipped work never
     /// completes a plan); in_progress once any task has moved; else pending.

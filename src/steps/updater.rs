@@ -27,7 +27,7 @@ use crate::clock;
 use crate::error::{Error, Result};
 use crate::plan::Loaded;
 use crate::plan::model::{
-    Actor, Approval, Blocker, Checkpoint, Field, Gate, Materialization, Outcome, State, TaskStatus,
+    Approval, Blocker, Checkpoint, Field, Gate, Materialization, Outcome, State, TaskStatus,
 };
 use crate::rules::evidence;
 use crate::store;
@@ -808,13 +808,7 @@ fn stamp(state: &mut State, request: &UpdateRequest, transition: &Transition, no
     state.completed_count = state.completed_tasks();
     state.status = state.derived_status();
     state.updated_at = now.to_owned();
-    if request.agent.is_some() || request.model.is_some() {
-        let previous = state.updated_by.clone().unwrap_or_default();
-        state.updated_by = Some(Actor {
-            agent: request.agent.clone().or(previous.agent),
-            model: request.model.clone().or(previous.model),
-        });
-    }
+    state.sign(request.agent.as_ref(), request.model.as_ref());
     let note = request
         .checkpoint_note
         .clone()
@@ -906,7 +900,8 @@ fn publish(
 
 /// Field limits of the schema and the shape of each flag, checked before anything is read.
 pub fn check_request(request: &UpdateRequest) -> Result<()> {
-    let limits: [(&str, Option<&String>, usize); 9] = [
+    crate::steps::writer::check_signature(request.agent.as_ref(), request.model.as_ref())?;
+    let limits: [(&str, Option<&String>, usize); 7] = [
         ("--block-reason", request.block_reason.as_ref(), 1000),
         ("--block-needs", request.block_needs.as_ref(), 500),
         ("--reopen-reason", request.reopen_reason.as_ref(), 400),
@@ -914,8 +909,6 @@ pub fn check_request(request: &UpdateRequest) -> Result<()> {
         ("--notes", request.notes.as_ref(), 1000),
         ("--checkpoint-step", request.checkpoint_step.as_ref(), 200),
         ("--checkpoint-note", request.checkpoint_note.as_ref(), 500),
-        ("--agent", request.agent.as_ref(), 100),
-        ("--model", request.model.as_ref(), 100),
     ];
     for (flag, value, max) in limits {
         if let Some(value) = value {

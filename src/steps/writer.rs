@@ -51,6 +51,16 @@ pub fn under_lock<T>(
     Ok(outcome)
 }
 
+/// `--agent` and `--model` fit `updated_by` (the schema's limit: 100 characters each).
+pub fn check_signature(agent: Option<&String>, model: Option<&String>) -> crate::Result<()> {
+    for (flag, value) in [("--agent", agent), ("--model", model)] {
+        if let Some(value) = value {
+            crate::Error::check_length(flag, value, 100)?;
+        }
+    }
+    Ok(())
+}
+
 /// The compare-and-swap every writer offers: the state read must be the one the caller saw
 /// (`--expected-sha256`), or nothing is written.
 pub fn check_snapshot(loaded: &Loaded<State>, expected: Option<&String>) -> crate::Result<()> {
