@@ -264,3 +264,35 @@ fn every_state_writer_records_who_wrote_last_in_updated_by() {
     assert_eq!(refused.code, 1, "{refused:?}");
     assert!(refused.stderr.contains("--agent"), "{refused:?}");
 }
+
+#[test]
+fn migrate_and_finalize_sign_the_state_they_write() {
+    use dwp::plan::model::Generation;
+    use dwp::synth::SynthPlan;
+    let root = tempfile::tempdir().unwrap();
+    let state_of = |plan: &std::path::Path| -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(plan.join("state.json")).unwrap()).unwrap()
+    };
+    let v1 = SynthPlan::new("PLAN_signed_migrate", 3)
+        .generation(Generation::V1)
+        .write(root.path())
+        .unwrap();
+    let run = dwp()
+        .arg("migrate")
+        .arg(&v1)
+        .args(["--to", "v5", "--agent", "mig"])
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(state_of(&v1)["updated_by"]["agent"], "mig");
+    let ready = SynthPlan::new("PLAN_signed_finalize", 3)
+        .ready_to_publish()
+        .write(root.path())
+        .unwrap();
+    let run = dwp()
+        .arg("finalize")
+        .arg(&ready)
+        .args(["--model", "fin"])
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(state_of(&ready)["updated_by"]["model"], "fin");
+}

@@ -200,6 +200,8 @@ pub enum Command {
         /// Check everything and print the diff of every file it would write; write nothing.
         #[arg(long)]
         dry_run: bool,
+        #[command(flatten)]
+        signed: Signature,
     },
     /// Inspect the writer lock, or remove it when its owner is provably gone.
     #[command(subcommand, after_help = examples![
@@ -318,6 +320,8 @@ pub enum Command {
         /// Retry a held lock for up to this many seconds.
         #[arg(long, value_name = "SECONDS", default_value_t = 0.0)]
         wait: f64,
+        #[command(flatten)]
+        signed: Signature,
     },
     /// Loop contracts: the .ak-loop/ phase artifacts and the two-list definition of done.
     #[command(subcommand, after_help = examples![
@@ -384,6 +388,15 @@ pub struct Signature {
     /// Who writes: the model's name (updated_by.model).
     #[arg(long, value_name = "NAME")]
     pub model: Option<String>,
+}
+
+impl Signature {
+    fn actor(&self) -> crate::plan::model::Actor {
+        crate::plan::model::Actor {
+            agent: self.agent.clone(),
+            model: self.model.clone(),
+        }
+    }
 }
 
 /// When to colour human text (`--color`).
@@ -790,10 +803,12 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
             target,
             to,
             dry_run,
+            signed,
         } => Outcome::Migrate(crate::commands::materialize::migrate(
             &plan_arg(target)?,
             *to,
             *dry_run,
+            &signed.actor(),
         )?),
         Command::Lock(LockCommand::Status { target }) => {
             let (_, state) = crate::plan::lock_target(&plan_arg(target)?)?;
@@ -911,6 +926,7 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
             expected_sha256,
             recover,
             wait,
+            signed,
             ..
         } => {
             check_sha256(expected_sha256.as_deref())?;
@@ -919,6 +935,7 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
                 expected_sha256: expected_sha256.clone(),
                 recover: *recover,
                 wait: wait_duration(*wait)?,
+                signer: signed.actor(),
             };
             Outcome::Finalize(crate::commands::finalize::finalize(
                 &plan_arg(target)?,

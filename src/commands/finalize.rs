@@ -21,10 +21,16 @@ pub struct FinalizeRequest {
     pub expected_sha256: Option<String>,
     pub recover: bool,
     pub wait: Duration,
+    /// Who writes the default candidate (`--agent`, `--model`), recorded in `updated_by`.
+    pub signer: crate::plan::model::Actor,
 }
 
 /// Run `dwp finalize` (or `--recover`) on the plan at `target`.
 pub fn finalize(target: &Path, request: &FinalizeRequest) -> Result<Publication> {
+    crate::steps::writer::check_signature(
+        request.signer.agent.as_ref(),
+        request.signer.model.as_ref(),
+    )?;
     let (plan_dir, state_path) = crate::plan::resolve_target(target);
     let guard = crate::steps::writer::lock_for_write(&plan_dir, &state_path, request.wait)?;
     let result = if request.recover {
@@ -78,7 +84,7 @@ fn finalize_locked(
                 &current.file,
                 &crate::clock::now_rfc3339(),
             )?;
-            default_candidate(&current)
+            default_candidate(&current, &request.signer)
         }
     };
     publish_locked(plan_dir, state_path, candidate, false)

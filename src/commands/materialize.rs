@@ -62,7 +62,13 @@ pub fn init(
 // migrate
 
 /// Convert the v1 plan in `plan_dir` to `to` (v2 or v5).
-pub fn migrate(plan_dir: &Path, to: Generation, dry_run: bool) -> Result<MigrateOutcome> {
+pub fn migrate(
+    plan_dir: &Path,
+    to: Generation,
+    dry_run: bool,
+    signer: &crate::plan::model::Actor,
+) -> Result<MigrateOutcome> {
+    crate::steps::writer::check_signature(signer.agent.as_ref(), signer.model.as_ref())?;
     if to == Generation::V1 {
         return Err(Error::Usage(
             "--to takes v2 or v5: a plan migrates forward only".into(),
@@ -71,12 +77,17 @@ pub fn migrate(plan_dir: &Path, to: Generation, dry_run: bool) -> Result<Migrate
     let paths = PlanPaths::new(plan_dir);
     let guard =
         crate::steps::writer::lock_for_write(&paths.dir, &paths.state, std::time::Duration::ZERO)?;
-    let outcome = migrate_under_lock(&paths, to, dry_run)?;
+    let outcome = migrate_under_lock(&paths, to, dry_run, signer)?;
     guard.release()?;
     Ok(outcome)
 }
 
-fn migrate_under_lock(paths: &PlanPaths, to: Generation, dry_run: bool) -> Result<MigrateOutcome> {
+fn migrate_under_lock(
+    paths: &PlanPaths,
+    to: Generation,
+    dry_run: bool,
+    signer: &crate::plan::model::Actor,
+) -> Result<MigrateOutcome> {
     crate::plan::refuse_while_finalizing(&paths.dir)?;
     let manifest = plan::load_manifest(paths).map_err(|f| newer_or(f, "the manifest"))?;
     let state = plan::load_state(paths).map_err(|f| newer_or(f, "the state"))?;
@@ -113,7 +124,8 @@ fn migrate_under_lock(paths: &PlanPaths, to: Generation, dry_run: bool) -> Resul
     }
     crate::steps::writer::refuse_clock_behind(&state.doc, &state.file, &clock::now_rfc3339())?;
     let next_manifest = migrated_manifest(&manifest.doc, to);
-    let next_state = migrated_state(&state.doc, to, readme.readme.approval());
+    let mut next_state = migrated_state(&state.doc, to, readme.readme.approval());
+    next_state.sign(signer.agent.as_ref(), signer.model.as_ref());
     let (manifest_bytes, state_bytes) =
         crate::steps::materialize::checked_pair(paths, &next_manifest, &next_state)?;
     let from = format!("v{}", manifest.generation.min(state.generation).number());

@@ -284,7 +284,7 @@ fn complete_publication(
 
 /// The current state with its last task completed: what `dwp update` of the last task produces.
 /// A state that is already completed (a republication) is its own candidate.
-pub fn default_candidate(current: &Loaded<State>) -> Vec<u8> {
+pub fn default_candidate(current: &Loaded<State>, signer: &crate::plan::model::Actor) -> Vec<u8> {
     if current.doc.status == PlanStatus::Completed {
         return current.bytes.clone();
     }
@@ -297,6 +297,7 @@ pub fn default_candidate(current: &Loaded<State>) -> Vec<u8> {
         last.completed_at = Some(now.clone());
     }
     terminal_stamp(&mut next, &now);
+    next.sign(signer.agent.as_ref(), signer.model.as_ref());
     store::json_file_bytes(&next)
 }
 
