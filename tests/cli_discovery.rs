@@ -147,3 +147,71 @@ fn status_all_sorts_plans_the_way_people_count_and_an_invalid_plan_takes_one_sho
         lines[1]
     );
 }
+
+/// A repository of `n` small plans.
+fn repository_of(n: usize) -> TempDir {
+    let root = tempfile::tempdir().unwrap();
+    let plans = root.path().join(".dwp/plans");
+    std::fs::create_dir_all(&plans).unwrap();
+    for i in 0..n {
+        SynthPlan::new(&format!("PLAN_many_{i}"), 2)
+            .write(&plans)
+            .unwrap();
+    }
+    root
+}
+
+#[test]
+fn verify_all_draws_progress_only_on_a_terminal() {
+    let root = repository_of(60);
+    let piped = run_in(root.path(), &["verify", "--all"]);
+    assert_eq!(piped.code, 0, "{piped:?}");
+    assert!(
+        piped.stderr.is_empty(),
+        "nothing drawn in a pipe: {:?}",
+        piped.stderr
+    );
+    assert!(
+        piped
+            .stdout
+            .ends_with("60 plans: 60 conformant, 0 not conformant, 0 unverified\n")
+    );
+    // On a terminal (a pseudo-terminal from `script`), the bar is drawn on stderr.
+    let Ok(script) = which("script") else {
+        println!("SKIPPED the terminal half: `script` (util-linux) is not installed");
+        return;
+    };
+    let dwp_bin = assert_cmd::cargo::cargo_bin("dwp");
+    let output = std::process::Command::new(script)
+        .args([
+            "-qec",
+            &format!("{} verify --all", dwp_bin.display()),
+            "/dev/null",
+        ])
+        .current_dir(root.path())
+        .env("TZ", "UTC")
+        .output()
+        .unwrap();
+    let seen = String::from_utf8_lossy(&output.stdout);
+    assert!(seen.contains("plans verified"), "{seen}");
+    let quiet = std::process::Command::new("script")
+        .args([
+            "-qec",
+            &format!("{} verify --all --quiet", dwp_bin.display()),
+            "/dev/null",
+        ])
+        .current_dir(root.path())
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&quiet.stdout).contains("plans verified"));
+}
+
+fn which(program: &str) -> Result<PathBuf, ()> {
+    std::env::var_os("PATH")
+        .and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|dir| dir.join(program))
+                .find(|path| path.is_file())
+        })
+        .ok_or(())
+}

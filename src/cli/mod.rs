@@ -884,11 +884,14 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
                     [root] => workspace_arg(Some(root))?,
                     _ => return Err(Error::Usage("--all takes at most one ROOT".into())),
                 };
-                crate::commands::verify::verify_all(&root, *strict)?
+                let progress = render::progress::Bar::for_terminal(cli.quiet);
+                crate::commands::verify::verify_all(&root, *strict, &progress)?
             } else if targets.is_empty() {
-                crate::commands::verify::verify_many(&[plan_arg(&None)?], *strict)
+                let silent = crate::commands::verify::Silent;
+                crate::commands::verify::verify_many(&[plan_arg(&None)?], *strict, &silent)
             } else {
-                crate::commands::verify::verify_many(targets, *strict)
+                let progress = render::progress::Bar::for_terminal(cli.quiet);
+                crate::commands::verify::verify_many(targets, *strict, &progress)
             };
             let strict = *strict;
             return Ok((Outcome::Verify { reports, strict }, format));

@@ -124,13 +124,31 @@ fn place_json_findings(paths: &PlanPaths, findings: &mut [Finding]) {
 }
 
 /// Every `ROOT/.dwp/plans/PLAN_*`, verified on both cores.
-pub fn verify_all(root: &Path, strict: bool) -> crate::Result<Vec<PlanReport>> {
+pub fn verify_all(root: &Path, strict: bool, done: &Progress) -> crate::Result<Vec<PlanReport>> {
     let dirs = crate::plan::plan_dirs(root)?;
-    Ok(verify_many(&dirs, strict))
+    Ok(verify_many(&dirs, strict, done))
+}
+
+/// Told once per plan verified, from any thread, so a caller can show progress; told the
+/// number of plans first.
+pub trait ProgressSink: Sync {
+    fn start(&self, plans: usize);
+    fn plan_done(&self);
+}
+
+pub type Progress = dyn ProgressSink;
+
+/// No progress shown.
+pub struct Silent;
+
+impl ProgressSink for Silent {
+    fn start(&self, _plans: usize) {}
+    fn plan_done(&self) {}
 }
 
 /// Verify several plans in parallel (one thread per core), in the given order.
-pub fn verify_many(dirs: &[PathBuf], strict: bool) -> Vec<PlanReport> {
+pub fn verify_many(dirs: &[PathBuf], strict: bool, done: &Progress) -> Vec<PlanReport> {
+    done.start(dirs.len());
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(dirs.len().max(1));
@@ -141,7 +159,11 @@ pub fn verify_many(dirs: &[PathBuf], strict: bool) -> Vec<PlanReport> {
             .map(|part| {
                 scope.spawn(move || {
                     part.iter()
-                        .map(|d| verify_plan(d, strict))
+                        .map(|d| {
+                            let report = verify_plan(d, strict);
+                            done.plan_done();
+                            report
+                        })
                         .collect::<Vec<_>>()
                 })
             })

@@ -8,6 +8,7 @@ mod contract;
 mod generated;
 mod loops;
 mod plan;
+pub mod progress;
 mod sarif;
 
 use super::outcome::Outcome;
