@@ -101,3 +101,39 @@ fn amend_dry_run_previews_the_record_progress_and_state() {
         ],
     );
 }
+
+#[test]
+fn reconcile_write_dry_run_previews_the_state_and_progress() {
+    let plan = Plan::from_synth(SynthPlan::new("PLAN_dry_reconcile", 4).completed(1));
+    // The markdown moves ahead: task 2's box checked (with its Plan Status count).
+    plan.edit("README.md", |text| {
+        text.replace("- [ ] Task 2:", "- [x] Task 2:")
+            .replace("Plan Status: 1/4", "Plan Status: 2/4")
+    });
+    let dir = plan.root().to_path_buf();
+    preview_then_write(
+        &dir,
+        &plan.dir,
+        &["reconcile", plan.dir.to_str().unwrap(), "--write"],
+    );
+    let check = dwp()
+        .at(NOW)
+        .args(["reconcile", "--dry-run"])
+        .arg(&plan.dir)
+        .run();
+    assert_eq!(check.code, 2, "--dry-run goes with --write: {check:?}");
+}
+
+#[test]
+fn a_desync_report_names_the_reconcile_that_runs_as_printed() {
+    let plan = Plan::from_synth(SynthPlan::new("PLAN_desync_line", 4).completed(1));
+    plan.edit("README.md", |text| {
+        text.replace("- [ ] Task 2:", "- [x] Task 2:")
+            .replace("Plan Status: 1/4", "Plan Status: 2/4")
+    });
+    let run = dwp().at(NOW).arg("reconcile").arg(&plan.dir).run();
+    assert_eq!(run.code, 1, "{run:?}");
+    let line = format!("`dwp reconcile {} --write`", plan.dir.display());
+    assert!(run.stdout.contains(&line), "{}", run.stdout);
+    assert!(run.stdout.contains("· 2 disagreements ("), "{}", run.stdout);
+}

@@ -225,6 +225,10 @@ pub enum Command {
         /// Regenerate state.json from the markdown under the lock and log it in PROGRESS.md.
         #[arg(long)]
         write: bool,
+        /// With --write: check everything and print the diff of every file it would write
+        /// (state.json and PROGRESS.md); write nothing.
+        #[arg(long, requires = "write")]
+        dry_run: bool,
         /// Print the unified diff of state.json (before → after).
         #[arg(long)]
         diff: bool,
@@ -841,6 +845,7 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
             target,
             write,
             diff,
+            dry_run,
             git,
             expected_sha256,
             wait,
@@ -850,6 +855,7 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
             check_sha256(expected_sha256.as_deref())?;
             let request = crate::commands::reconcile::ReconcileRequest {
                 write: *write,
+                dry_run: *dry_run,
                 diff: *diff,
                 git: *git,
                 expected_sha256: expected_sha256.clone(),

@@ -66,6 +66,9 @@ pub fn git_commits(plan_dir: &Path, plan_name: &str) -> Result<BTreeMap<u64, Str
 pub struct ReconcileRequest {
     pub write: bool,
     pub diff: bool,
+    /// With `write`: every check, then the diff of every file the write would touch; nothing
+    /// written.
+    pub dry_run: bool,
     pub git: bool,
     pub expected_sha256: Option<String>,
     pub wait: Duration,
@@ -87,6 +90,8 @@ pub struct ReconcileReport {
     pub remaining: Vec<Desync>,
     pub changes: Vec<Change>,
     pub written: bool,
+    /// `--write --dry-run`: nothing was written; `diff` shows what would have been.
+    pub dry_run: bool,
     pub old_sha256: String,
     /// sha256 of state.json on disk after the command (the old one unless it wrote).
     pub new_sha256: String,
@@ -159,7 +164,7 @@ pub fn reconcile(target: &Path, request: &ReconcileRequest) -> Result<ReconcileR
     } else {
         store::json_file_bytes(&next)
     };
-    let diff = request
+    let mut diff = request
         .diff
         .then(|| crate::diff::unified_diff(&loaded.bytes, &bytes, &loaded.file))
         .filter(|d| !d.is_empty());
@@ -175,8 +180,12 @@ pub fn reconcile(target: &Path, request: &ReconcileRequest) -> Result<ReconcileR
             &plan_dir.join("PROGRESS.md"),
             &progress_entry(&now, &changes, &desync),
         )?;
-        write.commit()?;
-        written = true;
+        if request.dry_run {
+            diff = Some(write.preview()?);
+        } else {
+            write.commit()?;
+            written = true;
+        }
     }
     if let Some(guard) = guard {
         guard.release()?;
@@ -198,6 +207,7 @@ pub fn reconcile(target: &Path, request: &ReconcileRequest) -> Result<ReconcileR
             Vec::new()
         },
         written,
+        dry_run: request.dry_run,
         old_sha256: loaded.sha256.clone(),
         new_sha256: store::sha256_hex(on_disk),
         diff,

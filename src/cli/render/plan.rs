@@ -400,7 +400,7 @@ pub(super) fn reconcile(
             report.readme, d.message
         );
     }
-    if report.written {
+    let changed_tasks = |out: &mut dyn Write| {
         for change in &report.changes {
             let _ = writeln!(
                 out,
@@ -408,6 +408,14 @@ pub(super) fn reconcile(
                 change.task, change.direction, change.what
             );
         }
+    };
+    if report.dry_run && !report.changes.is_empty() {
+        changed_tasks(out);
+        let _ = writeln!(out, "dry run: every check passed, nothing written");
+        return;
+    }
+    if report.written {
+        changed_tasks(out);
         let _ = writeln!(
             out,
             "reconciled: {} · state.json regenerated from the markdown · PROGRESS.md appended · sha256 {}",
@@ -420,17 +428,22 @@ pub(super) fn reconcile(
             report.plan, report.new_sha256
         );
     } else {
-        let count = report.desync.len();
-        let plural = if count == 1 { "" } else { "s" };
-        let next = if write {
-            ""
-        } else {
-            " (the markdown wins: `dwp reconcile --write` regenerates state.json)"
+        let plan = Path::new(&report.readme)
+            .parent()
+            .filter(|dir| !dir.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let next = match write {
+            true => String::new(),
+            false => format!(
+                " (the markdown wins: `dwp reconcile {} --write` regenerates state.json)",
+                plan.display()
+            ),
         };
         let _ = writeln!(
             out,
-            "desync: {} · {count} disagreement{plural}{next}",
-            report.plan
+            "desync: {} · {}{next}",
+            report.plan,
+            crate::term::count(report.desync.len() as u64, "disagreement", "disagreements")
         );
     }
 }
