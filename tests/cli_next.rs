@@ -47,6 +47,17 @@ fn run_ok(line: &str, dir: &Path) -> common::Run {
     run
 }
 
+/// Task 1 started through the updater (the state the Validation tests begin from).
+fn start_task_1(plan: &Plan) {
+    dwp()
+        .at(NOW)
+        .arg("update")
+        .arg(&plan.dir)
+        .args(["--task", "1", "--status", "in_progress"])
+        .assert()
+        .success();
+}
+
 fn state(dir: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(dir.join("state.json")).unwrap()).unwrap()
 }
@@ -203,13 +214,7 @@ fn validation_that_lists_no_command_says_none_listed_and_the_line_names_command(
     plan.edit("1.task_synthetic_1.md", |t| {
         t.replace("- `cargo test`", "- open the page and check the banner")
     });
-    dwp()
-        .at(NOW)
-        .arg("update")
-        .arg(&plan.dir)
-        .args(["--task", "1", "--status", "in_progress"])
-        .assert()
-        .success();
+    start_task_1(&plan);
     let run = next_in(plan.root(), "PLAN_next_no_commands");
     assert!(
         run.stdout.contains("  validation: none listed\n"),
@@ -237,13 +242,7 @@ fn a_validation_command_with_a_pipe_is_recorded_through_gate_json() {
     plan.edit("1.task_synthetic_1.md", |t| {
         t.replace("- `cargo test`", "```sh\ncargo test 2>&1 | tail -1\n```")
     });
-    dwp()
-        .at(NOW)
-        .arg("update")
-        .arg(&plan.dir)
-        .args(["--task", "1", "--status", "in_progress"])
-        .assert()
-        .success();
+    start_task_1(&plan);
     let run = next_in(plan.root(), "PLAN_next_pipe");
     let lines = printed_dwp_lines(&run.stdout);
     assert!(lines[0].contains("--gate-json '{"), "{}", lines[0]);

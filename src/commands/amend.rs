@@ -207,13 +207,7 @@ fn amend_under_lock(
     } else {
         None
     };
-    let diff = match request.dry_run {
-        true => Some(write.preview()?),
-        false => {
-            write.commit()?;
-            None
-        }
-    };
+    let diff = write.finish(request.dry_run)?;
     let (status, state_changed, sha256) = match planned {
         Some(done) => (done.status, done.changed, done.new_sha256),
         None => (task.status, false, loaded.sha256.clone()),

@@ -141,13 +141,7 @@ fn migrate_under_lock(
             n = to.number()
         ),
     )?;
-    let diff = match dry_run {
-        true => Some(write.preview()?),
-        false => {
-            write.commit()?;
-            None
-        }
-    };
+    let diff = write.finish(dry_run)?;
     let state_sha256 = store::sha256_hex(&state_bytes);
     let manifest_sha256 = store::sha256_hex(&manifest_bytes);
     Ok(MigrateOutcome {

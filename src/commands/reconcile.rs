@@ -180,11 +180,9 @@ pub fn reconcile(target: &Path, request: &ReconcileRequest) -> Result<ReconcileR
             &plan_dir.join("PROGRESS.md"),
             &progress_entry(&now, &changes, &desync),
         )?;
-        if request.dry_run {
-            diff = Some(write.preview()?);
-        } else {
-            write.commit()?;
-            written = true;
+        match write.finish(request.dry_run)? {
+            Some(preview) => diff = Some(preview),
+            None => written = true,
         }
     }
     if let Some(guard) = guard {

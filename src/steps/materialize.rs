@@ -182,13 +182,7 @@ fn materialize_under_lock(paths: &PlanPaths, how: &Materialize) -> Result<InitOu
     if !created.iter().any(|c| c == "PROGRESS.md") {
         write.append(&paths.dir.join("PROGRESS.md"), &record)?;
     }
-    let diff = match how.dry_run {
-        true => Some(write.preview()?),
-        false => {
-            write.commit()?;
-            None
-        }
-    };
+    let diff = write.finish(how.dry_run)?;
     let state_sha256 = store::sha256_hex(&state_bytes);
     let manifest_sha256 = store::sha256_hex(&manifest_bytes);
     Ok(InitOutcome {

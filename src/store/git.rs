@@ -83,16 +83,7 @@ pub fn resolve_commit(dir: &Path, rev: &str) -> Option<String> {
     if rev.is_empty() || rev.starts_with('-') {
         return None;
     }
-    let output = Git::open(dir)
-        .ok()?
-        .output([
-            "rev-parse".to_owned(),
-            "--verify".into(),
-            "--quiet".into(),
-            "--end-of-options".into(),
-            format!("{rev}^{{commit}}"),
-        ])
-        .ok()?;
+    let output = Git::open(dir).ok()?.verify_commit(rev).ok()?;
     let hash = String::from_utf8(output.stdout).ok()?.trim().to_owned();
     (output.status.success() && hash.len() == 40).then_some(hash)
 }
@@ -139,6 +130,17 @@ impl Git {
         command.arg("--no-pager").arg("-C").arg(&self.dir);
         command.stdin(Stdio::null());
         command
+    }
+
+    /// `git rev-parse --verify` of the commit `rev` names: its full hash on stdout, or failure.
+    pub fn verify_commit(&self, rev: &str) -> std::io::Result<Output> {
+        self.output([
+            "rev-parse".to_owned(),
+            "--verify".into(),
+            "--quiet".into(),
+            "--end-of-options".into(),
+            format!("{rev}^{{commit}}"),
+        ])
     }
 
     /// Run `git ARGS` and collect its output.

@@ -168,6 +168,15 @@ impl Transaction {
         Ok(out)
     }
 
+    /// A writer's last step: with `dry_run`, the [`Transaction::preview`] of what it would write;
+    /// else the write itself ([`Transaction::commit`]).
+    pub fn finish(self, dry_run: bool) -> Result<Option<String>> {
+        match dry_run {
+            true => self.preview().map(Some),
+            false => self.commit().map(|_| None),
+        }
+    }
+
     /// Record the steps durably without carrying them out: the next writer to take the lock
     /// does (`dwp lock recover --force` records its PROGRESS.md entry while the dead owner's
     /// lock still keeps every writer out, then takes the lock itself).

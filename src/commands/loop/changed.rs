@@ -83,15 +83,7 @@ fn from_git(worktree: &Path, rev: &str) -> Result<Vec<String>> {
             .with_hint("pass the pull request's base (a branch, tag or commit)"));
     }
     let git = Git::open(worktree).map_err(cannot_run)?;
-    let verify = git
-        .output([
-            "rev-parse".to_owned(),
-            "--verify".into(),
-            "--quiet".into(),
-            "--end-of-options".into(),
-            format!("{rev}^{{commit}}"),
-        ])
-        .map_err(cannot_run)?;
+    let verify = git.verify_commit(rev).map_err(cannot_run)?;
     if !verify.status.success() {
         return Err(Error::rejected(
             place,
