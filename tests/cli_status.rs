@@ -381,3 +381,35 @@ fn status_shows_a_held_lock_and_marks_invalidated_evidence() {
     let free = common::dwp().arg("status").arg(&plan).run();
     assert!(!free.stdout.contains("lock:"), "{}", free.stdout);
 }
+
+#[test]
+fn snapshot_status_with_colour_always() {
+    // The same report as `status_blocked_human`, painted: escape codes shown as `<ESC>`.
+    let stdout =
+        stdout_of(
+            dwp()
+                .in_dir(repo_root())
+                .args(["status", "--color", "always", BLOCKED_FIXTURE]),
+        );
+    assert!(stdout.contains('\u{1b}'), "{stdout}");
+    let plain: String = stdout
+        .replace('\u{1b}', "")
+        .split('[')
+        .enumerate()
+        .map(|(i, part)| match i {
+            0 => part.to_owned(),
+            _ => match part.split_once('m') {
+                Some((code, rest)) if code.bytes().all(|b| b.is_ascii_digit() || b == b';') => {
+                    rest.to_owned()
+                }
+                _ => format!("[{part}"),
+            },
+        })
+        .collect();
+    assert_eq!(
+        plain,
+        status_in_repo(BLOCKED_FIXTURE, false),
+        "colour adds only escapes"
+    );
+    insta::assert_snapshot!("status_blocked_colour", stdout.replace('\u{1b}', "<ESC>"));
+}

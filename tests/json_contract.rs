@@ -64,6 +64,68 @@ fn every_command_speaks_the_one_envelope_on_success_and_failure() {
         vec!["frobnicate"],
         vec!["verify", "/nonexistent/PLAN_nowhere_at_all"],
     ];
+    // A markdown-only plan for init, a repository for --all, a contract for loop freeze.
+    let markdown_only = dir.join("PLAN_feature_flag_cleanup");
+    common::copy_plan(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("conformance-fixtures/markdown-only-current-v5/PLAN_feature_flag_cleanup"),
+        &markdown_only,
+    );
+    let repo = tempfile::tempdir().unwrap();
+    let plans = repo.path().join(".dwp/plans");
+    std::fs::create_dir_all(&plans).unwrap();
+    SynthPlan::new("PLAN_in_repo", 2).write(&plans).unwrap();
+    let contract = dir.join("contract.json");
+    std::fs::write(
+        &contract,
+        r#"{"outcomes": [{"id": "one", "description": "it works"}]}"#,
+    )
+    .unwrap();
+    let (m, r, c) = (
+        markdown_only.to_str().unwrap(),
+        repo.path().to_str().unwrap(),
+        contract.to_str().unwrap(),
+    );
+    let more: Vec<Vec<&str>> = vec![
+        vec!["init", m],
+        vec!["init", m],
+        vec!["status", "--all", r],
+        vec!["verify", "--all", r],
+        vec!["completions", "bash"],
+        vec!["man", "update"],
+        vec!["loop", "freeze", c],
+        vec![
+            "contract",
+            "declare",
+            p,
+            "--task",
+            "3",
+            "--create",
+            "src/new.rs",
+        ],
+        vec![
+            "amend",
+            p,
+            "--task",
+            "2",
+            "--original",
+            "o",
+            "--observed",
+            "x",
+            "--disposition",
+            "revised criterion",
+            "--revised",
+            "r",
+            "--reason",
+            "why",
+            "--authority",
+            "user",
+            "--affected",
+            "2",
+        ],
+        vec!["amend", p, "--task", "9"],
+    ];
+    let cases: Vec<Vec<&str>> = cases.into_iter().chain(more).collect();
     let mut exits = std::collections::BTreeSet::new();
     for args in &cases {
         let document = check(&validator, &dir, args);
