@@ -1,8 +1,10 @@
-//! The command line: argument parsing (clap derive) and rendering. Every command's logic lives
-//! in its library module; this layer turns arguments into calls and results into text or JSON,
-//! and errors into `dwp <command>: <what> (<where>)` plus a hint (and, with `--json`, one JSON
-//! document `{"dwp": 1, "command", "ok": false, "error": {...}}` on stdout), with the exit code
-//! from [`crate::error::Error::exit`]. Everything printed, stdout and stderr, passes through one
+//! The command line: argument parsing (clap derive, grouped help in `cli::help`), then one
+//! command, its [`outcome::Outcome`] printed by the one printer (`cli::render`) with the exit
+//! code from `Outcome::exit`. Errors, dwp's and clap's alike, become `dwp <command>: <what>
+//! (<where>)` plus a hint that runs as printed (and, with `--json`, one JSON document
+//! `{"dwp": 1, "command", "ok": false, "exit", "error": {"kind", "message", "place", "hint"}}`
+//! on stdout), with the exit code from [`crate::error::Error::exit`]. A PLAN left out is the plan
+//! folder the current directory is in. Everything printed, stdout and stderr, passes through one
 //! [`crate::term::Inert`] sink, so text read from a plan cannot drive the terminal.
 
 mod contract_cmd;
