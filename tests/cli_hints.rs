@@ -331,3 +331,59 @@ fn a_run_that_checked_nothing_is_told_so_and_a_run_that_did_completes_the_task()
     let done = complete("running 12 tests; 12 passed");
     assert_eq!(done.code, 0, "{done:?}");
 }
+
+#[test]
+fn every_hinted_command_runs_on_a_copy_of_its_fixture() {
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance-fixtures");
+    let mut ran = 0;
+    let mut wrong = Vec::new();
+    let mut outcomes = std::collections::BTreeMap::new();
+    for case in std::fs::read_dir(&fixtures).unwrap() {
+        let case = case.unwrap().path();
+        let Ok(entries) = std::fs::read_dir(&case) else {
+            continue;
+        };
+        for original in entries.map(|e| e.unwrap().path()).filter(|p| p.is_dir()) {
+            let copy = tempfile::tempdir().unwrap();
+            let plan = copy.path().join(original.file_name().unwrap());
+            common::copy_plan(&original, &plan);
+            let report = dwp().at(NOW).args(["--json", "verify"]).arg(&plan).run();
+            let findings = report.json()["plans"][0]["findings"].clone();
+            for finding in findings.as_array().unwrap() {
+                let hint = finding["hint"].as_str().unwrap_or_default();
+                for command in every_hinted_command(hint) {
+                    let run = dwp().at(NOW).args(with_samples(&command)).run();
+                    ran += 1;
+                    *outcomes.entry(run.code).or_insert(0) += 1;
+                    if std::env::var_os("DWP_TEST_SHOW_HINTS").is_some() && run.code == 1 {
+                        println!(
+                            "exit 1 {} {}: dwp {} :: {}",
+                            case.file_name().unwrap().to_string_lossy(),
+                            finding["code"],
+                            command[..2.min(command.len())].join(" "),
+                            run.message()
+                        );
+                    }
+                    if run.code == 2 || run.code < 0 {
+                        wrong.push(format!(
+                            "{} {}: `dwp {}` exits {}: {}",
+                            case.file_name().unwrap().to_string_lossy(),
+                            finding["code"],
+                            command.join(" "),
+                            run.code,
+                            run.message()
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    println!("{ran} hinted commands run; exit codes: {outcomes:?}");
+    assert!(ran > 100, "only {ran} hinted commands ran");
+    assert!(
+        wrong.is_empty(),
+        "{} hinted commands misused:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}

@@ -155,7 +155,7 @@ fn status_all_reports_an_unreadable_plan_and_goes_on() {
     assert_eq!(lines.len(), 3, "{stdout}");
     assert!(lines[0].starts_with("PLAN_alpha_not_started"), "{stdout}");
     assert!(
-        lines[1].starts_with("PLAN_beta_half_done") && lines[1].contains("unreadable"),
+        lines[1].starts_with("PLAN_beta_half_done") && lines[1].contains("invalid: "),
         "{stdout}"
     );
     assert!(lines[2].starts_with("PLAN_gamma_done"), "{stdout}");

@@ -131,6 +131,12 @@ impl Desync {
         match &self.kind {
             DesyncKind::OddMarker { .. } => finding.hint = Some("use `[ ]` or `[x]`".into()),
             DesyncKind::StateAhead { .. } => finding.hint = Some(STATE_AHEAD_HINT.into()),
+            DesyncKind::MissingInMarkdown => {
+                finding.hint = Some(
+                    "put the task back in the README's task list, or let it go with `dwp reconcile PLAN --write --drop-task N`"
+                        .into(),
+                )
+            }
             DesyncKind::UnreadableIndexLine => finding.hint = Some(UNREADABLE_ITEM_HINT.into()),
             DesyncKind::OrderDrift { .. } => finding.hint = Some(ORDER_HINT.into()),
             DesyncKind::PlanStatusCount { boxes, .. } => {

@@ -500,7 +500,7 @@ pub(super) fn status<W: Write>(
             .desync
             .as_ref()
             .map(|d| json!({"count": d.len(), "first": d.iter().take(10).collect::<Vec<_>>()}));
-        let document = envelope(
+        let mut document = envelope(
             "status",
             stamp,
             json!({
@@ -515,9 +515,11 @@ pub(super) fn status<W: Write>(
             "blocker": summary.blocker,
             "open_tasks": open,
             "open_tasks_omitted": summary.tasks.iter().filter(|t| crate::commands::status::is_open(t.status)).count().saturating_sub(JSON_TASK_LIMIT),
-            "desync": desync,
-            "lock": summary.lock}),
+            "desync": desync}),
         );
+        if let Some(lock) = &summary.lock {
+            document["lock"] = json!(lock);
+        }
         print_json(out, &document);
         return;
     }

@@ -60,7 +60,7 @@ pub fn fix_hint(code: Code) -> &'static str {
             "restore the document that changed from the plan's history (a v1 pair converts with `dwp migrate PLAN --to v5`)"
         }
         PromotionState | NotMaterialized => {
-            "finish (or undo) the promotion, then materialize with `dwp init PLAN`"
+            "finish (or undo) the materialization or promotion the plan's PROGRESS.md records; `dwp init PLAN` materializes only a plan with no manifest.json yet"
         }
         StateAhead | MarkdownAhead | TitleDrift | MissingInState | MissingInMarkdown
         | CompletedCountDrift | ApprovalDrift => {
@@ -433,7 +433,9 @@ pub fn name_the_plan(findings: &mut [Finding], plan_dir: &Path) {
             continue;
         };
         let hint = match finding.task {
-            Some(task) => hint.replace("--task N", &format!("--task {task}")),
+            Some(task) => hint
+                .replace("--task N", &format!("--task {task}"))
+                .replace("--drop-task N", &format!("--drop-task {task}")),
             None => hint,
         };
         finding.hint = Some(plan_word.replace_all(&hint, plan.as_str()).into_owned());
