@@ -355,15 +355,6 @@ fn every_hinted_command_runs_on_a_copy_of_its_fixture() {
                     let run = dwp().at(NOW).args(with_samples(&command)).run();
                     ran += 1;
                     *outcomes.entry(run.code).or_insert(0) += 1;
-                    if std::env::var_os("DWP_TEST_SHOW_HINTS").is_some() && run.code == 1 {
-                        println!(
-                            "exit 1 {} {}: dwp {} :: {}",
-                            case.file_name().unwrap().to_string_lossy(),
-                            finding["code"],
-                            command[..2.min(command.len())].join(" "),
-                            run.message()
-                        );
-                    }
                     if run.code == 2 || run.code < 0 {
                         wrong.push(format!(
                             "{} {}: `dwp {}` exits {}: {}",
