@@ -110,10 +110,7 @@ struct View {
 pub fn next(target: &Path) -> Result<NextOutcome> {
     let (plan_dir, state_path) = crate::plan::resolve_target(target);
     let path = target.display().to_string();
-    if target.is_dir()
-        && crate::plan::has_no_state_layer(&plan_dir)
-        && plan_dir.join("README.md").exists()
-    {
+    if crate::plan::is_markdown_only(target) {
         return from_markdown(&plan_dir, path);
     }
     let loaded = crate::steps::writer::load_state_for_write(&plan_dir, &state_path, false)?;
@@ -221,9 +218,8 @@ fn from_markdown(plan_dir: &Path, path: String) -> Result<NextOutcome> {
             .map(|(p, r)| (p.clone(), r.clone()));
         next_task(view, plan_dir, locator, record.as_ref(), views.len())
     });
-    let plan = std::fs::canonicalize(plan_dir)
-        .ok()
-        .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+    let plan = crate::plan::PlanPaths::new(plan_dir)
+        .folder_name()
         .unwrap_or_else(|| plan_dir.display().to_string());
     let word = shell_word(&path);
     let mut run = vec![format!("dwp init {word}")];

@@ -122,8 +122,7 @@ fn task_summary(task: &crate::plan::model::Task) -> TaskSummary {
 /// layer is summarized from its markdown.
 pub fn summarize(target: &Path) -> Result<Summary> {
     let (plan_dir, state_path) = crate::plan::resolve_target(target);
-    if target.is_dir() && plan::has_no_state_layer(&plan_dir) && plan_dir.join("README.md").exists()
-    {
+    if plan::is_markdown_only(target) {
         return summarize_markdown(&plan_dir);
     }
     let loaded: Loaded<State> =

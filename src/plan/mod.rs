@@ -330,6 +330,15 @@ fn typing_finding<T: DeserializeOwned>(file: &str, prefix: &str, value: &Value) 
     Finding::error(Code::Unrepresentable, file, error.into_inner().to_string()).at(path)
 }
 
+/// Whether `target` is a plan folder with a README.md and neither JSON file: a plan without a
+/// state layer, read and shown from its markdown (`dwp status`, `dwp next`).
+pub fn is_markdown_only(target: &Path) -> bool {
+    use crate::store::{Entry, Place, entry, place};
+    entry(target, target).is_ok_and(|e| e == Entry::Directory)
+        && has_no_state_layer(target)
+        && place(&target.join("README.md"), target) == Place::File
+}
+
 /// Whether `dir` is a plan folder: it holds state.json or manifest.json, or it is named
 /// `PLAN_...` and holds a README.md (a plan with no state layer yet).
 pub fn is_plan_folder(dir: &Path) -> bool {
