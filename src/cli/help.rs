@@ -121,11 +121,23 @@ fn top_level_template(command: &clap::Command) -> String {
     )
 }
 
-/// Parse the process's arguments with [`command`] (clap's `Cli::parse`, with the grouped help).
+/// Parse the process's arguments (clap's `Cli::parse`). The grouped help is built only when
+/// help is what was asked for: every other run is spared building it at start.
 pub fn parse() -> Result<Cli, clap::Error> {
-    use clap::FromArgMatches;
-    let mut matches = command().try_get_matches()?;
-    Cli::from_arg_matches_mut(&mut matches).map_err(|e| e.format(&mut command()))
+    use clap::error::ErrorKind;
+    use clap::{FromArgMatches, Parser};
+    match Cli::try_parse() {
+        Err(asked)
+            if matches!(
+                asked.kind(),
+                ErrorKind::DisplayHelp | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            ) =>
+        {
+            let mut matches = command().try_get_matches()?;
+            Cli::from_arg_matches_mut(&mut matches).map_err(|e| e.format(&mut command()))
+        }
+        parsed => parsed,
+    }
 }
 
 /// The completion script of `shell` for every command and flag.
