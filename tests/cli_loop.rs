@@ -110,23 +110,7 @@ impl Work {
     }
 
     fn git(&self, args: &[&str]) {
-        let status = std::process::Command::new("git")
-            .args(args)
-            .current_dir(&self.dir)
-            .env("HOME", self.root.path().join("home"))
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@example.com")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@example.com")
-            .output()
-            .expect("git");
-        assert!(
-            status.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&status.stderr)
-        );
+        common::git(&self.dir, args);
     }
 
     /// Every change staged and committed as `message`.

@@ -201,32 +201,12 @@ fn every_state_writer_records_who_wrote_last_in_updated_by() {
             "--model",
             "m1",
         ],
-        vec![
-            "amend",
-            p,
-            "--task",
-            "2",
-            "--original",
-            "o",
-            "--observed",
-            "x",
-            "--disposition",
-            "revised criterion",
-            "--revised",
-            "r",
-            "--reason",
-            "why",
-            "--authority",
-            "user",
-            "--affected",
-            "2",
-            "--invalidate",
-            "cargo test",
-            "--agent",
-            "a2",
-            "--model",
-            "m2",
-        ],
+        [
+            &["amend", p][..],
+            &common::AMEND_TASK_2,
+            &["--invalidate", "cargo test", "--model", "m2"],
+        ]
+        .concat(),
     ];
     for (n, args) in writes.iter().enumerate() {
         let run = dwp().args(args).run();

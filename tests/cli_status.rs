@@ -366,7 +366,14 @@ fn status_shows_a_held_lock_and_marks_invalidated_evidence() {
     let run = common::dwp().arg("status").arg(&plan).run();
     assert_eq!(run.code, 0, "{run:?}");
     assert!(run.stdout.contains("lock: held by pid "), "{}", run.stdout);
-    assert!(run.stdout.contains("invalidated"), "{}", run.stdout);
+    // Task 2's gate, shown as what it is now: invalidated, not passing.
+    let task_2 = run
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("2  "))
+        .expect("task 2's line");
+    assert!(task_2.contains("cargo test invalidated]"), "{task_2}");
+    assert!(!task_2.contains("pass"), "{task_2}");
     let json = common::dwp()
         .args(["--json", "status"])
         .arg(&plan)

@@ -181,6 +181,14 @@ fn a_refused_publication_puts_the_tick_back_and_changes_no_byte() {
         "{}",
         run.stderr
     );
+    // Publication read the ticked box (no box disagreement among its problems), then refused on
+    // the security review: the tick was written, and put back.
+    assert!(run.stderr.contains("DWP083"), "{}", run.stderr);
+    assert!(
+        !run.stderr.contains("DWP040") && !run.stderr.contains("DWP041"),
+        "{}",
+        run.stderr
+    );
     assert_eq!(snapshot(&plan.dir), before, "every byte as it was");
 }
 

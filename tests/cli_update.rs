@@ -2017,31 +2017,14 @@ fn the_updated_state_is_checked_before_it_is_written() {
     run.assert_place("state.json: $.tasks[1].outcome.notes");
 }
 
-/// `git ARGS` in `dir`, with no user or system configuration.
-fn git_in(dir: &std::path::Path, args: &[&str]) -> String {
-    let output = std::process::Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .expect("git runs");
-    assert!(output.status.success(), "git {args:?}: {output:?}");
-    String::from_utf8(output.stdout).unwrap().trim().to_owned()
-}
-
 #[test]
 fn commit_head_is_resolved_by_git_in_the_plans_repository() {
     let plan = Plan::with_task_3_started();
     let repo = plan.dir.parent().unwrap();
-    git_in(repo, &["init", "-q", "-b", "main"]);
-    git_in(repo, &["add", "-A"]);
-    git_in(repo, &["commit", "-q", "-m", "Task 3 of the plan"]);
-    let head = git_in(repo, &["rev-parse", "HEAD"]);
+    common::git(repo, &["init", "-q", "-b", "main"]);
+    common::git(repo, &["add", "-A"]);
+    common::git(repo, &["commit", "-q", "-m", "Task 3 of the plan"]);
+    let head = common::git(repo, &["rev-parse", "HEAD"]);
     applied(
         &plan,
         &transition("3", "in_progress", &["--commit", "HEAD"]),

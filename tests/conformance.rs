@@ -88,20 +88,6 @@ struct Case {
     verify: Result<Expected, String>,
 }
 
-/// `^PLAN_[a-z0-9]+(_[a-z0-9]+){1,4}$`, the plan name pattern of the schemas.
-fn is_plan_name(name: &str) -> bool {
-    let Some(rest) = name.strip_prefix("PLAN_") else {
-        return false;
-    };
-    let words: Vec<&str> = rest.split('_').collect();
-    (2..=5).contains(&words.len())
-        && words.iter().all(|w| {
-            !w.is_empty()
-                && w.bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
-        })
-}
-
 fn parse_expected(text: &str) -> Result<Expected, String> {
     let doc: Value =
         serde_json::from_str(text).map_err(|e| format!("expected.json is not JSON: {e}"))?;
@@ -237,7 +223,7 @@ fn cases(root: &Path) -> Vec<Case> {
                 .collect();
             let relative = Path::new(FIXTURES).join(&name);
             let (plan, plan_problem) = match plans.as_slice() {
-                [plan] if is_plan_name(plan) => (relative.join(plan), None),
+                [plan] if dwp::plan::is_plan_name(plan) => (relative.join(plan), None),
                 [plan] => (
                     relative.join(plan),
                     Some(format!(

@@ -45,18 +45,8 @@ pub struct MigrateOutcome {
     pub diff: Option<String>,
 }
 
-pub use crate::steps::materialize::{Creator, InitOutcome};
-
-/// Materialize the markdown-only plan in `plan_dir` (`dwp init`): the shared
-/// [`crate::steps::materialize`], the plan named by its folder.
-pub fn init(
-    plan_dir: &Path,
-    creator: &Creator,
-    standard: Option<&str>,
-    dry_run: bool,
-) -> Result<InitOutcome> {
-    crate::steps::materialize::init(plan_dir, creator, standard, dry_run)
-}
+/// `dwp init` is the shared [`crate::steps::materialize`], the plan named by its folder.
+pub use crate::steps::materialize::{Creator, InitOutcome, init};
 
 // ---------------------------------------------------------------------------------------------
 // migrate

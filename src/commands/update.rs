@@ -9,7 +9,6 @@
 
 use crate::error::{Error, Result};
 use crate::plan::markdown;
-use crate::plan::model::TaskStatus;
 use crate::steps::updater::{AmendmentCheck, check_request, update_under_lock};
 pub use crate::steps::updater::{BoxNote, UpdateOutcome, UpdateRequest};
 use crate::store;
@@ -26,13 +25,7 @@ pub fn update(target: &Path, request: &UpdateRequest) -> Result<UpdateOutcome> {
         if request.tick {
             return update_and_tick(plan_dir, state_path, request);
         }
-        let mut outcome =
-            update_under_lock(plan_dir, state_path, request, AmendmentCheck::TaskLog)?;
-        if outcome.status == TaskStatus::Completed && request.status == Some(TaskStatus::Completed)
-        {
-            outcome.markdown = box_of(plan_dir, request.task);
-        }
-        Ok(outcome)
+        update_under_lock(plan_dir, state_path, request, AmendmentCheck::TaskLog)
     })
 }
 
@@ -50,15 +43,6 @@ fn resolve_commit(target: &Path, request: &UpdateRequest) -> Option<UpdateReques
         commit: Some(hash),
         ..request.clone()
     })
-}
-
-/// [`BoxNote::Unchecked`] when the README's box of task `id` is not ticked; nothing when it is,
-/// or when the README cannot be read or does not list the task (verify reports those).
-fn box_of(plan_dir: &Path, id: u64) -> Option<BoxNote> {
-    let readme = store::read_text(&plan_dir.join("README.md"), plan_dir).ok()?;
-    let parsed = markdown::parse_readme(&readme);
-    let entry = parsed.index.iter().find(|e| e.id == id)?;
-    (!entry.marker.is_done()).then_some(BoxNote::Unchecked)
 }
 
 /// Complete the task and tick its box. Usually one intent record holds both files, so a kill

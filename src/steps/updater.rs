@@ -126,7 +126,7 @@ pub fn update_under_lock(
     // The input must validate, invariants included.
     let loaded = crate::steps::writer::load_state_for_write(plan_dir, state_path, true)?;
     crate::steps::writer::check_snapshot(&loaded, request.expected_sha256.as_ref())?;
-    check_preconditions(plan_dir, &loaded)?;
+    let readme = check_preconditions(plan_dir, &loaded)?;
     let now = clock::now_rfc3339();
     let mut next = loaded.doc.clone();
     let context = Context {
@@ -173,6 +173,15 @@ pub fn update_under_lock(
         .task(request.task)
         .expect("task exists: checked in apply");
     let planned = (changed && request.dry_run).then(|| bytes.clone());
+    // A completion says when its README box is still unchecked, from the README already read.
+    let markdown = (request.status == Some(TaskStatus::Completed)
+        && task.status == TaskStatus::Completed)
+        .then(|| {
+            readme
+                .as_deref()
+                .and_then(|text| box_note(text, request.task))
+        })
+        .flatten();
     Ok(UpdateOutcome {
         task: request.task,
         status: task.status,
@@ -187,12 +196,22 @@ pub fn update_under_lock(
         diff,
         receipt: None,
         planned,
-        markdown: None,
+        markdown,
     })
 }
 
+/// [`BoxNote::Unchecked`] when the README lists task `id` with its box not ticked; nothing
+/// when it is ticked or not listed (verify reports that).
+fn box_note(readme: &str, id: u64) -> Option<BoxNote> {
+    let parsed = crate::plan::markdown::parse_readme(readme);
+    let entry = parsed.index.iter().find(|e| e.id == id)?;
+    (!entry.marker.is_done()).then_some(BoxNote::Unchecked)
+}
+
 /// Materialized, not promoting, approved (absent approval: the README's row, else pending).
-fn check_preconditions(plan_dir: &Path, loaded: &Loaded<State>) -> Result<()> {
+/// The README's text as read (`None`: there is none) once the plan is found materialized and
+/// approved.
+fn check_preconditions(plan_dir: &Path, loaded: &Loaded<State>) -> Result<Option<String>> {
     let file = &loaded.file;
     // The README is read once, for both questions it may answer.
     let readme = plan_dir.join("README.md");
@@ -218,7 +237,7 @@ fn check_preconditions(plan_dir: &Path, loaded: &Loaded<State>) -> Result<()> {
             plan_dir.display()
         )));
     }
-    Ok(())
+    Ok(readme_text)
 }
 
 /// The plan's README.md as text, `None` when there is none.

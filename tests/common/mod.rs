@@ -542,3 +542,48 @@ pub fn fill_task_log(file: &Path, id: u64) {
         );
     fs::write(file, format!("{head}{record}")).unwrap();
 }
+
+/// A revised-criterion amendment of task 2 with user authority: the arguments after
+/// `dwp amend PLAN`.
+pub const AMEND_TASK_2: [&str; 18] = [
+    "--task",
+    "2",
+    "--original",
+    "o",
+    "--observed",
+    "x",
+    "--disposition",
+    "revised criterion",
+    "--revised",
+    "r",
+    "--reason",
+    "why",
+    "--authority",
+    "user",
+    "--affected",
+    "2",
+    "--agent",
+    "a2",
+];
+
+/// `git ARGS` in `dir`, with no user or system configuration and a fixed identity; its
+/// trimmed stdout. A failing git fails the test.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let output = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .output()
+        .expect("git runs");
+    assert!(
+        output.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+}
