@@ -16,7 +16,7 @@
 //! - [`plan`]: the model, strict JSON, the schemas, the markdown reader, loading a plan folder;
 //! - [`store`]: bytes on disk (the only module that opens plan files), the lock, intent records,
 //!   git;
-//! - the base: [`error`], [`clock`], [`findings`], [`term`], [`diff`].
+//! - the base: [`error`], [`clock`], [`findings`], [`term`], [`diff`], [`profile`].
 //!
 //! `synth` generates synthetic plans for the tests and benchmarks; it is built only for them
 //! (the `synth` feature, which the crate's own dev-dependency on itself turns on), never into
@@ -29,6 +29,7 @@ pub mod diff;
 pub mod error;
 pub mod findings;
 pub mod plan;
+pub mod profile;
 pub mod rules;
 pub mod steps;
 pub mod store;

@@ -672,7 +672,17 @@ impl Command {
 
 /// Run the command line and return the process exit code.
 pub fn main() -> ExitCode {
-    let cli = match help::parse() {
+    crate::profile::start();
+    let exit = run_main();
+    if let Some(timings) = crate::profile::report() {
+        eprint!("{timings}");
+    }
+    exit
+}
+
+fn run_main() -> ExitCode {
+    let parsed = crate::profile::time("parse arguments", help::parse);
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(refused) => return ExitCode::from(refuse_arguments(refused).code()),
     };

@@ -68,7 +68,7 @@ impl<T> Loaded<T> {
         Loaded {
             path: path.to_path_buf(),
             file: path.display().to_string(),
-            sha256: sha256_hex(&bytes),
+            sha256: crate::profile::time("sha256 input", || sha256_hex(&bytes)),
             bytes,
             generation,
             doc,
@@ -245,9 +245,9 @@ pub fn load_state(paths: &PlanPaths) -> Result<Loaded<State>, Vec<Finding>> {
 
 /// Load a state file: like [`load`], but one task at a time (see [`state_from_bytes`]).
 pub fn load_state_at(path: &Path, plan_dir: &Path) -> Result<Loaded<State>, Vec<Finding>> {
-    let bytes =
-        read_json_artifact(path, plan_dir).map_err(|failure| read_findings(path, failure))?;
-    state_from_bytes(path, bytes)
+    let bytes = crate::profile::time("read state", || read_json_artifact(path, plan_dir))
+        .map_err(|failure| read_findings(path, failure))?;
+    crate::profile::time("load state", || state_from_bytes(path, bytes))
 }
 
 /// Identify, schema-check and type state bytes with each task parsed, checked, typed and freed
@@ -258,7 +258,10 @@ pub fn state_from_bytes(path: &Path, bytes: Vec<u8>) -> Result<Loaded<State>, Ve
     let not_json = |e: crate::plan::json::JsonError| {
         vec![Finding::error(Code::NotJson, &file, e.message).at(e.path)]
     };
-    let shell = crate::plan::json::parse_strict_shell(&bytes).map_err(not_json)?;
+    let shell = crate::profile::time("parse shell", || {
+        crate::plan::json::parse_strict_shell(&bytes)
+    })
+    .map_err(not_json)?;
     let generation = generation_of(path, &shell.value, DocKind::State)?;
     let Some(raw_tasks) = shell.tasks else {
         // `tasks` is not an array: the whole schema reports it.
@@ -272,9 +275,13 @@ pub fn state_from_bytes(path: &Path, bytes: Vec<u8>) -> Result<Loaded<State>, Ve
     let mut tasks = Vec::with_capacity(raw_tasks.len());
     for (index, raw) in raw_tasks.iter().enumerate() {
         let at = format!("$.tasks[{index}]");
+        let parsing = crate::profile::now();
         let value =
             crate::plan::json::parse_task_text(shell.text, raw.get(), &at).map_err(not_json)?;
+        crate::profile::add("parse tasks", parsing);
+        let checking = crate::profile::now();
         let violations = crate::plan::schema::validate_task(generation, &value, index);
+        crate::profile::add("schema tasks", checking);
         if !violations.is_empty() {
             findings.extend(
                 violations
@@ -283,10 +290,12 @@ pub fn state_from_bytes(path: &Path, bytes: Vec<u8>) -> Result<Loaded<State>, Ve
             );
             continue;
         }
+        let typing = crate::profile::now();
         match crate::plan::model::Task::deserialize(&value) {
             Ok(task) => tasks.push(task),
             Err(_) => task_values.push((index, value)),
         }
+        crate::profile::add("type tasks", typing);
     }
     let shell_findings: Vec<Finding> =
         crate::plan::schema::validate_state_shell(generation, &shell.value)

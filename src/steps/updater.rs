@@ -126,8 +126,9 @@ pub fn update_under_lock(
     // The input must validate, invariants included.
     let loaded = crate::steps::writer::load_state_for_write(plan_dir, state_path, true)?;
     crate::steps::writer::check_snapshot(&loaded, request.expected_sha256.as_ref())?;
-    let readme = check_preconditions(plan_dir, &loaded)?;
+    let readme = crate::profile::time("README", || check_preconditions(plan_dir, &loaded))?;
     let now = clock::now_rfc3339();
+    let applying = crate::profile::stage("apply");
     let mut next = loaded.doc.clone();
     let context = Context {
         plan_dir,
@@ -137,6 +138,7 @@ pub fn update_under_lock(
     };
     let transition = apply(&mut next, request, &context)?;
     let changed = next != loaded.doc;
+    drop(applying);
     if changed {
         crate::steps::writer::refuse_clock_behind(&loaded.doc, &loaded.file, &now)?;
         stamp(&mut next, request, &transition, &now);
@@ -146,7 +148,7 @@ pub fn update_under_lock(
         }
     }
     let bytes = if changed {
-        store::json_file_bytes(&next)
+        crate::profile::time("serialize", || store::json_file_bytes(&next))
     } else {
         loaded.bytes.clone()
     };
@@ -167,7 +169,12 @@ pub fn update_under_lock(
     let new_sha256 = match (changed, request.dry_run) {
         (false, _) => loaded.sha256.clone(),
         (true, true) => store::sha256_hex(&bytes),
-        (true, false) => store::write_atomic(state_path, plan_dir, &bytes)?.sha256,
+        (true, false) => {
+            crate::profile::time("durable write", || {
+                store::write_atomic(state_path, plan_dir, &bytes)
+            })?
+            .sha256
+        }
     };
     let task = next
         .task(request.task)

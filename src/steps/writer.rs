@@ -30,6 +30,7 @@ pub fn lock_for_write(
     state_path: &Path,
     wait: std::time::Duration,
 ) -> crate::Result<crate::store::lock::LockGuard> {
+    let _stage = crate::profile::stage("lock");
     crate::store::require_regular_files(plan_dir, &WRITER_INPUTS)?;
     let guard = crate::store::lock::acquire(state_path, wait)?;
     // A multi-file write killed half way is completed before anything else is read.
@@ -47,7 +48,7 @@ pub fn under_lock<T>(
     let (plan_dir, state_path) = crate::plan::resolve_target(target);
     let guard = lock_for_write(&plan_dir, &state_path, wait)?;
     let outcome = write(&plan_dir, &state_path)?;
-    guard.release()?;
+    crate::profile::time("unlock", || guard.release())?;
     Ok(outcome)
 }
 
@@ -133,6 +134,7 @@ pub fn load_state_for_write(
         }
     })?;
     if invariants {
+        let _stage = crate::profile::stage("invariants");
         let problems = crate::rules::invariants::check_state(&loaded);
         if !problems.is_empty() {
             return Err(refusal(problems, "the input state breaks an invariant"));
@@ -166,6 +168,7 @@ pub fn check_changed_task(
     task: u64,
     what: &str,
 ) -> crate::Result<()> {
+    let _stage = crate::profile::stage("re-check changed task");
     let file = &before.file;
     let as_findings = |violations: Vec<crate::plan::schema::Violation>| -> Vec<Finding> {
         violations

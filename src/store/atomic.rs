@@ -166,12 +166,14 @@ fn replace(
         rustix::fs::fchmod(&fd, Mode::from_raw_mode(mode))
             .map_err(|e| Error::io("chmod", &temp_path, e.into()))?;
         let mut file = File::from(fd);
-        file.write_all(bytes)
+        crate::profile::time("write temp", || file.write_all(bytes))
             .map_err(|e| Error::io("write", &temp_path, e))?;
-        file.sync_all()
+        crate::profile::time("fsync temp", || file.sync_all())
             .map_err(|e| Error::io("fsync", &temp_path, e))?;
-        rustix::fs::renameat(&folder.fd, temp_name.as_str(), &folder.fd, file_name)
-            .map_err(|e| Error::io("rename", path, e.into()))
+        crate::profile::time("rename", || {
+            rustix::fs::renameat(&folder.fd, temp_name.as_str(), &folder.fd, file_name)
+        })
+        .map_err(|e| Error::io("rename", path, e.into()))
     })();
     if written.is_err() {
         let _ = rustix::fs::unlinkat(&folder.fd, temp_name.as_str(), AtFlags::empty());
@@ -182,11 +184,13 @@ fn replace(
 
 /// fsync an opened folder, so that a rename or creation in it survives a crash.
 pub(crate) fn sync_folder(folder: &inside::Folder) -> Result<()> {
+    let _stage = crate::profile::stage("fsync folder");
     rustix::fs::fsync(&folder.fd).map_err(|e| Error::io("fsync directory", &folder.path, e.into()))
 }
 
 /// [`sweep_leftovers`] in a folder opened beneath its plan.
 fn sweep_in(folder: &inside::Folder, file_name: &str) {
+    let _stage = crate::profile::stage("sweep leftovers");
     sweep_fd(&folder.fd, file_name);
 }
 
