@@ -1050,6 +1050,53 @@ fn every_schema_valid_document_fits_the_typed_model_within_64_bits() {
     );
 }
 
+/// `dwp::plan::typed_state` only ever says "valid" (anything else takes the schema path): on
+/// every state of the corpus, pretty and compact, a document it accepts is one the schema path
+/// accepts, typed to the same state; and it accepts every valid v2/v5 base document, so valid
+/// states really take the fast path.
+#[test]
+fn the_typed_state_check_accepts_only_what_the_schema_accepts() {
+    let path = Path::new("state.json");
+    let mut accepted = 0;
+    for case in corpus().iter().filter(|c| c.kind == DocKind::State) {
+        let texts = [
+            serde_json::to_vec_pretty(&case.doc).unwrap(),
+            serde_json::to_vec(&case.doc).unwrap(),
+        ];
+        for bytes in texts {
+            let by_schema = dwp::plan::state_from_bytes_by_schema(path, bytes.clone());
+            match dwp::plan::typed_state::accepted(&bytes) {
+                Some((generation, state)) => {
+                    let loaded = by_schema.unwrap_or_else(|findings| {
+                        panic!(
+                            "{}: the typed check accepts what the schema path refuses: {findings:?}",
+                            case.name
+                        )
+                    });
+                    // A `schema` URL case may turn one generation's document into another's.
+                    assert!(
+                        case.valid || generation != case.generation,
+                        "{}: written to be invalid",
+                        case.name
+                    );
+                    assert_eq!(loaded.generation, generation, "{}", case.name);
+                    assert_eq!(loaded.doc, state, "{}: typed differently", case.name);
+                    accepted += 1;
+                }
+                None => assert!(
+                    !(case.rule == Rule::BaseDocument && case.generation != Generation::V1),
+                    "{}: a valid base state does not take the typed path",
+                    case.name
+                ),
+            }
+        }
+    }
+    assert!(
+        accepted >= 20,
+        "only {accepted} documents took the typed path"
+    );
+}
+
 #[test]
 fn valid_base_documents_are_accepted_by_both() {
     check_rule(Rule::BaseDocument);

@@ -688,7 +688,9 @@ fn run_main() -> ExitCode {
     };
     let name = cli.command.name();
     let mut out = Inert::new(std::io::stdout().lock());
-    let result = run(&cli).and_then(|(outcome, format)| {
+    let ran = crate::profile::time("command", || run(&cli));
+    let result = ran.and_then(|(outcome, format)| {
+        let _stage = crate::profile::stage("render");
         let colour = render::use_colour(cli.color);
         if cli.quiet && format != Format::Json {
             // Rendered all the same, into nothing: warnings still reach stderr.

@@ -68,7 +68,9 @@ pub struct PlanReport {
 /// Verify one plan folder.
 pub fn verify_plan(dir: &Path, strict: bool) -> PlanReport {
     let paths = PlanPaths::new(dir);
-    let validation = crate::rules::invariants::validate_plan(&paths);
+    let validation = crate::profile::time("validate", || {
+        crate::rules::invariants::validate_plan(&paths)
+    });
     // A plan without a state layer has nothing for validate to judge: the markdown rules and
     // DWP093 say what there is to say.
     let mut findings = if crate::plan::has_no_state_layer(&paths.dir) {
@@ -78,11 +80,10 @@ pub fn verify_plan(dir: &Path, strict: bool) -> PlanReport {
     };
     let state = validation.state.map(|loaded| loaded.doc);
     let manifest_version = validation.manifest.map(|m| m.doc.spec_version);
-    findings.extend(plan_rules(
-        &paths,
-        manifest_version.as_deref(),
-        state.as_ref(),
-    ));
+    findings.extend(crate::profile::time("plan rules", || {
+        plan_rules(&paths, manifest_version.as_deref(), state.as_ref())
+    }));
+    let _stage = crate::profile::stage("hints and lines");
     add_fix_hints(&mut findings, &paths.dir);
     place_json_findings(&paths, &mut findings);
     // Grouped by file, in line order; within a line, in rule order (the sort is stable).

@@ -8,6 +8,7 @@ pub mod markdown;
 pub mod model;
 pub mod records;
 pub mod schema;
+pub mod typed_state;
 
 use crate::findings::{Code, Finding, Severity};
 use crate::plan::json::parse_strict;
@@ -235,7 +236,9 @@ fn drop_in_background(value: Value) {
 
 /// Load `manifest.json` of a plan.
 pub fn load_manifest(paths: &PlanPaths) -> Result<Loaded<Manifest>, Vec<Finding>> {
-    load(&paths.manifest, &paths.dir, DocKind::Manifest)
+    crate::profile::time("load manifest", || {
+        load(&paths.manifest, &paths.dir, DocKind::Manifest)
+    })
 }
 
 /// Load `state.json` of a plan.
@@ -250,10 +253,23 @@ pub fn load_state_at(path: &Path, plan_dir: &Path) -> Result<Loaded<State>, Vec<
     crate::profile::time("load state", || state_from_bytes(path, bytes))
 }
 
-/// Identify, schema-check and type state bytes with each task parsed, checked, typed and freed
+/// Identify, schema-check and type state bytes. A v2/v5 state the typed checks accept
+/// ([`typed_state`]) is loaded without the schema validator; anything else takes
+/// [`state_from_bytes_by_schema`], which reports every violation.
+pub fn state_from_bytes(path: &Path, bytes: Vec<u8>) -> Result<Loaded<State>, Vec<Finding>> {
+    match crate::profile::time("typed state", || typed_state::accepted(&bytes)) {
+        Some((generation, state)) => Ok(Loaded::new(path, bytes, generation, state)),
+        None => state_from_bytes_by_schema(path, bytes),
+    }
+}
+
+/// [`state_from_bytes`] through the schema validator, each task parsed, checked, typed and freed
 /// in turn: the same verdicts and findings as checking the whole document, without building the
 /// whole document as one tree of JSON values (a 10,000-task state: ~45 MB, half the time).
-pub fn state_from_bytes(path: &Path, bytes: Vec<u8>) -> Result<Loaded<State>, Vec<Finding>> {
+pub fn state_from_bytes_by_schema(
+    path: &Path,
+    bytes: Vec<u8>,
+) -> Result<Loaded<State>, Vec<Finding>> {
     let file = path.display().to_string();
     let not_json = |e: crate::plan::json::JsonError| {
         vec![Finding::error(Code::NotJson, &file, e.message).at(e.path)]

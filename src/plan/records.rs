@@ -147,6 +147,43 @@ pub fn linked_file(links: &[String]) -> Option<&str> {
         .find(|l| l.ends_with(".md") && l.contains(".task_"))
 }
 
+/// From this many task files on, they are read and parsed on every core (a plan of 1,000 tasks
+/// reads 1,000 files; below this, starting threads costs more than it saves, and `verify --all`
+/// already gives each core its own plans).
+const READ_IN_PARALLEL_FROM: usize = 256;
+
+/// Read and parse each task file of `wanted` (id, path), in order. A file with no task heading
+/// is still the task's record: one that lacks every section, which the section rules report.
+fn read_task_files(
+    folder: &store::PlanFolder,
+    wanted: &[(u64, PathBuf)],
+) -> Vec<std::result::Result<TaskRecord, store::ReadFailure>> {
+    let read = |(id, path): &(u64, PathBuf)| {
+        folder.read_text(path).map(|text| {
+            markdown::parse_task_file(&text).unwrap_or_else(|| TaskRecord::headless(*id))
+        })
+    };
+    let cores = if wanted.len() < READ_IN_PARALLEL_FROM {
+        1
+    } else {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    };
+    if cores == 1 {
+        return wanted.iter().map(read).collect();
+    }
+    let read = &read;
+    std::thread::scope(|scope| {
+        let readers: Vec<_> = wanted
+            .chunks(wanted.len().div_ceil(cores))
+            .map(|part| scope.spawn(move || part.iter().map(read).collect::<Vec<_>>()))
+            .collect();
+        readers
+            .into_iter()
+            .flat_map(|reader| reader.join().expect("a task file reader panicked"))
+            .collect()
+    })
+}
+
 /// The `N.task_*.md` files in the plan folder, sorted.
 fn task_files_in(plan_dir: &Path) -> Vec<String> {
     store::list_dir(plan_dir, plan_dir)
@@ -199,25 +236,27 @@ pub fn load_markdown(plan_dir: &Path) -> std::result::Result<PlanMarkdown, store
     } else {
         &[]
     };
+    let mut wanted = Vec::new();
     for entry in &readme.index {
         if records.contains_key(&entry.id) {
             continue;
         }
-        let Some(file) = linked_file(&entry.links).or_else(|| file_numbered(files, entry.id))
-        else {
+        if let Some(file) = linked_file(&entry.links).or_else(|| file_numbered(files, entry.id)) {
+            wanted.push((entry.id, plan_dir.join(file)));
+        }
+    }
+    let read = read_task_files(&folder, &wanted);
+    // In index order, as if read one by one: a later line of a task already read adds nothing.
+    for ((id, path), result) in wanted.into_iter().zip(read) {
+        if records.contains_key(&id) {
             continue;
-        };
-        let path = plan_dir.join(file);
-        match folder.read_text(&path) {
-            // A file with no task heading is still the task's record: one that lacks every
-            // section, which is what the section rules then report.
-            Ok(text) => {
-                let record = markdown::parse_task_file(&text)
-                    .unwrap_or_else(|| markdown::TaskRecord::headless(entry.id));
-                records.insert(entry.id, (path, record));
+        }
+        match result {
+            Ok(record) => {
+                records.insert(id, (path, record));
             }
             Err(failure) => unreadable.push(Unreadable {
-                id: entry.id,
+                id,
                 why: failure.to_string(),
                 kind: UnreadableKind::of(&failure),
                 path,
@@ -287,4 +326,40 @@ pub fn read_task_source(plan_dir: &Path, task: &Task) -> Result<TaskSource> {
         record,
         inline,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A plan large enough to be read on every core gives what reading one file after another
+    /// gives: every record under its id, a headless file as a headless record, and an unreadable
+    /// file listed under its own id.
+    #[test]
+    fn task_files_read_in_parallel_keep_their_ids_and_failures() {
+        let root = tempfile::tempdir().unwrap();
+        let tasks = READ_IN_PARALLEL_FROM + 44;
+        let dir = crate::synth::SynthPlan::new("PLAN_many_files", tasks)
+            .write(root.path())
+            .unwrap();
+        let name = |id: usize| {
+            if id == tasks {
+                format!("{id}.task_final_review.md")
+            } else {
+                format!("{id}.task_synthetic_{id}.md")
+            }
+        };
+        std::fs::write(dir.join(name(7)), "no heading here\n").unwrap();
+        std::fs::remove_file(dir.join(name(250))).unwrap();
+        std::fs::create_dir(dir.join(name(250))).unwrap();
+        let md = load_markdown(&dir).unwrap();
+        assert_eq!(md.records.len(), tasks - 1);
+        for (id, (path, record)) in &md.records {
+            assert_eq!(*path, dir.join(name(*id as usize)));
+            assert_eq!(record.id, *id, "the record of {}", path.display());
+        }
+        let unreadable: Vec<u64> = md.unreadable.iter().map(|u| u.id).collect();
+        assert_eq!(unreadable, [250]);
+        assert_eq!(md.records[&7].1, TaskRecord::headless(7));
+    }
 }

@@ -121,6 +121,7 @@ pub fn compile(schema: &Value) -> Result<Validator, String> {
 /// that is not JSON or does not compile is a build defect: a test compiles every one.
 pub fn compiled(cell: &'static OnceLock<Validator>, schema: &EmbeddedSchema) -> &'static Validator {
     cell.get_or_init(|| {
+        let _stage = crate::profile::stage("compile schema");
         let value: Value = serde_json::from_str(schema.text)
             .unwrap_or_else(|e| panic!("embedded {} is not JSON: {e}", schema.file_name));
         compile(&value)
@@ -153,6 +154,7 @@ struct SplitState {
 fn split_state(generation: Generation) -> &'static SplitState {
     static SPLIT: [OnceLock<SplitState>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
     SPLIT[slot(generation)].get_or_init(|| {
+        let _stage = crate::profile::stage("compile schema");
         let schema = embedded(DocKind::State, generation);
         let whole: Value = serde_json::from_str(schema.text).expect("embedded schema is JSON");
         let mut shell = whole.clone();

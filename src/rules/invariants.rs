@@ -16,9 +16,12 @@ use std::collections::HashMap;
 /// task that is neither, if any. `dwp update` refuses a transition that would break it, and
 /// `dwp verify` reports a state that does (DWP036).
 pub fn open_before(state: &State, index: usize) -> Option<&crate::plan::model::Task> {
-    state.tasks[..index]
-        .iter()
-        .find(|t| !matches!(t.status, TaskStatus::Completed | TaskStatus::Skipped))
+    state.tasks[..index].iter().find(|t| is_open(t))
+}
+
+/// A task that holds back the tasks after it: neither completed nor skipped.
+pub fn is_open(task: &crate::plan::model::Task) -> bool {
+    !matches!(task.status, TaskStatus::Completed | TaskStatus::Skipped)
 }
 
 /// Invariants of a manifest on its own.
@@ -36,9 +39,13 @@ pub fn check_manifest(manifest: &Loaded<Manifest>) -> Vec<Finding> {
 
 /// Invariants of a state on its own.
 pub fn check_state(state: &Loaded<State>) -> Vec<Finding> {
+    check_document(&state.doc, &state.file)
+}
+
+/// [`check_state`] of a typed state not (yet) loaded from bytes: a writer's result before it is
+/// written, named `file` in the findings.
+pub fn check_document(doc: &State, file: &str) -> Vec<Finding> {
     let mut findings = Vec::new();
-    let file = state.file.as_str();
-    let doc = &state.doc;
     let error = |code, path: &str, message: String| Finding::error(code, file, message).at(path);
 
     if doc.tasks.len() as u64 != doc.task_count {
@@ -88,17 +95,16 @@ pub fn check_state(state: &Loaded<State>) -> Vec<Finding> {
             );
         }
     }
-    check_promotion(&mut findings, state);
-    check_locators(&mut findings, state);
-    check_status(&mut findings, state);
-    check_timestamps(&mut findings, state);
+    check_promotion(&mut findings, doc, file);
+    check_locators(&mut findings, doc, file);
+    check_status(&mut findings, doc, file);
+    check_timestamps(&mut findings, doc, file);
     findings
 }
 
 /// `promotion` is an object exactly while `materialization` is `promoting` (003 "Format,
 /// materialization, approval, and promotion"). v1 has neither field.
-fn check_promotion(findings: &mut Vec<Finding>, state: &Loaded<State>) {
-    let doc = &state.doc;
+fn check_promotion(findings: &mut Vec<Finding>, doc: &State, file: &str) {
     let Some(materialization) = doc.materialization else {
         return;
     };
@@ -110,12 +116,11 @@ fn check_promotion(findings: &mut Vec<Finding>, state: &Loaded<State>) {
         } else {
             format!("a promotion record is present but materialization is {materialization}")
         };
-        findings.push(Finding::error(Code::PromotionState, &state.file, message).at("$.promotion"));
+        findings.push(Finding::error(Code::PromotionState, file, message).at("$.promotion"));
     }
 }
 
-fn check_locators(findings: &mut Vec<Finding>, state: &Loaded<State>) {
-    let doc = &state.doc;
+fn check_locators(findings: &mut Vec<Finding>, doc: &State, file: &str) {
     let mut seen: HashMap<&str, u64> = HashMap::new();
     // During a promotion, tasks move from inline to file: either kind is legitimate.
     let promoting = doc.materialization == Some(Materialization::Promoting);
@@ -133,7 +138,7 @@ fn check_locators(findings: &mut Vec<Finding>, state: &Loaded<State>) {
             findings.push(
                 Finding::error(
                     Code::DuplicateLocator,
-                    &state.file,
+                    file,
                     format!("`{value}` also locates task {first}"),
                 )
                 .at(&path)
@@ -148,7 +153,7 @@ fn check_locators(findings: &mut Vec<Finding>, state: &Loaded<State>) {
             findings.push(
                 Finding::error(
                     Code::LocatorId,
-                    &state.file,
+                    file,
                     format!(
                         "`{value}` does not locate task {id} (expected `#task-{id}` or `{id}.task_<slug>.md`)",
                         id = task.id
@@ -167,7 +172,7 @@ fn check_locators(findings: &mut Vec<Finding>, state: &Loaded<State>) {
                 findings.push(
                     Finding::error(
                         Code::LocatorFormat,
-                        &state.file,
+                        file,
                         format!(
                             "is {} but a {format} plan locates tasks {}",
                             locator.kind,
@@ -186,9 +191,7 @@ fn check_locators(findings: &mut Vec<Finding>, state: &Loaded<State>) {
     }
 }
 
-fn check_status(findings: &mut Vec<Finding>, state: &Loaded<State>) {
-    let doc = &state.doc;
-    let file = state.file.as_str();
+fn check_status(findings: &mut Vec<Finding>, doc: &State, file: &str) {
     let derived = doc.derived_status();
     if doc.status != derived {
         findings.push(
@@ -256,9 +259,7 @@ fn check_status(findings: &mut Vec<Finding>, state: &Loaded<State>) {
     }
 }
 
-fn check_timestamps(findings: &mut Vec<Finding>, state: &Loaded<State>) {
-    let doc = &state.doc;
-    let file = state.file.as_str();
+fn check_timestamps(findings: &mut Vec<Finding>, doc: &State, file: &str) {
     timestamp(findings, file, "$.updated_at", &doc.updated_at, None);
     if let Some(checkpoint) = doc.checkpoint.value() {
         timestamp(findings, file, "$.checkpoint.at", &checkpoint.at, None);

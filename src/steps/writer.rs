@@ -170,6 +170,28 @@ pub fn check_changed_task(
 ) -> crate::Result<()> {
     let _stage = crate::profile::stage("re-check changed task");
     let file = &before.file;
+    if !crate::plan::typed_state::fits(before.generation, next) {
+        check_changed_task_by_schema(before, next, task, what)?;
+    }
+    let problems = crate::rules::invariants::check_document(next, file);
+    if !problems.is_empty() {
+        return Err(refusal(
+            problems,
+            &format!("{what} would break an invariant"),
+        ));
+    }
+    Ok(())
+}
+
+/// The schema half of [`check_changed_task`] for a result the typed checks do not accept (a v1
+/// state, or a violation, which this reports with its path).
+fn check_changed_task_by_schema(
+    before: &Loaded<State>,
+    next: &State,
+    task: u64,
+    what: &str,
+) -> crate::Result<()> {
+    let file = &before.file;
     let as_findings = |violations: Vec<crate::plan::schema::Violation>| -> Vec<Finding> {
         violations
             .into_iter()
@@ -194,22 +216,9 @@ pub fn check_changed_task(
             index,
         )));
     }
-    if !findings.is_empty() {
-        return Err(refused(findings));
+    if findings.is_empty() {
+        Ok(())
+    } else {
+        Err(refused(findings))
     }
-    let problems = crate::rules::invariants::check_state(&Loaded {
-        path: before.path.clone(),
-        file: before.file.clone(),
-        bytes: Vec::new(),
-        sha256: String::new(),
-        generation: before.generation,
-        doc: next.clone(),
-    });
-    if !problems.is_empty() {
-        return Err(refusal(
-            problems,
-            &format!("{what} would break an invariant"),
-        ));
-    }
-    Ok(())
 }

@@ -130,7 +130,10 @@ pub fn plan_rules(
     state: Option<&State>,
 ) -> Vec<Finding> {
     let mut findings = plan_files(paths);
-    let markdown = match crate::plan::records::load_markdown(&paths.dir) {
+    let loaded = crate::profile::time("read markdown", || {
+        crate::plan::records::load_markdown(&paths.dir)
+    });
+    let markdown = match loaded {
         Ok(md) => Some(md),
         // A missing README is DWP050, the inventory's.
         Err(crate::store::ReadFailure::Missing) => None,
@@ -160,9 +163,12 @@ pub fn plan_rules(
     match (state, &markdown) {
         (Some(state), Some(md)) => {
             let readme_approval = md.readme.approval();
+            let _rules = crate::profile::stage("state rules");
             findings.extend(state_rules(paths, state, readme_approval));
             findings.extend(timestamp_order(paths, state, crate::clock::now()));
             findings.extend(task_order(paths, state, era));
+            drop(_rules);
+            let _desync = crate::profile::stage("desync");
             let readme = md.readme_path.display().to_string();
             // Every box checked and the state not completed: reconcile refuses to complete the
             // plan, since that is publication; finalize is the step that works from here.
@@ -178,8 +184,14 @@ pub fn plan_rules(
                     _ => finding,
                 }
             }));
-            findings.extend(evidence_rules(paths, state, era));
-            findings.extend(inventory_rules(paths, state, md));
+            drop(_desync);
+            findings.extend(crate::profile::time("evidence rules", || {
+                evidence_rules(paths, state, era)
+            }));
+            findings.extend(crate::profile::time("inventory rules", || {
+                inventory_rules(paths, state, md)
+            }));
+            let _tasks = crate::profile::stage("task rules");
             let views = tasks::views_from_state(state);
             findings.extend(task_rules(&views, md, era, readme_standard));
             findings.extend(unexecuted_scenarios(paths, state, md));
@@ -195,6 +207,7 @@ pub fn plan_rules(
         }
         (None, _) => {}
     }
+    let _publication = crate::profile::stage("publication rules");
     findings.extend(publication_rules(paths));
     findings.extend(interrupted_write(paths));
     if let Some(state) = state.filter(|s| s.status == crate::plan::model::PlanStatus::Completed) {
@@ -864,29 +877,41 @@ fn inventory_rules(
     let mut findings = Vec::new();
     let mut named = std::collections::HashSet::new();
     let folder = crate::store::PlanFolder::open(&paths.dir).ok();
+    // The first index line of each task, looked up by id (a 10,000-task index is not searched
+    // once per task).
+    let mut entries = std::collections::HashMap::with_capacity(md.readme.index.len());
+    for entry in &md.readme.index {
+        entries.entry(entry.id).or_insert(entry);
+    }
     for (index, task) in state.tasks.iter().enumerate() {
         let Some(value) = task.locator_value() else {
             continue;
         };
-        let entry = md.readme.index.iter().find(|e| e.id == task.id);
+        let entry = entries.get(&task.id).copied();
         if value.starts_with('#') {
             findings.extend(lite_anchor_problems(md, task.id, value, entry));
             continue;
         }
         named.insert(value.to_owned());
         let path = paths.dir.join(value);
-        let at = format!("$.tasks[{index}]");
-        match place_of(folder.as_ref(), &path, &paths.dir) {
-            crate::store::Place::Missing => findings.push(
+        // A file the markdown reader just read, through the same resolution beneath the plan
+        // folder, is a regular file inside it: no second look.
+        let read = md
+            .records
+            .get(&task.id)
+            .is_some_and(|(read, _)| *read == path);
+        match (!read).then(|| place_of(folder.as_ref(), &path, &paths.dir)) {
+            Some(crate::store::Place::Missing) => findings.push(
                 Finding::error(
                     Code::TaskFileInventory,
                     &state_file,
                     format!("task {}'s file `{value}` does not exist", task.id),
                 )
-                .at(&at)
+                .at(format!("$.tasks[{index}]"))
                 .task(task.id),
             ),
-            place => findings.extend(escaping_symlink(&path, place, task.id)),
+            Some(place) => findings.extend(escaping_symlink(&path, place, task.id)),
+            None => {}
         }
         if let Some(entry) = entry
             && crate::plan::records::linked_file(&entry.links).is_some_and(|l| l != value)
@@ -1151,15 +1176,18 @@ fn task_order(paths: &PlanPaths, state: &State, era: Era) -> Vec<Finding> {
     let file = paths.state.display().to_string();
     let plan = paths.dir.display();
     let mut findings = Vec::new();
+    // `invariants::open_before` of each task in one pass: the first open task seen so far.
+    let mut first_open: Option<&crate::plan::model::Task> = None;
     for (index, task) in state.tasks.iter().enumerate() {
         let started = matches!(
             task.status,
             TaskStatus::InProgress | TaskStatus::Blocked | TaskStatus::Completed
         );
-        let Some(open) = started
-            .then(|| crate::rules::invariants::open_before(state, index))
-            .flatten()
-        else {
+        let open_before = first_open;
+        if first_open.is_none() && crate::rules::invariants::is_open(task) {
+            first_open = Some(task);
+        }
+        let Some(open) = open_before.filter(|_| started) else {
             continue;
         };
         let (later, earlier) = (task.id, open.id);

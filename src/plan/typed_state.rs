@@ -1,0 +1,404 @@
+//! The state schemas of v2 and v5 as typed checks: the common case (a valid state) decided
+//! without building a tree of JSON values or compiling a schema validator.
+//!
+//! A process that validates one small state spends most of its work compiling the schema
+//! (docs/PERFORMANCE.md, "Where the time goes"); a 10,000-task state spends it building and
+//! freeing a tree of values per task. Here the bytes are typed directly into [`State`] and every
+//! constraint of the schema that typing does not already impose is checked on the typed value.
+//!
+//! The check is one-sided by design: [`accepted`] answers `Some` only for a document the schema
+//! accepts, typed exactly as the schema path types it; anything else (an invalid document, a v1
+//! state, a shape it does not decide) answers `None`, and the caller takes the schema path,
+//! which reports every violation with its path. So an error here can cost time, never a
+//! verdict. `tests/schema_parity.rs` holds it to the schema on every document of the parity
+//! corpus, and the `json` fuzz target on arbitrary bytes.
+//!
+//! What typing alone would let through, and how each is closed:
+//! - `null` where the schema wants a value: serde reads `null` into an absent `Option`. Every
+//!   `null` of the text must be one of the nullable fields (`promotion`, `checkpoint`,
+//!   `blocked`), counted on the typed value against the text;
+//! - duplicate keys: serde's derived structs refuse a repeated field, and the model has no
+//!   free-form map;
+//! - a byte order mark, invalid UTF-8, text after the document: refused as by the strict reader;
+//! - patterns, lengths, minimums, required fields the model keeps optional (v1 has no
+//!   `locator`), the closed `file` of v1 tasks, the constants of `schema` and `promotion`:
+//!   checked below, one function per definition of the schema.
+
+use crate::plan::model::{
+    Actor, Blocker, Checkpoint, Field, Gate, Generation, Locator, LocatorKind, Outcome, Promotion,
+    State, Task,
+};
+
+const STATE_V2: &str = "https://deepworkplan.com/schema/plan-state/v2.json";
+const STATE_V5: &str = "https://deepworkplan.com/schema/plan-state/v5.json";
+
+/// The generation and typed state of `bytes` when the state schema certainly accepts them.
+pub fn accepted(bytes: &[u8]) -> Option<(Generation, State)> {
+    if bytes.starts_with(b"\xEF\xBB\xBF") {
+        return None;
+    }
+    let text = std::str::from_utf8(bytes).ok()?;
+    let state: State = serde_json::from_str(text).ok()?;
+    let generation = match state.schema.as_str() {
+        STATE_V2 => Generation::V2,
+        STATE_V5 => Generation::V5,
+        _ => return None,
+    };
+    let fits = tokens_in(text) == Some(expected_tokens(&state)) && state_fits(&state);
+    fits.then_some((generation, state))
+}
+
+/// Whether the typed `state`, written by dwp (structs as objects, an absent `Option` left out,
+/// `null` only for an explicitly null nullable field), is a document the schema of
+/// `generation` accepts: a writer's safety net on the state it is about to write.
+pub fn fits(generation: Generation, state: &State) -> bool {
+    let url = match generation {
+        Generation::V1 => return false,
+        Generation::V2 => STATE_V2,
+        Generation::V5 => STATE_V5,
+    };
+    state.schema == url && state_fits(state)
+}
+
+/// What the typed value cannot show of the text: its `null` literals and its objects, counted
+/// outside strings; `None` when a number has a fraction or an exponent (`3.0` is the integer 3
+/// to the schema and to typing alike, but a canonical state never holds one, so it is left to
+/// the schema path rather than argued here).
+#[derive(Debug, PartialEq, Eq)]
+struct Tokens {
+    nulls: usize,
+    objects: usize,
+}
+
+/// Outside a string, the letter `n` begins `null` and nothing else (`true`, `false`, numbers and
+/// punctuation have none), `{` begins an object, `.` is a fraction and `e` after a digit an
+/// exponent.
+fn tokens_in(text: &str) -> Option<Tokens> {
+    let bytes = text.as_bytes();
+    let mut tokens = Tokens {
+        nulls: 0,
+        objects: 0,
+    };
+    let mut at = 0;
+    while at < bytes.len() {
+        match bytes[at] {
+            b'"' => at = string_end(bytes, at + 1),
+            b'n' => tokens.nulls += 1,
+            b'{' => tokens.objects += 1,
+            b'.' => return None,
+            b'e' | b'E' if at > 0 && bytes[at - 1].is_ascii_digit() => return None,
+            _ => {}
+        }
+        at += 1;
+    }
+    Some(tokens)
+}
+
+/// The index of the quote closing the string whose first byte is at `from`.
+fn string_end(bytes: &[u8], mut from: usize) -> usize {
+    while from < bytes.len() {
+        match bytes[from] {
+            b'\\' => from += 2,
+            b'"' => return from,
+            _ => from += 1,
+        }
+    }
+    from
+}
+
+/// The tokens a state read from objects alone holds. serde reads a struct from an array too
+/// (field by field) and `null` into an absent `Option`; the schema allows neither, except the
+/// three nullable fields. A struct read from an array leaves one `{` fewer than this count.
+fn expected_tokens(state: &State) -> Tokens {
+    let nulls = [
+        matches!(state.promotion, Field::Null),
+        matches!(state.checkpoint, Field::Null),
+        matches!(state.blocked, Field::Null),
+    ]
+    .into_iter()
+    .filter(|&null| null)
+    .count();
+    let document = 1
+        + usize::from(state.updated_by.is_some())
+        + usize::from(state.promotion.value().is_some())
+        + usize::from(state.checkpoint.value().is_some())
+        + usize::from(state.blocked.value().is_some());
+    let tasks: usize = state
+        .tasks
+        .iter()
+        .map(|task| {
+            1 + usize::from(task.locator.is_some())
+                + task.gates().len()
+                + usize::from(task.outcome.is_some())
+        })
+        .sum();
+    Tokens {
+        nulls,
+        objects: document + tasks,
+    }
+}
+
+/// The document: `plan`'s pattern, the required fields the model keeps optional, the minimums,
+/// and each nested definition.
+fn state_fits(state: &State) -> bool {
+    plan_name_fits(&state.plan)
+        && state.format.is_some()
+        && state.materialization.is_some()
+        && state.task_count >= 1
+        && !state.tasks.is_empty()
+        && state.updated_by.as_ref().is_none_or(actor_fits)
+        && field_fits(&state.promotion, promotion_fits)
+        && field_fits(&state.checkpoint, checkpoint_fits)
+        && field_fits(&state.blocked, blocker_fits)
+        && state.tasks.iter().all(task_fits)
+}
+
+fn field_fits<T>(field: &Field<T>, fits: impl Fn(&T) -> bool) -> bool {
+    field.value().is_none_or(fits)
+}
+
+/// `^PLAN_[a-z0-9]+(_[a-z0-9]+){1,4}$`: two to five words of `[a-z0-9]` after `PLAN_`.
+fn plan_name_fits(plan: &str) -> bool {
+    let Some(words) = plan.strip_prefix("PLAN_") else {
+        return false;
+    };
+    let count = words.split('_').count();
+    (2..=5).contains(&count)
+        && words
+            .split('_')
+            .all(|word| !word.is_empty() && word.bytes().all(is_lower_alnum))
+}
+
+fn is_lower_alnum(byte: u8) -> bool {
+    byte.is_ascii_lowercase() || byte.is_ascii_digit()
+}
+
+/// `maxLength` counts characters (code points), not bytes.
+fn within(text: &str, max_chars: usize) -> bool {
+    text.len() <= max_chars || text.chars().count() <= max_chars
+}
+
+fn optional_within(text: &Option<String>, max_chars: usize) -> bool {
+    text.as_deref().is_none_or(|text| within(text, max_chars))
+}
+
+fn actor_fits(actor: &Actor) -> bool {
+    optional_within(&actor.agent, 100) && optional_within(&actor.model, 100)
+}
+
+fn promotion_fits(promotion: &Promotion) -> bool {
+    promotion.from == "lite" && promotion.to == "full"
+}
+
+fn checkpoint_fits(checkpoint: &Checkpoint) -> bool {
+    checkpoint.task >= 1
+        && optional_within(&checkpoint.step, 200)
+        && optional_within(&checkpoint.note, 500)
+}
+
+fn blocker_fits(blocker: &Blocker) -> bool {
+    blocker.task >= 1 && within(&blocker.reason, 1000) && optional_within(&blocker.needs, 500)
+}
+
+/// A task of v2/v5: `locator` and `gates` required, no `file` (v1's field), `commit`'s pattern.
+fn task_fits(task: &Task) -> bool {
+    task.id >= 1
+        && task.file.is_none()
+        && task.locator.as_ref().is_some_and(locator_fits)
+        && task
+            .commit
+            .as_deref()
+            .is_none_or(|commit| (7..=40).contains(&commit.len()) && commit.bytes().all(is_hex))
+        && task
+            .gates
+            .as_ref()
+            .is_some_and(|gates| gates.iter().all(gate_fits))
+        && task.outcome.as_ref().is_none_or(outcome_fits)
+}
+
+fn is_hex(byte: u8) -> bool {
+    byte.is_ascii_digit() || (b'a'..=b'f').contains(&byte)
+}
+
+/// An inline locator is `#task-N`; a file locator `N.task_slug.md` (N without leading zero).
+fn locator_fits(locator: &Locator) -> bool {
+    match locator.kind {
+        LocatorKind::Inline => locator
+            .value
+            .strip_prefix("#task-")
+            .is_some_and(is_positive_number),
+        LocatorKind::File => file_name_fits(&locator.value),
+    }
+}
+
+/// `^[1-9][0-9]*\.task_[a-z0-9_]+\.md$`.
+fn file_name_fits(name: &str) -> bool {
+    let Some((number, rest)) = name.split_once('.') else {
+        return false;
+    };
+    let slug = rest
+        .strip_prefix("task_")
+        .and_then(|rest| rest.strip_suffix(".md"));
+    is_positive_number(number)
+        && slug.is_some_and(|slug| {
+            !slug.is_empty() && slug.bytes().all(|b| is_lower_alnum(b) || b == b'_')
+        })
+}
+
+/// `[1-9][0-9]*`.
+fn is_positive_number(text: &str) -> bool {
+    text.bytes()
+        .next()
+        .is_some_and(|b| (b'1'..=b'9').contains(&b))
+        && text.bytes().all(|b| b.is_ascii_digit())
+}
+
+fn gate_fits(gate: &Gate) -> bool {
+    within(&gate.command, 500) && optional_within(&gate.evidence, 500)
+}
+
+fn outcome_fits(outcome: &Outcome) -> bool {
+    let items_fit = |items: &Option<Vec<String>>| {
+        items
+            .as_ref()
+            .is_none_or(|items| items.iter().all(|item| within(item, 300)))
+    };
+    items_fit(&outcome.tried)
+        && items_fit(&outcome.failed)
+        && optional_within(&outcome.worked, 500)
+        && optional_within(&outcome.notes, 1000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_counted_outside_strings_only() {
+        let tokens = |nulls, objects| Some(Tokens { nulls, objects });
+        let text = r#"{"a": null, "b": "null { \" null", "c": [null, {}]}"#;
+        assert_eq!(tokens_in(text), tokens(2, 2));
+        let text = r#"{"a": "ends with a backslash \\", "b": null, "t": true}"#;
+        assert_eq!(tokens_in(text), tokens(1, 1));
+        assert_eq!(tokens_in(r#"{"a": 3.0}"#), None);
+        assert_eq!(tokens_in(r#"{"a": 3e0}"#), None);
+        assert_eq!(tokens_in(r#"{"a": "3.0e1", "b": false}"#), tokens(0, 1));
+    }
+
+    #[test]
+    fn the_plan_name_pattern_takes_two_to_five_words() {
+        for good in ["PLAN_a_b", "PLAN_a1_b2_c3_d4_e5", "PLAN_bench_t10"] {
+            assert!(plan_name_fits(good), "{good}");
+        }
+        for bad in [
+            "PLAN_a",
+            "PLAN_a_b_c_d_e_f",
+            "PLAN_a__b",
+            "PLAN_A_b",
+            "PLAN_a_b_",
+            "plan_a_b",
+            "PLAN_a_b\n",
+            "PLAN_a-b_c",
+        ] {
+            assert!(!plan_name_fits(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn file_locators_follow_the_pattern() {
+        for good in ["1.task_a.md", "10.task_set_up_ci.md", "3.task_9.md"] {
+            assert!(file_name_fits(good), "{good}");
+        }
+        for bad in [
+            "01.task_a.md",
+            "1.task_.md",
+            "1.task_A.md",
+            "1.task_a.md.md",
+            "1.task_a.mdx",
+            "1.Task_a.md",
+            "x.task_a.md",
+            "1task_a.md",
+        ] {
+            assert!(!file_name_fits(bad), "{bad}");
+        }
+    }
+
+    /// A valid canonical v5 state of 6 tasks with a blocker-free, gated history.
+    fn canonical() -> String {
+        let state = crate::synth::SynthPlan::new("PLAN_typed_check", 6)
+            .completed(3)
+            .state();
+        String::from_utf8(crate::store::json_file_bytes(&state)).unwrap()
+    }
+
+    #[test]
+    fn a_canonical_state_is_accepted_and_fits_as_written() {
+        let text = canonical();
+        let (generation, state) = accepted(text.as_bytes()).expect("accepted");
+        assert_eq!(generation, Generation::V5);
+        assert!(fits(generation, &state));
+        assert_eq!(crate::store::json_file_bytes(&state), text.as_bytes());
+    }
+
+    /// What typing alone lets through and the schema refuses, each edit of the canonical text.
+    #[test]
+    fn what_typing_alone_would_accept_is_left_to_the_schema() {
+        let text = canonical();
+        let gate_start = text.find("\"gates\": [\n        {").expect("a gate") + 19;
+        let gate_end = gate_start + text[gate_start..].find('}').unwrap() + 1;
+        let evidence_start = text.find("\"evidence\": \"").unwrap() + 12;
+        let evidence_end = evidence_start + 1 + text[evidence_start + 1..].find('"').unwrap() + 1;
+        let edits: Vec<(&str, String)> = vec![
+            (
+                "a null where the schema wants a string",
+                format!("{}null{}", &text[..evidence_start], &text[evidence_end..]),
+            ),
+            ("a null updated_by", {
+                let start = text.find("\"updated_by\": {").unwrap() + 14;
+                let end = start + text[start..].find('}').unwrap() + 1;
+                format!("{}null{}", &text[..start], &text[end..])
+            }),
+            (
+                "a struct written as an array",
+                format!(
+                    "{}[\"cargo test\", true, 0, \"2026-06-09T16:42:10Z\", \"1 passed\"]{}",
+                    &text[..gate_start - 1],
+                    &text[gate_end..]
+                ),
+            ),
+            ("a float id", text.replacen("\"id\": 1,", "\"id\": 1.0,", 1)),
+            (
+                "a duplicate key",
+                text.replacen("\"passes\": true", "\"passes\": false, \"passes\": true", 1),
+            ),
+            ("a byte order mark", format!("\u{feff}{text}")),
+            ("text after the document", format!("{text}{{}}")),
+            (
+                "a v1 file field",
+                text.replacen("\"id\": 1,", "\"id\": 1, \"file\": \"1.task_a.md\",", 1),
+            ),
+            ("no tasks", {
+                let start = text.find("\"tasks\": [").unwrap() + 10;
+                let end = text.rfind(']').unwrap();
+                format!("{}{}", &text[..start], &text[end..])
+            }),
+        ];
+        for (what, edited) in &edits {
+            assert_ne!(edited, &text, "{what}: the edit changed nothing");
+            assert!(accepted(edited.as_bytes()).is_none(), "{what} was accepted");
+        }
+        // The first four pass serde's typing: only the checks here stop them.
+        for (what, edited) in &edits[..4] {
+            assert!(
+                serde_json::from_str::<State>(edited).is_ok(),
+                "{what}: typing alone refuses it, so this edit tests nothing of the checks"
+            );
+        }
+    }
+
+    #[test]
+    fn max_length_counts_characters_not_bytes() {
+        assert!(within(&"é".repeat(100), 100));
+        assert!(!within(&"é".repeat(101), 100));
+    }
+}
