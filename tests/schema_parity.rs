@@ -1050,12 +1050,12 @@ fn every_schema_valid_document_fits_the_typed_model_within_64_bits() {
     );
 }
 
-/// `dwp::plan::typed_state` only ever says "valid" (anything else takes the schema path): on
+/// `dwp::plan::typed_schema` only ever says "valid" (anything else takes the schema path): on
 /// every state of the corpus, pretty and compact, a document it accepts is one the schema path
 /// accepts, typed to the same state; and it accepts every valid v2/v5 base document, so valid
 /// states really take the fast path.
 #[test]
-fn the_typed_state_check_accepts_only_what_the_schema_accepts() {
+fn the_typed_schema_check_accepts_only_what_the_schema_accepts() {
     let path = Path::new("state.json");
     let mut accepted = 0;
     for case in corpus().iter().filter(|c| c.kind == DocKind::State) {
@@ -1065,7 +1065,7 @@ fn the_typed_state_check_accepts_only_what_the_schema_accepts() {
         ];
         for bytes in texts {
             let by_schema = dwp::plan::state_from_bytes_by_schema(path, bytes.clone());
-            match dwp::plan::typed_state::accepted(&bytes) {
+            match dwp::plan::typed_schema::state(&bytes) {
                 Some((generation, state)) => {
                     let loaded = by_schema.unwrap_or_else(|findings| {
                         panic!(
@@ -1095,6 +1095,36 @@ fn the_typed_state_check_accepts_only_what_the_schema_accepts() {
         accepted >= 20,
         "only {accepted} documents took the typed path"
     );
+}
+
+/// The manifest half of `dwp::plan::typed_schema`: on every manifest of the corpus, a document
+/// it says fits is one the schema accepts, and every valid v2/v5 base manifest fits.
+#[test]
+fn the_typed_manifest_check_accepts_only_what_the_schema_accepts() {
+    let mut fitted = 0;
+    for case in corpus().iter().filter(|c| c.kind == DocKind::Manifest) {
+        for generation in Generation::ALL {
+            if !dwp::plan::typed_schema::manifest_fits(generation, &case.doc) {
+                assert!(
+                    !(case.rule == Rule::BaseDocument
+                        && case.generation == generation
+                        && generation != Generation::V1),
+                    "{}: a valid base manifest does not take the typed path",
+                    case.name
+                );
+                continue;
+            }
+            let violations = dwp::plan::schema::validate(DocKind::Manifest, generation, &case.doc);
+            assert!(
+                violations.is_empty(),
+                "{}: the typed check accepts it as v{}, the schema does not: {violations:?}",
+                case.name,
+                generation.number()
+            );
+            fitted += 1;
+        }
+    }
+    assert!(fitted >= 10, "only {fitted} manifests took the typed path");
 }
 
 #[test]

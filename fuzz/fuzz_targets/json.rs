@@ -17,7 +17,7 @@ fn dwp_fuzz_json(data: &[u8]) {
     if let Ok(state) = dwp::plan::state_from_bytes(Path::new("state.json"), data.to_vec()) {
         let _ = dwp::rules::invariants::check_state(&state);
     }
-    if let Some((generation, state)) = dwp::plan::typed_state::accepted(data) {
+    if let Some((generation, state)) = dwp::plan::typed_schema::state(data) {
         let by_schema = dwp::plan::state_from_bytes_by_schema(Path::new("state.json"), data.to_vec())
             .expect("the typed check accepted a state the schema path refuses");
         assert_eq!((by_schema.generation, by_schema.doc), (generation, state));

@@ -8,7 +8,7 @@ pub mod markdown;
 pub mod model;
 pub mod records;
 pub mod schema;
-pub mod typed_state;
+pub mod typed_schema;
 
 use crate::findings::{Code, Finding, Severity};
 use crate::plan::json::parse_strict;
@@ -208,7 +208,13 @@ fn type_checked<T: DeserializeOwned>(
     generation: Generation,
 ) -> Result<Loaded<T>, Vec<Finding>> {
     let file = path.display().to_string();
-    let violations = crate::plan::schema::validate(kind, generation, &value);
+    // A valid v2/v5 manifest is decided without compiling its schema (`typed_schema`).
+    let typed_check = kind == DocKind::Manifest && typed_schema::manifest_fits(generation, &value);
+    let violations = if typed_check {
+        Vec::new()
+    } else {
+        crate::plan::schema::validate(kind, generation, &value)
+    };
     if !violations.is_empty() {
         return Err(violations
             .into_iter()
@@ -254,10 +260,10 @@ pub fn load_state_at(path: &Path, plan_dir: &Path) -> Result<Loaded<State>, Vec<
 }
 
 /// Identify, schema-check and type state bytes. A v2/v5 state the typed checks accept
-/// ([`typed_state`]) is loaded without the schema validator; anything else takes
+/// ([`typed_schema`]) is loaded without the schema validator; anything else takes
 /// [`state_from_bytes_by_schema`], which reports every violation.
 pub fn state_from_bytes(path: &Path, bytes: Vec<u8>) -> Result<Loaded<State>, Vec<Finding>> {
-    match crate::profile::time("typed state", || typed_state::accepted(&bytes)) {
+    match crate::profile::time("typed state", || typed_schema::state(&bytes)) {
         Some((generation, state)) => Ok(Loaded::new(path, bytes, generation, state)),
         None => state_from_bytes_by_schema(path, bytes),
     }

@@ -1,19 +1,21 @@
-//! The state schemas of v2 and v5 as typed checks: the common case (a valid state) decided
-//! without building a tree of JSON values or compiling a schema validator.
+//! The state and manifest schemas of v2 and v5 as typed checks: the common case (a valid
+//! document) decided without compiling a schema validator, and for a state without building a
+//! tree of JSON values.
 //!
-//! A process that validates one small state spends most of its work compiling the schema
+//! A process that validates one small plan spends most of its work compiling the two schemas
 //! (docs/PERFORMANCE.md, "Where the time goes"); a 10,000-task state spends it building and
-//! freeing a tree of values per task. Here the bytes are typed directly into [`State`] and every
-//! constraint of the schema that typing does not already impose is checked on the typed value.
+//! freeing a tree of values per task. Here a state's bytes are typed directly into [`State`] and
+//! every constraint of the schema that typing does not already impose is checked on the typed
+//! value; a manifest (a few hundred bytes, read strictly as a value) is checked key by key.
 //!
-//! The check is one-sided by design: [`accepted`] answers `Some` only for a document the schema
-//! accepts, typed exactly as the schema path types it; anything else (an invalid document, a v1
-//! state, a shape it does not decide) answers `None`, and the caller takes the schema path,
-//! which reports every violation with its path. So an error here can cost time, never a
-//! verdict. `tests/schema_parity.rs` holds it to the schema on every document of the parity
-//! corpus, and the `json` fuzz target on arbitrary bytes.
+//! The checks are one-sided by design: [`state`] answers `Some` and [`manifest_fits`] `true` only
+//! for a document the schema accepts (the state typed exactly as the schema path types it);
+//! anything else (an invalid document, a v1 document, a shape they do not decide) takes the
+//! schema path, which reports every violation with its path. So an error here can cost time,
+//! never a verdict. `tests/schema_parity.rs` holds both to the schema on every document of the
+//! parity corpus, and the `json` fuzz target the state check on arbitrary bytes.
 //!
-//! What typing alone would let through, and how each is closed:
+//! What typing a state alone would let through, and how each is closed:
 //! - `null` where the schema wants a value: serde reads `null` into an absent `Option`. Every
 //!   `null` of the text must be one of the nullable fields (`promotion`, `checkpoint`,
 //!   `blocked`), counted on the typed value against the text;
@@ -28,12 +30,13 @@ use crate::plan::model::{
     Actor, Blocker, Checkpoint, Field, Gate, Generation, Locator, LocatorKind, Outcome, Promotion,
     State, Task,
 };
+use serde_json::Value;
 
 const STATE_V2: &str = "https://deepworkplan.com/schema/plan-state/v2.json";
 const STATE_V5: &str = "https://deepworkplan.com/schema/plan-state/v5.json";
 
 /// The generation and typed state of `bytes` when the state schema certainly accepts them.
-pub fn accepted(bytes: &[u8]) -> Option<(Generation, State)> {
+pub fn state(bytes: &[u8]) -> Option<(Generation, State)> {
     if bytes.starts_with(b"\xEF\xBB\xBF") {
         return None;
     }
@@ -44,20 +47,81 @@ pub fn accepted(bytes: &[u8]) -> Option<(Generation, State)> {
         STATE_V5 => Generation::V5,
         _ => return None,
     };
-    let fits = tokens_in(text) == Some(expected_tokens(&state)) && state_fits(&state);
+    let fits = tokens_in(text) == Some(expected_tokens(&state)) && document_fits(&state);
     fits.then_some((generation, state))
 }
 
 /// Whether the typed `state`, written by dwp (structs as objects, an absent `Option` left out,
 /// `null` only for an explicitly null nullable field), is a document the schema of
 /// `generation` accepts: a writer's safety net on the state it is about to write.
-pub fn fits(generation: Generation, state: &State) -> bool {
+pub fn state_fits(generation: Generation, state: &State) -> bool {
     let url = match generation {
         Generation::V1 => return false,
         Generation::V2 => STATE_V2,
         Generation::V5 => STATE_V5,
     };
-    state.schema == url && state_fits(state)
+    state.schema == url && document_fits(state)
+}
+
+const MANIFEST_V2: &str = "https://deepworkplan.com/schema/plan-manifest/v2.json";
+const MANIFEST_V5: &str = "https://deepworkplan.com/schema/plan-manifest/v5.json";
+
+/// Whether the manifest `value` (read strictly: no duplicate key anywhere) is one the v2/v5
+/// manifest schema of `generation` accepts: every key known and of its type, the required ones
+/// present, the patterns, the length of `title`, `task_count` at least 1.
+pub fn manifest_fits(generation: Generation, value: &Value) -> bool {
+    let url = match generation {
+        Generation::V1 => return false,
+        Generation::V2 => MANIFEST_V2,
+        Generation::V5 => MANIFEST_V5,
+    };
+    let Some(fields) = value.as_object() else {
+        return false;
+    };
+    let required = [
+        "schema",
+        "spec_version",
+        "name",
+        "archetype",
+        "rigor",
+        "created_at",
+        "task_count",
+        "plan_format",
+    ];
+    required.iter().all(|key| fields.contains_key(*key))
+        && fields.iter().all(|(key, value)| match key.as_str() {
+            "schema" => value.as_str() == Some(url),
+            "spec_version" => value.as_str().is_some_and(is_version),
+            "name" => value.as_str().is_some_and(plan_name_fits),
+            "title" => value.as_str().is_some_and(|title| within(title, 200)),
+            "archetype" => one_of(
+                value,
+                &["individual", "orchestrator-hub", "agent-workspace"],
+            ),
+            "rigor" => one_of(value, &["micro", "standard", "deep"]),
+            "created_at" => value.is_string(),
+            "created_by" => value.is_object(),
+            "tags" => value
+                .as_array()
+                .is_some_and(|tags| tags.iter().all(Value::is_string)),
+            "task_count" => value.as_u64().is_some_and(|count| count >= 1),
+            "plan_format" => one_of(value, &["lite", "full"]),
+            "parent_plan" => value.is_string() || value.is_null(),
+            _ => false,
+        })
+}
+
+fn one_of(value: &Value, allowed: &[&str]) -> bool {
+    value.as_str().is_some_and(|text| allowed.contains(&text))
+}
+
+/// `^\d+\.\d+\.\d+$` with ASCII digits (were `\d` wider, this is only stricter).
+fn is_version(text: &str) -> bool {
+    let parts: Vec<&str> = text.split('.').collect();
+    parts.len() == 3
+        && parts
+            .iter()
+            .all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// What the typed value cannot show of the text: its `null` literals and its objects, counted
@@ -140,7 +204,7 @@ fn expected_tokens(state: &State) -> Tokens {
 
 /// The document: `plan`'s pattern, the required fields the model keeps optional, the minimums,
 /// and each nested definition.
-fn state_fits(state: &State) -> bool {
+fn document_fits(state: &State) -> bool {
     plan_name_fits(&state.plan)
         && state.format.is_some()
         && state.materialization.is_some()
@@ -334,9 +398,9 @@ mod tests {
     #[test]
     fn a_canonical_state_is_accepted_and_fits_as_written() {
         let text = canonical();
-        let (generation, state) = accepted(text.as_bytes()).expect("accepted");
+        let (generation, state) = super::state(text.as_bytes()).expect("accepted");
         assert_eq!(generation, Generation::V5);
-        assert!(fits(generation, &state));
+        assert!(state_fits(generation, &state));
         assert_eq!(crate::store::json_file_bytes(&state), text.as_bytes());
     }
 
@@ -385,7 +449,7 @@ mod tests {
         ];
         for (what, edited) in &edits {
             assert_ne!(edited, &text, "{what}: the edit changed nothing");
-            assert!(accepted(edited.as_bytes()).is_none(), "{what} was accepted");
+            assert!(state(edited.as_bytes()).is_none(), "{what} was accepted");
         }
         // The first four pass serde's typing: only the checks here stop them.
         for (what, edited) in &edits[..4] {
