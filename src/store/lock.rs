@@ -278,18 +278,31 @@ fn aside_dir(dir: &Path, stage: &str) -> PathBuf {
     ))
 }
 
+/// The longest a waiting writer sleeps between two looks at a held lock. A held lock is
+/// looked at with one `stat` (taking it builds and places a directory), so looking often costs
+/// little, and a writer done in 20 ms is not followed by 100 ms of nobody writing.
+const LONGEST_WAIT_STEP: Duration = Duration::from_millis(8);
+
 /// Take the lock, retrying a held lock with jittered exponential backoff for up to `wait`.
+/// While the lock directory stands, a waiter only looks at it; it tries to take the lock once
+/// the directory is gone (or the time is up, to report the holder).
 pub fn acquire(target: &Path, wait: Duration) -> Result<LockGuard> {
     let deadline = Instant::now() + wait;
-    let mut backoff = Duration::from_millis(2);
+    let dir = lock_dir(target);
+    let mut backoff = Duration::from_millis(1);
+    let pause = |backoff: &mut Duration| {
+        let jittered = backoff.mul_f64(0.5 + fastrand::f64());
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        std::thread::sleep(jittered.min(remaining));
+        *backoff = (*backoff * 2).min(LONGEST_WAIT_STEP);
+    };
     loop {
+        if Instant::now() < deadline && fs::symlink_metadata(&dir).is_ok() {
+            pause(&mut backoff);
+            continue;
+        }
         match try_acquire(target) {
-            Err(Error::LockHeld { .. }) if Instant::now() < deadline => {
-                let jittered = backoff.mul_f64(0.5 + fastrand::f64());
-                let remaining = deadline.saturating_duration_since(Instant::now());
-                std::thread::sleep(jittered.min(remaining));
-                backoff = (backoff * 2).min(Duration::from_millis(100));
-            }
+            Err(Error::LockHeld { .. }) if Instant::now() < deadline => pause(&mut backoff),
             other => return other,
         }
     }
