@@ -276,3 +276,52 @@ fn migrate_and_finalize_sign_the_state_they_write() {
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(state_of(&ready)["updated_by"]["model"], "fin");
 }
+
+/// `DWP_PROFILE=1` adds the stage timings on stderr, ending with the total, and changes nothing
+/// else: the same stdout and exit, and the same bytes written, as the same update without it.
+#[test]
+fn dwp_profile_prints_stage_timings_on_stderr_and_changes_nothing_else() {
+    let synth = || dwp::synth::SynthPlan::new("PLAN_profile_check", 4).completed(2);
+    let (plain, profiled) = (
+        common::Plan::from_synth(synth()),
+        common::Plan::from_synth(synth()),
+    );
+    let update = |plan: &common::Plan, profile: bool| {
+        let mut run = dwp();
+        run.args(["--json", "update"]).arg(&plan.dir).args([
+            "--task",
+            "3",
+            "--status",
+            "in_progress",
+        ]);
+        if profile {
+            run.env("DWP_PROFILE", "1");
+        }
+        run.run()
+    };
+    let (without, with) = (update(&plain, false), update(&profiled, true));
+    assert_eq!((without.code, with.code), (0, 0), "{}", with.stderr);
+    assert_eq!(without.stderr, "");
+    let lines: Vec<&str> = with.stderr.lines().collect();
+    assert!(lines[0].starts_with("dwp profile"), "{}", with.stderr);
+    for stage in [
+        "parse arguments",
+        "lock",
+        "load state",
+        "durable write",
+        "unlock",
+        "total",
+    ] {
+        assert!(
+            lines.iter().any(|l| l.trim_start().starts_with(stage)),
+            "no `{stage}` line in:\n{}",
+            with.stderr
+        );
+    }
+    assert!(lines.last().unwrap().trim_start().starts_with("total"));
+    let named = |run: &common::Run, plan: &common::Plan| {
+        run.stdout.replace(plan.dir.to_str().unwrap(), "PLAN")
+    };
+    assert_eq!(named(&without, &plain), named(&with, &profiled));
+    assert_eq!(plain.read("state.json"), profiled.read("state.json"));
+}

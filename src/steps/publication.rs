@@ -204,7 +204,9 @@ pub fn publish_locked(
 ) -> Result<Publication> {
     let paths = PlanPaths::new(plan_dir);
     let candidate_sha256 = store::sha256_hex(&candidate);
-    let (loaded, findings) = check_candidate(&paths, state_path, candidate, false);
+    let (loaded, findings) = crate::profile::time("check candidate", || {
+        check_candidate(&paths, state_path, candidate, false)
+    });
     let Some(loaded) = loaded.filter(|_| findings.is_empty()) else {
         return Ok(Publication::stopped(
             plan_dir,
@@ -224,7 +226,9 @@ pub fn publish_locked(
     }
     let marker = Marker {
         candidate_sha256: candidate_sha256.clone(),
-        artifacts_sha256: crate::rules::receipt::artifacts_digest(plan_dir, &loaded.doc),
+        artifacts_sha256: crate::profile::time("artifacts digest", || {
+            crate::rules::receipt::artifacts_digest(plan_dir, &loaded.doc)
+        }),
         step: Step::Marked.name().to_owned(),
         pid: std::process::id(),
         host: lock::host_name(),
@@ -249,7 +253,9 @@ fn complete_publication(
     write_marker(&paths.dir, &marker)?;
     reached(Step::StatePublished)?;
 
-    let problems = reverify(paths, state_path, candidate, &marker);
+    let problems = crate::profile::time("re-verify", || {
+        reverify(paths, state_path, candidate, &marker)
+    });
     if !problems.is_empty() {
         return Ok(Publication::stopped(
             &paths.dir,
@@ -261,7 +267,9 @@ fn complete_publication(
     reached(Step::Reverified)?;
 
     let receipt_path = paths.dir.join(crate::rules::receipt::RECEIPT);
-    let receipt = receipt(&paths.dir, &candidate.doc, &candidate.sha256, &marker)?;
+    let receipt = crate::profile::time("receipt", || {
+        receipt(&paths.dir, &candidate.doc, &candidate.sha256, &marker)
+    })?;
     if let Some(parent) = receipt_path.parent() {
         store::create_dir(parent, &paths.dir)?;
     }
@@ -438,6 +446,7 @@ fn verdict_of(findings: &[Finding]) -> PublicationVerdict {
 }
 
 fn write_marker(plan_dir: &Path, marker: &Marker) -> Result<()> {
+    let _stage = crate::profile::stage("write marker");
     store::write_atomic(
         &plan_dir.join(MARKER),
         plan_dir,

@@ -208,6 +208,8 @@ impl Dwp {
         if !self.keep_home {
             command.env_remove("HOME");
         }
+        // Stage timings go to stderr: only a test that asks for them gets them.
+        command.env_remove("DWP_PROFILE");
         for (name, value) in &self.envs {
             match value {
                 Some(value) => command.env(name, value),
