@@ -7,6 +7,8 @@
 //! only the sections whose name contains it (`update`, `verify`, `terminal`, `validate`,
 //! `startup`, `contention`, `growth`). `DWP_BENCH_REFERENCE_VERIFY` (a command with `{plan}`,
 //! e.g. `python3 /path/check.py {plan}`) adds the reference checker to the verify section.
+//! `DWP_BENCH_BINARY` times another `dwp` binary, e.g. the one `cargo dist` builds
+//! (`target/x86_64-unknown-linux-gnu/release/dwp`).
 //!
 //! Every figure but `validate`'s is the wall time of a whole process (`target/release/dwp`, found
 //! from this executable's path), timed with `Instant` around `Command::output()` (`status()` with
@@ -271,7 +273,10 @@ impl Bench {
         Bench {
             quick,
             filter,
-            dwp: Some(tools.join("dwp")).filter(|p| p.is_file()),
+            dwp: std::env::var_os("DWP_BENCH_BINARY")
+                .map(PathBuf::from)
+                .or_else(|| Some(tools.join("dwp")))
+                .filter(|p| p.is_file()),
             floor: compile(
                 &Path::new(CRATE_DIR).join("benches/floor.c"),
                 &tools.join("bench-floor"),
