@@ -51,14 +51,30 @@ pub fn task_files(state: &State) -> impl Iterator<Item = String> + '_ {
 
 /// The `artifacts_sha256` of a plan folder.
 pub fn artifacts_digest(plan_dir: &Path, state: &State) -> String {
+    let names = digest_names(state);
+    match crate::store::read_artifacts(plan_dir, &names) {
+        Ok(read) => digest_of(names.iter().zip(read.iter())),
+        // The folder itself cannot be opened: every file counts as absent.
+        Err(_) => digest_of(
+            names
+                .iter()
+                .map(|name| (name, &Err(crate::store::ReadFailure::Missing))),
+        ),
+    }
+}
+
+/// The digest of files already read: each `(name, bytes or why not)` in [`digest_names`] order.
+pub fn digest_of<'a>(
+    files: impl Iterator<Item = (&'a String, &'a Result<Vec<u8>, crate::store::ReadFailure>)>,
+) -> String {
     let mut hasher = Sha256::new();
-    for name in digest_names(state) {
+    for (name, read) in files {
         hasher.update(name.as_bytes());
         hasher.update([0u8]);
         // The reference's digest rule: a file that cannot be read counts as absent (so the
         // digest then disagrees with a receipt written while it could be read).
-        match crate::store::read_artifact(&plan_dir.join(&name), plan_dir) {
-            Ok(bytes) => hasher.update(&bytes),
+        match read {
+            Ok(bytes) => hasher.update(bytes),
             Err(_) => hasher.update(b"<absent>"),
         }
     }

@@ -253,8 +253,13 @@ fn complete_publication(
     write_marker(&paths.dir, &marker)?;
     reached(Step::StatePublished)?;
 
+    // Every covered file read once after the write: its digest is re-checked against the
+    // marker's, and the receipt lists the hashes of these same bytes.
+    let files = crate::profile::time("read artifacts", || {
+        CoveredFiles::read(&paths.dir, &candidate.doc)
+    })?;
     let problems = crate::profile::time("re-verify", || {
-        reverify(paths, state_path, candidate, &marker)
+        reverify(paths, state_path, candidate, &marker, &files.digest())
     });
     if !problems.is_empty() {
         return Ok(Publication::stopped(
@@ -267,9 +272,7 @@ fn complete_publication(
     reached(Step::Reverified)?;
 
     let receipt_path = paths.dir.join(crate::rules::receipt::RECEIPT);
-    let receipt = crate::profile::time("receipt", || {
-        receipt(&paths.dir, &candidate.doc, &candidate.sha256, &marker)
-    })?;
+    let receipt = receipt(&candidate.sha256, &marker, files.artifacts()?);
     if let Some(parent) = receipt_path.parent() {
         store::create_dir(parent, &paths.dir)?;
     }
@@ -408,6 +411,7 @@ fn reverify(
     state_path: &Path,
     candidate: &Loaded<State>,
     marker: &Marker,
+    artifacts_sha256: &str,
 ) -> Vec<Finding> {
     let file = state_path.display().to_string();
     let mut findings = Vec::new();
@@ -420,9 +424,7 @@ fn reverify(
         )),
         Ok(on_disk) => findings.extend(crate::rules::invariants::check_state(&on_disk)),
     }
-    if crate::rules::receipt::artifacts_digest(&paths.dir, &candidate.doc)
-        != marker.artifacts_sha256
-    {
+    if artifacts_sha256 != marker.artifacts_sha256 {
         findings.push(
             Finding::error(
                 Code::ReceiptMismatch,
@@ -478,8 +480,8 @@ fn read_marker(path: &Path, plan_dir: &Path) -> Result<Marker> {
 }
 
 /// The receipt: the reference's three keys, then what dwp checked and every artifact it covers.
-fn receipt(plan_dir: &Path, state: &State, state_sha256: &str, marker: &Marker) -> Result<Receipt> {
-    Ok(Receipt {
+fn receipt(state_sha256: &str, marker: &Marker, artifacts: Vec<Artifact>) -> Receipt {
+    Receipt {
         schema: RECEIPT_SCHEMA,
         state_sha256: state_sha256.to_owned(),
         artifacts_sha256: marker.artifacts_sha256.clone(),
@@ -490,13 +492,69 @@ fn receipt(plan_dir: &Path, state: &State, state_sha256: &str, marker: &Marker) 
             version: env!("CARGO_PKG_VERSION"),
         },
         checks: CHECKS.to_vec(),
-        artifacts: covered_artifacts(plan_dir, state)?,
-    })
+        artifacts,
+    }
+}
+
+/// The files a publication covers, read once: the receipt's artifacts and the reference's digest
+/// come from the same bytes.
+struct CoveredFiles {
+    plan_dir: std::path::PathBuf,
+    /// The receipt's names ([`covered_names`]).
+    covered: Vec<String>,
+    /// The digest's names ([`crate::rules::receipt::digest_names`]).
+    digested: Vec<String>,
+    read: std::collections::HashMap<String, std::result::Result<Vec<u8>, store::ReadFailure>>,
+}
+
+impl CoveredFiles {
+    fn read(plan_dir: &Path, state: &State) -> Result<CoveredFiles> {
+        let covered = covered_names(plan_dir, state)?;
+        let digested = crate::rules::receipt::digest_names(state);
+        let mut names: Vec<String> = covered.iter().chain(&digested).cloned().collect();
+        names.sort();
+        names.dedup();
+        let bytes = store::read_artifacts(plan_dir, &names)
+            .map_err(|failure| failure.into_error("read", plan_dir))?;
+        Ok(CoveredFiles {
+            plan_dir: plan_dir.to_path_buf(),
+            covered,
+            digested,
+            read: names.into_iter().zip(bytes).collect(),
+        })
+    }
+
+    /// `artifacts_sha256` of these bytes.
+    fn digest(&self) -> String {
+        crate::rules::receipt::digest_of(self.digested.iter().map(|name| (name, &self.read[name])))
+    }
+
+    /// Each covered file with its sha256, sorted by path; a missing one is left out, one that
+    /// cannot be read refuses the receipt.
+    fn artifacts(&self) -> Result<Vec<Artifact>> {
+        let mut artifacts = Vec::new();
+        for name in &self.covered {
+            match &self.read[name] {
+                Ok(bytes) => artifacts.push(Artifact {
+                    path: name.clone(),
+                    sha256: store::sha256_hex(bytes),
+                }),
+                Err(store::ReadFailure::Missing) => {}
+                Err(failure) => {
+                    return Err(Error::rejected(
+                        self.plan_dir.join(name).display().to_string(),
+                        failure.to_string(),
+                    ));
+                }
+            }
+        }
+        Ok(artifacts)
+    }
 }
 
 /// README, PROGRESS, PROMPTS, the manifest, every task file, every analysis_results file but the
-/// receipt, and every gate log named by `log=`, each with its sha256, sorted by path.
-pub fn covered_artifacts(plan_dir: &Path, state: &State) -> Result<Vec<Artifact>> {
+/// receipt, and every gate log named by `log=`, sorted.
+fn covered_names(plan_dir: &Path, state: &State) -> Result<Vec<String>> {
     let mut names: Vec<String> = ["README.md", "PROGRESS.md", "PROMPTS.md", "manifest.json"]
         .iter()
         .map(|s| (*s).to_owned())
@@ -511,25 +569,7 @@ pub fn covered_artifacts(plan_dir: &Path, state: &State) -> Result<Vec<Artifact>
     }
     names.sort();
     names.dedup();
-    let mut artifacts = Vec::new();
-    for name in names {
-        let path = plan_dir.join(&name);
-        let bytes = match store::read_artifact(&path, plan_dir) {
-            Ok(bytes) => bytes,
-            Err(store::ReadFailure::Missing) => continue,
-            Err(failure) => {
-                return Err(Error::rejected(
-                    path.display().to_string(),
-                    failure.to_string(),
-                ));
-            }
-        };
-        artifacts.push(Artifact {
-            path: name,
-            sha256: store::sha256_hex(&bytes),
-        });
-    }
-    Ok(artifacts)
+    Ok(names)
 }
 
 /// Every regular file under `analysis_results/` (relative to the plan), except the receipt and

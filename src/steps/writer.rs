@@ -170,7 +170,7 @@ pub fn check_changed_task(
 ) -> crate::Result<()> {
     let _stage = crate::profile::stage("re-check changed task");
     let file = &before.file;
-    if !crate::plan::typed_state::fits(before.generation, next) {
+    if !crate::plan::typed_schema::state_fits(before.generation, next) {
         check_changed_task_by_schema(before, next, task, what)?;
     }
     let problems = crate::rules::invariants::check_document(next, file);
