@@ -159,9 +159,10 @@ pub fn check_before_write(state_path: &Path, bytes: &[u8], what: &str) -> crate:
 }
 
 /// The safety net of a writer that changed one task of a state that validated on input: the
-/// changed task against the task definition, the document around the tasks against the state
-/// schema, and every invariant of the result. Equivalent to checking the whole result, since the
-/// other tasks are the input's, without parsing it back.
+/// typed schema checks on the whole result (`plan::typed_schema::state_fits`), or where they do
+/// not accept it the changed task against the task definition and the document around the tasks
+/// against the state schema (the other tasks are the input's), which report the violation; then
+/// every invariant of the result. The result is never serialized and parsed back for this.
 pub fn check_changed_task(
     before: &Loaded<State>,
     next: &State,
