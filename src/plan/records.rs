@@ -147,40 +147,17 @@ pub fn linked_file(links: &[String]) -> Option<&str> {
         .find(|l| l.ends_with(".md") && l.contains(".task_"))
 }
 
-/// From this many task files on, they are read and parsed on every core (a plan of 1,000 tasks
-/// reads 1,000 files; below this, starting threads costs more than it saves, and `verify --all`
-/// already gives each core its own plans).
-const READ_IN_PARALLEL_FROM: usize = 256;
-
-/// Read and parse each task file of `wanted` (id, path), in order. A file with no task heading
-/// is still the task's record: one that lacks every section, which the section rules report.
+/// Read and parse each task file of `wanted` (id, path), in order, on every core from 256 files
+/// on (`store::read_each`). A file with no task heading is still the task's record: one that
+/// lacks every section, which the section rules report.
 fn read_task_files(
     folder: &store::PlanFolder,
     wanted: &[(u64, PathBuf)],
 ) -> Vec<std::result::Result<TaskRecord, store::ReadFailure>> {
-    let read = |(id, path): &(u64, PathBuf)| {
+    store::read_each(wanted, |(id, path)| {
         folder.read_text(path).map(|text| {
             markdown::parse_task_file(&text).unwrap_or_else(|| TaskRecord::headless(*id))
         })
-    };
-    let cores = if wanted.len() < READ_IN_PARALLEL_FROM {
-        1
-    } else {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    };
-    if cores == 1 {
-        return wanted.iter().map(read).collect();
-    }
-    let read = &read;
-    std::thread::scope(|scope| {
-        let readers: Vec<_> = wanted
-            .chunks(wanted.len().div_ceil(cores))
-            .map(|part| scope.spawn(move || part.iter().map(read).collect::<Vec<_>>()))
-            .collect();
-        readers
-            .into_iter()
-            .flat_map(|reader| reader.join().expect("a task file reader panicked"))
-            .collect()
     })
 }
 
@@ -338,7 +315,7 @@ mod tests {
     #[test]
     fn task_files_read_in_parallel_keep_their_ids_and_failures() {
         let root = tempfile::tempdir().unwrap();
-        let tasks = READ_IN_PARALLEL_FROM + 44;
+        let tasks = store::READ_IN_PARALLEL_FROM + 44;
         let dir = crate::synth::SynthPlan::new("PLAN_many_files", tasks)
             .write(root.path())
             .unwrap();

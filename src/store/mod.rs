@@ -255,37 +255,44 @@ pub fn read_artifact(path: &Path, plan_dir: &Path) -> Result<Vec<u8>, ReadFailur
     read_opened(opened, path)
 }
 
-/// From this many files on, [`read_artifacts`] reads on every core.
-const READ_IN_PARALLEL_FROM: usize = 256;
+/// From this many files on, [`read_each`] reads on every core: a plan of 1,000 tasks has 1,000
+/// task files; below this, starting threads costs more than it saves (and `verify --all`
+/// already gives each core its own plans).
+pub const READ_IN_PARALLEL_FROM: usize = 256;
+
+/// `read` of each item, in order; from [`READ_IN_PARALLEL_FROM`] items on, on every core, each
+/// core taking one contiguous chunk (so the results come back in the items' order).
+pub fn read_each<T: Sync, R: Send>(items: &[T], read: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let cores = if items.len() < READ_IN_PARALLEL_FROM {
+        1
+    } else {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    };
+    if cores == 1 {
+        return items.iter().map(read).collect();
+    }
+    let read = &read;
+    std::thread::scope(|scope| {
+        let readers: Vec<_> = items
+            .chunks(items.len().div_ceil(cores))
+            .map(|part| scope.spawn(move || part.iter().map(read).collect::<Vec<_>>()))
+            .collect();
+        readers
+            .into_iter()
+            .flat_map(|reader| reader.join().expect("a reader thread panicked"))
+            .collect()
+    })
+}
 
 /// [`read_artifact`] of each of `names` (paths relative to `plan_dir`), in order, through one
-/// handle on the folder; from 256 files on, on every core (a publication of 1,000 tasks reads
+/// handle on the folder, on every core from 256 files on (a publication of 1,000 tasks reads
 /// every task file to hash it).
 pub fn read_artifacts(
     plan_dir: &Path,
     names: &[String],
 ) -> Result<Vec<Result<Vec<u8>, ReadFailure>>, ReadFailure> {
     let folder = PlanFolder::open(plan_dir)?;
-    let read = |name: &String| folder.read(&plan_dir.join(name));
-    let cores = if names.len() < READ_IN_PARALLEL_FROM {
-        1
-    } else {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    };
-    if cores == 1 {
-        return Ok(names.iter().map(read).collect());
-    }
-    let read = &read;
-    Ok(std::thread::scope(|scope| {
-        let readers: Vec<_> = names
-            .chunks(names.len().div_ceil(cores))
-            .map(|part| scope.spawn(move || part.iter().map(read).collect::<Vec<_>>()))
-            .collect();
-        readers
-            .into_iter()
-            .flat_map(|reader| reader.join().expect("an artifact reader panicked"))
-            .collect()
-    }))
+    Ok(read_each(names, |name| folder.read(&plan_dir.join(name))))
 }
 
 /// A plan folder held open, for a reader of many of its files (the task files of a Full plan):
