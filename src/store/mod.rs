@@ -370,18 +370,24 @@ pub fn open_append(path: &Path, root: &Path) -> crate::Result<(std::fs::File, bo
     let flags =
         OFlags::RDWR | OFlags::APPEND | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
     let mode = Mode::from_raw_mode(0o644);
-    let (fd, created) = match rustix::fs::openat(&folder.fd, name, flags, mode) {
+    let open = || rustix::fs::openat(&folder.fd, name, flags, mode);
+    let create = || {
+        rustix::fs::openat(
+            &folder.fd,
+            name,
+            flags | OFlags::CREATE | OFlags::EXCL,
+            mode,
+        )
+    };
+    let (fd, created) = match open() {
         Ok(fd) => (fd, false),
-        Err(rustix::io::Errno::NOENT) => {
-            let fd = rustix::fs::openat(
-                &folder.fd,
-                name,
-                flags | OFlags::CREATE | OFlags::EXCL,
-                mode,
-            )
-            .map_err(|e| io_failure("create", path, e.into()))?;
-            (fd, true)
-        }
+        // Absent: create it, unless another writer did so between the two calls (then open
+        // what it created; its first append and ours are serialized by the file's lock).
+        Err(rustix::io::Errno::NOENT) => match create() {
+            Ok(fd) => (fd, true),
+            Err(rustix::io::Errno::EXIST) => (open().map_err(|e| fail(e.into()))?, false),
+            Err(e) => return Err(io_failure("create", path, e.into())),
+        },
         Err(rustix::io::Errno::LOOP) => {
             return Err(crate::Error::rejected(
                 path.display().to_string(),
@@ -433,6 +439,31 @@ fn file_kind(file_type: std::fs::FileType) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Writers racing to append to a file that does not exist yet: each either creates it or
+    /// opens the one another created, and exactly one says it created it (a writer that lost
+    /// the race to create was refused with "File exists" before).
+    #[test]
+    fn writers_racing_to_create_an_append_file_all_open_it() {
+        const WRITERS: usize = 8;
+        for round in 0..40 {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join(format!("ledger-{round}.jsonl"));
+            let start = std::sync::Barrier::new(WRITERS);
+            let created: Vec<bool> = std::thread::scope(|scope| {
+                let writers: Vec<_> = (0..WRITERS)
+                    .map(|_| {
+                        scope.spawn(|| {
+                            start.wait();
+                            open_append(&path, dir.path()).unwrap().1
+                        })
+                    })
+                    .collect();
+                writers.into_iter().map(|w| w.join().unwrap()).collect()
+            });
+            assert_eq!(created.iter().filter(|&&c| c).count(), 1, "round {round}");
+        }
+    }
 
     #[test]
     fn sha256_matches_the_known_vector() {
