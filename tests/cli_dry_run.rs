@@ -102,14 +102,20 @@ fn amend_dry_run_previews_the_record_progress_and_state() {
     );
 }
 
-#[test]
-fn reconcile_write_dry_run_previews_the_state_and_progress() {
-    let plan = Plan::from_synth(SynthPlan::new("PLAN_dry_reconcile", 4).completed(1));
-    // The markdown moves ahead: task 2's box checked (with its Plan Status count).
+/// A plan of 4 tasks, 1 completed, whose markdown has moved ahead: task 2's box checked (with
+/// its Plan Status count), the state not.
+fn markdown_ahead(name: &str) -> Plan {
+    let plan = Plan::from_synth(SynthPlan::new(name, 4).completed(1));
     plan.edit("README.md", |text| {
         text.replace("- [ ] Task 2:", "- [x] Task 2:")
             .replace("Plan Status: 1/4", "Plan Status: 2/4")
     });
+    plan
+}
+
+#[test]
+fn reconcile_write_dry_run_previews_the_state_and_progress() {
+    let plan = markdown_ahead("PLAN_dry_reconcile");
     let dir = plan.root().to_path_buf();
     preview_then_write(
         &dir,
@@ -126,11 +132,7 @@ fn reconcile_write_dry_run_previews_the_state_and_progress() {
 
 #[test]
 fn a_desync_report_names_the_reconcile_that_runs_as_printed() {
-    let plan = Plan::from_synth(SynthPlan::new("PLAN_desync_line", 4).completed(1));
-    plan.edit("README.md", |text| {
-        text.replace("- [ ] Task 2:", "- [x] Task 2:")
-            .replace("Plan Status: 1/4", "Plan Status: 2/4")
-    });
+    let plan = markdown_ahead("PLAN_desync_line");
     let run = dwp().at(NOW).arg("reconcile").arg(&plan.dir).run();
     assert_eq!(run.code, 1, "{run:?}");
     let line = format!("`dwp reconcile {} --write`", plan.dir.display());

@@ -810,29 +810,7 @@ impl Repo {
     }
 
     fn git(&self, args: &[&str]) -> String {
-        let output = std::process::Command::new("git")
-            .current_dir(self.root.path())
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .args([
-                "-c",
-                "user.name=dwp test",
-                "-c",
-                "user.email=dwp@example.invalid",
-                "-c",
-                "commit.gpgsign=false",
-                "-c",
-                "init.defaultBranch=main",
-            ])
-            .args(args)
-            .output()
-            .expect("run git");
-        assert!(
-            output.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8(output.stdout).unwrap().trim().to_owned()
+        common::git(self.root.path(), args)
     }
 
     /// Commit a change with `message`; its short hash as `git log --format=%h` prints it.

@@ -92,7 +92,7 @@ pub fn manifest_fits(generation: Generation, value: &Value) -> bool {
         && fields.iter().all(|(key, value)| match key.as_str() {
             "schema" => value.as_str() == Some(url),
             "spec_version" => value.as_str().is_some_and(is_version),
-            "name" => value.as_str().is_some_and(plan_name_fits),
+            "name" => value.as_str().is_some_and(crate::plan::is_plan_name),
             "title" => value.as_str().is_some_and(|title| within(title, 200)),
             "archetype" => one_of(
                 value,
@@ -205,7 +205,7 @@ fn expected_tokens(state: &State) -> Tokens {
 /// The document: `plan`'s pattern, the required fields the model keeps optional, the minimums,
 /// and each nested definition.
 fn document_fits(state: &State) -> bool {
-    plan_name_fits(&state.plan)
+    crate::plan::is_plan_name(&state.plan)
         && state.format.is_some()
         && state.materialization.is_some()
         && state.task_count >= 1
@@ -219,18 +219,6 @@ fn document_fits(state: &State) -> bool {
 
 fn field_fits<T>(field: &Field<T>, fits: impl Fn(&T) -> bool) -> bool {
     field.value().is_none_or(fits)
-}
-
-/// `^PLAN_[a-z0-9]+(_[a-z0-9]+){1,4}$`: two to five words of `[a-z0-9]` after `PLAN_`.
-fn plan_name_fits(plan: &str) -> bool {
-    let Some(words) = plan.strip_prefix("PLAN_") else {
-        return false;
-    };
-    let count = words.split('_').count();
-    (2..=5).contains(&count)
-        && words
-            .split('_')
-            .all(|word| !word.is_empty() && word.bytes().all(is_lower_alnum))
 }
 
 fn is_lower_alnum(byte: u8) -> bool {
@@ -350,9 +338,11 @@ mod tests {
     }
 
     #[test]
+    /// `plan` and `name` use `plan::is_plan_name`, held here to the schema's pattern
+    /// `^PLAN_[a-z0-9]+(_[a-z0-9]+){1,4}$`.
     fn the_plan_name_pattern_takes_two_to_five_words() {
         for good in ["PLAN_a_b", "PLAN_a1_b2_c3_d4_e5", "PLAN_bench_t10"] {
-            assert!(plan_name_fits(good), "{good}");
+            assert!(crate::plan::is_plan_name(good), "{good}");
         }
         for bad in [
             "PLAN_a",
@@ -364,7 +354,7 @@ mod tests {
             "PLAN_a_b\n",
             "PLAN_a-b_c",
         ] {
-            assert!(!plan_name_fits(bad), "{bad:?}");
+            assert!(!crate::plan::is_plan_name(bad), "{bad:?}");
         }
     }
 
