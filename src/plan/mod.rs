@@ -67,9 +67,17 @@ pub struct Loaded<T> {
 impl<T> Loaded<T> {
     fn new(path: &Path, bytes: Vec<u8>, generation: Generation, doc: T) -> Loaded<T> {
         Loaded {
+            sha256: crate::profile::time("sha256 input", || sha256_hex(&bytes)),
+            ..Loaded::new_unhashed(path, bytes, generation, doc)
+        }
+    }
+
+    /// [`Loaded::new`] without its hash (the caller computed it elsewhere).
+    fn new_unhashed(path: &Path, bytes: Vec<u8>, generation: Generation, doc: T) -> Loaded<T> {
+        Loaded {
             path: path.to_path_buf(),
             file: path.display().to_string(),
-            sha256: crate::profile::time("sha256 input", || sha256_hex(&bytes)),
+            sha256: String::new(),
             bytes,
             generation,
             doc,
@@ -263,11 +271,40 @@ pub fn load_state_at(path: &Path, plan_dir: &Path) -> Result<Loaded<State>, Vec<
 /// ([`typed_schema`]) is loaded without the schema validator; anything else takes
 /// [`state_from_bytes_by_schema`], which reports every violation.
 pub fn state_from_bytes(path: &Path, bytes: Vec<u8>) -> Result<Loaded<State>, Vec<Finding>> {
-    match crate::profile::time("typed state", || typed_schema::state(&bytes)) {
-        Some((generation, state)) => Ok(Loaded::new(path, bytes, generation, state)),
+    if bytes.len() < ASIDE_FROM {
+        return match crate::profile::time("typed state", || typed_schema::state(&bytes)) {
+            Some((generation, state)) => Ok(Loaded::new(path, bytes, generation, state)),
+            None => state_from_bytes_by_schema(path, bytes),
+        };
+    }
+    // A large state is hashed and its text scanned on another core while this one types it.
+    let (aside, typed) = std::thread::scope(|scope| {
+        let aside = scope.spawn(|| (sha256_hex(&bytes), typed_schema::text_tokens(&bytes)));
+        let typed = crate::profile::time("typed state", || typed_schema::typed(&bytes));
+        let aside = aside
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (aside, typed)
+    });
+    let (sha256, tokens) = aside;
+    let fits = |(_, state): &(Generation, State)| {
+        tokens
+            .as_ref()
+            .is_some_and(|tokens| typed_schema::text_fits(state, tokens))
+    };
+    match typed.filter(fits) {
+        Some((generation, state)) => Ok(Loaded {
+            sha256,
+            ..Loaded::new_unhashed(path, bytes, generation, state)
+        }),
         None => state_from_bytes_by_schema(path, bytes),
     }
 }
+
+/// States at least this large are hashed and scanned on a second thread while they are typed (a
+/// 4 MiB state: about 2 ms of hashing and 1 ms of scanning); below it a thread costs more than it
+/// saves.
+const ASIDE_FROM: usize = 256 * 1024;
 
 /// [`state_from_bytes`] through the schema validator, each task parsed, checked, typed and freed
 /// in turn: the same verdicts and findings as checking the whole document, without building the

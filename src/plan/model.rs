@@ -491,12 +491,46 @@ pub struct Blocker {
     pub needs: Option<String>,
 }
 
-/// A date-time field of a state: its JSON path, its text, and the task it belongs to.
+/// A date-time field of a state: where it is, its text, and the task it belongs to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Timestamp<'a> {
-    pub path: String,
+    pub place: TimestampPlace,
     pub text: &'a str,
     pub task: Option<u64>,
+}
+
+/// Where a [`Timestamp`] is; its JSON path is spelled only when a finding names it (a state of
+/// 10,000 tasks has about 15,000 of them, and every writer looks at each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimestampPlace {
+    UpdatedAt,
+    /// `$.tasks[index].field`.
+    Task {
+        index: usize,
+        field: &'static str,
+    },
+    /// `$.tasks[index].gates[gate].last_run`.
+    Gate {
+        index: usize,
+        gate: usize,
+    },
+    CheckpointAt,
+    BlockedSince,
+}
+
+impl<'a> Timestamp<'a> {
+    /// The JSON path of the field (`$.tasks[3].started_at`).
+    pub fn path(&self) -> String {
+        match self.place {
+            TimestampPlace::UpdatedAt => "$.updated_at".into(),
+            TimestampPlace::Task { index, field } => format!("$.tasks[{index}].{field}"),
+            TimestampPlace::Gate { index, gate } => {
+                format!("$.tasks[{index}].gates[{gate}].last_run")
+            }
+            TimestampPlace::CheckpointAt => "$.checkpoint.at".into(),
+            TimestampPlace::BlockedSince => "$.blocked.since".into(),
+        }
+    }
 }
 
 impl State {
@@ -504,42 +538,41 @@ impl State {
     /// `completed_at` and gate `last_run`, the checkpoint's `at`, the blocker's `since`.
     pub fn timestamps(&self) -> Vec<Timestamp<'_>> {
         let mut all = vec![Timestamp {
-            path: "$.updated_at".into(),
+            place: TimestampPlace::UpdatedAt,
             text: &self.updated_at,
             task: None,
         }];
         for (index, task) in self.tasks.iter().enumerate() {
-            let at = |field: &str| format!("$.tasks[{index}].{field}");
             for (field, value) in [
                 ("started_at", &task.started_at),
                 ("completed_at", &task.completed_at),
             ] {
                 if let Some(value) = value {
                     all.push(Timestamp {
-                        path: at(field),
+                        place: TimestampPlace::Task { index, field },
                         text: value,
                         task: Some(task.id),
                     });
                 }
             }
-            for (g, gate) in task.gates().iter().enumerate() {
+            for (gate, record) in task.gates().iter().enumerate() {
                 all.push(Timestamp {
-                    path: at(&format!("gates[{g}].last_run")),
-                    text: &gate.last_run,
+                    place: TimestampPlace::Gate { index, gate },
+                    text: &record.last_run,
                     task: Some(task.id),
                 });
             }
         }
         if let Some(c) = self.checkpoint.value() {
             all.push(Timestamp {
-                path: "$.checkpoint.at".into(),
+                place: TimestampPlace::CheckpointAt,
                 text: &c.at,
                 task: Some(c.task),
             });
         }
         if let Some(b) = self.blocked.value() {
             all.push(Timestamp {
-                path: "$.blocked.since".into(),
+                place: TimestampPlace::BlockedSince,
                 text: &b.since,
                 task: Some(b.task),
             });

@@ -37,6 +37,15 @@ const STATE_V5: &str = "https://deepworkplan.com/schema/plan-state/v5.json";
 
 /// The generation and typed state of `bytes` when the state schema certainly accepts them.
 pub fn state(bytes: &[u8]) -> Option<(Generation, State)> {
+    let (generation, state) = typed(bytes)?;
+    text_fits(&state, &text_tokens(bytes)?).then_some((generation, state))
+}
+
+/// The typing half of [`state`]: `bytes` typed as a v2/v5 [`State`], with nothing checked yet
+/// that typing does not impose. Only [`text_fits`] with the [`text_tokens`] of the same bytes
+/// makes it a verdict; the two halves are apart so that the text can be scanned on another core
+/// while it is typed.
+pub fn typed(bytes: &[u8]) -> Option<(Generation, State)> {
     if bytes.starts_with(b"\xEF\xBB\xBF") {
         return None;
     }
@@ -47,8 +56,20 @@ pub fn state(bytes: &[u8]) -> Option<(Generation, State)> {
         STATE_V5 => Generation::V5,
         _ => return None,
     };
-    let fits = tokens_in(text) == Some(expected_tokens(&state)) && document_fits(&state);
-    fits.then_some((generation, state))
+    Some((generation, state))
+}
+
+/// The text half of [`state`]: the tokens of `bytes` the typed value cannot show (see
+/// [`Tokens`]); `None` when they hold a number the typed checks leave to the schema.
+pub fn text_tokens(bytes: &[u8]) -> Option<Tokens> {
+    tokens_in(bytes)
+}
+
+/// Whether a state [`typed`] from some bytes whose [`text_tokens`] are `tokens` is one the
+/// schema accepts: the text held only the `null`s and objects the value shows, and the value
+/// passes every check of the schema that typing does not impose.
+pub fn text_fits(state: &State, tokens: &Tokens) -> bool {
+    *tokens == expected_tokens(state) && document_fits(state)
 }
 
 /// Whether the typed `state`, written by dwp (structs as objects, an absent `Option` left out,
@@ -129,7 +150,7 @@ fn is_version(text: &str) -> bool {
 /// to the schema and to typing alike, but a canonical state never holds one, so it is left to
 /// the schema path rather than argued here).
 #[derive(Debug, PartialEq, Eq)]
-struct Tokens {
+pub struct Tokens {
     nulls: usize,
     objects: usize,
 }
@@ -137,8 +158,7 @@ struct Tokens {
 /// Outside a string, the letter `n` begins `null` and nothing else (`true`, `false`, numbers and
 /// punctuation have none), `{` begins an object, `.` is a fraction and `e` after a digit an
 /// exponent.
-fn tokens_in(text: &str) -> Option<Tokens> {
-    let bytes = text.as_bytes();
+fn tokens_in(bytes: &[u8]) -> Option<Tokens> {
     let mut tokens = Tokens {
         nulls: 0,
         objects: 0,
@@ -158,16 +178,17 @@ fn tokens_in(text: &str) -> Option<Tokens> {
     Some(tokens)
 }
 
-/// The index of the quote closing the string whose first byte is at `from`.
+/// The index of the quote closing the string whose first byte is at `from` (most of a state's
+/// bytes are inside strings: they are skipped a word at a time).
 fn string_end(bytes: &[u8], mut from: usize) -> usize {
-    while from < bytes.len() {
+    while let Some(offset) = memchr::memchr2(b'"', b'\\', bytes.get(from..).unwrap_or_default()) {
+        from += offset;
         match bytes[from] {
             b'\\' => from += 2,
-            b'"' => return from,
-            _ => from += 1,
+            _ => return from,
         }
     }
-    from
+    bytes.len()
 }
 
 /// The tokens a state read from objects alone holds. serde reads a struct from an array too
@@ -329,12 +350,15 @@ mod tests {
     fn tokens_are_counted_outside_strings_only() {
         let tokens = |nulls, objects| Some(Tokens { nulls, objects });
         let text = r#"{"a": null, "b": "null { \" null", "c": [null, {}]}"#;
-        assert_eq!(tokens_in(text), tokens(2, 2));
+        assert_eq!(tokens_in(text.as_bytes()), tokens(2, 2));
         let text = r#"{"a": "ends with a backslash \\", "b": null, "t": true}"#;
-        assert_eq!(tokens_in(text), tokens(1, 1));
-        assert_eq!(tokens_in(r#"{"a": 3.0}"#), None);
-        assert_eq!(tokens_in(r#"{"a": 3e0}"#), None);
-        assert_eq!(tokens_in(r#"{"a": "3.0e1", "b": false}"#), tokens(0, 1));
+        assert_eq!(tokens_in(text.as_bytes()), tokens(1, 1));
+        assert_eq!(tokens_in(br#"{"a": 3.0}"#), None);
+        assert_eq!(tokens_in(br#"{"a": 3e0}"#), None);
+        assert_eq!(tokens_in(br#"{"a": "3.0e1", "b": false}"#), tokens(0, 1));
+        // A string left open runs to the end; an escape as the last byte too.
+        assert_eq!(tokens_in(br#"{"a": "open"#), tokens(0, 1));
+        assert_eq!(tokens_in(br#"{"a": ""#), tokens(0, 1));
     }
 
     #[test]

@@ -30,7 +30,7 @@ pub fn check_manifest(manifest: &Loaded<Manifest>) -> Vec<Finding> {
     timestamp(
         &mut findings,
         &manifest.file,
-        "$.created_at",
+        || "$.created_at".to_owned(),
         &manifest.doc.created_at,
         None,
     );
@@ -130,7 +130,7 @@ fn check_locators(findings: &mut Vec<Finding>, doc: &State, file: &str) {
         } else {
             "file"
         };
-        let path = format!("$.tasks[{index}].{field}");
+        let path = || format!("$.tasks[{index}].{field}");
         let Some(value) = task.locator_value() else {
             continue;
         };
@@ -141,13 +141,13 @@ fn check_locators(findings: &mut Vec<Finding>, doc: &State, file: &str) {
                     file,
                     format!("`{value}` also locates task {first}"),
                 )
-                .at(&path)
+                .at(path())
                 .task(task.id),
             );
         }
         let agrees = match value.strip_prefix("#task-") {
-            Some(number) => number == task.id.to_string(),
-            None => value.strip_prefix(&format!("{}.task_", task.id)).is_some(),
+            Some(number) => after_id(number, task.id) == Some(""),
+            None => after_id(value, task.id).is_some_and(|rest| rest.starts_with(".task_")),
         };
         if !agrees {
             findings.push(
@@ -159,7 +159,7 @@ fn check_locators(findings: &mut Vec<Finding>, doc: &State, file: &str) {
                         id = task.id
                     ),
                 )
-                .at(&path)
+                .at(path())
                 .task(task.id),
             );
         }
@@ -189,6 +189,15 @@ fn check_locators(findings: &mut Vec<Finding>, doc: &State, file: &str) {
             }
         }
     }
+}
+
+/// What follows `text`'s leading decimal number when that number is written exactly as `id`
+/// is (no sign, no leading zero); `None` otherwise.
+fn after_id(text: &str, id: u64) -> Option<&str> {
+    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+    let (number, rest) = text.split_at(digits);
+    let canonical = number == "0" || !number.starts_with('0');
+    (canonical && number.parse::<u64>().ok() == Some(id)).then_some(rest)
 }
 
 fn check_status(findings: &mut Vec<Finding>, doc: &State, file: &str) {
@@ -260,47 +269,52 @@ fn check_status(findings: &mut Vec<Finding>, doc: &State, file: &str) {
 }
 
 fn check_timestamps(findings: &mut Vec<Finding>, doc: &State, file: &str) {
-    timestamp(findings, file, "$.updated_at", &doc.updated_at, None);
+    let fixed = |path: &'static str| move || path.to_owned();
+    timestamp(findings, file, fixed("$.updated_at"), &doc.updated_at, None);
     if let Some(checkpoint) = doc.checkpoint.value() {
-        timestamp(findings, file, "$.checkpoint.at", &checkpoint.at, None);
-    }
-    if let Some(blocker) = doc.blocked.value() {
         timestamp(
             findings,
             file,
-            "$.blocked.since",
-            &blocker.since,
-            Some(blocker.task),
+            fixed("$.checkpoint.at"),
+            &checkpoint.at,
+            None,
         );
     }
+    if let Some(blocker) = doc.blocked.value() {
+        let since = fixed("$.blocked.since");
+        timestamp(findings, file, since, &blocker.since, Some(blocker.task));
+    }
     for (index, task) in doc.tasks.iter().enumerate() {
-        let at = |field: &str| format!("$.tasks[{index}].{field}");
+        let at = |field: &'static str| move || format!("$.tasks[{index}].{field}");
         if let Some(t) = &task.started_at {
-            timestamp(findings, file, &at("started_at"), t, Some(task.id));
+            timestamp(findings, file, at("started_at"), t, Some(task.id));
         }
         if let Some(t) = &task.completed_at {
-            timestamp(findings, file, &at("completed_at"), t, Some(task.id));
+            timestamp(findings, file, at("completed_at"), t, Some(task.id));
         }
         for (g, gate) in task.gates().iter().enumerate() {
-            timestamp(
-                findings,
-                file,
-                &at(&format!("gates[{g}].last_run")),
-                &gate.last_run,
-                Some(task.id),
-            );
+            let path = || format!("$.tasks[{index}].gates[{g}].last_run");
+            timestamp(findings, file, path, &gate.last_run, Some(task.id));
         }
     }
 }
 
-fn timestamp(findings: &mut Vec<Finding>, file: &str, path: &str, text: &str, task: Option<u64>) {
+/// A finding when `text` is not an RFC 3339 date-time; `path` is spelled only then (a large
+/// state has thousands of valid ones).
+fn timestamp(
+    findings: &mut Vec<Finding>,
+    file: &str,
+    path: impl FnOnce() -> String,
+    text: &str,
+    task: Option<u64>,
+) {
     if parse_rfc3339(text).is_none() {
         let mut finding = Finding::error(
             Code::Timestamp,
             file,
             format!("`{text}` is not an RFC 3339 date-time (e.g. 2026-06-09T14:00:00Z)"),
         )
-        .at(path);
+        .at(path());
         finding.task = task;
         findings.push(finding);
     }
@@ -450,6 +464,30 @@ pub fn collect<T>(
         Err(found) => {
             findings.extend(found);
             None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::after_id;
+
+    /// A locator agrees with its task only when it spells the id exactly as the id is written
+    /// (DWP: a locator names its own task): no leading zero, no sign, no other number.
+    #[test]
+    fn a_locator_number_is_the_id_spelled_exactly() {
+        assert_eq!(after_id("7", 7), Some(""));
+        assert_eq!(after_id("7.task_x.md", 7), Some(".task_x.md"));
+        assert_eq!(after_id("12", 12), Some(""));
+        for (text, id) in [
+            ("07", 7),
+            ("+7", 7),
+            ("70", 7),
+            ("", 7),
+            ("x7", 7),
+            ("7", 8),
+        ] {
+            assert_eq!(after_id(text, id), None, "{text:?} for {id}");
         }
     }
 }

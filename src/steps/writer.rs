@@ -82,6 +82,7 @@ const SAME_WRITE_SECONDS: i64 = 1;
 /// would put the state's times out of order (verify's DWP067). Refused, naming both times.
 pub fn refuse_clock_behind(state: &State, file: &str, now: &str) -> crate::Result<()> {
     use crate::clock::parse_rfc3339;
+    let _stage = crate::profile::stage("clock check");
     let Some(clock) = parse_rfc3339(now) else {
         return Ok(());
     };
@@ -93,7 +94,7 @@ pub fn refuse_clock_behind(state: &State, file: &str, now: &str) -> crate::Resul
         .max_by_key(|(time, _)| *time);
     match newest {
         Some((time, stamp)) if time > latest => Err(crate::Error::rejected(
-            format!("{file}: {}", stamp.path),
+            format!("{file}: {}", stamp.path()),
             format!(
                 "the clock reads {now}, earlier than `{}` recorded here: a write now would put the state's times out of order",
                 stamp.text

@@ -1228,7 +1228,8 @@ fn timestamp_order(
     let updated =
         parse_rfc3339(&state.updated_at).map(|u| u + chrono::Duration::seconds(SAME_WRITE_SECONDS));
     let horizon = now + chrono::Duration::seconds(FUTURE_SKEW_SECONDS);
-    let mut check = |path: String, text: &str, task: Option<u64>| {
+    let mut check = |stamp: &crate::plan::model::Timestamp| {
+        let text = stamp.text;
         let Some(time) = parse_rfc3339(text) else {
             return;
         };
@@ -1243,13 +1244,13 @@ fn timestamp_order(
             None
         };
         if let Some(message) = problem {
-            let mut finding = Finding::error(Code::TimestampOrder, &file, message).at(path);
-            finding.task = task;
+            let mut finding = Finding::error(Code::TimestampOrder, &file, message).at(stamp.path());
+            finding.task = stamp.task;
             findings.push(finding);
         }
     };
     for stamp in state.timestamps() {
-        check(stamp.path, stamp.text, stamp.task);
+        check(&stamp);
     }
     for (index, task) in state.tasks.iter().enumerate() {
         let started = task.started_at.as_deref().and_then(parse_rfc3339);
