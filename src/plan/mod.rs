@@ -304,7 +304,7 @@ pub fn state_from_bytes(path: &Path, bytes: Vec<u8>) -> Result<Loaded<State>, Ve
 /// States at least this large are hashed and scanned on a second thread while they are typed (a
 /// 4 MiB state: about 2 ms of hashing and 1 ms of scanning); below it a thread costs more than it
 /// saves.
-const ASIDE_FROM: usize = 256 * 1024;
+const ASIDE_FROM: usize = 1024 * 1024;
 
 /// [`state_from_bytes`] through the schema validator, each task parsed, checked, typed and freed
 /// in turn: the same verdicts and findings as checking the whole document, without building the
