@@ -15,6 +15,8 @@ pub enum Exit {
     Unverified,
     /// Only `dwp contract check --hook`: the Stop hook protocol blocks a stop with exit 2.
     BlockStop,
+    /// Only `dwp run`: the exit code of the command it ran (see [`Exit::RUN_TEXT`]).
+    Command(u8),
 }
 
 impl Exit {
@@ -41,12 +43,16 @@ impl Exit {
         ),
     ];
 
+    /// How `dwp run` exits, besides the table: the command's own code is passed on.
+    pub const RUN_TEXT: &'static str = "dwp run exits with the code of the command it ran (1 when it exited 0 but ran no\n  test, 124 timed out, 128+N killed by signal N, 127 not started), or 3 and 4 as above";
+
     /// The table as `--help` prints it.
     pub fn help_text() -> String {
         let mut text = String::from("Exit codes:");
         for (exit, meaning) in Exit::TABLE {
             text.push_str(&format!("\n  {}  {meaning}", exit.code()));
         }
+        text.push_str(&format!("\n  {}", Exit::RUN_TEXT));
         text
     }
 
@@ -58,6 +64,7 @@ impl Exit {
             Exit::Contention => 3,
             Exit::Io => 4,
             Exit::Unverified => 5,
+            Exit::Command(code) => code,
         }
     }
 }

@@ -30,6 +30,7 @@ pub const GROUPS: [(&str, &[&str]); 5] = [
             "status",
             "validate",
             "update",
+            "run",
             "amend",
             "approve",
             "reconcile",

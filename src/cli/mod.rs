@@ -82,6 +82,15 @@ pub enum Command {
         "    --status blocked --block-reason \"sandbox down\" --block-needs \"sandbox access\"",
     ])]
     Update(Box<UpdateArgs>),
+    /// Run a task's gate and record what dwp observed: exit code, summary, log and its sha256.
+    #[command(after_help = examples![
+        "# Start the task, run its gate through dwp (the record is what dwp saw), then complete it",
+        "dwp update examples/run-plan/PLAN_greeting_banner --task 1 --status in_progress",
+        "dwp run examples/run-plan/PLAN_greeting_banner --task 1 -- sh examples/run-plan/gate.sh",
+        "# The record is observed: verify holds it against its log",
+        "dwp verify examples/run-plan/PLAN_greeting_banner --strict-evidence",
+    ])]
+    Run(Box<RunArgs>),
     /// Append an amendment record to a task's log and PROGRESS.md; --invalidate reopens.
     #[command(after_help = examples![
         "# Revise task 4's criterion on the user's word: a block in its log, a line in PROGRESS.md",
@@ -268,6 +277,10 @@ pub enum Command {
         /// Advisories count as failures.
         #[arg(long)]
         strict: bool,
+        /// A completed task's gate asserted (`dwp update --gate`), not observed by dwp (`dwp
+        /// run`), is a finding (DWP069); a plan asks the same with `| Gate Evidence | observed |`.
+        #[arg(long)]
+        strict_evidence: bool,
         /// Output: human text, one JSON document (= --json), or a SARIF 2.1.0 log for code scanning.
         #[arg(long, value_enum, default_value_t = VerifyFormat::Human)]
         format: VerifyFormat,
@@ -506,6 +519,35 @@ pub struct UpdateArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The plan folder, or its state.json (default: the plan folder this directory is in).
+    #[arg(value_name = "PLAN")]
+    pub target: Option<PathBuf>,
+    /// The task the gate is for (default: the task in progress); it must be in_progress or blocked.
+    #[arg(long, value_name = "N")]
+    pub task: Option<u64>,
+    /// Kill the command (and its process group) after this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 600.0)]
+    pub timeout: f64,
+    /// Pass this variable of dwp's environment to the command (repeatable). By default it gets
+    /// only PATH, LANG, LC_ALL, TMPDIR and a private empty HOME.
+    #[arg(long = "pass-env", value_name = "NAME")]
+    pub pass_env: Vec<String>,
+    /// Refuse (exit 3) unless state.json still has this sha256 when the gate is recorded.
+    #[arg(long, value_name = "HEX")]
+    pub expected_sha256: Option<String>,
+    /// Once the command ended, retry a held lock for up to this many seconds (a run is costly
+    /// to repeat, so the default waits).
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    pub wait: f64,
+    #[command(flatten)]
+    pub signed: Signature,
+    /// The command to run, after `--`: argv, no shell (give one, `sh -c '...'`, to have one).
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+#[derive(Debug, Args)]
 pub struct AmendArgs {
     /// The plan folder, or its state.json (default: the plan folder this directory is in).
     #[arg(value_name = "PLAN")]
@@ -624,6 +666,7 @@ impl Command {
         match self {
             Command::Validate { .. } => "validate",
             Command::Update(_) => "update",
+            Command::Run(_) => "run",
             Command::Amend(_) => "amend",
             Command::Approve { .. } => "approve",
             Command::Init { .. } => "init",
@@ -742,6 +785,33 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
                 outcome: crate::commands::update::update(&plan_arg(&args.target)?, &request)?,
                 target: plan_arg(&args.target)?,
             }
+        }
+        Command::Run(args) => {
+            check_sha256(args.expected_sha256.as_deref())?;
+            if !(args.timeout.is_finite() && args.timeout >= 1.0) {
+                return Err(Error::Usage(format!(
+                    "--timeout {} is not a number of seconds, 1 or more",
+                    args.timeout
+                )));
+            }
+            let request = crate::commands::run::RunRequest {
+                task: args.task,
+                argv: args.command.clone(),
+                timeout: std::time::Duration::from_secs(args.timeout.min(86_400.0) as u64),
+                pass_env: args.pass_env.clone(),
+                expected_sha256: args.expected_sha256.clone(),
+                wait: wait_duration(args.wait)?,
+                agent: args.signed.agent.clone(),
+                model: args.signed.model.clone(),
+            };
+            // The command's output goes to stderr as it comes: stdout stays dwp's own line, or
+            // the one JSON document.
+            let sink = Box::new(Inert::new(std::io::stderr()));
+            Outcome::Run(crate::commands::run::run(
+                &plan_arg(&args.target)?,
+                &request,
+                sink,
+            )?)
         }
         Command::Amend(args) => {
             check_sha256(args.expected_sha256.as_deref())?;
@@ -887,8 +957,13 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
             targets,
             all,
             strict,
+            strict_evidence,
             format,
         } => {
+            let strictness = crate::commands::verify::Strictness {
+                advisories: *strict,
+                evidence: *strict_evidence,
+            };
             let format = match (cli.json, format) {
                 (true, VerifyFormat::Sarif) => {
                     return Err(Error::Usage(
@@ -905,13 +980,13 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
                     _ => return Err(Error::Usage("--all takes at most one ROOT".into())),
                 };
                 let progress = render::progress::Bar::for_terminal(cli.quiet);
-                crate::commands::verify::verify_all(&root, *strict, &progress)?
+                crate::commands::verify::verify_all(&root, strictness, &progress)?
             } else if targets.is_empty() {
                 let silent = crate::commands::verify::Silent;
-                crate::commands::verify::verify_many(&[plan_arg(&None)?], *strict, &silent)
+                crate::commands::verify::verify_many(&[plan_arg(&None)?], strictness, &silent)
             } else {
                 let progress = render::progress::Bar::for_terminal(cli.quiet);
-                crate::commands::verify::verify_many(targets, *strict, &progress)
+                crate::commands::verify::verify_many(targets, strictness, &progress)
             };
             let strict = *strict;
             return Ok((Outcome::Verify { reports, strict }, format));

@@ -17,6 +17,7 @@ use crate::commands::materialize::{InitOutcome, MigrateOutcome};
 use crate::commands::new_plan::NewOutcome;
 use crate::commands::next::NextOutcome;
 use crate::commands::reconcile::ReconcileReport;
+use crate::commands::run::RunOutcome;
 use crate::commands::status::{PlanLine, Summary};
 use crate::commands::update::UpdateOutcome;
 use crate::commands::validate::Validation;
@@ -36,6 +37,8 @@ pub enum Outcome {
         target: PathBuf,
     },
     Amend(AmendOutcome),
+    /// `dwp run`: the gate dwp observed; the process exits with the command's own code.
+    Run(RunOutcome),
     Approve(ApproveOutcome),
     Init(InitOutcome),
     New(NewOutcome),
@@ -100,7 +103,7 @@ pub enum Outcome {
 impl Outcome {
     /// The exit code of a command that ran: 0 when what it judged passed or what it was asked
     /// to write is written, 1 when its judgement failed, 5 when a check could not be made, 2
-    /// for a stop the hook blocks.
+    /// for a stop the hook blocks; `dwp run` passes on its command's own.
     pub fn exit(&self) -> Exit {
         let passes = |ok: bool| if ok { Verdict::Valid } else { Verdict::Invalid };
         let verdict = match self {
@@ -121,6 +124,8 @@ impl Outcome {
                 outcome,
                 require_declaration,
             } => passes(outcome.passed(*require_declaration)),
+            Outcome::Run(run) if run.exit == 0 => Verdict::Valid,
+            Outcome::Run(run) => return Exit::Command(run.exit),
             Outcome::ContractHook(hook) => match hook.verdict {
                 ladder::Verdict::Block => return Exit::BlockStop,
                 ladder::Verdict::Allow => Verdict::Valid,

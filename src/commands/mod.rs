@@ -11,6 +11,7 @@ pub mod new_plan;
 pub mod next;
 pub mod reconcile;
 pub mod recover;
+pub mod run;
 pub mod status;
 pub mod update;
 pub mod validate;

@@ -21,6 +21,9 @@ pub struct GateSummary {
     /// Invalidated by refine: history, never passing evidence.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub invalidated: bool,
+    /// dwp ran it and kept its log (`dwp run`); a record without it was asserted.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub observed: bool,
 }
 
 /// The writer lock, when one is held.
@@ -113,6 +116,7 @@ fn task_summary(task: &crate::plan::model::Task) -> TaskSummary {
                     .evidence
                     .as_deref()
                     .is_some_and(crate::rules::evidence::is_invalidated),
+                observed: crate::rules::observed::is_observed(g),
             })
             .collect(),
     }

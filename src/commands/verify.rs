@@ -67,6 +67,29 @@ pub struct PlanReport {
 
 /// Verify one plan folder.
 pub fn verify_plan(dir: &Path, strict: bool) -> PlanReport {
+    verify_plan_with(dir, Strictness::advisories(strict))
+}
+
+/// How strictly plans are judged: `--strict` (advisories fail) and `--strict-evidence` (a
+/// completed task's gate asserted, not observed by dwp, is a finding, DWP069).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Strictness {
+    pub advisories: bool,
+    pub evidence: bool,
+}
+
+impl Strictness {
+    pub fn advisories(strict: bool) -> Strictness {
+        Strictness {
+            advisories: strict,
+            evidence: false,
+        }
+    }
+}
+
+/// Verify one plan folder, as strictly as asked.
+pub fn verify_plan_with(dir: &Path, strictness: Strictness) -> PlanReport {
+    let strict = strictness.advisories;
     let paths = PlanPaths::new(dir);
     let validation = crate::profile::time("validate", || {
         crate::rules::invariants::validate_plan(&paths)
@@ -83,6 +106,14 @@ pub fn verify_plan(dir: &Path, strict: bool) -> PlanReport {
     findings.extend(crate::profile::time("plan rules", || {
         plan_rules(&paths, manifest_version.as_deref(), state.as_ref())
     }));
+    // The plan's own Gate Evidence variable already asked for DWP069; the flag asks it of all.
+    if let Some(state) = state.as_ref().filter(|_| strictness.evidence)
+        && !findings
+            .iter()
+            .any(|f| f.code == crate::findings::Code::AssertedGate)
+    {
+        findings.extend(crate::rules::conformance::asserted_gates(&paths, state));
+    }
     let _stage = crate::profile::stage("hints and lines");
     add_fix_hints(&mut findings, &paths.dir);
     place_json_findings(&paths, &mut findings);
@@ -125,7 +156,11 @@ fn place_json_findings(paths: &PlanPaths, findings: &mut [Finding]) {
 }
 
 /// Every `ROOT/.dwp/plans/PLAN_*`, verified on both cores.
-pub fn verify_all(root: &Path, strict: bool, done: &Progress) -> crate::Result<Vec<PlanReport>> {
+pub fn verify_all(
+    root: &Path,
+    strict: Strictness,
+    done: &Progress,
+) -> crate::Result<Vec<PlanReport>> {
     let dirs = crate::plan::plan_dirs(root)?;
     Ok(verify_many(&dirs, strict, done))
 }
@@ -148,7 +183,7 @@ impl ProgressSink for Silent {
 }
 
 /// Verify several plans in parallel (one thread per core), in the given order.
-pub fn verify_many(dirs: &[PathBuf], strict: bool, done: &Progress) -> Vec<PlanReport> {
+pub fn verify_many(dirs: &[PathBuf], strict: Strictness, done: &Progress) -> Vec<PlanReport> {
     done.start(dirs.len());
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
@@ -161,7 +196,7 @@ pub fn verify_many(dirs: &[PathBuf], strict: bool, done: &Progress) -> Vec<PlanR
                 scope.spawn(move || {
                     part.iter()
                         .map(|d| {
-                            let report = verify_plan(d, strict);
+                            let report = verify_plan_with(d, strict);
                             done.plan_done();
                             report
                         })

@@ -5,7 +5,8 @@
 //! the latest record per command counts; it must pass with exit code 0 and non-empty evidence;
 //! evidence "invalidated by refine" is history, never passing evidence; a passing record whose
 //! own text admits the check never ran, or selected nothing, is a contradiction; a `log=` pointer
-//! must name a file inside the plan folder that exists.
+//! must name a file inside the plan folder that exists; a record dwp observed (`dwp run`) must be
+//! backed by its log ([`crate::rules::observed`]).
 
 use crate::plan::model::Gate;
 use std::path::{Component, Path};
@@ -51,6 +52,9 @@ const ZERO_SELECTION: &[&str] = &[
     "0 passed",
     "0 tests passed",
     "executed 0 of",
+    "0 examples",
+    "no tests found",
+    "no test files",
 ];
 
 /// What is wrong with one gate record as evidence for completing a task.
@@ -66,6 +70,8 @@ pub enum GateProblem {
     ZeroSelection(String),
     LogEscapes(String),
     LogMissing(String),
+    /// An observed gate whose log does not back it ([`crate::rules::observed`]).
+    Provenance(String),
 }
 
 impl GateProblem {
@@ -78,6 +84,9 @@ impl GateProblem {
             }
             GateProblem::LogEscapes(_) | GateProblem::LogMissing(_) => {
                 "keep the run's log inside the plan folder and point `log=` at it"
+            }
+            GateProblem::Provenance(_) => {
+                "run the check again through `dwp run`: a log dwp kept is never edited"
             }
             GateProblem::EmptyCommand | GateProblem::EmptyEvidence => {
                 "record the command and what its run printed"
@@ -110,6 +119,7 @@ impl GateProblem {
             GateProblem::LogMissing(path) => {
                 format!("points at log `{path}`, which does not exist")
             }
+            GateProblem::Provenance(why) => format!("was observed by dwp, but {why}"),
         }
     }
 }
@@ -166,6 +176,11 @@ pub fn gate_problems(gate: &Gate, plan_dir: &Path) -> Vec<GateProblem> {
             LogTarget::Present => {}
         }
     }
+    problems.extend(
+        crate::rules::observed::provenance_problems(gate, plan_dir)
+            .into_iter()
+            .map(GateProblem::Provenance),
+    );
     problems
 }
 

@@ -1,5 +1,5 @@
 //! Judgements over a loaded plan: the invariants the schema cannot state, evidence truth, the
-//! desync rule, the state derived from the markdown, the receipt digest and the conformance
+//! observed gates' logs, the desync rule, the state derived from the markdown, the receipt digest and the conformance
 //! rules of `dwp verify`. They read plan files only through `crate::plan` and `crate::store`,
 //! and never write.
 
@@ -7,5 +7,6 @@ pub mod conformance;
 pub mod desync;
 pub mod evidence;
 pub mod invariants;
+pub mod observed;
 pub mod receipt;
 pub mod regenerate;

@@ -1,8 +1,11 @@
 //! The steps several commands share: the guarded update of one task (`updater`), publication
-//! (`publication`), materializing a plan's state layer (`materialize`, for `init` and `new`), and what every writer does around its write (`writer`). Commands call these;
+//! (`publication`), materializing a plan's state layer (`materialize`, for `init` and `new`), what every writer does around its write (`writer`), and running one command as argv with the
+//! minimal environment (`run`, `command_env`), for `loop prove` and `run`. Commands call these;
 //! they never import each other.
 
+pub mod command_env;
 pub mod materialize;
 pub mod publication;
+pub mod run;
 pub mod updater;
 pub mod writer;

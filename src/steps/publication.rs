@@ -137,6 +137,40 @@ pub struct Receipt {
     pub tool: Tool,
     pub checks: Vec<&'static str>,
     pub artifacts: Vec<Artifact>,
+    /// The gate each completed task stands on (its latest record per command), and whether
+    /// dwp observed it (`dwp run`) or it was asserted (`dwp update --gate`).
+    pub gates: Vec<ReceiptGate>,
+}
+
+/// One gate a publication stands on.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReceiptGate {
+    pub task: u64,
+    pub command: String,
+    /// `observed` (dwp ran it and kept its log) or `asserted` (the agent's word).
+    pub evidence: &'static str,
+}
+
+/// The gates of `state`'s completed tasks, as the receipt lists them.
+fn receipt_gates(state: &State) -> Vec<ReceiptGate> {
+    state
+        .tasks
+        .iter()
+        .filter(|t| t.status == crate::plan::model::TaskStatus::Completed)
+        .flat_map(|task| {
+            crate::rules::evidence::latest_per_command(task.gates())
+                .into_iter()
+                .map(|gate| ReceiptGate {
+                    task: task.id,
+                    command: gate.command.clone(),
+                    evidence: if crate::rules::observed::is_observed(gate) {
+                        "observed"
+                    } else {
+                        "asserted"
+                    },
+                })
+        })
+        .collect()
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -272,7 +306,12 @@ fn complete_publication(
     reached(Step::Reverified)?;
 
     let receipt_path = paths.dir.join(crate::rules::receipt::RECEIPT);
-    let receipt = receipt(&candidate.sha256, &marker, files.artifacts()?);
+    let receipt = receipt(
+        &candidate.sha256,
+        &marker,
+        files.artifacts()?,
+        receipt_gates(&candidate.doc),
+    );
     if let Some(parent) = receipt_path.parent() {
         store::create_dir(parent, &paths.dir)?;
     }
@@ -480,7 +519,12 @@ fn read_marker(path: &Path, plan_dir: &Path) -> Result<Marker> {
 }
 
 /// The receipt: the reference's three keys, then what dwp checked and every artifact it covers.
-fn receipt(state_sha256: &str, marker: &Marker, artifacts: Vec<Artifact>) -> Receipt {
+fn receipt(
+    state_sha256: &str,
+    marker: &Marker,
+    artifacts: Vec<Artifact>,
+    gates: Vec<ReceiptGate>,
+) -> Receipt {
     Receipt {
         schema: RECEIPT_SCHEMA,
         state_sha256: state_sha256.to_owned(),
@@ -493,6 +537,7 @@ fn receipt(state_sha256: &str, marker: &Marker, artifacts: Vec<Artifact>) -> Rec
         },
         checks: CHECKS.to_vec(),
         artifacts,
+        gates,
     }
 }
 

@@ -47,6 +47,7 @@ pub fn print<W: Write>(out: &mut Inert<W>, outcome: &Outcome, format: Format, co
         Outcome::Validate(results) => plan::validate(out, results, json),
         Outcome::Update { outcome, target } => plan::update(out, outcome, target, json),
         Outcome::Amend(amend) => plan::amend(out, amend, json),
+        Outcome::Run(run) => plan::run(out, run, json),
         Outcome::Approve(approve) => plan::approve(out, approve, json),
         Outcome::Init(init) => plan::init(out, init, json),
         Outcome::New(new) => plan::new(out, new, json),

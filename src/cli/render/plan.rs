@@ -65,6 +65,42 @@ pub(super) fn validate(out: &mut impl Write, results: &[Validation], json: Optio
     }
 }
 
+pub(super) fn run(
+    out: &mut impl Write,
+    run: &crate::commands::run::RunOutcome,
+    json: Option<Stamp>,
+) {
+    if let Some(stamp) = json {
+        print_keyed(out, "run", stamp, "run", run);
+        return;
+    }
+    let verdict = if run.gate.passes { "passes" } else { "fails" };
+    let nothing = if !run.gate.passes && run.gate.exit_code == Some(0) {
+        ", but it selected or ran no test"
+    } else {
+        ""
+    };
+    let _ = writeln!(
+        out,
+        "task {} · gate `{}` {verdict} ({}{nothing}) · observed by dwp",
+        run.task, run.gate.command, run.ended
+    );
+    let _ = writeln!(
+        out,
+        "  summary: {}",
+        run.summary
+            .as_deref()
+            .unwrap_or(crate::rules::observed::NO_OUTPUT)
+    );
+    let kept = if run.truncated {
+        format!("{} bytes, the tail kept", run.output_bytes)
+    } else {
+        format!("{} bytes", run.output_bytes)
+    };
+    let _ = writeln!(out, "  log: {} ({kept}) sha256 {}", run.log, run.log_sha256);
+    let _ = writeln!(out, "  state.json sha256 {}", run.new_sha256);
+}
+
 pub(super) fn update(
     out: &mut impl Write,
     outcome: &UpdateOutcome,
@@ -641,6 +677,9 @@ fn status_task_line<W: Write>(
             (true, _) => paint(out, "invalidated", "90", colour),
             (false, true) => paint(out, "pass", "32", colour),
             (false, false) => paint(out, "FAIL", "31", colour),
+        }
+        if gate.observed {
+            let _ = write!(out, " (observed)");
         }
     }
     let _ = writeln!(out, "{}", if task.gates.is_empty() { "" } else { "]" });

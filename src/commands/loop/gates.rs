@@ -37,7 +37,7 @@ fn gate(outcome: &Proof, command: &str, ran_at: &str) -> Gate {
     Gate {
         // The latest record per command counts, so every outcome needs its own command.
         command: match &outcome.command {
-            Some(argv) => display_argv(argv),
+            Some(argv) => crate::steps::run::display_argv(argv),
             None => format!("{command} [{}]", outcome.id),
         },
         passes: outcome.status == ProofStatus::Passed,
@@ -48,24 +48,6 @@ fn gate(outcome: &Proof, command: &str, ran_at: &str) -> Gate {
             outcome.evidence, outcome.id
         )),
     }
-}
-
-/// An argv as one readable line: words with spaces or quotes are single-quoted.
-pub fn display_argv(argv: &[String]) -> String {
-    argv.iter()
-        .map(|word| {
-            let plain = !word.is_empty()
-                && word
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
-            if plain {
-                word.clone()
-            } else {
-                format!("'{}'", word.replace('\'', r"'\''"))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 #[cfg(test)]
@@ -87,11 +69,5 @@ mod tests {
         assert_eq!(gates[0].command, "pnpm test [o1]");
         assert_eq!(gates[0].last_run, "2026-06-09T16:00:00Z");
         assert!(gates[0].passes);
-    }
-
-    #[test]
-    fn argv_words_with_spaces_are_quoted() {
-        let argv = ["grep", "-q", "a b", "it's"].map(String::from);
-        assert_eq!(display_argv(&argv), r#"grep -q 'a b' 'it'\''s'"#);
     }
 }

@@ -7,9 +7,9 @@
 //! - [`proofs`]: the `verify.json` and `dod.json` formats and their strict reading;
 //! - [`changed`]: the changed files, from git or a list, kept inside the worktree;
 //! - [`dod`]: `dwp loop dod`: proven, missing ("prove it") or failed ("fix it"), item by item;
-//! - [`prove`] and [`run`]: `dwp loop prove`: the worker runs the command items (argv, no shell,
-//!   with a timeout, with the minimal environment of [`environment`]) and records what dwp
-//!   observed;
+//! - [`prove`]: `dwp loop prove`: the worker runs the command items (argv, no shell, with a
+//!   timeout, with the minimal environment of `steps::command_env`, through `steps::run`) and
+//!   records what dwp observed;
 //! - [`gates`]: `verify.json` outcomes as plan gate records (`dwp update --gates-from`).
 
 pub mod artifacts;
@@ -17,11 +17,9 @@ pub mod changed;
 pub mod config;
 pub mod contract;
 pub mod dod;
-pub mod environment;
 pub mod gates;
 pub mod proofs;
 pub mod prove;
-pub mod run;
 pub mod schemas;
 
 use crate::error::{Error, Result};

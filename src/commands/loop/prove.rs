@@ -3,7 +3,7 @@
 //! exit code, `at`, a one-line evidence summary from the output's tail, and the full output under
 //! `.ak-loop/logs/`. Each proof is marked `"observedBy": "dwp"`.
 //!
-//! Commands get a minimal environment, not dwp's (see [`super::environment`]); each proof
+//! Commands get a minimal environment, not dwp's (see [`crate::steps::command_env`]); each proof
 //! records the names of the variables passed.
 //!
 //! Everything that can be refused is checked before the first command runs (configuration,
@@ -12,11 +12,11 @@
 //! not run this time are kept: `--item` re-proves one item without losing the others.
 
 use super::config::{Check, LoopConfig};
-use super::environment::CommandEnv;
 use super::proofs::{self, DodFile, Loaded, Proof, ProofStatus, VerifyFile};
-use super::run::{self, Ending};
 use super::{List, contract};
 use crate::error::{Error, Result};
+use crate::steps::command_env::CommandEnv;
+use crate::steps::run::{self, Ending};
 use crate::store::WriteOutcome;
 use std::path::{Path, PathBuf};
 use std::time::Duration;

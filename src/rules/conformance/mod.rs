@@ -118,6 +118,12 @@ pub fn fix_hint(code: Code) -> &'static str {
         }
         NoStateLayer => "materialize the state layer with `dwp init PLAN`",
         IndexInCode => "remove the four-space indent of the task list so it renders as a list",
+        GateLog => {
+            "a log dwp kept is never edited: run the gate again through dwp, which records a new run: `dwp run PLAN --task N -- COMMAND`"
+        }
+        AssertedGate => {
+            "observed evidence is required: record the gate as dwp observes it (reopen the task with dwp amend first): `dwp run PLAN --task N -- COMMAND`"
+        }
     }
 }
 
@@ -188,6 +194,10 @@ pub fn plan_rules(
             findings.extend(crate::profile::time("evidence rules", || {
                 evidence_rules(paths, state, era)
             }));
+            findings.extend(observed_gate_rules(paths, state));
+            if requires_observed_evidence(&md.readme) {
+                findings.extend(asserted_gates(paths, state));
+            }
             findings.extend(crate::profile::time("inventory rules", || {
                 inventory_rules(paths, state, md)
             }));
@@ -201,6 +211,7 @@ pub fn plan_rules(
             findings.extend(timestamp_order(paths, state, crate::clock::now()));
             findings.extend(task_order(paths, state, era));
             findings.extend(evidence_rules(paths, state, era));
+            findings.extend(observed_gate_rules(paths, state));
         }
         (None, Some(md)) if crate::plan::has_no_state_layer(&paths.dir) => {
             findings.extend(markdown_only_rules(paths, md, era));
@@ -794,6 +805,8 @@ fn evidence_rules(paths: &PlanPaths, state: &State, era: Era) -> Vec<Finding> {
         }
         for (command, problem) in evidence::completion_problems(task.gates(), &paths.dir) {
             let code = match problem {
+                // Every observed record, latest or not, is checked by `observed_gate_rules`.
+                GateProblem::Provenance(_) => continue,
                 GateProblem::Invalidated => Code::InvalidatedEvidence,
                 GateProblem::AdmitsNeverRan(_) => Code::NeverRan,
                 GateProblem::ZeroSelection(_) => Code::ZeroSelection,
@@ -811,6 +824,79 @@ fn evidence_rules(paths: &PlanPaths, state: &State, era: Era) -> Vec<Finding> {
                     ),
                 )
                 .at(&at)
+                .task(task.id),
+            );
+        }
+    }
+    findings
+}
+
+/// The plan variable that makes asserted-only gates of completed tasks a finding (DWP069), as
+/// `dwp verify --strict-evidence` does: `| Gate Evidence | observed |`.
+pub const EVIDENCE_VARIABLE: &str = "Gate Evidence";
+
+/// Whether the README's Plan Variables require observed evidence ([`EVIDENCE_VARIABLE`] reads
+/// `observed`).
+pub fn requires_observed_evidence(readme: &crate::plan::markdown::Readme) -> bool {
+    readme.variable(EVIDENCE_VARIABLE).is_some_and(|v| {
+        v.value
+            .trim_matches(|c: char| c == '`' || c == '*' || c.is_whitespace())
+            .to_ascii_lowercase()
+            .starts_with("observed")
+    })
+}
+
+/// Every gate record dwp observed (`dwp run`), of every task, latest or not, held against its
+/// log ([`crate::rules::observed::provenance_problems`]): a log edited after the run, or one
+/// that ran another command, ended otherwise or shows another summary, is DWP068.
+pub fn observed_gate_rules(paths: &PlanPaths, state: &State) -> Vec<Finding> {
+    let file = paths.state.display().to_string();
+    let mut findings = Vec::new();
+    for (index, task) in state.tasks.iter().enumerate() {
+        for (at, gate) in task.gates().iter().enumerate() {
+            for why in crate::rules::observed::provenance_problems(gate, &paths.dir) {
+                findings.push(
+                    Finding::error(
+                        Code::GateLog,
+                        &file,
+                        format!(
+                            "task {}'s gate `{}` was observed by dwp, but {why}",
+                            task.id, gate.command
+                        ),
+                    )
+                    .at(format!("$.tasks[{index}].gates[{at}].evidence"))
+                    .task(task.id),
+                );
+            }
+        }
+    }
+    findings
+}
+
+/// DWP069: every completed task whose latest record of a command was asserted (`dwp update
+/// --gate`), not observed by dwp. Reported only when the plan asks for observed evidence (the
+/// Plan Variable) or `dwp verify --strict-evidence` does.
+pub fn asserted_gates(paths: &PlanPaths, state: &State) -> Vec<Finding> {
+    let file = paths.state.display().to_string();
+    let mut findings = Vec::new();
+    for (index, task) in state.tasks.iter().enumerate() {
+        if task.status != TaskStatus::Completed {
+            continue;
+        }
+        for gate in evidence::latest_per_command(task.gates()) {
+            if crate::rules::observed::is_observed(gate) {
+                continue;
+            }
+            findings.push(
+                Finding::error(
+                    Code::AssertedGate,
+                    &file,
+                    format!(
+                        "task {} is completed on gate `{}`, which was asserted, not observed by dwp",
+                        task.id, gate.command
+                    ),
+                )
+                .at(format!("$.tasks[{index}].gates"))
                 .task(task.id),
             );
         }

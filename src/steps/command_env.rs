@@ -1,9 +1,9 @@
-//! What a command `dwp loop prove` runs may see of dwp's own environment: a minimal set by
-//! default, plus the names the caller lists with `--pass-env NAME`.
+//! What a command `dwp loop prove` or `dwp run` runs may see of dwp's own environment: a minimal
+//! set by default, plus the names the caller lists with `--pass-env NAME`.
 //!
 //! dwp runs where the harness runs, and the harness's environment holds its secrets (tokens, API
 //! keys); the commands come from the configuration and the contract, and their output lands in
-//! `.ak-loop/logs/`, which the worker and every reviewer read. So nothing is passed unless it is
+//! `.ak-loop/logs/` or a plan's `analysis_results/gates/`, which the worker and every reviewer read. So nothing is passed unless it is
 //! in [`DEFAULT_PASSED`] or named. `HOME` is a private empty folder unless `--pass-env HOME`: a
 //! real home holds credentials (`~/.netrc`, `~/.cargo/credentials.toml`, `~/.npmrc`). The names
 //! passed (never the values) are recorded in each proof's `env`.
@@ -14,7 +14,7 @@ use std::ffi::OsString;
 /// Passed when set: enough to find programs, speak the locale and find a scratch folder.
 pub const DEFAULT_PASSED: &[&str] = &["PATH", "LANG", "LC_ALL", "TMPDIR"];
 
-/// The environment of every command of one `dwp loop prove`.
+/// The environment of every command of one `dwp loop prove` (or of one `dwp run`).
 pub struct CommandEnv {
     /// Name and value of each variable passed from dwp's environment, sorted by name.
     passed: Vec<(String, OsString)>,

@@ -1,0 +1,336 @@
+//! `dwp run [PLAN] --task N -- COMMAND [ARG]...` (issue #17): dwp runs the agent's gate itself
+//! and records what it observed, so the record is no longer the agent's word.
+//!
+//! - The command is the one on the command line, never one stored in the plan (docs/DECISIONS.md,
+//!   "Observed gate evidence"): argv, no shell, in the current directory, with the minimal
+//!   environment of `loop prove` (`steps::command_env`) and a process-group timeout, its output
+//!   streamed to the caller's sink (the terminal's stderr) as it runs (`steps::run::run_teed`).
+//! - Everything the updater would refuse is refused before the command runs (a dry run of the
+//!   same update, without the lock), so a long gate is not run for nothing; the task must be
+//!   in_progress, or blocked.
+//! - Once it ended, under the plan's lock: the log written to
+//!   `analysis_results/gates/task-N-<slug>-<time>.log` (bounded, the tail kept), then one gate
+//!   record through the guarded updater (compare-and-swap, the evidence rules). A refused
+//!   update removes the log again: nothing is left. Nothing is locked while the command runs,
+//!   so a dwp killed then leaves no lock and no record.
+
+use crate::error::{Error, Result};
+use crate::plan::model::{Gate, TaskStatus};
+use crate::rules::observed::{self, Ending};
+use crate::steps::command_env::CommandEnv;
+use crate::steps::updater::{AmendmentCheck, UpdateRequest, update_under_lock};
+use crate::store;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// What the caller asks for; every field maps to one flag.
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    /// `--task N`; `None`: the task in progress.
+    pub task: Option<u64>,
+    pub argv: Vec<String>,
+    pub timeout: Duration,
+    pub pass_env: Vec<String>,
+    pub expected_sha256: Option<String>,
+    pub wait: Duration,
+    pub agent: Option<String>,
+    pub model: Option<String>,
+}
+
+/// What one `dwp run` observed and recorded.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunOutcome {
+    pub task: u64,
+    /// The gate record written, as state.json now holds it.
+    pub gate: Gate,
+    /// How the command ended: `exit 0`, `timed out after 5 s`, `killed by signal 9`, `not started`.
+    pub ended: String,
+    pub summary: Option<String>,
+    /// The log, relative to the plan folder, and its sha256.
+    pub log: String,
+    pub log_sha256: String,
+    /// Every byte the command printed, and whether the log keeps only their tail.
+    pub output_bytes: u64,
+    pub truncated: bool,
+    /// The names of the variables passed from dwp's environment.
+    pub env: Vec<String>,
+    pub old_sha256: String,
+    pub new_sha256: String,
+    /// The exit code dwp exits with (the envelope's `exit`): the command's own; 1 when it exited 0 but selected or ran
+    /// nothing (recorded as failing); 124 timed out, 128+N killed by signal N, 127 not started.
+    #[serde(skip)]
+    pub exit: u8,
+}
+
+/// The exit code of a run that timed out (as `timeout(1)` exits).
+pub const EXIT_TIMED_OUT: u8 = 124;
+/// The exit code of a command that could not be started (as a shell exits).
+pub const EXIT_NOT_STARTED: u8 = 127;
+
+/// Run the command of `request` for a task of the plan at `target`, streaming its output to
+/// `sink`, and record what dwp observed as one gate record.
+pub fn run(
+    target: &Path,
+    request: &RunRequest,
+    sink: Box<dyn std::io::Write + Send>,
+) -> Result<RunOutcome> {
+    let command = check_request(request)?;
+    let env = CommandEnv::new(&request.pass_env)?;
+    let (plan_dir, state_path) = crate::plan::resolve_target(target);
+    let task = task_to_run(&plan_dir, &state_path, request.task)?;
+    // Whatever the updater would refuse (approval, materialization, a blocker, the snapshot),
+    // refused now rather than after a long run: the same update, dry, placeholder evidence.
+    let rehearsal = gate_request(request, task, placeholder_gate(&command), true);
+    update_under_lock(&plan_dir, &state_path, &rehearsal, AmendmentCheck::TaskLog)?;
+    let cwd = std::env::current_dir().map_err(|e| Error::io("read", Path::new("."), e))?;
+    let teed = crate::steps::run::run_teed(
+        &request.argv,
+        &cwd,
+        &env.vars(),
+        request.timeout,
+        sink,
+        observed::LOG_BOUND,
+    )
+    .map_err(|e| Error::io("run", Path::new(&request.argv[0]), e))?;
+    let finished = crate::clock::now_rfc3339();
+    let ending = match teed.ending {
+        crate::steps::run::Ending::Exited(code) => Ending::Exited(i64::from(code)),
+        crate::steps::run::Ending::Signalled(signal) => Ending::Signalled(signal),
+        crate::steps::run::Ending::TimedOut(limit) => Ending::TimedOut(limit.as_secs()),
+        crate::steps::run::Ending::NotStarted(_) => Ending::NotStarted,
+    };
+    let header = observed::LogHeader {
+        task,
+        command: command.clone(),
+        finished: finished.clone(),
+        ending: ending.clone(),
+        total: teed.total,
+    };
+    let log_bytes = observed::log_bytes(&header, &teed.tail);
+    let summary = observed::summary(
+        observed::parse_log(&log_bytes)
+            .map(|(_, output)| output)
+            .unwrap_or_default(),
+    );
+    let passes = observed::passes(&ending, summary.as_deref());
+    crate::steps::writer::under_lock(target, request.wait, |plan_dir, state_path| {
+        // The task may have moved while the command ran.
+        require_runnable(
+            &crate::steps::writer::load_state_for_write(plan_dir, state_path, true)?.doc,
+            task,
+            plan_dir,
+        )?;
+        let log = write_log(plan_dir, task, &request.argv, &finished, &log_bytes)?;
+        let gate = Gate {
+            command: command.clone(),
+            passes,
+            exit_code: ending.exit_code(),
+            last_run: finished.clone(),
+            evidence: Some(observed::evidence(
+                summary.as_deref(),
+                &ending,
+                &log.name,
+                &log.sha256,
+            )),
+        };
+        let update = gate_request(request, task, gate.clone(), false);
+        let updated =
+            match update_under_lock(plan_dir, state_path, &update, AmendmentCheck::TaskLog) {
+                Ok(updated) => updated,
+                Err(refused) => {
+                    // Nothing is left of a run the plan refused to record.
+                    let _ = store::remove_file(&plan_dir.join(&log.name), plan_dir);
+                    return Err(refused);
+                }
+            };
+        Ok(RunOutcome {
+            task,
+            gate,
+            ended: ending.to_string(),
+            summary: summary.clone(),
+            log: log.name,
+            log_sha256: log.sha256,
+            output_bytes: teed.total,
+            truncated: teed.total > teed.tail.len() as u64,
+            env: env.names(),
+            old_sha256: updated.old_sha256,
+            new_sha256: updated.new_sha256,
+            exit: exit_code(&ending, passes),
+        })
+    })
+}
+
+/// The command as its gate records it, once the request is known to fit a gate record.
+fn check_request(request: &RunRequest) -> Result<String> {
+    if request.argv.is_empty() {
+        return Err(Error::Usage(
+            "no command to run: give it after `--` (dwp run --task N -- COMMAND [ARG]...)".into(),
+        ));
+    }
+    if request.timeout.is_zero() {
+        return Err(Error::Usage("--timeout must be at least 1 second".into()));
+    }
+    crate::steps::writer::check_signature(request.agent.as_ref(), request.model.as_ref())?;
+    let command = crate::steps::run::display_argv(&request.argv);
+    Error::check_length("the command (a gate's `command`)", &command, 500)?;
+    Ok(command)
+}
+
+/// `--task`, or the task in progress; refused unless it is in_progress or blocked.
+fn task_to_run(plan_dir: &Path, state_path: &Path, task: Option<u64>) -> Result<u64> {
+    let state = crate::steps::writer::load_state_for_write(plan_dir, state_path, true)?.doc;
+    let plan = plan_dir.display();
+    let id = match task {
+        Some(id) => id,
+        None => {
+            let open: Vec<u64> = state
+                .tasks
+                .iter()
+                .filter(|t| t.status == TaskStatus::InProgress)
+                .map(|t| t.id)
+                .collect();
+            match open.as_slice() {
+                [id] => *id,
+                [] => {
+                    let next = state
+                        .tasks
+                        .iter()
+                        .find(|t| crate::rules::invariants::is_open(t))
+                        .map_or(1, |t| t.id);
+                    return Err(Error::rejected(
+                        "--task",
+                        "no task is in progress: name the task the gate is for",
+                    )
+                    .with_hint(format!(
+                        "start the next task first: `dwp update {plan} --task {next} --status in_progress`"
+                    )));
+                }
+                several => {
+                    return Err(Error::rejected(
+                        "--task",
+                        format!(
+                            "tasks {} are in progress: name the one the gate is for",
+                            several
+                                .iter()
+                                .map(u64::to_string)
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    )
+                    .with_hint(format!("`dwp run {plan} --task {} -- COMMAND`", several[0])));
+                }
+            }
+        }
+    };
+    require_runnable(&state, id, plan_dir)?;
+    Ok(id)
+}
+
+/// A gate is observed for a task at work: in_progress, or blocked (a re-run that resolves
+/// nothing by itself).
+fn require_runnable(state: &crate::plan::model::State, id: u64, plan_dir: &Path) -> Result<()> {
+    let plan = plan_dir.display();
+    let Some(task) = state.task(id) else {
+        return Err(Error::rejected(
+            "--task",
+            format!(
+                "there is no task {id}; the plan has tasks 1..{}",
+                state.tasks.len()
+            ),
+        ));
+    };
+    match task.status {
+        TaskStatus::InProgress | TaskStatus::Blocked => Ok(()),
+        TaskStatus::Pending => Err(Error::rejected(
+            "--task",
+            format!("task {id} is pending: a gate is run for a task at work"),
+        )
+        .with_hint(format!(
+            "start it first: `dwp update {plan} --task {id} --status in_progress`"
+        ))),
+        status => Err(Error::rejected(
+            "--task",
+            format!(
+                "task {id} is {status}: a gate is run for a task at work (in_progress or blocked)"
+            ),
+        )
+        .with_hint(format!(
+            "reopen it through an amendment first (`dwp amend {plan} --task {id} ...`), or run the gate of the task in progress: `dwp next {plan}` names it"
+        ))),
+    }
+}
+
+fn placeholder_gate(command: &str) -> Gate {
+    Gate {
+        command: command.to_owned(),
+        passes: false,
+        exit_code: None,
+        last_run: crate::clock::now_rfc3339(),
+        evidence: Some("dwp run: not run yet".into()),
+    }
+}
+
+/// The updater's request that records `gate` on `task` and changes nothing else.
+fn gate_request(request: &RunRequest, task: u64, gate: Gate, dry_run: bool) -> UpdateRequest {
+    UpdateRequest {
+        task,
+        gates: vec![gate],
+        expected_sha256: request.expected_sha256.clone(),
+        agent: request.agent.clone(),
+        model: request.model.clone(),
+        dry_run,
+        ..UpdateRequest::default()
+    }
+}
+
+/// A log written: its name relative to the plan folder and its sha256.
+struct WrittenLog {
+    name: String,
+    sha256: String,
+}
+
+/// Write the log under `analysis_results/gates/` with a name no other log has (a second run
+/// in the same second gets `-2`, `-3`...), durably.
+fn write_log(
+    plan_dir: &Path,
+    task: u64,
+    argv: &[String],
+    finished: &str,
+    bytes: &[u8],
+) -> Result<WrittenLog> {
+    let results = plan_dir.join("analysis_results");
+    store::create_dir(&results, plan_dir)?;
+    store::create_dir(&plan_dir.join(observed::GATES_DIR), plan_dir)?;
+    let base = observed::log_name(task, argv, finished);
+    let stem = base.trim_end_matches(".log");
+    let mut name = format!("{}/{base}", observed::GATES_DIR);
+    let mut n = 1;
+    while store::place(&plan_dir.join(&name), plan_dir) != store::Place::Missing {
+        n += 1;
+        name = format!("{}/{stem}-{n}.log", observed::GATES_DIR);
+    }
+    let written = store::write_atomic(&plan_dir.join(&name), plan_dir, bytes)?;
+    Ok(WrittenLog {
+        name,
+        sha256: written.sha256,
+    })
+}
+
+/// The command's own exit code; 1 for a run that exited 0 but was recorded as failing (it
+/// selected nothing), so `dwp run -- GATE && dwp update ... --status completed` never goes on
+/// from it.
+fn exit_code(ending: &Ending, passes: bool) -> u8 {
+    match ending {
+        Ending::Exited(0) if !passes => 1,
+        Ending::Exited(code) => u8::try_from(*code).unwrap_or(1),
+        Ending::TimedOut(_) => EXIT_TIMED_OUT,
+        Ending::Signalled(signal) => u8::try_from(128 + *signal).unwrap_or(1),
+        Ending::NotStarted => EXIT_NOT_STARTED,
+    }
+}
+
+/// The plan argument of the outcome's follow-up lines.
+pub fn plan_of(target: &Path) -> PathBuf {
+    crate::plan::resolve_target(target).0
+}

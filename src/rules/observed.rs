@@ -1,0 +1,644 @@
+//! Observed gate evidence (issue #17): a gate record dwp wrote after running the command itself
+//! (`dwp run`), as opposed to one an agent asserted (`dwp update --gate`).
+//!
+//! One module holds every rule both sides need, so that the writer and the checker cannot drift:
+//! - the log dwp keeps of a run (`analysis_results/gates/task-N-<slug>-<time>.log`): a short
+//!   header (task, command, when it finished, how it ended, how much output was kept), then the
+//!   output, at most [`LOG_BOUND`] bytes, the tail kept when there was more;
+//! - the summary dwp extracts from the output ([`summary`]): the totals of the test runners it
+//!   recognises (cargo test, pytest, jest/vitest, go test, rspec, `N passed, N failed`), else
+//!   the last non-empty line;
+//! - the evidence string of an observed gate ([`evidence`]):
+//!   `<summary> (observed by dwp: <ending>; log=<path> sha256=<hex>)`, the provenance in the
+//!   schema's own `evidence` field (the public schemas are closed: no field can be added);
+//! - whether the run passes ([`passes`]): exit 0, and a summary that does not show a run that
+//!   selected nothing;
+//! - the provenance check ([`provenance_problems`]) `dwp verify` and the updater run on every
+//!   record carrying the mark: the log is inside the plan, hashes to the recorded sha256, and
+//!   its command, ending and summary are the record's.
+
+use crate::plan::model::Gate;
+use regex::Regex;
+use std::path::Path;
+use std::sync::OnceLock;
+
+/// Where `dwp run` keeps its logs, relative to the plan folder.
+pub const GATES_DIR: &str = "analysis_results/gates";
+
+/// The most output a log keeps: the tail is where a test runner's verdict is.
+pub const LOG_BOUND: usize = 4 * 1024 * 1024;
+
+/// The first line of every log dwp keeps of a run.
+const LOG_MAGIC: &str = "dwp gate log 1";
+/// The line that ends the header; the output follows it.
+const LOG_SEPARATOR: &str = "----";
+/// What opens the provenance part of an observed gate's evidence.
+pub const MARK: &str = " (observed by dwp: ";
+
+/// The schema's limit on `evidence` (and on `command`).
+const MAX_FIELD: usize = 500;
+/// The longest summary kept, in characters.
+const MAX_SUMMARY: usize = 200;
+
+/// How a run ended, as the log and the evidence say it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ending {
+    Exited(i64),
+    TimedOut(u64),
+    Signalled(i32),
+    NotStarted,
+}
+
+impl Ending {
+    /// The exit code a gate records: only a real exit status (dwp invents none).
+    pub fn exit_code(&self) -> Option<i64> {
+        match self {
+            Ending::Exited(code) => Some(*code),
+            _ => None,
+        }
+    }
+
+    fn parse(text: &str) -> Option<Ending> {
+        if let Some(code) = text.strip_prefix("exit ") {
+            return code.parse().ok().map(Ending::Exited);
+        }
+        if let Some(rest) = text.strip_prefix("timed out after ") {
+            return rest
+                .strip_suffix(" s")
+                .and_then(|s| s.parse().ok())
+                .map(Ending::TimedOut);
+        }
+        if let Some(signal) = text.strip_prefix("killed by signal ") {
+            return signal.parse().ok().map(Ending::Signalled);
+        }
+        (text == "not started").then_some(Ending::NotStarted)
+    }
+}
+
+impl std::fmt::Display for Ending {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Ending::Exited(code) => write!(f, "exit {code}"),
+            Ending::TimedOut(seconds) => write!(f, "timed out after {seconds} s"),
+            Ending::Signalled(signal) => write!(f, "killed by signal {signal}"),
+            Ending::NotStarted => write!(f, "not started"),
+        }
+    }
+}
+
+/// The header of a log: what the run was and how it ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogHeader {
+    pub task: u64,
+    pub command: String,
+    pub finished: String,
+    pub ending: Ending,
+    /// Every byte the command printed.
+    pub total: u64,
+}
+
+/// The bytes of a log: the header, then the last [`LOG_BOUND`] bytes of `output` (whose full
+/// length is `header.total`), the header saying how many were left out.
+pub fn log_bytes(header: &LogHeader, tail: &[u8]) -> Vec<u8> {
+    let tail = &tail[tail.len().saturating_sub(LOG_BOUND)..];
+    let kept = tail.len() as u64;
+    let output = if kept >= header.total {
+        format!("output: {} bytes, all kept", header.total)
+    } else {
+        format!(
+            "output: {} bytes, the last {kept} kept (the first {} left out)",
+            header.total,
+            header.total - kept
+        )
+    };
+    let mut bytes = format!(
+        "{LOG_MAGIC}\ntask: {}\ncommand: {}\nfinished: {}\nended: {}\n{output}\n{LOG_SEPARATOR}\n",
+        header.task,
+        one_line(&header.command),
+        header.finished,
+        header.ending
+    )
+    .into_bytes();
+    bytes.extend_from_slice(tail);
+    bytes
+}
+
+/// A log read back: its header and its output, or what makes it no log of dwp's.
+pub fn parse_log(bytes: &[u8]) -> Result<(LogHeader, &[u8]), String> {
+    let mut rest = bytes;
+    let mut line = || -> Result<&str, String> {
+        let end = rest
+            .iter()
+            .position(|&b| b == b'\n')
+            .ok_or("its header is cut short")?;
+        let text = std::str::from_utf8(&rest[..end]).map_err(|_| "its header is not UTF-8")?;
+        rest = &rest[end + 1..];
+        Ok(text)
+    };
+    if line()? != LOG_MAGIC {
+        return Err(format!("it does not open with `{LOG_MAGIC}`"));
+    }
+    let mut field = |name: &str| -> Result<String, String> {
+        let text = line()?;
+        text.strip_prefix(name)
+            .and_then(|t| t.strip_prefix(": "))
+            .map(str::to_owned)
+            .ok_or_else(|| format!("its header has no `{name}:` line where one belongs"))
+    };
+    let task = field("task")?;
+    let command = field("command")?;
+    let finished = field("finished")?;
+    let ended = field("ended")?;
+    let output = field("output")?;
+    if line()? != LOG_SEPARATOR {
+        return Err(format!("its header does not end with `{LOG_SEPARATOR}`"));
+    }
+    let header = LogHeader {
+        task: task
+            .parse()
+            .map_err(|_| format!("task `{task}` is no id"))?,
+        command,
+        finished,
+        ending: Ending::parse(&ended).ok_or_else(|| format!("ended `{ended}` is no ending"))?,
+        total: output
+            .split(' ')
+            .next()
+            .and_then(|n| n.parse().ok())
+            .ok_or_else(|| format!("output `{output}` is no byte count"))?,
+    };
+    Ok((header, rest))
+}
+
+/// The one-line summary of a run's output: the test runners' totals dwp recognises, else the
+/// last non-empty line; at most 200 characters, control characters left out. `None`: it printed
+/// nothing.
+///
+/// ```
+/// use dwp::rules::observed::summary;
+/// let cargo = b"running 2 tests\ntest result: ok. 2 passed; 0 failed; 0 ignored\n\
+///               running 0 tests\ntest result: ok. 0 passed; 0 failed; 0 ignored\n";
+/// assert_eq!(summary(cargo).as_deref(), Some("cargo test: 2 passed; 0 failed; 0 ignored (2 test binaries)"));
+/// assert_eq!(summary(b"==== 3 passed, 1 failed in 0.20s ====\n").as_deref(), Some("pytest: 3 passed, 1 failed"));
+/// assert_eq!(summary(b"built\nall good\n\n").as_deref(), Some("all good"));
+/// ```
+pub fn summary(output: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(output);
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    let found = cargo(&lines)
+        .or_else(|| go(&lines))
+        .or_else(|| pytest(&lines))
+        .or_else(|| jest(&lines))
+        .or_else(|| rspec(&lines))
+        .or_else(|| tally(&lines))
+        .or_else(|| {
+            lines
+                .iter()
+                .rev()
+                .find(|l| !l.is_empty())
+                .map(|l| l.to_string())
+        })?;
+    Some(clip(&found, MAX_SUMMARY))
+}
+
+fn regex(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
+    cell.get_or_init(|| Regex::new(pattern).expect("a valid pattern"))
+}
+
+/// cargo test: every `test result:` line summed (a workspace prints one per test binary).
+fn cargo(lines: &[&str]) -> Option<String> {
+    static RESULT: OnceLock<Regex> = OnceLock::new();
+    let re = regex(
+        &RESULT,
+        r"^test result: \w+\. (\d+) passed; (\d+) failed; (\d+) ignored",
+    );
+    let (mut passed, mut failed, mut ignored, mut binaries) = (0u64, 0u64, 0u64, 0u64);
+    for line in lines {
+        if let Some(c) = re.captures(line) {
+            let n = |i: usize| c[i].parse::<u64>().unwrap_or(0);
+            passed += n(1);
+            failed += n(2);
+            ignored += n(3);
+            binaries += 1;
+        }
+    }
+    (binaries > 0).then(|| {
+        let plural = if binaries == 1 { "binary" } else { "binaries" };
+        format!(
+            "cargo test: {passed} passed; {failed} failed; {ignored} ignored ({binaries} test {plural})"
+        )
+    })
+}
+
+/// go test: one line per package, `ok`, `FAIL` or `?` (no test files); `[no tests to run]`.
+fn go(lines: &[&str]) -> Option<String> {
+    static PACKAGE: OnceLock<Regex> = OnceLock::new();
+    let re = regex(&PACKAGE, r"^(ok|FAIL|\?)\s+\S+(\s+(.*))?$");
+    let (mut ok, mut failed, mut empty, mut any) = (0u64, 0u64, 0u64, false);
+    for line in lines {
+        let Some(c) = re.captures(line) else {
+            continue;
+        };
+        any = true;
+        let rest = c.get(3).map_or("", |m| m.as_str());
+        match &c[1] {
+            "?" => empty += 1,
+            _ if rest.contains("[no tests to run]") => empty += 1,
+            "ok" => ok += 1,
+            _ => failed += 1,
+        }
+    }
+    if !any {
+        return None;
+    }
+    let mut text = format!("go test: {ok} packages ok, {failed} failed");
+    if empty > 0 {
+        text.push_str(&format!(", {empty} without tests"));
+    }
+    if ok + failed == 0 {
+        text.push_str(": no tests ran");
+    }
+    Some(text)
+}
+
+/// pytest: the last `==== ... in 0.12s ====` line, without the rules and the time.
+fn pytest(lines: &[&str]) -> Option<String> {
+    static FINAL: OnceLock<Regex> = OnceLock::new();
+    let re = regex(&FINAL, r"^=+ (.*?)(?: in [0-9.]+s(?: \([^)]*\))?)? =+$");
+    lines.iter().rev().find_map(|line| {
+        let inner = re.captures(line)?.get(1)?.as_str();
+        let lower = inner.to_lowercase();
+        [
+            "passed",
+            "failed",
+            "error",
+            "no tests ran",
+            "deselected",
+            "skipped",
+        ]
+        .iter()
+        .any(|w| lower.contains(w))
+        .then(|| format!("pytest: {inner}"))
+    })
+}
+
+/// jest (`Tests:       1 failed, 41 passed, 42 total`) and vitest (`Tests  41 passed (41)`);
+/// `No tests found` when that is all there is.
+fn jest(lines: &[&str]) -> Option<String> {
+    static TESTS: OnceLock<Regex> = OnceLock::new();
+    let re = regex(
+        &TESTS,
+        r"^Tests:?\s+(.*\d+ (?:passed|failed|total|skipped).*)$",
+    );
+    lines
+        .iter()
+        .rev()
+        .find_map(|line| Some(format!("tests: {}", re.captures(line)?.get(1)?.as_str())))
+        .or_else(|| {
+            lines
+                .iter()
+                .find(|l| l.to_lowercase().starts_with("no tests found"))
+                .map(|l| l.to_string())
+        })
+}
+
+/// rspec: `42 examples, 0 failures[, 1 pending]`.
+fn rspec(lines: &[&str]) -> Option<String> {
+    static EXAMPLES: OnceLock<Regex> = OnceLock::new();
+    let re = regex(&EXAMPLES, r"^\d+ examples?, \d+ failures?(, \d+ pending)?$");
+    lines
+        .iter()
+        .rev()
+        .find(|line| re.is_match(line))
+        .map(|line| format!("rspec: {line}"))
+}
+
+/// Any other runner's tally: the last line saying `N passed` or `N failed`.
+fn tally(lines: &[&str]) -> Option<String> {
+    static COUNT: OnceLock<Regex> = OnceLock::new();
+    let re = regex(&COUNT, r"(?i)\b\d+ (passed|failed)\b");
+    lines
+        .iter()
+        .rev()
+        .find(|line| re.is_match(line))
+        .map(|line| line.to_string())
+}
+
+/// `text` without control characters, at most `max` characters (an ellipsis when cut).
+fn clip(text: &str, max: usize) -> String {
+    let clean: String = text.chars().filter(|c| !c.is_control()).collect();
+    if clean.chars().count() <= max {
+        return clean;
+    }
+    let mut cut: String = clean.chars().take(max.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
+/// Whether a run passes: it exited 0, and its summary does not show it selected or ran
+/// nothing ([`crate::rules::evidence::zero_selection`], the phrases the evidence rules know).
+pub fn passes(ending: &Ending, summary: Option<&str>) -> bool {
+    *ending == Ending::Exited(0)
+        && summary.is_some_and(|s| crate::rules::evidence::zero_selection(s).is_none())
+}
+
+/// The summary an observed gate records for output that printed nothing.
+pub const NO_OUTPUT: &str = "(no output)";
+
+/// The evidence string of an observed gate. The summary is shortened so that the whole stays
+/// within the schema's 500 characters.
+pub fn evidence(summary: Option<&str>, ending: &Ending, log: &str, sha256: &str) -> String {
+    let tail = format!("{MARK}{ending}; log={log} sha256={sha256})");
+    let room = MAX_FIELD.saturating_sub(tail.chars().count()).max(1);
+    format!("{}{tail}", clip(summary.unwrap_or(NO_OUTPUT), room))
+}
+
+/// The provenance an observed gate's evidence carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mark<'a> {
+    /// The summary, as recorded (after an `invalidated by refine` prefix, if any).
+    pub summary: &'a str,
+    pub ending: Ending,
+    pub log: &'a str,
+    pub sha256: &'a str,
+}
+
+/// The provenance mark of `evidence`, when it carries one: the record says dwp observed it.
+pub fn mark(evidence: &str) -> Option<Mark<'_>> {
+    let at = evidence.rfind(MARK)?;
+    let body = evidence[at + MARK.len()..].strip_suffix(')')?;
+    let (ending, pointers) = body.split_once("; log=")?;
+    let (log, sha256) = pointers.split_once(" sha256=")?;
+    let hex = sha256.len() == 64
+        && sha256
+            .bytes()
+            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    if !hex || log.is_empty() || log.contains(char::is_whitespace) {
+        return None;
+    }
+    let mut summary = &evidence[..at];
+    if crate::rules::evidence::is_invalidated(summary)
+        && let Some((_, rest)) = summary.split_once(": ")
+    {
+        summary = rest;
+    }
+    Some(Mark {
+        summary,
+        ending: Ending::parse(ending)?,
+        log,
+        sha256,
+    })
+}
+
+/// Whether a gate record says dwp observed it (its evidence carries the mark).
+pub fn is_observed(gate: &Gate) -> bool {
+    gate.evidence.as_deref().and_then(mark).is_some()
+}
+
+/// What a log says against the observed gate that points at it: empty when the log backs the
+/// record (inside the plan, the recorded sha256, the record's command, ending, summary and
+/// verdict). Nothing for a record without the mark: an asserted record has no log to check.
+pub fn provenance_problems(gate: &Gate, plan_dir: &Path) -> Vec<String> {
+    let Some(recorded) = gate.evidence.as_deref().and_then(mark) else {
+        return Vec::new();
+    };
+    let path = plan_dir.join(recorded.log);
+    let bytes = match crate::store::read_artifact(&path, plan_dir) {
+        Ok(bytes) => bytes,
+        // A missing or escaping log is the evidence rules' `log=` finding already.
+        Err(crate::store::ReadFailure::Missing | crate::store::ReadFailure::Escapes(_)) => {
+            return Vec::new();
+        }
+        Err(failure) => {
+            return vec![format!(
+                "its log `{}` cannot be read: {failure}",
+                recorded.log
+            )];
+        }
+    };
+    let actual = crate::store::sha256_hex(&bytes);
+    if actual != recorded.sha256 {
+        return vec![format!(
+            "its log `{}` has sha256 {actual}, not the {} recorded: the log changed after the run",
+            recorded.log, recorded.sha256
+        )];
+    }
+    let (header, output) = match parse_log(&bytes) {
+        Ok(parsed) => parsed,
+        Err(why) => {
+            return vec![format!(
+                "its log `{}` is no dwp run log: {why}",
+                recorded.log
+            )];
+        }
+    };
+    let mut problems = Vec::new();
+    if header.command != gate.command {
+        problems.push(format!(
+            "its log `{}` ran `{}`, not the recorded command",
+            recorded.log, header.command
+        ));
+    }
+    if header.ending != recorded.ending || header.ending.exit_code() != gate.exit_code {
+        problems.push(format!(
+            "its log `{}` says {}, the record exit code {}",
+            recorded.log,
+            header.ending,
+            gate.exit_code
+                .map_or_else(|| "none".to_owned(), |c| c.to_string())
+        ));
+    }
+    let found = summary(output);
+    let expected = evidence(
+        found.as_deref(),
+        &header.ending,
+        recorded.log,
+        recorded.sha256,
+    );
+    let recorded_summary = recorded.summary;
+    if mark(&expected).map(|m| m.summary) != Some(recorded_summary) {
+        problems.push(format!(
+            "its summary `{recorded_summary}` is not what its log `{}` shows (`{}`)",
+            recorded.log,
+            found.as_deref().unwrap_or(NO_OUTPUT)
+        ));
+    }
+    if passes(&header.ending, found.as_deref()) != gate.passes {
+        problems.push(format!(
+            "it records passes: {}, but its log `{}` shows a run that {}",
+            gate.passes,
+            recorded.log,
+            if gate.passes {
+                "did not pass"
+            } else {
+                "passed"
+            }
+        ));
+    }
+    problems
+}
+
+/// The name of a new log: `task-N-<slug>-<YYYYMMDDTHHMMSSZ>.log`, the slug from the command's
+/// first words (lower-case letters, digits and `-`, at most 40 characters).
+pub fn log_name(task: u64, argv: &[String], finished: &str) -> String {
+    let mut slug = String::new();
+    for word in argv.iter().take(3) {
+        let base = word.rsplit('/').next().unwrap_or(word);
+        for c in base.chars() {
+            let c = c.to_ascii_lowercase();
+            if c.is_ascii_alphanumeric() {
+                slug.push(c);
+            } else if !slug.ends_with('-') && !slug.is_empty() {
+                slug.push('-');
+            }
+        }
+        if !slug.ends_with('-') && !slug.is_empty() {
+            slug.push('-');
+        }
+    }
+    let mut slug: String = slug.trim_matches('-').chars().take(40).collect();
+    slug = slug.trim_end_matches('-').to_owned();
+    if slug.is_empty() {
+        slug.push_str("command");
+    }
+    let stamp: String = finished
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect();
+    format!("task-{task}-{slug}-{stamp}.log")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(ending: Ending, total: u64) -> LogHeader {
+        LogHeader {
+            task: 3,
+            command: "cargo test".into(),
+            finished: "2026-06-09T14:00:00Z".into(),
+            ending,
+            total,
+        }
+    }
+
+    #[test]
+    fn a_log_reads_back_as_written() {
+        let bytes = log_bytes(&header(Ending::Exited(0), 6), b"hello\n");
+        let (read, output) = parse_log(&bytes).unwrap();
+        assert_eq!(read, header(Ending::Exited(0), 6));
+        assert_eq!(output, b"hello\n");
+        for ending in [
+            Ending::TimedOut(5),
+            Ending::Signalled(9),
+            Ending::NotStarted,
+        ] {
+            let bytes = log_bytes(&header(ending.clone(), 0), b"");
+            assert_eq!(parse_log(&bytes).unwrap().0.ending, ending);
+        }
+        assert!(parse_log(b"hello\n").is_err());
+    }
+
+    #[test]
+    fn a_log_keeps_the_tail_and_says_so() {
+        let output = vec![b'x'; LOG_BOUND + 10];
+        let bytes = log_bytes(&header(Ending::Exited(0), output.len() as u64), &output);
+        let text = String::from_utf8_lossy(&bytes[..200]);
+        assert!(text.contains("the first 10 left out"), "{text}");
+        assert_eq!(parse_log(&bytes).unwrap().1.len(), LOG_BOUND);
+    }
+
+    #[test]
+    fn test_runner_summaries_are_recognised() {
+        let s = |text: &str| summary(text.as_bytes()).unwrap();
+        assert_eq!(
+            s("ok  \tex/a\t0.01s\nFAIL\tex/b\t0.02s\n?   \tex/c\t[no test files]\n"),
+            "go test: 1 packages ok, 1 failed, 1 without tests"
+        );
+        assert_eq!(
+            s("?   \tex/c\t[no test files]\n"),
+            "go test: 0 packages ok, 0 failed, 1 without tests: no tests ran"
+        );
+        assert_eq!(
+            s("Tests:       1 failed, 41 passed, 42 total\nTime: 1s\n"),
+            "tests: 1 failed, 41 passed, 42 total"
+        );
+        assert_eq!(
+            s(" Test Files  2 passed (2)\n      Tests  41 passed (41)\n"),
+            "tests: 41 passed (41)"
+        );
+        assert_eq!(
+            s("Finished in 0.1s\n42 examples, 0 failures\n"),
+            "rspec: 42 examples, 0 failures"
+        );
+        assert_eq!(
+            s("collected 0 items\n===== no tests ran in 0.01s =====\n"),
+            "pytest: no tests ran"
+        );
+        assert_eq!(
+            s("suite: 12 passed, 0 failed\nbye\n"),
+            "suite: 12 passed, 0 failed"
+        );
+        assert_eq!(summary(b"\n \n"), None);
+    }
+
+    #[test]
+    fn a_run_that_selected_nothing_does_not_pass() {
+        let zero = summary(b"running 0 tests\ntest result: ok. 0 passed; 0 failed; 0 ignored\n");
+        assert!(!passes(&Ending::Exited(0), zero.as_deref()));
+        assert!(!passes(&Ending::Exited(0), Some("pytest: no tests ran")));
+        assert!(!passes(
+            &Ending::Exited(0),
+            Some("rspec: 0 examples, 0 failures")
+        ));
+        assert!(passes(
+            &Ending::Exited(0),
+            Some("cargo test: 3 passed; 0 failed")
+        ));
+        assert!(!passes(
+            &Ending::Exited(1),
+            Some("cargo test: 3 passed; 0 failed")
+        ));
+    }
+
+    #[test]
+    fn the_evidence_mark_reads_back_and_fits_the_schema() {
+        let sha = "a".repeat(64);
+        let long = "x".repeat(900);
+        let text = evidence(
+            Some(&long),
+            &Ending::Exited(0),
+            "analysis_results/gates/t.log",
+            &sha,
+        );
+        assert!(text.chars().count() <= 500);
+        let m = mark(&text).unwrap();
+        assert_eq!(m.log, "analysis_results/gates/t.log");
+        assert_eq!(m.sha256, sha);
+        assert_eq!(m.ending, Ending::Exited(0));
+        let invalidated = format!("invalidated by refine 2026-06-10: {text}");
+        assert_eq!(mark(&invalidated).unwrap().summary, m.summary);
+        assert_eq!(mark("42 passed log=analysis_results/x.log"), None);
+        // The `log=` pointer is the one the evidence rules already check.
+        let pointers: Vec<_> = crate::rules::evidence::log_pointers(&text).collect();
+        assert_eq!(pointers, ["analysis_results/gates/t.log"]);
+    }
+
+    #[test]
+    fn log_names_are_slugs_of_the_command() {
+        let argv = ["./scripts/run-tests.sh", "--all", "x y"].map(String::from);
+        assert_eq!(
+            log_name(3, &argv, "2026-06-09T14:00:00Z"),
+            "task-3-run-tests-sh-all-x-y-20260609T140000Z.log"
+        );
+        assert_eq!(
+            log_name(1, &["'".to_owned()], "2026-06-09T14:00:00.123Z"),
+            "task-1-command-20260609T140000123Z.log"
+        );
+    }
+}

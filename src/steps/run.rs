@@ -1,0 +1,398 @@
+//! Running one command: argv (no shell), in the given folder, with only the environment it is
+//! given (see [`super::command_env`]), stdin closed, stdout and stderr together into one
+//! capture, and a timeout after which the whole process group is killed (a test runner's
+//! children must not outlive the proof). Two captures: [`run`] into an unnamed temp file, the
+//! last [`MAX_OUTPUT_BYTES`] kept (`dwp loop prove`); [`run_teed`] through a pipe, every byte
+//! written to a sink as it comes (the terminal) and the last `bound` bytes kept (`dwp run`).
+
+use std::ffi::OsString;
+use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The most output kept per command: the tail is where the verdict is.
+pub const MAX_OUTPUT_BYTES: u64 = 16 * 1024 * 1024;
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ending {
+    Exited(i32),
+    Signalled(i32),
+    TimedOut(Duration),
+    /// The program could not be started (not found, not executable).
+    NotStarted(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    pub ending: Ending,
+    /// stdout and stderr as they interleaved, at most the last [`MAX_OUTPUT_BYTES`].
+    pub output: Vec<u8>,
+}
+
+impl RunResult {
+    pub fn passed(&self) -> bool {
+        self.ending == Ending::Exited(0)
+    }
+
+    pub fn exit_code(&self) -> Option<i64> {
+        match self.ending {
+            Ending::Exited(code) => Some(i64::from(code)),
+            _ => None,
+        }
+    }
+}
+
+/// Run `argv` in `cwd` with exactly `env`, capturing into an unnamed temp file in `scratch` (no
+/// pipe to fill up).
+pub fn run(
+    argv: &[String],
+    cwd: &Path,
+    env: &[(String, OsString)],
+    timeout: Duration,
+    scratch: &Path,
+) -> std::io::Result<RunResult> {
+    let mut capture = tempfile::tempfile_in(scratch)?;
+    let Some((program, args)) = argv.split_first() else {
+        return Ok(not_started("empty argv".into()));
+    };
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .env_clear()
+        .envs(env.iter().map(|(name, value)| (name, value)))
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(capture.try_clone()?)
+        .stderr(capture.try_clone()?)
+        .process_group(0);
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(e) => return Ok(not_started(e.to_string())),
+    };
+    let ending = wait(&mut child, timeout)?;
+    Ok(RunResult {
+        ending,
+        output: tail(&mut capture)?,
+    })
+}
+
+/// A run whose output was teed: streamed to a sink as it came, its tail kept.
+#[derive(Debug, Clone)]
+pub struct Teed {
+    pub ending: Ending,
+    /// The last `bound` bytes of stdout and stderr as they interleaved.
+    pub tail: Vec<u8>,
+    /// Every byte the command printed.
+    pub total: u64,
+}
+
+/// How long the output may still drain once the command has exited (its leftover children
+/// may hold the pipe open); then the process group is killed.
+const DRAIN_GRACE: Duration = Duration::from_millis(500);
+
+/// Run `argv` in `cwd` with exactly `env`, stdout and stderr into one pipe whose bytes are
+/// written to `sink` as they arrive and whose last `bound` bytes are kept. A sink that fails
+/// (a closed terminal) stops being written to; the capture goes on.
+pub fn run_teed(
+    argv: &[String],
+    cwd: &Path,
+    env: &[(String, OsString)],
+    timeout: Duration,
+    sink: Box<dyn std::io::Write + Send>,
+    bound: usize,
+) -> std::io::Result<Teed> {
+    let Some((program, args)) = argv.split_first() else {
+        return Ok(not_teed("empty argv".into()));
+    };
+    let (reader, writer) = std::io::pipe()?;
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .env_clear()
+        .envs(env.iter().map(|(name, value)| (name, value)))
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(writer.try_clone()?)
+        .stderr(writer)
+        .process_group(0);
+    let spawned = command.spawn();
+    // The parent's ends of the pipe's write side go with the command: only the child's remain,
+    // so the reader sees the end of the output when the child's group is done with it.
+    drop(command);
+    let mut child = match spawned {
+        Ok(child) => child,
+        Err(e) => return Ok(not_teed(e.to_string())),
+    };
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    let pump = std::thread::spawn(move || {
+        let captured = pump(reader, sink, bound);
+        let _ = done_tx.send(());
+        captured
+    });
+    let ending = wait(&mut child, timeout)?;
+    if done_rx.recv_timeout(DRAIN_GRACE).is_err() {
+        // Leftover children hold the pipe: the group goes, as at a timeout.
+        let group = rustix::process::Pid::from_child(&child);
+        let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+        let _ = done_rx.recv_timeout(DRAIN_GRACE);
+    }
+    let (tail, total) = match pump.is_finished() {
+        true => pump.join().unwrap_or_default(),
+        // A process that left the group still holds the pipe: what was read so far is kept
+        // by the pump, which is left to end with dwp.
+        false => (Vec::new(), 0),
+    };
+    Ok(Teed {
+        ending,
+        tail,
+        total,
+    })
+}
+
+/// Read the pipe to its end: every chunk to `sink` (until it fails), the last `bound` bytes kept.
+fn pump(
+    mut reader: std::io::PipeReader,
+    mut sink: Box<dyn std::io::Write + Send>,
+    bound: usize,
+) -> (Vec<u8>, u64) {
+    let mut tail: Vec<u8> = Vec::new();
+    let mut total = 0u64;
+    let mut sink_ok = true;
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        let n = match reader.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        };
+        total += n as u64;
+        if sink_ok {
+            sink_ok = sink
+                .write_all(&chunk[..n])
+                .and_then(|()| sink.flush())
+                .is_ok();
+        }
+        tail.extend_from_slice(&chunk[..n]);
+        if tail.len() > bound.saturating_mul(2).max(1) {
+            tail.drain(..tail.len() - bound);
+        }
+    }
+    if tail.len() > bound {
+        tail.drain(..tail.len() - bound);
+    }
+    (tail, total)
+}
+
+fn not_teed(reason: String) -> Teed {
+    let message = format!("dwp: the command could not be started: {reason}\n");
+    Teed {
+        ending: Ending::NotStarted(reason),
+        total: message.len() as u64,
+        tail: message.into_bytes(),
+    }
+}
+
+fn not_started(reason: String) -> RunResult {
+    RunResult {
+        ending: Ending::NotStarted(reason),
+        output: Vec::new(),
+    }
+}
+
+/// Poll until exit or timeout; the interval grows from 5 ms to 100 ms so a quick command
+/// costs little and a long one wakes rarely.
+fn wait(child: &mut std::process::Child, timeout: Duration) -> std::io::Result<Ending> {
+    use std::os::unix::process::ExitStatusExt;
+    let started = Instant::now();
+    let mut interval = Duration::from_millis(5);
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(match (status.code(), status.signal()) {
+                (Some(code), _) => Ending::Exited(code),
+                (None, Some(signal)) => Ending::Signalled(signal),
+                (None, None) => Ending::Signalled(0),
+            });
+        }
+        if started.elapsed() >= timeout {
+            let group = rustix::process::Pid::from_child(child);
+            let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+            let _ = child.kill();
+            child.wait()?;
+            return Ok(Ending::TimedOut(timeout));
+        }
+        std::thread::sleep(interval.min(timeout.saturating_sub(started.elapsed())));
+        interval = (interval * 2).min(Duration::from_millis(100));
+    }
+}
+
+fn tail(capture: &mut std::fs::File) -> std::io::Result<Vec<u8>> {
+    let len = capture.seek(SeekFrom::End(0))?;
+    capture.seek(SeekFrom::Start(len.saturating_sub(MAX_OUTPUT_BYTES)))?;
+    let mut bytes = Vec::new();
+    capture.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// The one-line summary of a run: its last non-blank output line, at most 200 characters.
+pub fn last_line(output: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(output);
+    let line = text.lines().rev().map(str::trim).find(|l| !l.is_empty())?;
+    let mut summary: String = line.chars().filter(|c| !c.is_control()).take(200).collect();
+    if line.chars().count() > 200 {
+        summary.push('…');
+    }
+    Some(summary)
+}
+
+/// An argv as one readable line: words with spaces or quotes are single-quoted.
+pub fn display_argv(argv: &[String]) -> String {
+    argv.iter()
+        .map(|word| {
+            let plain = !word.is_empty()
+                && word
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
+            if plain {
+                word.clone()
+            } else {
+                format!("'{}'", word.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Only PATH, so that `echo` and `sleep` are found.
+    fn path() -> Vec<(String, OsString)> {
+        std::env::var_os("PATH")
+            .map(|p| ("PATH".to_owned(), p))
+            .into_iter()
+            .collect()
+    }
+
+    fn argv(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn argv_is_not_a_shell_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let result = run(
+            &argv(&["echo", "a && b; $HOME"]),
+            dir.path(),
+            &path(),
+            Duration::from_secs(10),
+            dir.path(),
+        )
+        .unwrap();
+        assert!(result.passed());
+        assert_eq!(result.output, b"a && b; $HOME\n");
+    }
+
+    #[test]
+    fn the_timeout_kills_the_command() {
+        let dir = tempfile::tempdir().unwrap();
+        let started = Instant::now();
+        let result = run(
+            &argv(&["sleep", "30"]),
+            dir.path(),
+            &path(),
+            Duration::from_millis(300),
+            dir.path(),
+        )
+        .unwrap();
+        assert_eq!(result.ending, Ending::TimedOut(Duration::from_millis(300)));
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
+
+    #[test]
+    fn a_program_that_does_not_exist_is_not_started() {
+        let dir = tempfile::tempdir().unwrap();
+        let result = run(
+            &argv(&["dwp-no-such-program"]),
+            dir.path(),
+            &path(),
+            Duration::from_secs(5),
+            dir.path(),
+        )
+        .unwrap();
+        assert!(matches!(result.ending, Ending::NotStarted(_)));
+        assert!(!result.passed());
+    }
+
+    #[test]
+    fn argv_words_with_spaces_are_quoted() {
+        let argv = ["grep", "-q", "a b", "it's"].map(String::from);
+        assert_eq!(display_argv(&argv), r#"grep -q 'a b' 'it'\''s'"#);
+    }
+
+    /// A sink the test can read after the run.
+    #[derive(Clone, Default)]
+    struct Shared(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Shared {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_teed_run_streams_everything_and_keeps_the_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let sink = Shared::default();
+        let script = "for i in 1 2 3 4 5; do echo line$i; done; echo err >&2; exit 3";
+        let result = run_teed(
+            &argv(&["sh", "-c", script]),
+            dir.path(),
+            &path(),
+            Duration::from_secs(10),
+            Box::new(sink.clone()),
+            10,
+        )
+        .unwrap();
+        assert_eq!(result.ending, Ending::Exited(3));
+        let streamed = sink.0.lock().unwrap().clone();
+        assert_eq!(streamed, b"line1\nline2\nline3\nline4\nline5\nerr\n");
+        assert_eq!(result.total, streamed.len() as u64);
+        assert_eq!(result.tail, b"line5\nerr\n");
+    }
+
+    #[test]
+    fn a_teed_run_does_not_wait_for_leftover_children_holding_the_pipe() {
+        let dir = tempfile::tempdir().unwrap();
+        let started = Instant::now();
+        let result = run_teed(
+            &argv(&["sh", "-c", "sleep 30 & echo started"]),
+            dir.path(),
+            &path(),
+            Duration::from_secs(10),
+            Box::new(std::io::sink()),
+            1024,
+        )
+        .unwrap();
+        assert_eq!(result.ending, Ending::Exited(0));
+        assert_eq!(result.tail, b"started\n");
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn the_summary_is_the_last_non_blank_line() {
+        assert_eq!(
+            last_line(b"compiling\n42 passed; 0 failed\n\n").as_deref(),
+            Some("42 passed; 0 failed")
+        );
+        assert_eq!(last_line(b"  \n"), None);
+    }
+}
