@@ -238,7 +238,8 @@ fn require_runnable(state: &crate::plan::model::State, id: u64, plan_dir: &Path)
                 "there is no task {id}; the plan has tasks 1..{}",
                 state.tasks.len()
             ),
-        ));
+        )
+        .with_hint(format!("`dwp next {plan}` names the task at work")));
     };
     match task.status {
         TaskStatus::InProgress | TaskStatus::Blocked => Ok(()),

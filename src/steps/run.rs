@@ -126,40 +126,49 @@ pub fn run_teed(
         Ok(child) => child,
         Err(e) => return Ok(not_teed(e.to_string())),
     };
+    let captured = std::sync::Arc::new(std::sync::Mutex::new(Captured::default()));
     let (done_tx, done_rx) = std::sync::mpsc::channel();
-    let pump = std::thread::spawn(move || {
-        let captured = pump(reader, sink, bound);
+    let filling = std::sync::Arc::clone(&captured);
+    std::thread::spawn(move || {
+        pump(reader, sink, bound, &filling);
         let _ = done_tx.send(());
-        captured
     });
     let ending = wait(&mut child, timeout)?;
     if done_rx.recv_timeout(DRAIN_GRACE).is_err() {
         // Leftover children hold the pipe: the group goes, as at a timeout.
         let group = rustix::process::Pid::from_child(&child);
         let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+        // A process that left the group may still hold the pipe: what was read so far is
+        // kept, and the pump is left to end with dwp.
         let _ = done_rx.recv_timeout(DRAIN_GRACE);
     }
-    let (tail, total) = match pump.is_finished() {
-        true => pump.join().unwrap_or_default(),
-        // A process that left the group still holds the pipe: what was read so far is kept
-        // by the pump, which is left to end with dwp.
-        false => (Vec::new(), 0),
-    };
+    let captured = std::mem::take(&mut *captured.lock().unwrap_or_else(|e| e.into_inner()));
+    let mut tail = captured.tail;
+    if tail.len() > bound {
+        tail.drain(..tail.len() - bound);
+    }
     Ok(Teed {
         ending,
         tail,
-        total,
+        total: captured.total,
     })
 }
 
-/// Read the pipe to its end: every chunk to `sink` (until it fails), the last `bound` bytes kept.
+/// What the pump has read so far.
+#[derive(Default)]
+struct Captured {
+    tail: Vec<u8>,
+    total: u64,
+}
+
+/// Read the pipe to its end: every chunk to `sink` (until it fails), the last `bound` bytes kept
+/// in `captured` (at most twice that between trims).
 fn pump(
     mut reader: std::io::PipeReader,
     mut sink: Box<dyn std::io::Write + Send>,
     bound: usize,
-) -> (Vec<u8>, u64) {
-    let mut tail: Vec<u8> = Vec::new();
-    let mut total = 0u64;
+    captured: &std::sync::Mutex<Captured>,
+) {
     let mut sink_ok = true;
     let mut chunk = vec![0u8; 64 * 1024];
     loop {
@@ -169,22 +178,20 @@ fn pump(
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(_) => break,
         };
-        total += n as u64;
         if sink_ok {
             sink_ok = sink
                 .write_all(&chunk[..n])
                 .and_then(|()| sink.flush())
                 .is_ok();
         }
-        tail.extend_from_slice(&chunk[..n]);
-        if tail.len() > bound.saturating_mul(2).max(1) {
-            tail.drain(..tail.len() - bound);
+        let mut captured = captured.lock().unwrap_or_else(|e| e.into_inner());
+        captured.total += n as u64;
+        captured.tail.extend_from_slice(&chunk[..n]);
+        if captured.tail.len() > bound.saturating_mul(2).max(1) {
+            let excess = captured.tail.len() - bound;
+            captured.tail.drain(..excess);
         }
     }
-    if tail.len() > bound {
-        tail.drain(..tail.len() - bound);
-    }
-    (tail, total)
 }
 
 fn not_teed(reason: String) -> Teed {
