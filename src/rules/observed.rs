@@ -341,10 +341,11 @@ fn one_line(text: &str) -> String {
 }
 
 /// Whether a run passes: it exited 0, and its summary does not show it selected or ran
-/// nothing ([`crate::rules::evidence::zero_selection`], the phrases the evidence rules know).
+/// nothing ([`crate::rules::evidence::zero_selection`], the phrases the evidence rules know). A
+/// silent success passes (`cargo fmt --check` prints nothing when all is well).
 pub fn passes(ending: &Ending, summary: Option<&str>) -> bool {
     *ending == Ending::Exited(0)
-        && summary.is_some_and(|s| crate::rules::evidence::zero_selection(s).is_none())
+        && summary.is_none_or(|s| crate::rules::evidence::zero_selection(s).is_none())
 }
 
 /// The summary an observed gate records for output that printed nothing.
