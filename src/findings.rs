@@ -82,7 +82,7 @@ codes! {
     CompletedWithoutGates = 66, "a completed task without any gate record";
     TimestampOrder = 67, "timestamps out of order: completed before started, after `updated_at`, or in the future";
     GateLog = 68, "a gate observed by dwp whose log does not back it: edited after the run, or another command, ending or summary";
-    AssertedGate = 69, "a completed task's gate was asserted, not observed by dwp (only with --strict-evidence or the Evidence plan variable)";
+    AssertedGate = 69, "a completed task's gate was asserted, not observed by dwp (only with --strict-evidence or the Gate Evidence plan variable)";
     AmendmentFields = 70, "an amendment block lacks a field the spec requires";
     AmendmentAuthority = 71, "an amendment's authority is not user, developer or evidence";
     AmendmentOrder = 72, "amendments are not numbered 1..n in order, or their dates go backwards or are not dates";
