@@ -44,7 +44,7 @@ impl Exit {
     ];
 
     /// How `dwp run` exits, besides the table: the command's own code is passed on.
-    pub const RUN_TEXT: &'static str = "dwp run exits with the code of the command it ran (1 when it exited 0 but ran no\n  test, 124 timed out, 128+N killed by signal N, 127 not started), or 3 and 4 as above";
+    pub const RUN_TEXT: &'static str = "dwp run exits with the code of the command it ran (0 too when it ran no test: the\n  gate is recorded as failing, with a warning), 124 timed out, 128+N killed by\n  signal N, 127 not started; or 3 and 4 as above";
 
     /// The table as `--help` prints it.
     pub fn help_text() -> String {

@@ -139,8 +139,11 @@ fn a_failing_command_is_recorded_with_its_exit_code_and_dwp_exits_with_it() {
     );
 }
 
+/// The rule: dwp exits with the command's own code, 0 here, but the gate it records
+/// fails, stderr says so with a hint, and the JSON document says so too.
 #[test]
-fn a_run_that_selected_no_test_is_recorded_as_failing_evidence() {
+fn a_run_that_selected_no_test_is_recorded_as_failing_evidence_and_dwp_exits_with_the_commands_own_code()
+ {
     let plan = plan_at_work("PLAN_run_zero_selection");
     let pytest = script(
         &plan,
@@ -148,10 +151,16 @@ fn a_run_that_selected_no_test_is_recorded_as_failing_evidence() {
         "echo 'collected 0 items'\necho '============ no tests ran in 0.01s ============'",
     );
     let run = run_script(&plan, &["--task", "2"], &pytest);
-    assert_eq!(
-        run.code, 1,
-        "exit 0 that checked nothing is no pass: {run:?}"
-    );
+    assert_eq!(run.code, 0, "the command's own exit code: {run:?}");
+    let document = run.json();
+    assert_eq!(document["exit"], 0);
+    assert_eq!(document["run"]["ran_no_tests"], true, "{document:#}");
+    assert_eq!(document["run"]["gate"]["passes"], false, "{document:#}");
+    run.assert_stderr_says(&[
+        "dwp run: warning: `sh ",
+        "exited 0 but ran no tests, so the gate is recorded as failing (summary: pytest: no tests ran;",
+        "  hint: make the command select the tests",
+    ]);
     let gate = last_gate(&plan, 2);
     assert_eq!(gate["passes"], false);
     assert_eq!(gate["exit_code"], 0);
@@ -167,14 +176,31 @@ fn a_run_that_selected_no_test_is_recorded_as_failing_evidence() {
         "cargo.sh",
         "echo 'running 0 tests'\necho 'test result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 3 filtered out'",
     );
-    assert_eq!(run_script(&plan, &[], &cargo).code, 1);
+    let cargo_run = run_script(&plan, &[], &cargo);
+    assert_eq!(cargo_run.code, 0, "{cargo_run:?}");
+    assert_eq!(cargo_run.json()["run"]["ran_no_tests"], true);
     assert_eq!(last_gate(&plan, 2)["passes"], false);
-    // The updater refuses to complete on it.
+    // `dwp run -- GATE && dwp update ... --status completed` goes on, and the updater refuses
+    // the completion with a clear error: the gate of record fails.
     let p = plan.dir.to_str().unwrap();
     let complete = dwp()
         .args(["update", p, "--task", "2", "--status", "completed"])
         .run();
     assert_eq!(complete.code, 1, "{complete:?}");
+    complete.assert_stderr_says(&["dwp update:", "passes: false", "hint:"]);
+    assert_eq!(plan.state()["tasks"][1]["status"], "in_progress");
+    // The hint's step works: the gate, once it selects its tests, run again as the hint says.
+    let hint = run
+        .stderr
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("hint: "))
+        .unwrap();
+    let step = hint.split('`').nth(1).unwrap();
+    std::fs::write(&pytest, "#!/bin/sh\necho '==== 3 passed in 0.01s ===='\n").unwrap();
+    let again = common::run_printed(step, plan.root());
+    assert_eq!(again.code, 0, "{step}: {again:?}");
+    assert_eq!(last_gate(&plan, 2)["passes"], true);
+    assert!(!again.stderr.contains("warning"), "{again:?}");
 }
 
 #[test]

@@ -57,8 +57,14 @@ pub struct RunOutcome {
     pub env: Vec<String>,
     pub old_sha256: String,
     pub new_sha256: String,
-    /// The exit code dwp exits with (the envelope's `exit`): the command's own; 1 when it exited 0 but selected or ran
-    /// nothing (recorded as failing); 124 timed out, 128+N killed by signal N, 127 not started.
+    /// The command exited 0 but its output shows it selected or ran no test: the gate is
+    /// recorded as failing all the same (dwp still exits 0, the command's own code).
+    pub ran_no_tests: bool,
+    /// With `ran_no_tests`: the next step, the same gate run again once it selects its tests.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+    /// The exit code dwp exits with (the envelope's `exit`): the command's own (0 too when it
+    /// ran no tests); 124 timed out, 128+N killed by signal N, 127 not started.
     #[serde(skip)]
     pub exit: u8,
 }
@@ -144,6 +150,7 @@ pub fn run(
                     return Err(refused);
                 }
             };
+        let ran_no_tests = ending == Ending::Exited(0) && !passes;
         Ok(RunOutcome {
             task,
             gate,
@@ -156,7 +163,14 @@ pub fn run(
             env: env.names(),
             old_sha256: updated.old_sha256,
             new_sha256: updated.new_sha256,
-            exit: exit_code(&ending, passes),
+            ran_no_tests,
+            hint: ran_no_tests.then(|| {
+                format!(
+                    "make the command select the tests it is meant to run (a filter or a path that matches none selects nothing), then run the gate again: `dwp run {} --task {task} -- {command}`",
+                    plan_dir.display()
+                )
+            }),
+            exit: exit_code(&ending),
         })
     })
 }
@@ -318,12 +332,12 @@ fn write_log(
     })
 }
 
-/// The command's own exit code; 1 for a run that exited 0 but was recorded as failing (it
-/// selected nothing), so `dwp run -- GATE && dwp update ... --status completed` never goes on
-/// from it.
-fn exit_code(ending: &Ending, passes: bool) -> u8 {
+/// The command's own exit code (the rule: `dwp run -- GATE && ...` composes), also for
+/// a run that exited 0 but ran no tests: that gate is recorded as failing, and the updater
+/// refuses a completion on it; the codes of a run that has no own code follow `timeout(1)`
+/// and the shell.
+fn exit_code(ending: &Ending) -> u8 {
     match ending {
-        Ending::Exited(0) if !passes => 1,
         Ending::Exited(code) => u8::try_from(*code).unwrap_or(1),
         Ending::TimedOut(_) => EXIT_TIMED_OUT,
         Ending::Signalled(signal) => u8::try_from(128 + *signal).unwrap_or(1),

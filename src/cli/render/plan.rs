@@ -70,6 +70,21 @@ pub(super) fn run(
     run: &crate::commands::run::RunOutcome,
     json: Option<Stamp>,
 ) {
+    if run.ran_no_tests {
+        let mut err = super::super::stderr();
+        let _ = writeln!(
+            err,
+            "dwp run: warning: `{}` exited 0 but ran no tests, so the gate is recorded as failing (summary: {}; log {})",
+            run.gate.command,
+            run.summary
+                .as_deref()
+                .unwrap_or(crate::rules::observed::NO_OUTPUT),
+            run.log
+        );
+        if let Some(hint) = &run.hint {
+            let _ = writeln!(err, "  hint: {hint}");
+        }
+    }
     if let Some(stamp) = json {
         print_keyed(out, "run", stamp, "run", run);
         return;
