@@ -1055,30 +1055,234 @@ fn update_task_2_from(work: &Work, plan: &str, status: &str, verify: &str) -> Ou
     ])
 }
 
+/// A plan of three tasks one step from publication (task 3 in progress), beside the
+/// worktree: its path.
+fn publishable_gates_plan(work: &Work) -> String {
+    let plan = dwp::synth::SynthPlan::new("PLAN_loop_observed", 3)
+        .ready_to_publish()
+        .write(work.root.path())
+        .unwrap();
+    work.s(&plan)
+}
+
+/// `dwp --json update PLAN --task 3 --status STATUS --gates-from VERIFY`.
+fn update_task_3_from(work: &Work, plan: &str, status: &str, verify: &str) -> Output {
+    work.run(&[
+        "--json",
+        "update",
+        plan,
+        "--task",
+        "3",
+        "--status",
+        status,
+        "--gates-from",
+        verify,
+    ])
+}
+
+/// The issue's rule: `update --gates-from` (loop proofs) and `dwp run` produce the same
+/// observed-gate shape, which verify holds against the log copied into the plan.
 #[test]
-fn update_gates_from_turns_each_verify_outcome_into_a_gate_record() {
+fn update_gates_from_records_loop_proofs_as_observed_gates_like_dwp_run() {
     let work = Work::example();
     prove_example(&work, &[]);
-    let plan = gates_plan(&work);
-    let out = work.run(&["update", &plan, "--task", "2", "--status", "in_progress"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // loop prove keeps what the copy needs: the output's hash, the ending, the bytes printed.
+    let proof = &work.json(".ak-loop/verify.json")["outcomes"][1];
+    let output = fs::read(work.path(".ak-loop/logs/issue-o2.log")).unwrap();
+    assert_eq!(proof["logSha256"], sha256_hex(&output), "{proof:#}");
+    assert_eq!(proof["ended"], "exit 0");
+    assert_eq!(proof["outputBytes"], output.len());
+    let plan = publishable_gates_plan(&work);
     let verify = work.s(&work.path(".ak-loop/verify.json"));
-    let out = update_task_2_from(&work, &plan, "completed", &verify);
+    let out = update_task_3_from(&work, &plan, "in_progress", &verify);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let document = json_out(&out);
+    let notes = document["gates_from"].as_array().unwrap();
+    assert_eq!(notes.len(), 2, "{document:#}");
     let state: Value =
         serde_json::from_slice(&fs::read(Path::new(&plan).join("state.json")).unwrap()).unwrap();
-    let gates = state["tasks"][1]["gates"].as_array().unwrap();
-    assert_eq!(gates.len(), 2, "{gates:#?}");
-    assert_eq!(gates[0]["command"], "test -s src/greeting.txt");
-    assert_eq!(gates[0]["passes"], true);
-    assert_eq!(gates[0]["exit_code"], 0);
-    assert_eq!(gates[0]["last_run"], NOW);
+    let gates = state["tasks"][2]["gates"].as_array().unwrap();
+    for (i, (id, command)) in [
+        ("o1", "test -s src/greeting.txt"),
+        ("o2", "grep -q greeting CHANGELOG.md"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let note = &notes[i];
+        assert_eq!(note["outcome"], id);
+        assert_eq!(note["recorded"], "observed", "{note:#}");
+        let log = note["log"].as_str().unwrap();
+        assert!(
+            log.starts_with(&format!(
+                "analysis_results/gates/task-3-{}-",
+                command.split(' ').next().unwrap()
+            )),
+            "{log}"
+        );
+        let kept = fs::read(Path::new(&plan).join(log)).unwrap();
+        let sha = sha256_hex(&kept);
+        assert_eq!(note["log_sha256"], sha);
+        // The shape of `dwp run`: the same header, the same evidence, the same fields.
+        let text = String::from_utf8(kept).unwrap();
+        assert!(
+            text.starts_with(&format!(
+                "dwp gate log 1\ntask: 3\ncommand: {command}\nfinished: {NOW}\nended: exit 0\noutput: 0 bytes, all kept\n----\n"
+            )),
+            "{text}"
+        );
+        let gate = gates
+            .iter()
+            .rev()
+            .find(|g| g["command"] == command)
+            .unwrap();
+        assert_eq!(gate["passes"], true);
+        assert_eq!(gate["exit_code"], 0);
+        assert_eq!(gate["last_run"], NOW);
+        assert_eq!(
+            gate["evidence"],
+            format!("(no output) (observed by dwp: exit 0; log={log} sha256={sha})")
+        );
+    }
+    // verify holds the records against the copies; status marks them observed.
+    let report = json_out(&work.run(&["--json", "verify", &plan]));
+    let codes = common::verify_codes(&report);
+    assert!(!codes.contains(&"DWP068".to_owned()), "{report:#}");
+    let status = json_out(&work.run(&["--json", "status", &plan]));
+    let current = status["current"]["gates"].as_array().unwrap();
     assert!(
-        gates[0]["evidence"]
+        current
+            .iter()
+            .filter(|g| g["command"] == "test -s src/greeting.txt")
+            .all(|g| g["observed"] == true),
+        "{status:#}"
+    );
+    // The completion publishes; the receipt lists the loop's gates as observed.
+    let out = work.run(&["update", &plan, "--task", "3", "--status", "completed"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let receipt: Value = serde_json::from_slice(
+        &fs::read(Path::new(&plan).join("analysis_results/FINALIZATION.json")).unwrap(),
+    )
+    .unwrap();
+    let listed: Vec<(String, String)> = receipt["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["task"] == 3)
+        .map(|g| {
+            (
+                g["command"].as_str().unwrap().to_owned(),
+                g["evidence"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    for command in ["test -s src/greeting.txt", "grep -q greeting CHANGELOG.md"] {
+        assert!(
+            listed.contains(&(command.to_owned(), "observed".to_owned())),
+            "{listed:?}"
+        );
+    }
+}
+
+/// The copy is of what was observed: a loop output edited after the run no longer hashes to
+/// the recorded `logSha256`, and nothing is written.
+#[test]
+fn update_gates_from_a_loop_output_edited_after_the_run_is_refused_and_writes_nothing() {
+    let work = Work::example();
+    prove_example(&work, &[]);
+    let log = work.path(".ak-loop/logs/issue-o1.log");
+    fs::write(&log, "42 passed\n").unwrap();
+    let plan = publishable_gates_plan(&work);
+    let before = snapshot(Path::new(&plan));
+    let verify = work.s(&work.path(".ak-loop/verify.json"));
+    let out = work.run(&[
+        "update",
+        &plan,
+        "--task",
+        "3",
+        "--status",
+        "in_progress",
+        "--gates-from",
+        &verify,
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let message = stderr(&out);
+    let first = message.lines().next().unwrap();
+    assert!(
+        first.starts_with("dwp update: the output `.ak-loop/logs/issue-o1.log` has sha256 ")
+            && first.ends_with(&format!("({verify}: $.outcomes[0].logSha256)")),
+        "{message}"
+    );
+    assert_eq!(snapshot(Path::new(&plan)), before, "nothing is written");
+    // The hint's step works: prove again, then the same update records the gates.
+    let hint = message
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("hint: "))
+        .unwrap();
+    let step = hint.split('`').nth(1).unwrap();
+    let step = step
+        .replace("CONFIG", &work.s(&work.path("loop.config.yaml")))
+        .replace("CONTRACT", &work.s(&work.path("contract.json")));
+    let words: Vec<&str> = step.split(' ').skip(1).collect();
+    let again = work.run(&words);
+    assert_eq!(again.status.code(), Some(0), "{step}: {}", stderr(&again));
+    let out = update_task_3_from(&work, &plan, "in_progress", &verify);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json_out(&out)["gates_from"][0]["recorded"], "observed");
+}
+
+/// A verify.json from before the output was hashed keeps nothing to copy: its outcomes are
+/// recorded as asserted, as they were, and the output says so.
+#[test]
+fn update_gates_from_an_old_verify_json_without_an_output_hash_records_asserted_gates() {
+    let work = Work::example();
+    prove_example(&work, &[]);
+    let mut old = work.json(".ak-loop/verify.json");
+    for outcome in old["outcomes"].as_array_mut().unwrap() {
+        let outcome = outcome.as_object_mut().unwrap();
+        for field in ["logSha256", "ended", "outputBytes"] {
+            outcome.remove(field);
+        }
+    }
+    let verify = work.write(".ak-loop/verify.json", &old.to_string());
+    let plan = publishable_gates_plan(&work);
+    let out = update_task_3_from(&work, &plan, "in_progress", &work.s(&verify));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "dwp update: warning: outcome o1 of "
+        ) && stderr(&out).contains("is recorded as an asserted gate (`test -s src/greeting.txt`): its output was kept without a hash (no `logSha256`"),
+        "{}",
+        stderr(&out)
+    );
+    let document = json_out(&out);
+    assert_eq!(
+        document["gates_from"][0]["recorded"], "asserted",
+        "{document:#}"
+    );
+    let state: Value =
+        serde_json::from_slice(&fs::read(Path::new(&plan).join("state.json")).unwrap()).unwrap();
+    let gate = state["tasks"][2]["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["command"] == "test -s src/greeting.txt")
+        .unwrap()
+        .clone();
+    assert!(
+        gate["evidence"]
             .as_str()
             .unwrap()
-            .ends_with("(.ak-loop/verify.json outcome o1)")
+            .ends_with("(.ak-loop/verify.json outcome o1)"),
+        "{gate}"
     );
+    assert!(!Path::new(&plan).join("analysis_results/gates").exists());
 }
 
 #[test]
@@ -1095,6 +1299,12 @@ fn update_gates_from_a_failed_outcome_cannot_complete_the_task() {
     assert_eq!(
         fs::read(Path::new(&plan).join("state.json")).unwrap(),
         state
+    );
+    // The logs written for the refused update are removed again.
+    let gates_dir = Path::new(&plan).join("analysis_results/gates");
+    assert!(
+        fs::read_dir(&gates_dir).map_or(true, |mut d| d.next().is_none()),
+        "{gates_dir:?}"
     );
 }
 

@@ -15,6 +15,7 @@ mod outcome;
 mod render;
 
 use crate::commands::amend::{Authority, Disposition};
+use crate::commands::r#loop::gates::GateFrom;
 use crate::error::{Error, Exit};
 use crate::plan::model::{Generation, PlanFormat, TaskStatus};
 use crate::term::Inert;
@@ -465,7 +466,7 @@ pub struct UpdateArgs {
     /// A closed gate object {command, passes, exit_code, last_run, evidence}. Repeatable.
     #[arg(long, value_name = "JSON")]
     pub gate_json: Vec<String>,
-    /// A loop's verify.json (WORKTREE/.ak-loop/verify.json): each outcome becomes a gate record. Repeatable.
+    /// A loop's verify.json (WORKTREE/.ak-loop/verify.json): each outcome becomes a gate record, observed (its output copied into the plan) when dwp loop prove kept it. Repeatable.
     #[arg(long, value_name = "PATH")]
     pub gates_from: Vec<PathBuf>,
     /// Why the task is blocked (with --status blocked).
@@ -779,13 +780,7 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
                 .collect();
             Outcome::Validate(results)
         }
-        Command::Update(args) => {
-            let request = update_request(args)?;
-            Outcome::Update {
-                outcome: crate::commands::update::update(&plan_arg(&args.target)?, &request)?,
-                target: plan_arg(&args.target)?,
-            }
-        }
+        Command::Update(args) => update_with_loops(args)?,
         Command::Run(args) => {
             check_sha256(args.expected_sha256.as_deref())?;
             if !(args.timeout.is_finite() && args.timeout >= 1.0) {
@@ -1107,7 +1102,17 @@ fn workspace_arg(root: Option<&Path>) -> Result<PathBuf, Error> {
     })
 }
 
-fn update_request(args: &UpdateArgs) -> Result<crate::commands::update::UpdateRequest, Error> {
+/// The request of `dwp update`, and the `--gates-from` outcomes in order (the asserted ones
+/// are among the request's gates; the observed ones are recorded by the update, under its lock).
+fn update_request(
+    args: &UpdateArgs,
+) -> Result<
+    (
+        crate::commands::update::UpdateRequest,
+        Vec<crate::commands::r#loop::gates::OutcomeGate>,
+    ),
+    Error,
+> {
     let now = crate::clock::now_rfc3339();
     let mut gates = Vec::new();
     for spec in &args.gate {
@@ -1116,11 +1121,17 @@ fn update_request(args: &UpdateArgs) -> Result<crate::commands::update::UpdateRe
     for text in &args.gate_json {
         gates.push(gates::parse_gate_json(text, &now)?);
     }
+    let mut from_loops = Vec::new();
     for path in &args.gates_from {
-        gates.extend(crate::commands::r#loop::gates::gates_from_verify(path)?);
+        from_loops.extend(crate::commands::r#loop::gates::gates_from_verify(path)?);
+    }
+    for outcome in &from_loops {
+        if let GateFrom::Asserted { gate, .. } = &outcome.gate {
+            gates.push(gate.clone());
+        }
     }
     let wait = wait_duration(args.wait)?;
-    Ok(crate::commands::update::UpdateRequest {
+    let request = crate::commands::update::UpdateRequest {
         task: args.task,
         status: Some(args.status),
         gates,
@@ -1142,6 +1153,58 @@ fn update_request(args: &UpdateArgs) -> Result<crate::commands::update::UpdateRe
         dry_run: args.dry_run,
         invalidate: Vec::new(),
         tick: args.tick,
+    };
+    Ok((request, from_loops))
+}
+
+/// `dwp update`, the `--gates-from` outcomes dwp observed recorded as `dwp run` records its
+/// own; the outcome, and what became of each `--gates-from` outcome.
+fn update_with_loops(args: &UpdateArgs) -> Result<Outcome, Error> {
+    use crate::commands::r#loop::gates::GateNote;
+    let (request, from_loops) = update_request(args)?;
+    let observed: Vec<_> = from_loops
+        .iter()
+        .filter_map(|o| match &o.gate {
+            GateFrom::Observed(run) => Some(run.clone()),
+            GateFrom::Asserted { .. } => None,
+        })
+        .collect();
+    let target = plan_arg(&args.target)?;
+    let (outcome, logs) = crate::commands::update::update_observing(&target, &request, &observed)?;
+    let mut logs = logs.into_iter();
+    let gates_from = from_loops
+        .iter()
+        .map(|o| {
+            let file = o.file.display().to_string();
+            match &o.gate {
+                GateFrom::Observed(run) => {
+                    let log = logs.next();
+                    GateNote {
+                        file,
+                        outcome: o.id.clone(),
+                        command: run.command(),
+                        recorded: "observed",
+                        log_sha256: log.as_ref().map(|l| l.sha256.clone()),
+                        log: log.map(|l| l.name),
+                        why: None,
+                    }
+                }
+                GateFrom::Asserted { gate, why } => GateNote {
+                    file,
+                    outcome: o.id.clone(),
+                    command: gate.command.clone(),
+                    recorded: "asserted",
+                    log: None,
+                    log_sha256: None,
+                    why: Some(why.clone()),
+                },
+            }
+        })
+        .collect();
+    Ok(Outcome::Update {
+        outcome,
+        target,
+        gates_from,
     })
 }
 

@@ -12,6 +12,7 @@ use crate::commands::contract::ledger::RecordOutcome;
 use crate::commands::r#loop::artifacts::{self, ArtifactsReport};
 use crate::commands::r#loop::contract::Frozen;
 use crate::commands::r#loop::dod::DodReport;
+use crate::commands::r#loop::gates::GateNote;
 use crate::commands::r#loop::prove::ProveReport;
 use crate::commands::materialize::{InitOutcome, MigrateOutcome};
 use crate::commands::new_plan::NewOutcome;
@@ -32,9 +33,11 @@ use std::path::PathBuf;
 pub enum Outcome {
     Validate(Vec<Validation>),
     /// `target`: the PLAN argument, for the follow-up commands a warning names.
+    /// `gates_from`: what became of each `--gates-from` outcome (observed or asserted).
     Update {
         outcome: UpdateOutcome,
         target: PathBuf,
+        gates_from: Vec<GateNote>,
     },
     Amend(AmendOutcome),
     /// `dwp run`: the gate dwp observed; the process exits with the command's own code.

@@ -18,8 +18,8 @@ use crate::error::{Error, Result};
 use crate::plan::model::{Gate, TaskStatus};
 use crate::rules::observed::{self, Ending};
 use crate::steps::command_env::CommandEnv;
+use crate::steps::gate_log::{self, ObservedRun};
 use crate::steps::updater::{AmendmentCheck, UpdateRequest, update_under_lock};
-use crate::store;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -100,26 +100,14 @@ pub fn run(
     )
     .map_err(|e| Error::io("run", Path::new(&request.argv[0]), e))?;
     let finished = crate::clock::now_rfc3339();
-    let ending = match teed.ending {
-        crate::steps::run::Ending::Exited(code) => Ending::Exited(i64::from(code)),
-        crate::steps::run::Ending::Signalled(signal) => Ending::Signalled(signal),
-        crate::steps::run::Ending::TimedOut(limit) => Ending::TimedOut(limit.as_secs()),
-        crate::steps::run::Ending::NotStarted(_) => Ending::NotStarted,
-    };
-    let header = observed::LogHeader {
-        task,
-        command: command.clone(),
-        finished: finished.clone(),
+    let ending = gate_log::ending(&teed.ending);
+    let observed_run = ObservedRun {
+        argv: request.argv.clone(),
+        finished,
         ending: ending.clone(),
         total: teed.total,
+        output: teed.tail,
     };
-    let log_bytes = observed::log_bytes(&header, &teed.tail);
-    let summary = observed::summary(
-        observed::parse_log(&log_bytes)
-            .map(|(_, output)| output)
-            .unwrap_or_default(),
-    );
-    let passes = observed::passes(&ending, summary.as_deref());
     crate::steps::writer::under_lock(target, request.wait, |plan_dir, state_path| {
         // The task may have moved while the command ran.
         require_runnable(
@@ -127,39 +115,30 @@ pub fn run(
             task,
             plan_dir,
         )?;
-        let log = write_log(plan_dir, task, &request.argv, &finished, &log_bytes)?;
-        let gate = Gate {
-            command: command.clone(),
-            passes,
-            exit_code: ending.exit_code(),
-            last_run: finished.clone(),
-            evidence: Some(observed::evidence(
-                summary.as_deref(),
-                &ending,
-                &log.name,
-                &log.sha256,
-            )),
-        };
+        let recorded = gate_log::record(plan_dir, task, &observed_run, false)?;
+        let gate = recorded.gate.clone();
+        let log = recorded.log.clone();
         let update = gate_request(request, task, gate.clone(), false);
         let updated =
             match update_under_lock(plan_dir, state_path, &update, AmendmentCheck::TaskLog) {
                 Ok(updated) => updated,
                 Err(refused) => {
                     // Nothing is left of a run the plan refused to record.
-                    let _ = store::remove_file(&plan_dir.join(&log.name), plan_dir);
+                    gate_log::remove(plan_dir, std::slice::from_ref(&log));
                     return Err(refused);
                 }
             };
-        let ran_no_tests = ending == Ending::Exited(0) && !passes;
+        let summary = recorded.observation.summary.clone();
+        let ran_no_tests = recorded.observation.ran_no_tests();
         Ok(RunOutcome {
             task,
             gate,
             ended: ending.to_string(),
-            summary: summary.clone(),
+            summary,
             log: log.name,
             log_sha256: log.sha256,
             output_bytes: teed.total,
-            truncated: teed.total > teed.tail.len() as u64,
+            truncated: observed_run.total > observed_run.output.len() as u64,
             env: env.names(),
             old_sha256: updated.old_sha256,
             new_sha256: updated.new_sha256,
@@ -297,39 +276,6 @@ fn gate_request(request: &RunRequest, task: u64, gate: Gate, dry_run: bool) -> U
         dry_run,
         ..UpdateRequest::default()
     }
-}
-
-/// A log written: its name relative to the plan folder and its sha256.
-struct WrittenLog {
-    name: String,
-    sha256: String,
-}
-
-/// Write the log under `analysis_results/gates/` with a name no other log has (a second run
-/// in the same second gets `-2`, `-3`...), durably.
-fn write_log(
-    plan_dir: &Path,
-    task: u64,
-    argv: &[String],
-    finished: &str,
-    bytes: &[u8],
-) -> Result<WrittenLog> {
-    let results = plan_dir.join("analysis_results");
-    store::create_dir(&results, plan_dir)?;
-    store::create_dir(&plan_dir.join(observed::GATES_DIR), plan_dir)?;
-    let base = observed::log_name(task, argv, finished);
-    let stem = base.trim_end_matches(".log");
-    let mut name = format!("{}/{base}", observed::GATES_DIR);
-    let mut n = 1;
-    while store::place(&plan_dir.join(&name), plan_dir) != store::Place::Missing {
-        n += 1;
-        name = format!("{}/{stem}-{n}.log", observed::GATES_DIR);
-    }
-    let written = store::write_atomic(&plan_dir.join(&name), plan_dir, bytes)?;
-    Ok(WrittenLog {
-        name,
-        sha256: written.sha256,
-    })
 }
 
 /// The command's own exit code (the rule: `dwp run -- GATE && ...` composes), also for

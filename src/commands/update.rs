@@ -9,6 +9,7 @@
 
 use crate::error::{Error, Result};
 use crate::plan::markdown;
+use crate::steps::gate_log::{self, ObservedRun, WrittenLog};
 use crate::steps::updater::{AmendmentCheck, check_request, update_under_lock};
 pub use crate::steps::updater::{BoxNote, UpdateOutcome, UpdateRequest};
 use crate::store;
@@ -18,15 +19,57 @@ use std::path::Path;
 /// branch, a tag) is resolved by git in the plan's repository first; one git cannot resolve is
 /// refused as it is.
 pub fn update(target: &Path, request: &UpdateRequest) -> Result<UpdateOutcome> {
+    update_observing(target, request, &[]).map(|(outcome, _)| outcome)
+}
+
+/// [`update`], recording besides `request.gates` one observed gate per run of `observed`
+/// (`--gates-from`, runs `dwp loop prove` kept): under the lock, each run's log is written
+/// into the plan's `analysis_results/gates/` and its gate appended, as `dwp run` records its
+/// own; a refused update removes the logs again. Returns the logs kept, in order (their names
+/// and hashes as they would be, on a dry run, which writes none).
+pub fn update_observing(
+    target: &Path,
+    request: &UpdateRequest,
+    observed: &[ObservedRun],
+) -> Result<(UpdateOutcome, Vec<WrittenLog>)> {
     let resolved = resolve_commit(target, request);
     let request = resolved.as_ref().unwrap_or(request);
     check_request(request)?;
     crate::steps::writer::under_lock(target, request.wait, |plan_dir, state_path| {
-        if request.tick {
-            return update_and_tick(plan_dir, state_path, request);
+        let mut logs = Vec::with_capacity(observed.len());
+        let mut full = request.clone();
+        for run in observed {
+            match gate_log::record(plan_dir, request.task, run, request.dry_run) {
+                Ok(recorded) => {
+                    full.gates.push(recorded.gate);
+                    logs.push(recorded.log);
+                }
+                Err(failed) => {
+                    remove_written(plan_dir, request, &logs);
+                    return Err(failed);
+                }
+            }
         }
-        update_under_lock(plan_dir, state_path, request, AmendmentCheck::TaskLog)
+        let updated = if full.tick {
+            update_and_tick(plan_dir, state_path, &full)
+        } else {
+            update_under_lock(plan_dir, state_path, &full, AmendmentCheck::TaskLog)
+        };
+        match updated {
+            Ok(outcome) => Ok((outcome, logs)),
+            Err(refused) => {
+                // Nothing is left of gates the plan refused to record.
+                remove_written(plan_dir, request, &logs);
+                Err(refused)
+            }
+        }
     })
+}
+
+fn remove_written(plan_dir: &Path, request: &UpdateRequest, logs: &[WrittenLog]) {
+    if !request.dry_run {
+        gate_log::remove(plan_dir, logs);
+    }
 }
 
 /// The request with its `commit` resolved to a full hash, when it names a revision, not a hash.

@@ -58,7 +58,9 @@ impl Ending {
         }
     }
 
-    fn parse(text: &str) -> Option<Ending> {
+    /// An ending as [`Display`](std::fmt::Display) writes it (`exit 0`, `timed out after 5 s`,
+    /// `killed by signal 9`, `not started`).
+    pub fn parse(text: &str) -> Option<Ending> {
         if let Some(code) = text.strip_prefix("exit ") {
             return code.parse().ok().map(Ending::Exited);
         }
@@ -121,6 +123,61 @@ pub fn log_bytes(header: &LogHeader, tail: &[u8]) -> Vec<u8> {
     .into_bytes();
     bytes.extend_from_slice(tail);
     bytes
+}
+
+/// A run dwp observed, as its log keeps it and its gate records it: the one place the log's
+/// bytes, the summary and the verdict are derived from what ran (`dwp run` and `dwp update
+/// --gates-from` both record through it).
+#[derive(Debug, Clone)]
+pub struct Observation {
+    pub header: LogHeader,
+    /// The log: the header, then the output's tail (at most [`LOG_BOUND`] bytes).
+    pub bytes: Vec<u8>,
+    /// The summary the kept output gives (`None`: it printed nothing).
+    pub summary: Option<String>,
+    pub passes: bool,
+}
+
+/// The log, summary and verdict of a run whose header is `header` and whose output ends with
+/// `tail` (the summary is read from what the log keeps, as `dwp verify` reads it back).
+pub fn observe(header: LogHeader, tail: &[u8]) -> Observation {
+    let bytes = log_bytes(&header, tail);
+    let summary = summary(
+        parse_log(&bytes)
+            .map(|(_, output)| output)
+            .unwrap_or_default(),
+    );
+    let passes = passes(&header.ending, summary.as_deref());
+    Observation {
+        header,
+        bytes,
+        summary,
+        passes,
+    }
+}
+
+impl Observation {
+    /// The gate record of this run once its log is kept at `log` (relative to the plan folder)
+    /// with `sha256`: the observed-gate shape.
+    pub fn gate(&self, log: &str, sha256: &str) -> Gate {
+        Gate {
+            command: self.header.command.clone(),
+            passes: self.passes,
+            exit_code: self.header.ending.exit_code(),
+            last_run: self.header.finished.clone(),
+            evidence: Some(evidence(
+                self.summary.as_deref(),
+                &self.header.ending,
+                log,
+                sha256,
+            )),
+        }
+    }
+
+    /// The command exited 0 but its output shows it selected or ran no test.
+    pub fn ran_no_tests(&self) -> bool {
+        self.header.ending == Ending::Exited(0) && !self.passes
+    }
 }
 
 /// A log read back: its header and its output, or what makes it no log of dwp's.

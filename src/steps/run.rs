@@ -30,6 +30,8 @@ pub struct RunResult {
     pub ending: Ending,
     /// stdout and stderr as they interleaved, at most the last [`MAX_OUTPUT_BYTES`].
     pub output: Vec<u8>,
+    /// Every byte the command printed.
+    pub total: u64,
 }
 
 impl RunResult {
@@ -73,9 +75,11 @@ pub fn run(
         Err(e) => return Ok(not_started(e.to_string())),
     };
     let ending = wait(&mut child, timeout)?;
+    let (output, total) = tail(&mut capture)?;
     Ok(RunResult {
         ending,
-        output: tail(&mut capture)?,
+        output,
+        total,
     })
 }
 
@@ -207,6 +211,7 @@ fn not_started(reason: String) -> RunResult {
     RunResult {
         ending: Ending::NotStarted(reason),
         output: Vec::new(),
+        total: 0,
     }
 }
 
@@ -236,12 +241,13 @@ fn wait(child: &mut std::process::Child, timeout: Duration) -> std::io::Result<E
     }
 }
 
-fn tail(capture: &mut std::fs::File) -> std::io::Result<Vec<u8>> {
+/// The last [`MAX_OUTPUT_BYTES`] of the capture, and its whole length.
+fn tail(capture: &mut std::fs::File) -> std::io::Result<(Vec<u8>, u64)> {
     let len = capture.seek(SeekFrom::End(0))?;
     capture.seek(SeekFrom::Start(len.saturating_sub(MAX_OUTPUT_BYTES)))?;
     let mut bytes = Vec::new();
     capture.read_to_end(&mut bytes)?;
-    Ok(bytes)
+    Ok((bytes, len))
 }
 
 /// The one-line summary of a run: its last non-blank output line, at most 200 characters.

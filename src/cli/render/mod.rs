@@ -45,7 +45,11 @@ pub fn print<W: Write>(out: &mut Inert<W>, outcome: &Outcome, format: Format, co
     let json = (format == Format::Json).then_some(stamp);
     match outcome {
         Outcome::Validate(results) => plan::validate(out, results, json),
-        Outcome::Update { outcome, target } => plan::update(out, outcome, target, json),
+        Outcome::Update {
+            outcome,
+            target,
+            gates_from,
+        } => plan::update(out, outcome, target, gates_from, json),
         Outcome::Amend(amend) => plan::amend(out, amend, json),
         Outcome::Run(run) => plan::run(out, run, json),
         Outcome::Approve(approve) => plan::approve(out, approve, json),

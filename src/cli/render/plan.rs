@@ -120,8 +120,22 @@ pub(super) fn update(
     out: &mut impl Write,
     outcome: &UpdateOutcome,
     target: &Path,
+    gates_from: &[crate::commands::r#loop::gates::GateNote],
     json: Option<Stamp>,
 ) {
+    let asserted: Vec<String> = gates_from
+        .iter()
+        .filter_map(|note| {
+            Some(format!(
+                "outcome {} of {} is recorded as an asserted gate (`{}`): {}",
+                note.outcome,
+                note.file,
+                note.command,
+                note.why.as_deref()?
+            ))
+        })
+        .collect();
+    super::warn("update", &asserted);
     if outcome.markdown == Some(BoxNote::Unchecked) {
         let plan = target.display();
         let id = outcome.task;
@@ -133,7 +147,16 @@ pub(super) fn update(
         );
     }
     if let Some(stamp) = json {
-        print_keyed(out, "update", stamp, "outcome", outcome);
+        if gates_from.is_empty() {
+            print_keyed(out, "update", stamp, "outcome", outcome);
+        } else {
+            let document = envelope(
+                "update",
+                stamp,
+                json!({"outcome": outcome, "gates_from": gates_from}),
+            );
+            print_json(out, &document);
+        }
         return;
     }
     if let Some(diff) = &outcome.diff {
@@ -160,6 +183,15 @@ pub(super) fn update(
             "README.md: task {}'s box ticked, Plan Status recounted",
             outcome.task
         );
+    }
+    for note in gates_from {
+        if let (Some(log), Some(sha256)) = (&note.log, &note.log_sha256) {
+            let _ = writeln!(
+                out,
+                "  gate `{}` observed by dwp (outcome {}): log {log} sha256 {sha256}",
+                note.command, note.outcome
+            );
+        }
     }
     if let Some(receipt) = &outcome.receipt {
         let _ = writeln!(out, "plan published · receipt {receipt}");

@@ -37,6 +37,15 @@ pub struct Proof {
     pub exit_code: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log: Option<String>,
+    /// The sha256 of `log` as `dwp loop prove` wrote it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_sha256: Option<String>,
+    /// How the run ended (`exit 0`, `timed out after 5 s`...: `rules::observed::Ending`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended: Option<String>,
+    /// Every byte the command printed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_bytes: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_by: Option<String>,
     /// The names (never the values) of the variables dwp passed from its environment.

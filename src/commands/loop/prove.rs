@@ -235,7 +235,10 @@ fn observe(worktree: &Path, task: &Task, env: &CommandEnv, timeout: Duration) ->
             format!("dwp: could not start `{}`: {reason}\n", task.argv[0]).as_bytes(),
         );
     }
-    crate::store::write_atomic(&worktree.join(&log), worktree, &bytes)?;
+    let written = crate::store::write_atomic(&worktree.join(&log), worktree, &bytes)?;
+    // What `dwp update --gates-from` needs to keep this run in a plan as `dwp run` would: the
+    // log's hash (checked before the copy), the ending, and every byte printed.
+    let printed = result.total + (bytes.len() - result.output.len()) as u64;
     Ok(Proof {
         id: task.id.clone(),
         status: if result.passed() {
@@ -248,6 +251,9 @@ fn observe(worktree: &Path, task: &Task, env: &CommandEnv, timeout: Duration) ->
         command: Some(task.argv.clone()),
         exit_code: result.exit_code(),
         log: Some(log),
+        log_sha256: Some(written.sha256),
+        ended: Some(crate::steps::gate_log::ending(&result.ending).to_string()),
+        output_bytes: Some(printed),
         observed_by: Some(super::OBSERVED_BY_DWP.into()),
         env: Some(env.names()),
     })

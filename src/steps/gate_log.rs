@@ -1,0 +1,127 @@
+//! Keeping a run dwp observed in the plan (issue #17): its log under
+//! `analysis_results/gates/`, and the observed gate record that points at it. `dwp run` and
+//! `dwp update --gates-from` (a `dwp loop prove` run copied into the plan) both record through
+//! [`record`], under the plan's lock; the log format, the summary and the evidence string are
+//! `rules::observed`'s.
+
+use crate::error::Result;
+use crate::plan::model::Gate;
+use crate::rules::observed::{self, Ending, LogHeader, Observation};
+use crate::store;
+use std::path::Path;
+
+/// A run dwp observed, before it is kept in a plan: what ran, when it finished, how it ended,
+/// and its output (every byte it printed counted in `total`, the last ones in `output`).
+#[derive(Debug, Clone)]
+pub struct ObservedRun {
+    pub argv: Vec<String>,
+    pub finished: String,
+    pub ending: Ending,
+    pub total: u64,
+    pub output: Vec<u8>,
+}
+
+impl ObservedRun {
+    /// The command as its gate records it.
+    pub fn command(&self) -> String {
+        crate::steps::run::display_argv(&self.argv)
+    }
+
+    /// The log, summary and verdict of this run, for `task`.
+    pub fn observation(&self, task: u64) -> Observation {
+        observed::observe(
+            LogHeader {
+                task,
+                command: self.command(),
+                finished: self.finished.clone(),
+                ending: self.ending.clone(),
+                total: self.total,
+            },
+            &self.output,
+        )
+    }
+}
+
+/// How a run of [`crate::steps::run`] ended, as a log and an observed gate say it.
+pub fn ending(ending: &crate::steps::run::Ending) -> Ending {
+    use crate::steps::run::Ending as Ran;
+    match ending {
+        Ran::Exited(code) => Ending::Exited(i64::from(*code)),
+        Ran::Signalled(signal) => Ending::Signalled(*signal),
+        Ran::TimedOut(limit) => Ending::TimedOut(limit.as_secs()),
+        Ran::NotStarted(_) => Ending::NotStarted,
+    }
+}
+
+/// A log kept in the plan: its name relative to the plan folder and its sha256.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WrittenLog {
+    pub name: String,
+    pub sha256: String,
+}
+
+/// A run kept: its log, the gate record pointing at it, and what the log shows.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub log: WrittenLog,
+    pub gate: Gate,
+    pub observation: Observation,
+}
+
+/// Keep `run` as a log of `task` in the plan at `plan_dir` (the caller holds the plan's lock)
+/// and build its observed gate record. `dry_run`: the log's name and sha256 as they would be,
+/// nothing written.
+pub fn record(plan_dir: &Path, task: u64, run: &ObservedRun, dry_run: bool) -> Result<Recorded> {
+    let observation = run.observation(task);
+    let log = if dry_run {
+        WrittenLog {
+            name: format!(
+                "{}/{}",
+                observed::GATES_DIR,
+                observed::log_name(task, &run.argv, &run.finished)
+            ),
+            sha256: store::sha256_hex(&observation.bytes),
+        }
+    } else {
+        write_log(plan_dir, task, &run.argv, &run.finished, &observation.bytes)?
+    };
+    Ok(Recorded {
+        gate: observation.gate(&log.name, &log.sha256),
+        log,
+        observation,
+    })
+}
+
+/// Remove logs [`record`] wrote for an update that was then refused: nothing is left of it.
+pub fn remove(plan_dir: &Path, logs: &[WrittenLog]) {
+    for log in logs {
+        let _ = store::remove_file(&plan_dir.join(&log.name), plan_dir);
+    }
+}
+
+/// Write the log under `analysis_results/gates/` with a name no other log has (a second run
+/// in the same second gets `-2`, `-3`...), durably.
+fn write_log(
+    plan_dir: &Path,
+    task: u64,
+    argv: &[String],
+    finished: &str,
+    bytes: &[u8],
+) -> Result<WrittenLog> {
+    let results = plan_dir.join("analysis_results");
+    store::create_dir(&results, plan_dir)?;
+    store::create_dir(&plan_dir.join(observed::GATES_DIR), plan_dir)?;
+    let base = observed::log_name(task, argv, finished);
+    let stem = base.trim_end_matches(".log");
+    let mut name = format!("{}/{base}", observed::GATES_DIR);
+    let mut n = 1;
+    while store::place(&plan_dir.join(&name), plan_dir) != store::Place::Missing {
+        n += 1;
+        name = format!("{}/{stem}-{n}.log", observed::GATES_DIR);
+    }
+    let written = store::write_atomic(&plan_dir.join(&name), plan_dir, bytes)?;
+    Ok(WrittenLog {
+        name,
+        sha256: written.sha256,
+    })
+}
