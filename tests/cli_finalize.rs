@@ -391,3 +391,55 @@ fn sigkill_at_random_instants_leaves_a_plan_unpublished_recoverable_or_published
     );
     assert_eq!(unpublished + marked + published, 120);
 }
+
+/// The receipt tells the gates dwp observed (`dwp run`) from the asserted ones, gate by gate.
+#[test]
+fn the_receipt_lists_an_observed_and_an_asserted_gate_of_the_last_task() {
+    let root = tempfile::tempdir().unwrap();
+    let plan = SynthPlan::new("PLAN_finalize_gates", 3)
+        .ready_to_publish()
+        .write(root.path())
+        .unwrap();
+    let asserted = common::dwp()
+        .args(["--json", "status"])
+        .arg(&plan)
+        .run()
+        .json()["current"]["gates"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let run = common::dwp()
+        .in_dir(root.path())
+        .arg("run")
+        .arg(&plan)
+        .args(["--task", "3", "--", "echo", "5 passed, 0 failed"])
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    let published = finalize(&plan, &["--json"]);
+    assert_eq!(published.code, 0, "{published:?}");
+    let receipt = receipt(&plan);
+    let gates: Vec<&Value> = receipt["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["task"] == 3)
+        .collect();
+    assert_eq!(
+        gates,
+        [
+            &serde_json::json!({"task": 3, "command": asserted, "evidence": "asserted"}),
+            &serde_json::json!({"task": 3, "command": "echo '5 passed, 0 failed'", "evidence": "observed"}),
+        ],
+        "{receipt:#}"
+    );
+    // The earlier tasks stand on asserted gates, and the receipt says so.
+    assert!(
+        receipt["gates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|g| g["task"] != 3)
+            .all(|g| g["evidence"] == "asserted"),
+        "{receipt:#}"
+    );
+}

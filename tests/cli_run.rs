@@ -557,3 +557,43 @@ fn the_default_task_is_the_one_in_progress() {
     assert_eq!(run.json()["run"]["task"], 2);
     assert_eq!(last_gate(&plan, 2)["command"], "echo '7 passed'");
 }
+
+/// A gate may be run for a blocked task (a re-run while it waits): the gate is recorded, the
+/// task stays blocked and its blocker active; only `--resolve-blocker` resolves it.
+#[test]
+fn a_run_on_a_blocked_task_records_the_gate_and_resolves_nothing() {
+    let plan = plan_at_work("PLAN_run_blocked");
+    let p = plan.dir.to_str().unwrap();
+    let blocked = dwp()
+        .args(["update", p, "--task", "2", "--status", "blocked"])
+        .args(["--block-reason", "the staging database is down"])
+        .args(["--block-needs", "ops to restore staging"])
+        .run();
+    assert_eq!(blocked.code, 0, "{blocked:?}");
+    let blocker = plan.state()["blocked"].clone();
+    assert_eq!(blocker["task"], 2, "{blocker}");
+    let gate_sh = script(&plan, "gate.sh", "echo '6 passed, 0 failed'");
+    let run = run_script(&plan, &["--task", "2"], &gate_sh);
+    assert_eq!(run.code, 0, "{run:?}");
+    let state = plan.state();
+    assert_eq!(state["tasks"][1]["status"], "blocked");
+    assert_eq!(state["blocked"], blocker, "the blocker is untouched");
+    assert_eq!(state["status"], "blocked");
+    let gate = last_gate(&plan, 2);
+    assert_eq!(gate["passes"], true);
+    assert!(
+        gate["evidence"]
+            .as_str()
+            .unwrap()
+            .contains("(observed by dwp: exit 0; log="),
+        "{gate}"
+    );
+    // Resolving is its own step, which the recorded gate then backs.
+    let resolved = dwp()
+        .args(["update", p, "--task", "2", "--status", "in_progress"])
+        .arg("--resolve-blocker")
+        .run();
+    assert_eq!(resolved.code, 0, "{resolved:?}");
+    assert!(plan.state()["blocked"].is_null(), "{}", plan.state());
+    assert_eq!(plan.state()["tasks"][1]["status"], "in_progress");
+}
