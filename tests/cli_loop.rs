@@ -1220,15 +1220,21 @@ fn update_gates_from_a_loop_output_edited_after_the_run_is_refused_and_writes_no
         "{message}"
     );
     assert_eq!(snapshot(Path::new(&plan)), before, "nothing is written");
-    // The hint's step works: prove again, then the same update records the gates.
+    // The hint's step works as printed (verify.json records the prove command that wrote it):
+    // prove again, then the same update records the gates.
     let hint = message
         .lines()
         .find_map(|l| l.trim().strip_prefix("hint: "))
         .unwrap();
     let step = hint.split('`').nth(1).unwrap();
-    let step = step
-        .replace("CONFIG", &work.s(&work.path("loop.config.yaml")))
-        .replace("CONTRACT", &work.s(&work.path("contract.json")));
+    assert!(
+        step.starts_with("dwp loop prove ") && step.ends_with(" --item o1"),
+        "{step}"
+    );
+    assert!(
+        !step.contains(['\'', '"']),
+        "plain words, no quoting: {step}"
+    );
     let words: Vec<&str> = step.split(' ').skip(1).collect();
     let again = work.run(&words);
     assert_eq!(again.status.code(), Some(0), "{step}: {}", stderr(&again));

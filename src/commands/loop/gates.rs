@@ -76,7 +76,7 @@ pub fn gates_from_verify(path: &Path) -> Result<Vec<OutcomeGate>> {
     let worktree = worktree_of(path);
     let mut gates = Vec::with_capacity(verify.outcomes.len());
     for (i, outcome) in verify.outcomes.iter().enumerate() {
-        let gate = match observed_run(path, &worktree, i, outcome)? {
+        let gate = match observed_run(path, &worktree, i, outcome, &verify)? {
             Ok(run) => GateFrom::Observed(run),
             Err(why) => GateFrom::Asserted {
                 gate: asserted(outcome, &verify.command, &verify.ran_at),
@@ -116,6 +116,7 @@ fn observed_run(
     worktree: &Path,
     i: usize,
     outcome: &Proof,
+    verify: &proofs::VerifyFile,
 ) -> Result<std::result::Result<ObservedRun, String>> {
     let field = |name: &str| format!("$.outcomes[{i}].{name}");
     if !outcome.observed_by_dwp() {
@@ -133,11 +134,19 @@ fn observed_run(
             "its output was kept without a hash (no `logSha256`: a verify.json from an older dwp loop prove); prove it again to record it as observed".into(),
         ));
     };
-    let reprove = format!(
-        "prove it again in the worktree, then run this update again: `dwp loop prove {} --config CONFIG --contract CONTRACT --item {}`",
-        worktree.display(),
-        outcome.id
-    );
+    let reprove = match &verify.prove_command {
+        Some(prove) => format!(
+            "prove it again, then run this update again: `{prove} --item {}`",
+            outcome.id
+        ),
+        None => format!(
+            "prove item {} again in {} with the `dwp loop prove` that wrote {} (`--item {}`), then run this update again",
+            outcome.id,
+            worktree.display(),
+            path.display(),
+            outcome.id
+        ),
+    };
     let Some(ending) = outcome.ended.as_deref().and_then(Ending::parse) else {
         return Err(super::rejected_at(
             path,

@@ -78,6 +78,10 @@ pub struct VerifyFile {
     pub command: String,
     pub exit_code: i64,
     pub outcomes: Vec<Proof>,
+    /// The `dwp loop prove` command line that wrote the file, paths absolute: what a hint tells
+    /// to run again (absent from files other tools or older dwp wrote).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prove_command: Option<String>,
 }
 
 /// A proof file as found in the worktree.

@@ -33,6 +33,38 @@ pub struct ProveRequest {
     pub pass_env: Vec<String>,
 }
 
+impl ProveRequest {
+    /// The command line that runs this proof again from any folder (paths made absolute; the
+    /// items are left out, so a hint can name the one to prove).
+    pub fn command_line(&self) -> String {
+        let absolute = |path: &Path| {
+            std::path::absolute(path)
+                .unwrap_or_else(|_| path.to_path_buf())
+                .display()
+                .to_string()
+        };
+        let mut argv = vec![
+            "dwp".to_owned(),
+            "loop".to_owned(),
+            "prove".to_owned(),
+            absolute(&self.worktree),
+            "--config".to_owned(),
+            absolute(&self.config),
+        ];
+        if let Some(contract) = &self.contract {
+            argv.extend(["--contract".to_owned(), absolute(contract)]);
+        }
+        argv.extend([
+            "--timeout".to_owned(),
+            self.timeout.as_secs_f64().to_string(),
+        ]);
+        for name in &self.pass_env {
+            argv.extend(["--pass-env".to_owned(), name.clone()]);
+        }
+        crate::steps::run::display_argv(&argv)
+    }
+}
+
 /// One check dwp runs.
 #[derive(Debug, Clone)]
 struct Task {
@@ -95,6 +127,7 @@ pub fn prove(request: &ProveRequest) -> Result<ProveReport> {
         command: "dwp loop prove".into(),
         exit_code: i64::from(verify.iter().any(|p| p.status == ProofStatus::Failed)),
         outcomes: verify,
+        prove_command: Some(request.command_line()),
     };
     let dod = crate::store::write_atomic(
         &worktree.join(super::DOD_JSON),
