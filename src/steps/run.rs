@@ -60,16 +60,10 @@ pub fn run(
     let Some((program, args)) = argv.split_first() else {
         return Ok(not_started("empty argv".into()));
     };
-    let mut command = Command::new(program);
+    let mut command = isolated(program, args, cwd, env);
     command
-        .args(args)
-        .env_clear()
-        .envs(env.iter().map(|(name, value)| (name, value)))
-        .current_dir(cwd)
-        .stdin(Stdio::null())
         .stdout(capture.try_clone()?)
-        .stderr(capture.try_clone()?)
-        .process_group(0);
+        .stderr(capture.try_clone()?);
     let mut child = match command.spawn() {
         Ok(child) => child,
         Err(e) => return Ok(not_started(e.to_string())),
@@ -81,6 +75,20 @@ pub fn run(
         output,
         total,
     })
+}
+
+/// `program` with `args` in `cwd`, with exactly `env`, stdin closed, in a process group of its
+/// own (so a timeout kills its children too); where its output goes is the caller's.
+fn isolated(program: &str, args: &[String], cwd: &Path, env: &[(String, OsString)]) -> Command {
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .env_clear()
+        .envs(env.iter().map(|(name, value)| (name, value)))
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .process_group(0);
+    command
 }
 
 /// A run whose output was teed: streamed to a sink as it came, its tail kept.
@@ -112,16 +120,8 @@ pub fn run_teed(
         return Ok(not_teed("empty argv".into()));
     };
     let (reader, writer) = std::io::pipe()?;
-    let mut command = Command::new(program);
-    command
-        .args(args)
-        .env_clear()
-        .envs(env.iter().map(|(name, value)| (name, value)))
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stdout(writer.try_clone()?)
-        .stderr(writer)
-        .process_group(0);
+    let mut command = isolated(program, args, cwd, env);
+    command.stdout(writer.try_clone()?).stderr(writer);
     let spawned = command.spawn();
     // The parent's ends of the pipe's write side go with the command: only the child's remain,
     // so the reader sees the end of the output when the child's group is done with it.
