@@ -238,3 +238,32 @@ fn quiet_keeps_the_unchecked_box_warning_on_stderr() {
         run.stderr
     );
 }
+
+/// A README of 64 KiB or more is read for the box note beside the write: the note is the same.
+#[test]
+fn a_large_readme_gives_the_same_box_note() {
+    let plan = Plan::from_synth(SynthPlan::new("PLAN_tick_a_large_plan", 1_000).completed(500));
+    let readme = std::fs::metadata(plan.dir.join("README.md")).unwrap().len();
+    assert!(
+        readme >= 64 * 1024,
+        "large enough to be read aside: {readme} bytes"
+    );
+    let start = update(&plan, &["--task", "501", "--status", "in_progress"]);
+    assert_eq!(start.code, 0, "{}", start.stderr);
+    let complete = [
+        "--task",
+        "501",
+        "--status",
+        "completed",
+        "--gate",
+        "cargo test|0|5 passed",
+    ];
+    let run = update_json(&plan, &complete);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.json()["outcome"]["markdown"], "box unchecked");
+    assert!(
+        run.stderr.contains("README box is unchecked"),
+        "{}",
+        run.stderr
+    );
+}
