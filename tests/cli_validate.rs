@@ -469,3 +469,21 @@ fn snapshot_help_lists_every_command_and_the_exit_codes() {
     }
     insta::assert_snapshot!("help", result.stdout);
 }
+
+/// A state of 1 MiB or more is typed on one thread while its text is scanned on another
+/// (`plan::state_from_bytes`): what typing alone lets through (a `null` serde reads as an absent
+/// value) is still refused there, as it is in a small state.
+#[test]
+fn a_large_state_with_a_null_typing_alone_accepts_is_rejected() {
+    let root = tempfile::tempdir().expect("temp dir");
+    let plan = SynthPlan::new("PLAN_large_null_evidence", 3_000)
+        .completed(1_500)
+        .write(root.path())
+        .expect("synthetic plan written");
+    edit_state(&plan, |state| {
+        state["tasks"][1_000]["gates"][0]["evidence"] = Value::Null;
+    });
+    let size = fs::metadata(plan.join("state.json")).unwrap().len();
+    assert!(size >= 1024 * 1024, "typed beside its scan: {size} bytes");
+    assert_rejected(&root, &plan, "$.tasks[1000].gates[0].evidence");
+}
