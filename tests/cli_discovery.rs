@@ -215,3 +215,46 @@ fn which(program: &str) -> Result<PathBuf, ()> {
         })
         .ok_or(())
 }
+
+/// A PLAN argument that names nothing at all is one clear problem, not a list of every file a
+/// plan holds (the folder's marker and intent files were once reported as present): verify and
+/// validate report one DWP001 finding, and every command that works on one plan refuses it as a
+/// usage error, creating nothing.
+#[test]
+fn a_plan_argument_that_names_nothing_is_one_problem_and_nothing_is_created() {
+    let (_root, repo) = repository();
+    let missing = repo.join(".dwp/plans/PLAN_not_there");
+    let name = missing.to_str().unwrap();
+    let verify = run_in(&repo, &["--json", "verify", name]);
+    assert_eq!(verify.code, 1, "{}", verify.stderr);
+    let findings = &verify.json()["plans"][0]["findings"];
+    assert_eq!(findings.as_array().unwrap().len(), 1, "{findings:#}");
+    assert_eq!(findings[0]["code"], "DWP001");
+    assert_eq!(findings[0]["message"], "no such plan folder or file");
+    let validate = run_in(&repo, &["validate", name]);
+    assert_eq!(validate.code, 1, "{}", validate.stdout);
+    assert!(
+        validate.stdout.contains("no such plan folder or file"),
+        "{}",
+        validate.stdout
+    );
+    for args in [
+        &["update", name, "--task", "1", "--status", "in_progress"][..],
+        &["status", name],
+        &["next", name],
+        &["finalize", name],
+        &["reconcile", name],
+        &["run", name, "--task", "1", "--", "true"],
+    ] {
+        let run = run_in(&repo, args);
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        let first = run.stderr.lines().next().unwrap_or_default();
+        assert!(
+            first.contains("not a plan: nothing exists at this path")
+                && first.ends_with(&format!("({name})")),
+            "{args:?}: {}",
+            run.stderr
+        );
+        assert!(!missing.exists(), "{args:?} created the plan folder");
+    }
+}

@@ -352,6 +352,11 @@ fn a_folder_that_is_no_plan_is_refused_with_the_error_shape() {
     let root = tempfile::tempdir().unwrap();
     let missing: PathBuf = root.path().join("PLAN_not_here");
     let run = dwp().at(NOW).arg("next").arg(&missing).run();
-    assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(run.message().starts_with("dwp next: "), "{}", run.stderr);
+    // A path where nothing exists is a usage error (exit 2), as for `dwp lock`.
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.message().starts_with("dwp next: not a plan: "),
+        "{}",
+        run.stderr
+    );
 }

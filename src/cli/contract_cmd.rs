@@ -146,7 +146,7 @@ pub fn run(command: &ContractCommand) -> Result<Outcome, Error> {
                 replace: args.replace,
             };
             let declared = crate::commands::contract::declare::declare(
-                &super::plan_arg(&args.target)?,
+                &super::plan_arg_as_given(&args.target)?,
                 &request,
             )?;
             Ok(Outcome::ContractDeclare(declared))
@@ -167,7 +167,7 @@ pub fn run(command: &ContractCommand) -> Result<Outcome, Error> {
                 source,
             };
             let recorded = crate::commands::contract::ledger::record(
-                &super::plan_arg(&args.target)?,
+                &super::plan_arg_as_given(&args.target)?,
                 &request,
             )?;
             Ok(Outcome::ContractRecord(recorded))
@@ -181,14 +181,14 @@ pub fn run(command: &ContractCommand) -> Result<Outcome, Error> {
                 payload,
             };
             let hook = crate::commands::contract::ladder::stop_hook(
-                &super::plan_arg(&args.target)?,
+                &super::plan_arg_as_given(&args.target)?,
                 &request,
             );
             Ok(Outcome::ContractHook(hook))
         }
         ContractCommand::Check(args) => {
             let (outcome, _) = crate::commands::contract::check::check(
-                &super::plan_arg(&args.target)?,
+                &super::plan_arg_as_given(&args.target)?,
                 args.task,
             )?;
             Ok(Outcome::ContractCheck {

@@ -993,7 +993,7 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
             let plan = match target {
                 _ if *all => None,
                 Some(dir) if workspace(dir) => None,
-                Some(target) => Some(target.clone()),
+                Some(target) => Some(plan_arg(&Some(target.clone()))?),
                 None => plan_arg(&None).ok(),
             };
             match plan {
@@ -1075,6 +1075,19 @@ fn written(result: std::io::Result<()>) -> Result<(), Error> {
 /// The PLAN argument, or, left out, the plan folder the current directory is in (found the
 /// way git finds its repository: this folder or the nearest one above).
 fn plan_arg(target: &Option<PathBuf>) -> Result<PathBuf, Error> {
+    let plan = plan_arg_as_given(target)?;
+    if crate::store::is_absent(&plan) {
+        return Err(Error::Usage(format!(
+            "not a plan: nothing exists at this path; give a plan folder or its state.json ({})",
+            plan.display()
+        )));
+    }
+    Ok(plan)
+}
+
+/// [`plan_arg`] without its check that the plan exists: the file contract's hook reports a plan
+/// that is gone through its own ladder (it must let the agent stop in the end).
+fn plan_arg_as_given(target: &Option<PathBuf>) -> Result<PathBuf, Error> {
     if let Some(target) = target {
         return Ok(target.clone());
     }

@@ -31,16 +31,12 @@ pub fn validate(target: &Path) -> Validation {
     let name = target.display().to_string();
     let (summary, mut findings) = if target.is_dir() {
         validate_folder(&PlanPaths::new(target))
-    } else if target.exists() {
+    } else if !crate::store::is_absent(target) {
         validate_file(target)
     } else {
         (
             String::new(),
-            vec![Finding::error(
-                Code::Unreadable,
-                &name,
-                "no such plan folder or file",
-            )],
+            vec![crate::rules::conformance::no_such_plan(target)],
         )
     };
     let (plan_dir, _) = crate::plan::resolve_target(target);

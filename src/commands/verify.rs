@@ -90,6 +90,15 @@ impl Strictness {
 /// Verify one plan folder, as strictly as asked.
 pub fn verify_plan_with(dir: &Path, strictness: Strictness) -> PlanReport {
     let strict = strictness.advisories;
+    if crate::store::is_absent(dir) {
+        // One finding, not one per file a plan holds: nothing of it exists.
+        let findings = vec![crate::rules::conformance::no_such_plan(dir)];
+        return PlanReport {
+            plan: dir.display().to_string(),
+            verdict: VerifyVerdict::of(&findings, strict),
+            findings,
+        };
+    }
     let paths = PlanPaths::new(dir);
     let validation = crate::profile::time("validate", || {
         crate::rules::invariants::validate_plan(&paths)

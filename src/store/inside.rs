@@ -151,10 +151,12 @@ pub enum Place {
 }
 
 /// Where `path` leads from `root`. An error other than an escape or an absence counts as
-/// [`Place::Other`]: something is there, and reading it reports what is wrong.
+/// [`Place::Other`]: something is there, and reading it reports what is wrong. Nothing is
+/// inside a `root` that does not exist.
 pub fn place(path: &Path, root: &Path) -> Place {
     match open_root(root) {
         Ok(dir) => place_in(&dir, path, root),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Place::Missing,
         Err(_) => Place::Other,
     }
 }

@@ -263,6 +263,12 @@ pub fn read_artifact(path: &Path, plan_dir: &Path) -> Result<Vec<u8>, ReadFailur
     read_opened(opened, path)
 }
 
+/// Whether nothing at all stands at `path` (not even a dangling symlink): a plan argument that
+/// names no folder and no file is told apart from a plan whose files are missing or unreadable.
+pub fn is_absent(path: &Path) -> bool {
+    matches!(std::fs::symlink_metadata(path), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
+}
+
 /// From this many files on, [`read_each`] reads on every core: a plan of 1,000 tasks has 1,000
 /// task files; below this, starting threads costs more than it saves (and `verify --all`
 /// already gives each core its own plans).

@@ -447,6 +447,16 @@ pub fn add_fix_hints(findings: &mut [Finding], plan_dir: &Path) {
     name_the_plan(findings, plan_dir);
 }
 
+/// The one finding on a plan argument that names nothing: no folder, no file, not even a
+/// dangling link, so no file of a plan is reported missing one by one.
+pub fn no_such_plan(target: &Path) -> Finding {
+    Finding::error(
+        Code::Unreadable,
+        target.display().to_string(),
+        "no such plan folder or file",
+    )
+}
+
 /// Write the finding's plan and task into its hint, where it says `PLAN` and `--task N`, so the
 /// command it names runs as printed.
 pub fn name_the_plan(findings: &mut [Finding], plan_dir: &Path) {
