@@ -10,18 +10,28 @@
 
 /// The title with decorations removed; empty when nothing is left.
 pub fn normalize_title(raw: &str) -> String {
-    let mut title = super::sections::without_emphasis(raw)
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
+    let spaced = single_spaced(&super::sections::without_emphasis(raw));
+    // Each round strips what the last one uncovered, on slices of `spaced`: one copy at the end.
+    let mut title = spaced.as_str();
     loop {
         let before = title.len();
-        title = strip_leading(&title).to_owned();
-        title = strip_trailing(&title);
+        title = strip_trailing(strip_leading(title));
         if title.len() == before {
-            return title;
+            return title.to_owned();
         }
     }
+}
+
+/// The words of `text` joined by single spaces.
+fn single_spaced(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for word in text.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
 }
 
 /// Status emoji, check marks, arrows and the like: never part of a title at its ends.
@@ -41,12 +51,12 @@ fn strip_leading(title: &str) -> &str {
     title.trim_start_matches(|c: char| c.is_whitespace() || is_decoration(c))
 }
 
-fn strip_trailing(title: &str) -> String {
+fn strip_trailing(title: &str) -> &str {
     let trimmed =
         title.trim_end_matches(|c: char| c.is_whitespace() || is_decoration(c) || is_separator(c));
     match trailing_group(trimmed) {
-        Some((rest, inner)) if is_note(inner) => rest.trim_end().to_owned(),
-        _ => trimmed.to_owned(),
+        Some((rest, inner)) if is_note(inner) => rest.trim_end(),
+        _ => trimmed,
     }
 }
 
