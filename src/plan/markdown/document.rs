@@ -452,7 +452,13 @@ impl Walk {
         let Some((dest, link_text)) = self.link.take() else {
             return;
         };
-        let dest = strip_dot_slash(dest.trim()).to_owned();
+        // Most destinations have nothing to strip: they are kept, not copied.
+        let kept = strip_dot_slash(dest.trim());
+        let dest = if kept.len() == dest.len() {
+            dest
+        } else {
+            kept.to_owned()
+        };
         if let Some(h) = self.heading.as_mut() {
             h.text.push_str(&link_text);
             return;

@@ -20,6 +20,7 @@ mod validation;
 
 use crate::plan::model::Approval;
 use document::Document;
+use sections::trim_start_repeated;
 use std::ops::Range;
 
 pub use sections::{is_blank, section_key};
@@ -374,12 +375,8 @@ fn scan_readme_line(readme: &mut Readme, line_no: usize, line: &str) {
     } else {
         std::borrow::Cow::Borrowed(line)
     };
-    let trimmed = unbolded
-        .trim()
-        .trim_start_matches(['>', '|', ' ', '\t'])
-        .trim_start_matches("- ")
-        .trim_start_matches("* ")
-        .trim();
+    let quoted = unbolded.trim().trim_start_matches(['>', '|', ' ', '\t']);
+    let trimmed = trim_start_repeated(trim_start_repeated(quoted, "- "), "* ").trim();
     if readme.plan_status.is_none()
         && let Some(rest) = strip_label(trimmed, "Plan Status")
     {
@@ -406,15 +403,25 @@ fn scan_readme_line(readme: &mut Readme, line_no: usize, line: &str) {
         }
     }
     if readme.revalidate.is_none()
-        && let Some(start) = line.find("(re-validate:")
+        && let Some(start) = revalidate_note(line)
     {
-        let rest = &line[start + "(re-validate:".len()..];
+        let rest = &line[start + REVALIDATE.len()..];
         let value = rest.split(')').next().unwrap_or(rest).trim().to_owned();
         readme.revalidate = Some(Located {
             value,
             line: line_no,
         });
     }
+}
+
+const REVALIDATE: &str = "(re-validate:";
+
+/// Where `(re-validate:` starts in `line`. Every line of the README is asked: looking only where
+/// a `(` is costs less than a substring search set up per line.
+fn revalidate_note(line: &str) -> Option<usize> {
+    line.match_indices('(')
+        .map(|(at, _)| at)
+        .find(|&at| line[at..].starts_with(REVALIDATE))
 }
 
 /// `Name: rest` (the name matched case-insensitively) → `rest`.

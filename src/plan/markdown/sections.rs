@@ -65,6 +65,15 @@ pub(super) fn without_emphasis(text: &str) -> std::borrow::Cow<'_, str> {
     text
 }
 
+/// `text` without the copies of `prefix` it starts with: `trim_start_matches(prefix)` without
+/// building a substring searcher, which costs more than the few bytes it would look at.
+pub(super) fn trim_start_repeated<'a>(mut text: &'a str, prefix: &str) -> &'a str {
+    while let Some(rest) = text.strip_prefix(prefix) {
+        text = rest;
+    }
+    text
+}
+
 /// `1. `, `11) `, `2.1 `, `3 ` before a name.
 fn strip_numbering(text: &str) -> &str {
     let digits = text
