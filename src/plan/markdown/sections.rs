@@ -8,6 +8,7 @@
 use super::document::{Document, Heading};
 use super::title::normalize_title;
 use super::{Amendment, Located, Section, TaskLog, TaskRecord};
+use std::borrow::Cow;
 use std::ops::Range;
 
 /// A heading's or label's name as plans mean it: emphasis, a leading emoji or number
@@ -176,8 +177,8 @@ pub(super) fn find_section(doc: &Document, range: Range<usize>, key: &str) -> Op
     }
     label_sections(doc, range)
         .into_iter()
-        .find(|(k, _, _)| k == key)
-        .map(|(_, section, _)| section)
+        .map(|(section, _)| section)
+        .find(|section| section.key == key)
 }
 
 /// Where the section under `headings[index]` ends: the next heading of its level or above.
@@ -202,22 +203,22 @@ fn heading_section(doc: &Document, heading: &Heading, end: usize) -> Section {
 
 /// Sections written as bold labels in `range`, each with its body range: from the label to the
 /// next section label or heading.
-fn label_sections(doc: &Document, range: Range<usize>) -> Vec<(String, Section, Range<usize>)> {
+fn label_sections(doc: &Document, range: Range<usize>) -> Vec<(Section, Range<usize>)> {
     let labels: Vec<_> = doc
         .outline
         .labels
         .iter()
         .filter(|l| range.contains(&l.range.start) && is_section_key(&l.key))
         .collect();
-    let heading_starts: Vec<usize> = doc.outline.headings.iter().map(|h| h.range.start).collect();
+    let headings = &doc.outline.headings;
     labels
         .iter()
         .enumerate()
         .map(|(i, label)| {
             let next_label = labels.get(i + 1).map_or(range.end, |l| l.range.start);
-            let next_heading = heading_starts
+            let next_heading = headings
                 .iter()
-                .copied()
+                .map(|h| h.range.start)
                 .find(|&s| s > label.range.start)
                 .unwrap_or(range.end);
             let end = next_label.min(next_heading).min(range.end);
@@ -240,7 +241,7 @@ fn label_sections(doc: &Document, range: Range<usize>) -> Vec<(String, Section, 
                 body,
                 line: doc.lines.of(label.range.start),
             };
-            (label.key.clone(), section, label.range.end.min(end)..end)
+            (section, label.range.end.min(end)..end)
         })
         .collect()
 }
@@ -265,17 +266,20 @@ pub(super) fn task_record(
         log: None,
         amendments: Vec::new(),
     };
-    let inner: Vec<usize> = (index + 1..headings.len())
-        .take_while(|&i| headings[i].range.start < end)
-        .collect();
-    let section_level = inner.iter().map(|&i| headings[i].level).min();
-    for (pos, &i) in inner.iter().enumerate() {
+    // The headings inside the record: those after its own that start before `end`.
+    let inner = index + 1
+        ..headings[index + 1..]
+            .iter()
+            .position(|h| h.range.start >= end)
+            .map_or(headings.len(), |count| index + 1 + count);
+    let section_level = headings[inner.clone()].iter().map(|h| h.level).min();
+    for i in inner.clone() {
         let h = &headings[i];
         let section_end = section_end(headings, i, end);
         // A log's fields stop at the next heading of any level (an amendment below it).
-        let fields_end = inner
-            .get(pos + 1)
-            .map_or(end, |&n| headings[n].range.start)
+        let fields_end = headings[i + 1..inner.end]
+            .first()
+            .map_or(end, |next| next.range.start)
             .min(section_end);
         let body = h.range.end.min(fields_end)..fields_end;
         if let Some(amendment) = amendment(doc, h, body.clone()) {
@@ -290,11 +294,11 @@ pub(super) fn task_record(
         }
         record.sections.push(heading_section(doc, h, section_end));
     }
-    for (key, section, body) in label_sections(doc, heading.range.end..end) {
-        if record.section_by_key(&key).is_some() {
+    for (section, body) in label_sections(doc, heading.range.end..end) {
+        if record.section_by_key(&section.key).is_some() {
             continue;
         }
-        if is_log_key(&key) && record.log.is_none() {
+        if is_log_key(&section.key) && record.log.is_none() {
             let start = doc.lines.starts[section.line - 1];
             record.log = Some(task_log(doc, start, body));
         }
@@ -305,6 +309,12 @@ pub(super) fn task_record(
 
 /// `Label: value`, `**Label:** value`, `- **Label**: value`: the label and value, if any.
 pub(super) fn label_line(line: &str) -> Option<(String, String)> {
+    with_label_line(line, |label, value| (label.to_owned(), value.to_owned()))
+}
+
+/// `read(label, value)` of a label line ([`label_line`]): the two are borrowed from the line,
+/// so a caller that keeps neither (a log line naming no field) copies nothing.
+fn with_label_line<R>(line: &str, read: impl FnOnce(&str, &str) -> R) -> Option<R> {
     let line = line.trim().trim_start_matches('>').trim_start();
     let line = line
         .strip_prefix("- ")
@@ -312,16 +322,18 @@ pub(super) fn label_line(line: &str) -> Option<(String, String)> {
         .or_else(|| line.strip_prefix("+ "))
         .unwrap_or(line)
         .trim_start();
-    let unbolded = line.replacen("**", "", 2);
+    // Most lines are not bold: the copy without the first two `**` is made only when needed.
+    let unbolded = if line.contains('*') {
+        Cow::Owned(line.replacen("**", "", 2))
+    } else {
+        Cow::Borrowed(line)
+    };
     let (label, value) = unbolded.split_once(':')?;
     let label = label.trim().trim_matches('*').trim();
     if label.is_empty() || label.chars().count() > 40 || label.contains(['`', '[', '(']) {
         return None;
     }
-    Some((
-        label.to_owned(),
-        value.trim().trim_start_matches("**").trim().to_owned(),
-    ))
+    Some(read(label, trim_start_repeated(value.trim(), "**").trim()))
 }
 
 fn task_log(doc: &Document, heading_start: usize, body: Range<usize>) -> TaskLog {
@@ -332,26 +344,37 @@ fn task_log(doc: &Document, heading_start: usize, body: Range<usize>) -> TaskLog
     for (line_no, line) in doc.plain_lines(body) {
         // Lite records join fields on one line with ` · `.
         for part in line.split('·') {
-            let Some((label, value)) = label_line(part) else {
-                continue;
-            };
-            let slot = match label.to_ascii_lowercase().as_str() {
-                "status" => &mut log.status,
-                "timestamp" => &mut log.timestamp,
-                "gate record" | "gate records" => &mut log.gate_record,
-                "skills disposition" => &mut log.skills_disposition,
-                "documentation decision" => &mut log.documentation_decision,
-                _ => continue,
-            };
-            if slot.is_none() {
-                *slot = Some(Located {
-                    value,
-                    line: line_no,
-                });
-            }
+            with_label_line(part, |label, value| {
+                if let Some(slot) = log_field(&mut log, label)
+                    && slot.is_none()
+                {
+                    *slot = Some(Located {
+                        value: value.to_owned(),
+                        line: line_no,
+                    });
+                }
+            });
         }
     }
     log
+}
+
+/// The log field a label names (matched case-insensitively), if it names one.
+fn log_field<'a>(log: &'a mut TaskLog, label: &str) -> Option<&'a mut Option<Located<String>>> {
+    let is = |name: &str| label.eq_ignore_ascii_case(name);
+    if is("status") {
+        Some(&mut log.status)
+    } else if is("timestamp") {
+        Some(&mut log.timestamp)
+    } else if is("gate record") || is("gate records") {
+        Some(&mut log.gate_record)
+    } else if is("skills disposition") {
+        Some(&mut log.skills_disposition)
+    } else if is("documentation decision") {
+        Some(&mut log.documentation_decision)
+    } else {
+        None
+    }
 }
 
 /// `Amendment 2 — 2026-06-10` (em dash, en dash or hyphen) and its labelled fields.
