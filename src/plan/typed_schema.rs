@@ -358,7 +358,7 @@ mod tests {
         assert_eq!(tokens_in(br#"{"a": "3.0e1", "b": false}"#), tokens(0, 1));
         // A string left open runs to the end; an escape as the last byte too.
         assert_eq!(tokens_in(br#"{"a": "open"#), tokens(0, 1));
-        assert_eq!(tokens_in(br#"{"a": ""#), tokens(0, 1));
+        assert_eq!(tokens_in(br#"{"a": "\"#), tokens(0, 1));
     }
 
     #[test]
