@@ -302,7 +302,7 @@ pub fn state_from_bytes(path: &Path, bytes: Vec<u8>) -> Result<Loaded<State>, Ve
 }
 
 /// States at least this large are hashed and scanned on a second thread while they are typed (a
-/// 4 MiB state: about 2 ms of hashing and 1 ms of scanning); below it a thread costs more than it
+/// 4 MiB state: about 2 ms of hashing and 2 ms of scanning); below it a thread costs more than it
 /// saves.
 const ASIDE_FROM: usize = 1024 * 1024;
 

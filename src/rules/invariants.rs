@@ -473,7 +473,7 @@ mod tests {
     use super::after_id;
 
     /// A locator agrees with its task only when it spells the id exactly as the id is written
-    /// (DWP: a locator names its own task): no leading zero, no sign, no other number.
+    /// (DWP024: a locator names its own task): no leading zero, no sign, no other number.
     #[test]
     fn a_locator_number_is_the_id_spelled_exactly() {
         assert_eq!(after_id("7", 7), Some(""));
