@@ -224,6 +224,16 @@ mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
 
+    /// Nothing is inside a folder that does not exist: a lookup there is `Missing`, never "something
+    /// is there" (verify once reported an interrupted write and publication in a missing plan).
+    #[test]
+    fn nothing_is_inside_a_folder_that_does_not_exist() {
+        let dir = tempfile::tempdir().unwrap();
+        let gone = dir.path().join("PLAN_gone");
+        assert_eq!(place(&gone.join(".finalizing.json"), &gone), Place::Missing);
+        assert_eq!(place(&gone.join("state.json"), &gone), Place::Missing);
+    }
+
     #[test]
     fn every_component_is_resolved_beneath_the_folder() {
         let outside = tempfile::tempdir().unwrap();
