@@ -177,6 +177,12 @@ mod tests {
             let stopped = publish(&plan, Some(step));
             assert!(stopped.is_err(), "{step:?}: the injected stop");
             assert!(plan.join(MARKER).exists(), "{step:?}: the marker stays");
+            let marker: Marker =
+                serde_json::from_slice(&std::fs::read(plan.join(MARKER)).unwrap()).unwrap();
+            assert_eq!(
+                marker.step, "marked",
+                "{step:?}: the marker is written once"
+            );
 
             let report = verify_plan(&plan, false);
             assert_eq!(report.verdict, VerifyVerdict::NotConformant, "{step:?}");

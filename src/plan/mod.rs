@@ -262,9 +262,15 @@ pub fn load_state(paths: &PlanPaths) -> Result<Loaded<State>, Vec<Finding>> {
 
 /// Load a state file: like [`load`], but one task at a time (see [`state_from_bytes`]).
 pub fn load_state_at(path: &Path, plan_dir: &Path) -> Result<Loaded<State>, Vec<Finding>> {
-    let bytes = crate::profile::time("read state", || read_json_artifact(path, plan_dir))
-        .map_err(|failure| read_findings(path, failure))?;
+    let bytes = read_state_bytes(path, plan_dir)?;
     crate::profile::time("load state", || state_from_bytes(path, bytes))
+}
+
+/// The bytes of a state file of the plan, unchecked, or why they could not be read (as
+/// [`load_state_at`] reports it).
+pub fn read_state_bytes(path: &Path, plan_dir: &Path) -> Result<Vec<u8>, Vec<Finding>> {
+    crate::profile::time("read state", || read_json_artifact(path, plan_dir))
+        .map_err(|failure| read_findings(path, failure))
 }
 
 /// Identify, schema-check and type state bytes. A v2/v5 state the typed checks accept

@@ -21,6 +21,9 @@ pub struct PlanMarkdown {
     /// The `N.task_*.md` files of the plan folder, sorted (listed once, for every rule that
     /// needs the folder's inventory).
     pub task_files: Vec<String>,
+    /// The exact text of each task file read, by path: publication takes its artifacts digest
+    /// from the bytes its checks judged, not from a second read that could see a later edit.
+    pub task_texts: Vec<(PathBuf, String)>,
 }
 
 /// What every rule and writer hints for an item of the task list dwp cannot read (DWP049).
@@ -150,13 +153,16 @@ pub fn linked_file(links: &[String]) -> Option<&str> {
 /// Read and parse each task file of `wanted` (id, path), in order, on every core from 256 files
 /// on (`store::read_each`). A file with no task heading is still the task's record: one that
 /// lacks every section, which the section rules report.
+/// Each wanted task file's record and the text it was parsed from.
 fn read_task_files(
     folder: &store::PlanFolder,
     wanted: &[(u64, PathBuf)],
-) -> Vec<std::result::Result<TaskRecord, store::ReadFailure>> {
+) -> Vec<std::result::Result<(TaskRecord, String), store::ReadFailure>> {
     store::read_each(wanted, |(id, path)| {
         folder.read_text(path).map(|text| {
-            markdown::parse_task_file(&text).unwrap_or_else(|| TaskRecord::headless(*id))
+            let record =
+                markdown::parse_task_file(&text).unwrap_or_else(|| TaskRecord::headless(*id));
+            (record, text)
         })
     })
 }
@@ -223,13 +229,15 @@ pub fn load_markdown(plan_dir: &Path) -> std::result::Result<PlanMarkdown, store
         }
     }
     let read = read_task_files(&folder, &wanted);
+    let mut task_texts = Vec::with_capacity(read.len());
     // In index order, as if read one by one: a later line of a task already read adds nothing.
     for ((id, path), result) in wanted.into_iter().zip(read) {
         if records.contains_key(&id) {
             continue;
         }
         match result {
-            Ok(record) => {
+            Ok((record, text)) => {
+                task_texts.push((path.clone(), text));
                 records.insert(id, (path, record));
             }
             Err(failure) => unreadable.push(Unreadable {
@@ -246,6 +254,7 @@ pub fn load_markdown(plan_dir: &Path) -> std::result::Result<PlanMarkdown, store
         records,
         unreadable,
         task_files,
+        task_texts,
     })
 }
 

@@ -20,19 +20,19 @@ pub const RECEIPT: &str = "analysis_results/FINALIZATION.json";
 /// The receipt schema as embedded (its file: `schemas/finalization-receipt.schema.json`).
 pub const SCHEMA: &str = crate::plan::schema::RECEIPT.text;
 
+/// The names the digest covers in every plan; the task files come from the state.
+pub const FIXED_NAMES: [&str; 6] = [
+    "README.md",
+    "PROGRESS.md",
+    "PROMPTS.md",
+    "manifest.json",
+    "analysis_results/SECURITY_REVIEW.md",
+    "analysis_results/SKILLS_CANDIDATES.md",
+];
+
 /// The names the reference digest covers, sorted.
 pub fn digest_names(state: &State) -> Vec<String> {
-    let mut names: Vec<String> = [
-        "README.md",
-        "PROGRESS.md",
-        "PROMPTS.md",
-        "manifest.json",
-        "analysis_results/SECURITY_REVIEW.md",
-        "analysis_results/SKILLS_CANDIDATES.md",
-    ]
-    .iter()
-    .map(|s| (*s).to_owned())
-    .collect();
+    let mut names: Vec<String> = FIXED_NAMES.iter().map(|s| (*s).to_owned()).collect();
     names.extend(task_files(state));
     names.sort();
     names.dedup();

@@ -7,11 +7,14 @@
 //! `dwp verify` rule but the receipt publication itself writes) and list every failure, writing
 //! nothing. Then publish in steps, each durable before the next:
 //!
-//! 1. `.finalizing.json`: the candidate (and its sha256), the artifacts digest, step, pid, host,
-//!    time. While it exists `verify` fails and every other writer refuses.
+//! 1. `.finalizing.json`: the candidate (and its sha256), the artifacts digest, pid, host, time.
+//!    While it exists `verify` fails and every other writer refuses. It is written once: how far
+//!    a publication got is read from the files themselves (the state's bytes against the
+//!    candidate's sha256), never from a progress note that would cost a durable write per step.
 //! 2. `state.json` ← the candidate.
-//! 3. re-read: the state's bytes are the candidate's, it validates, and no artifact changed since
-//!    the checks (else no receipt, the marker stays, exit 1).
+//! 3. re-read: the state's bytes are the candidate's (so they validate: the candidate was
+//!    checked), and no artifact changed since the checks (else no receipt, the marker stays,
+//!    exit 1).
 //! 4. `analysis_results/FINALIZATION.json`, the receipt.
 //! 5. the marker removed.
 //!
@@ -105,6 +108,8 @@ impl Publication {
 pub struct Marker {
     pub candidate_sha256: String,
     pub artifacts_sha256: String,
+    /// `marked` as dwp writes it now (the marker is written once); markers of dwp 0.x before it
+    /// also said `state-published` or `receipt-written`, which recovery reads and ignores.
     pub step: String,
     pub pid: u32,
     pub host: String,
@@ -238,10 +243,12 @@ pub fn publish_locked(
 ) -> Result<Publication> {
     let paths = PlanPaths::new(plan_dir);
     let candidate_sha256 = store::sha256_hex(&candidate);
-    let (loaded, findings) = crate::profile::time("check candidate", || {
+    // Read before the checks: an edit after this read shows in the re-read after the write.
+    let fixed = read_fixed_names(plan_dir);
+    let (checked, findings) = crate::profile::time("check candidate", || {
         check_candidate(&paths, state_path, candidate, false)
     });
-    let Some(loaded) = loaded.filter(|_| findings.is_empty()) else {
+    let Some(Checked { loaded, task_texts }) = checked.filter(|_| findings.is_empty()) else {
         return Ok(Publication::stopped(
             plan_dir,
             &candidate_sha256,
@@ -261,7 +268,7 @@ pub fn publish_locked(
     let marker = Marker {
         candidate_sha256: candidate_sha256.clone(),
         artifacts_sha256: crate::profile::time("artifacts digest", || {
-            crate::rules::receipt::artifacts_digest(plan_dir, &loaded.doc)
+            checked_digest(plan_dir, &loaded.doc, fixed, task_texts)
         }),
         step: Step::Marked.name().to_owned(),
         pid: std::process::id(),
@@ -279,12 +286,10 @@ fn complete_publication(
     paths: &PlanPaths,
     state_path: &Path,
     candidate: &Loaded<State>,
-    mut marker: Marker,
+    marker: Marker,
     recovered_from: Option<MarkerSummary>,
 ) -> Result<Publication> {
     store::write_atomic(state_path, &paths.dir, &candidate.bytes)?;
-    marker.step = Step::StatePublished.name().to_owned();
-    write_marker(&paths.dir, &marker)?;
     reached(Step::StatePublished)?;
 
     // Every covered file read once after the write: its digest is re-checked against the
@@ -316,8 +321,6 @@ fn complete_publication(
         store::create_dir(parent, &paths.dir)?;
     }
     store::write_atomic(&receipt_path, &paths.dir, &store::json_file_bytes(&receipt))?;
-    marker.step = Step::ReceiptWritten.name().to_owned();
-    write_marker(&paths.dir, &marker)?;
     reached(Step::ReceiptWritten)?;
 
     store::remove_file(&paths.dir.join(MARKER), &paths.dir)?;
@@ -366,13 +369,73 @@ pub fn terminal_stamp(state: &mut State, now: &str) {
     }
 }
 
+/// A candidate that loaded, and the text of each task file its checks read.
+struct Checked {
+    loaded: Loaded<State>,
+    task_texts: Vec<(PathBuf, String)>,
+}
+
+/// [`crate::rules::receipt::FIXED_NAMES`] as they are now (a folder that cannot be opened: every
+/// one absent, as the digest counts it).
+fn read_fixed_names(plan_dir: &Path) -> Vec<std::result::Result<Vec<u8>, store::ReadFailure>> {
+    let names = crate::rules::receipt::FIXED_NAMES.map(str::to_owned);
+    store::read_artifacts(plan_dir, &names).unwrap_or_else(|_| {
+        names
+            .iter()
+            .map(|_| Err(store::ReadFailure::Missing))
+            .collect()
+    })
+}
+
+/// `artifacts_sha256` of the bytes the checks judged: the fixed names as read just before the
+/// checks, each task file as the markdown rules read it, and a task file no rule read (a
+/// locator the index does not link) read now. Read again after this, a file edited since the
+/// checks changes the digest; read again before, an edit between the checks and the digest
+/// would have been published unchecked.
+fn checked_digest(
+    plan_dir: &Path,
+    state: &State,
+    fixed: Vec<std::result::Result<Vec<u8>, store::ReadFailure>>,
+    task_texts: Vec<(PathBuf, String)>,
+) -> String {
+    use std::collections::HashMap;
+    let mut read: HashMap<String, std::result::Result<Vec<u8>, store::ReadFailure>> =
+        crate::rules::receipt::FIXED_NAMES
+            .iter()
+            .map(|name| (*name).to_owned())
+            .zip(fixed)
+            .collect();
+    let mut checked: HashMap<PathBuf, String> = task_texts.into_iter().collect();
+    let names = crate::rules::receipt::digest_names(state);
+    let mut unread = Vec::new();
+    for name in &names {
+        if read.contains_key(name) {
+            continue;
+        }
+        match checked.remove(&plan_dir.join(name)) {
+            Some(text) => {
+                read.insert(name.clone(), Ok(text.into_bytes()));
+            }
+            None => unread.push(name.clone()),
+        }
+    }
+    let later = store::read_artifacts(plan_dir, &unread).unwrap_or_else(|_| {
+        unread
+            .iter()
+            .map(|_| Err(store::ReadFailure::Missing))
+            .collect()
+    });
+    read.extend(unread.into_iter().zip(later));
+    crate::rules::receipt::digest_of(names.iter().map(|name| (name, &read[name])))
+}
+
 /// Every check a candidate must pass, with every failure; the typed candidate when it loaded.
 fn check_candidate(
     paths: &PlanPaths,
     state_path: &Path,
     bytes: Vec<u8>,
     recovering: bool,
-) -> (Option<Loaded<State>>, Vec<Finding>) {
+) -> (Option<Checked>, Vec<Finding>) {
     // Findings name the state file the candidate is published as.
     let loaded = match plan::state_from_bytes(state_path, bytes) {
         Ok(loaded) => loaded,
@@ -414,8 +477,10 @@ fn check_candidate(
             Code::MissingReceipt | Code::ReceiptMismatch | Code::MalformedReceipt
         ) || (recovering && code == Code::PublicationInProgress)
     };
+    let (plan_findings, markdown) =
+        crate::rules::conformance::plan_rules_read(paths, spec_version, Some(&loaded.doc));
     findings.extend(
-        crate::rules::conformance::plan_rules(paths, spec_version, Some(&loaded.doc))
+        plan_findings
             .into_iter()
             .filter(|f| !resolved_by_publication(f.code))
             // Publication is strict: an advisory (approval pending) refuses it too.
@@ -430,7 +495,8 @@ fn check_candidate(
         }
     }
     crate::rules::conformance::add_fix_hints(&mut findings, &paths.dir);
-    (Some(loaded), findings)
+    let task_texts = markdown.map(|md| md.task_texts).unwrap_or_default();
+    (Some(Checked { loaded, task_texts }), findings)
 }
 
 /// A plan artifact that is missing or cannot be read: publication cannot check what is not
@@ -443,8 +509,9 @@ fn is_missing_artifact(finding: &Finding) -> bool {
     }
 }
 
-/// After the write: the bytes on disk are the candidate's, they validate, and no artifact
-/// changed since the checks.
+/// After the write: the bytes on disk are the candidate's, and no artifact changed since the
+/// checks. Bytes equal to the candidate's validate and keep its invariants (the candidate passed
+/// both), so they are compared, not checked a second time.
 fn reverify(
     paths: &PlanPaths,
     state_path: &Path,
@@ -454,14 +521,16 @@ fn reverify(
 ) -> Vec<Finding> {
     let file = state_path.display().to_string();
     let mut findings = Vec::new();
-    match plan::load_state_at(state_path, &paths.dir) {
+    match plan::read_state_bytes(state_path, &paths.dir) {
         Err(problems) => findings.extend(problems),
-        Ok(on_disk) if on_disk.sha256 != candidate.sha256 => findings.push(Finding::error(
-            Code::ReceiptMismatch,
-            &file,
-            "state.json changed during publication: its bytes are not the candidate's",
-        )),
-        Ok(on_disk) => findings.extend(crate::rules::invariants::check_state(&on_disk)),
+        Ok(on_disk) if store::sha256_hex(&on_disk) != candidate.sha256 => {
+            findings.push(Finding::error(
+                Code::ReceiptMismatch,
+                &file,
+                "state.json changed during publication: its bytes are not the candidate's",
+            ))
+        }
+        Ok(_) => {}
     }
     if artifacts_sha256 != marker.artifacts_sha256 {
         findings.push(
@@ -693,13 +762,13 @@ pub fn recover_locked(
         state_already_published: store::sha256_hex(&on_disk) == marker.candidate_sha256,
     };
     let paths = PlanPaths::new(plan_dir);
-    let (loaded, findings) = check_candidate(
+    let (checked, findings) = check_candidate(
         &paths,
         state_path,
         marker.candidate.clone().into_bytes(),
         true,
     );
-    let Some(loaded) = loaded.filter(|_| findings.is_empty()) else {
+    let Some(Checked { loaded, .. }) = checked.filter(|_| findings.is_empty()) else {
         return Ok(Publication::stopped(
             plan_dir,
             &marker.candidate_sha256,
@@ -708,4 +777,67 @@ pub fn recover_locked(
         ));
     };
     complete_publication(&paths, state_path, &loaded, marker, Some(summary))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::synth::SynthPlan;
+
+    /// The marker's digest is what the checks judged: an edit made after a task file was
+    /// checked and before the digest must not enter it (the re-read after the write then sees
+    /// the edit and no receipt is written).
+    #[test]
+    fn the_artifacts_digest_is_of_the_bytes_the_checks_read_not_of_a_later_edit() {
+        let root = tempfile::tempdir().unwrap();
+        let plan = SynthPlan::new("PLAN_checked_digest", 3)
+            .ready_to_publish()
+            .write(root.path())
+            .unwrap();
+        let state_path = plan.join("state.json");
+        let current = plan::load_state_at(&state_path, &plan).unwrap();
+        let candidate = default_candidate(&current, &Default::default());
+
+        let fixed = read_fixed_names(&plan);
+        let (checked, findings) =
+            check_candidate(&PlanPaths::new(&plan), &state_path, candidate, false);
+        assert_eq!(findings, Vec::new(), "the synthetic plan is publishable");
+        let Checked { loaded, task_texts } = checked.expect("the candidate loads");
+        assert_eq!(task_texts.len(), 3, "every task file read is kept");
+        let as_checked = crate::rules::receipt::artifacts_digest(&plan, &loaded.doc);
+
+        let edited = plan.join(
+            crate::rules::receipt::task_files(&loaded.doc)
+                .nth(1)
+                .unwrap(),
+        );
+        let text = std::fs::read_to_string(&edited).unwrap() + "\nEdited after the checks.\n";
+        std::fs::write(&edited, text).unwrap();
+        let now = crate::rules::receipt::artifacts_digest(&plan, &loaded.doc);
+        assert_ne!(
+            now, as_checked,
+            "the edit changes the digest of the files on disk"
+        );
+
+        assert_eq!(
+            checked_digest(&plan, &loaded.doc, fixed, task_texts),
+            as_checked,
+            "the marker's digest is of the checked bytes"
+        );
+    }
+
+    /// A task file the markdown rules did not read (the state locates a file the index does not
+    /// link) is still in the digest, read from disk.
+    #[test]
+    fn a_task_file_no_rule_read_is_digested_from_disk() {
+        let root = tempfile::tempdir().unwrap();
+        let plan = SynthPlan::new("PLAN_checked_digest", 3)
+            .ready_to_publish()
+            .write(root.path())
+            .unwrap();
+        let state = plan::load_state_at(&plan.join("state.json"), &plan).unwrap();
+        let expected = crate::rules::receipt::artifacts_digest(&plan, &state.doc);
+        let got = checked_digest(&plan, &state.doc, read_fixed_names(&plan), Vec::new());
+        assert_eq!(got, expected);
+    }
 }

@@ -921,8 +921,7 @@ pub(super) fn finalize(
     if let Some(marker) = &publication.recovered_from {
         let _ = writeln!(
             out,
-            "interrupted publication found: step {}, started {} by pid {} on {}, candidate sha256 {}, state {}",
-            marker.step,
+            "interrupted publication found: started {} by pid {} on {}, candidate sha256 {}, state {}",
             marker.started_at,
             marker.pid,
             marker.host,

@@ -135,6 +135,16 @@ pub fn plan_rules(
     manifest_version: Option<&str>,
     state: Option<&State>,
 ) -> Vec<Finding> {
+    plan_rules_read(paths, manifest_version, state).0
+}
+
+/// [`plan_rules`], and the markdown they judged (when README.md could be read): publication
+/// digests the very bytes its checks read.
+pub fn plan_rules_read(
+    paths: &PlanPaths,
+    manifest_version: Option<&str>,
+    state: Option<&State>,
+) -> (Vec<Finding>, Option<crate::plan::records::PlanMarkdown>) {
     let mut findings = plan_files(paths);
     let loaded = crate::profile::time("read markdown", || {
         crate::plan::records::load_markdown(&paths.dir)
@@ -228,7 +238,7 @@ pub fn plan_rules(
         findings.extend(security_review(paths));
         findings.extend(receipt_rules(paths, state, declared));
     }
-    findings
+    (findings, markdown)
 }
 
 /// A plan file that is there but could not be read, as a finding: UNVERIFIED when the OS
