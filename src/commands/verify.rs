@@ -194,9 +194,7 @@ impl ProgressSink for Silent {
 /// Verify several plans in parallel (one thread per core), in the given order.
 pub fn verify_many(dirs: &[PathBuf], strict: Strictness, done: &Progress) -> Vec<PlanReport> {
     done.start(dirs.len());
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(dirs.len().max(1));
+    let threads = crate::store::cores().min(dirs.len().max(1));
     let chunk = dirs.len().div_ceil(threads).max(1);
     std::thread::scope(|scope| {
         let handles: Vec<_> = dirs

@@ -274,13 +274,20 @@ pub fn is_absent(path: &Path) -> bool {
 /// already gives each core its own plans).
 pub const READ_IN_PARALLEL_FROM: usize = 256;
 
+/// The cores this process may run on, asked once: the standard library reads the cgroup's CPU
+/// quota files on every call, and a publication reads on every core twice.
+pub fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 /// `read` of each item, in order; from [`READ_IN_PARALLEL_FROM`] items on, on every core, each
 /// core taking one contiguous chunk (so the results come back in the items' order).
 pub fn read_each<T: Sync, R: Send>(items: &[T], read: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let cores = if items.len() < READ_IN_PARALLEL_FROM {
         1
     } else {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
+        cores()
     };
     if cores == 1 {
         return items.iter().map(read).collect();
