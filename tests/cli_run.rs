@@ -597,3 +597,26 @@ fn a_run_on_a_blocked_task_records_the_gate_and_resolves_nothing() {
     assert!(plan.state()["blocked"].is_null(), "{}", plan.state());
     assert_eq!(plan.state()["tasks"][1]["status"], "in_progress");
 }
+
+/// dwp turns huge pages off for itself (docs/PERFORMANCE.md, "Huge pages"); the setting is
+/// inherited across exec, so the command it runs must get the one dwp inherited, not dwp's own.
+#[test]
+fn the_command_gets_the_huge_page_setting_dwp_inherited() {
+    let own = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let Some(inherited) = own.lines().find(|l| l.starts_with("THP_enabled:")) else {
+        return; // a kernel that does not report the setting: nothing to compare
+    };
+    let plan = plan_at_work("PLAN_run_huge_pages");
+    let gate_sh = script(
+        &plan,
+        "gate.sh",
+        "grep THP_enabled /proc/self/status\necho '1 passed, 0 failed'",
+    );
+    let run = run_script(&plan, &["--task", "2"], &gate_sh);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stderr.lines().any(|line| line == inherited),
+        "the command saw another setting than `{inherited}`: {}",
+        run.stderr
+    );
+}

@@ -83,6 +83,7 @@ pub(crate) fn read_limited(file: &mut File, limit: u64) -> io::Result<Result<Vec
     if meta.len() > limit {
         return Ok(Err(meta.len()));
     }
+    crate::memory::before_reading(meta.len());
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     file.by_ref().take(limit + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {
