@@ -7,7 +7,7 @@ use crate::findings::Finding;
 use crate::plan::PlanPaths;
 use crate::plan::model::PlanStatus;
 use crate::steps::publication::{
-    MARKER, Publication, default_candidate, publish_locked, recover_locked,
+    Candidate, MARKER, Publication, default_candidate, publish_locked, recover_locked,
 };
 use crate::store;
 use std::path::{Path, PathBuf};
@@ -77,14 +77,16 @@ fn finalize_locked(
         });
     }
     let candidate = match &request.candidate {
-        Some(path) => read_candidate(path)?,
+        Some(path) => Candidate::Bytes(read_candidate(path)?),
         None => {
             crate::steps::writer::refuse_clock_behind(
                 &current.doc,
                 &current.file,
                 &crate::clock::now_rfc3339(),
             )?;
-            default_candidate(&current, &request.signer)
+            crate::profile::time("default candidate", || {
+                default_candidate(&current, &request.signer)
+            })
         }
     };
     publish_locked(plan_dir, state_path, candidate, false)

@@ -307,6 +307,23 @@ pub fn state_from_bytes(path: &Path, bytes: Vec<u8>) -> Result<Loaded<State>, Ve
     }
 }
 
+/// A state dwp built from one that validated, and its serialization: loaded without parsing
+/// the bytes back when the typed schema checks accept the state itself (the guarded updater's
+/// safety net, `steps::writer::check_changed_task`, rests on the same round trip). Otherwise
+/// the bytes are handed back, for [`state_from_bytes`] to report what is wrong.
+pub fn built_state(
+    path: &Path,
+    bytes: Vec<u8>,
+    generation: Generation,
+    state: State,
+) -> Result<Loaded<State>, Vec<u8>> {
+    if typed_schema::state_fits(generation, &state) {
+        Ok(Loaded::new(path, bytes, generation, state))
+    } else {
+        Err(bytes)
+    }
+}
+
 /// States at least this large are hashed and scanned on a second thread while they are typed (a
 /// 4 MiB state: about 2 ms of hashing and 2 ms of scanning); below it a thread costs more than it
 /// saves.

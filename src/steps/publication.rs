@@ -233,16 +233,48 @@ fn reached(step: Step) -> Result<()> {
     Ok(())
 }
 
-/// Check `candidate` (bytes) against the plan and, when nothing stands in the way, publish it.
-/// The caller holds the lock; `dwp update` of the last task calls this with its result.
+/// What a publication would publish.
+pub enum Candidate {
+    /// Bytes from outside dwp (`finalize --candidate FILE`, or a state already completed):
+    /// typed and checked like any input.
+    Bytes(Vec<u8>),
+    /// A state dwp built from one that validated (its generation), with its serialization: the
+    /// typed checks run on the state itself instead of on a parse of the bytes.
+    Built {
+        state: Box<State>,
+        bytes: Vec<u8>,
+        generation: crate::plan::model::Generation,
+    },
+}
+
+impl Candidate {
+    /// A state dwp built from `from` (which validated), serialized here.
+    pub fn built(from: &Loaded<State>, state: State) -> Candidate {
+        Candidate::Built {
+            bytes: store::json_file_bytes(&state),
+            state: Box::new(state),
+            generation: from.generation,
+        }
+    }
+
+    /// The bytes that would be written as state.json.
+    pub fn bytes(&self) -> &[u8] {
+        match self {
+            Candidate::Bytes(bytes) | Candidate::Built { bytes, .. } => bytes,
+        }
+    }
+}
+
+/// Check `candidate` against the plan and, when nothing stands in the way, publish it. The
+/// caller holds the lock; `dwp update` of the last task calls this with its result.
 pub fn publish_locked(
     plan_dir: &Path,
     state_path: &Path,
-    candidate: Vec<u8>,
+    candidate: Candidate,
     dry_run: bool,
 ) -> Result<Publication> {
     let paths = PlanPaths::new(plan_dir);
-    let candidate_sha256 = store::sha256_hex(&candidate);
+    let candidate_sha256 = store::sha256_hex(candidate.bytes());
     // Read before the checks: an edit after this read shows in the re-read after the write.
     let fixed = read_fixed_names(plan_dir);
     let (checked, findings) = crate::profile::time("check candidate", || {
@@ -289,7 +321,9 @@ fn complete_publication(
     marker: Marker,
     recovered_from: Option<MarkerSummary>,
 ) -> Result<Publication> {
-    store::write_atomic(state_path, &paths.dir, &candidate.bytes)?;
+    crate::profile::time("write state", || {
+        store::write_atomic(state_path, &paths.dir, &candidate.bytes)
+    })?;
     reached(Step::StatePublished)?;
 
     // Every covered file read once after the write: its digest is re-checked against the
@@ -311,6 +345,7 @@ fn complete_publication(
     reached(Step::Reverified)?;
 
     let receipt_path = paths.dir.join(crate::rules::receipt::RECEIPT);
+    let _receipt = crate::profile::stage("receipt");
     let receipt = receipt(
         &candidate.sha256,
         &marker,
@@ -321,6 +356,7 @@ fn complete_publication(
         store::create_dir(parent, &paths.dir)?;
     }
     store::write_atomic(&receipt_path, &paths.dir, &store::json_file_bytes(&receipt))?;
+    drop(_receipt);
     reached(Step::ReceiptWritten)?;
 
     store::remove_file(&paths.dir.join(MARKER), &paths.dir)?;
@@ -337,9 +373,9 @@ fn complete_publication(
 
 /// The current state with its last task completed: what `dwp update` of the last task produces.
 /// A state that is already completed (a republication) is its own candidate.
-pub fn default_candidate(current: &Loaded<State>, signer: &crate::plan::model::Actor) -> Vec<u8> {
+pub fn default_candidate(current: &Loaded<State>, signer: &crate::plan::model::Actor) -> Candidate {
     if current.doc.status == PlanStatus::Completed {
-        return current.bytes.clone();
+        return Candidate::Bytes(current.bytes.clone());
     }
     let mut next = current.doc.clone();
     let now = crate::clock::now_rfc3339();
@@ -351,7 +387,7 @@ pub fn default_candidate(current: &Loaded<State>, signer: &crate::plan::model::A
     }
     terminal_stamp(&mut next, &now);
     next.sign(signer.agent.as_ref(), signer.model.as_ref());
-    store::json_file_bytes(&next)
+    Candidate::built(current, next)
 }
 
 /// Counts, derived status, `updated_at` and the terminal checkpoint of a completed candidate.
@@ -433,11 +469,19 @@ fn checked_digest(
 fn check_candidate(
     paths: &PlanPaths,
     state_path: &Path,
-    bytes: Vec<u8>,
+    candidate: Candidate,
     recovering: bool,
 ) -> (Option<Checked>, Vec<Finding>) {
     // Findings name the state file the candidate is published as.
-    let loaded = match plan::state_from_bytes(state_path, bytes) {
+    let built = match candidate {
+        Candidate::Bytes(bytes) => Err(bytes),
+        Candidate::Built {
+            state,
+            bytes,
+            generation,
+        } => plan::built_state(state_path, bytes, generation, *state),
+    };
+    let loaded = match built.or_else(|bytes| plan::state_from_bytes(state_path, bytes)) {
         Ok(loaded) => loaded,
         Err(findings) => return (None, findings),
     };
@@ -765,7 +809,7 @@ pub fn recover_locked(
     let (checked, findings) = check_candidate(
         &paths,
         state_path,
-        marker.candidate.clone().into_bytes(),
+        Candidate::Bytes(marker.candidate.clone().into_bytes()),
         true,
     );
     let Some(Checked { loaded, .. }) = checked.filter(|_| findings.is_empty()) else {
@@ -823,6 +867,59 @@ mod tests {
             checked_digest(&plan, &loaded.doc, fixed, task_texts),
             as_checked,
             "the marker's digest is of the checked bytes"
+        );
+    }
+
+    /// A candidate dwp built is loaded from the state it built (no parse of its bytes), and is
+    /// the state those bytes parse to.
+    #[test]
+    fn a_built_candidate_is_the_state_its_bytes_parse_to() {
+        let root = tempfile::tempdir().unwrap();
+        let plan = SynthPlan::new("PLAN_built_candidate", 3)
+            .ready_to_publish()
+            .write(root.path())
+            .unwrap();
+        let state_path = plan.join("state.json");
+        let current = plan::load_state_at(&state_path, &plan).unwrap();
+        let candidate = default_candidate(&current, &Default::default());
+        assert!(matches!(candidate, Candidate::Built { .. }));
+        let parsed = plan::state_from_bytes(&state_path, candidate.bytes().to_vec()).unwrap();
+        let (checked, findings) =
+            check_candidate(&PlanPaths::new(&plan), &state_path, candidate, false);
+        assert_eq!(findings, Vec::new());
+        let loaded = checked.unwrap().loaded;
+        assert_eq!(loaded.doc, parsed.doc);
+        assert_eq!(loaded.sha256, parsed.sha256);
+        assert_eq!(loaded.bytes, parsed.bytes);
+    }
+
+    /// A built state the typed checks do not accept is judged from its bytes like any input, so
+    /// the refusal names the violation and its JSON path.
+    #[test]
+    fn a_built_candidate_that_breaks_the_schema_is_refused_naming_the_field() {
+        let root = tempfile::tempdir().unwrap();
+        let plan = SynthPlan::new("PLAN_built_candidate", 3)
+            .ready_to_publish()
+            .write(root.path())
+            .unwrap();
+        let state_path = plan.join("state.json");
+        let current = plan::load_state_at(&state_path, &plan).unwrap();
+        let mut next = current.doc.clone();
+        next.checkpoint = Field::Value(Checkpoint {
+            task: 3,
+            step: Some("x".repeat(201)),
+            at: next.updated_at.clone(),
+            note: None,
+        });
+        let candidate = Candidate::built(&current, next);
+        let (checked, findings) =
+            check_candidate(&PlanPaths::new(&plan), &state_path, candidate, false);
+        assert!(checked.is_none(), "not loaded: {findings:?}");
+        assert!(
+            findings.iter().any(
+                |f| f.code == Code::SchemaViolation && f.render().contains("$.checkpoint.step")
+            ),
+            "{findings:?}"
         );
     }
 

@@ -935,12 +935,18 @@ fn publish(
     request: &UpdateRequest,
     transition: &Transition,
 ) -> Result<UpdateOutcome> {
-    let bytes = store::json_file_bytes(&next);
+    let (completed_count, task_count, plan_status) =
+        (next.completed_count, next.task_count, next.status);
+    let candidate = crate::steps::publication::Candidate::built(loaded, next);
     let diff = request
         .dry_run
-        .then(|| crate::diff::unified_diff(&loaded.bytes, &bytes, &loaded.file));
-    let publication =
-        crate::steps::publication::publish_locked(plan_dir, state_path, bytes, request.dry_run)?;
+        .then(|| crate::diff::unified_diff(&loaded.bytes, candidate.bytes(), &loaded.file));
+    let publication = crate::steps::publication::publish_locked(
+        plan_dir,
+        state_path,
+        candidate,
+        request.dry_run,
+    )?;
     if publication.verdict != crate::steps::publication::PublicationVerdict::Published {
         let problems: Vec<String> = publication
             .findings
@@ -962,9 +968,9 @@ fn publish(
     Ok(UpdateOutcome {
         task: request.task,
         status: TaskStatus::Completed,
-        completed_count: next.completed_count,
-        task_count: next.task_count,
-        plan_status: next.status,
+        completed_count,
+        task_count,
+        plan_status,
         changed: true,
         dry_run: request.dry_run,
         old_sha256: loaded.sha256.clone(),
