@@ -151,9 +151,9 @@ pub fn linked_file(links: &[String]) -> Option<&str> {
 }
 
 /// Read and parse each task file of `wanted` (id, path), in order, on every core from 256 files
-/// on (`store::read_each`). A file with no task heading is still the task's record: one that
-/// lacks every section, which the section rules report.
-/// Each wanted task file's record and the text it was parsed from.
+/// on (`store::read_each`): its record, and the text it was parsed from. A file with no task
+/// heading is still the task's record: one that lacks every section, which the section rules
+/// report.
 fn read_task_files(
     folder: &store::PlanFolder,
     wanted: &[(u64, PathBuf)],

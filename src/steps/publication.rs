@@ -411,16 +411,26 @@ struct Checked {
     task_texts: Vec<(PathBuf, String)>,
 }
 
-/// [`crate::rules::receipt::FIXED_NAMES`] as they are now (a folder that cannot be opened: every
-/// one absent, as the digest counts it).
-fn read_fixed_names(plan_dir: &Path) -> Vec<std::result::Result<Vec<u8>, store::ReadFailure>> {
-    let names = crate::rules::receipt::FIXED_NAMES.map(str::to_owned);
-    store::read_artifacts(plan_dir, &names).unwrap_or_else(|_| {
+/// Each of `names` as it is now; in a folder that cannot be opened every one is absent, as the
+/// digest counts it.
+fn read_or_absent(
+    plan_dir: &Path,
+    names: &[String],
+) -> Vec<std::result::Result<Vec<u8>, store::ReadFailure>> {
+    store::read_artifacts(plan_dir, names).unwrap_or_else(|_| {
         names
             .iter()
             .map(|_| Err(store::ReadFailure::Missing))
             .collect()
     })
+}
+
+/// [`crate::rules::receipt::FIXED_NAMES`] as they are now.
+fn read_fixed_names(plan_dir: &Path) -> Vec<std::result::Result<Vec<u8>, store::ReadFailure>> {
+    read_or_absent(
+        plan_dir,
+        &crate::rules::receipt::FIXED_NAMES.map(str::to_owned),
+    )
 }
 
 /// `artifacts_sha256` of the bytes the checks judged: the fixed names as read just before the
@@ -455,12 +465,7 @@ fn checked_digest(
             None => unread.push(name.clone()),
         }
     }
-    let later = store::read_artifacts(plan_dir, &unread).unwrap_or_else(|_| {
-        unread
-            .iter()
-            .map(|_| Err(store::ReadFailure::Missing))
-            .collect()
-    });
+    let later = read_or_absent(plan_dir, &unread);
     read.extend(unread.into_iter().zip(later));
     crate::rules::receipt::digest_of(names.iter().map(|name| (name, &read[name])))
 }
