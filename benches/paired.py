@@ -10,8 +10,8 @@ pairing keeps a ratio meaningful while the machine's speed drifts. Exit codes 0 
 runs (a plan verify judges NOT CONFORMANT is still a run); any other stops the measurement.
 
 With WORK=/dev/shm/dwp-paired the copies live in memory, where fsync costs nothing: what is
-left is the binaries' own work, without the disk's noise (used for docs/PERFORMANCE.md "Huge
-pages"). Without it they go to a folder under /tmp, beside the durable-write floor's files.
+left is the binaries' own work, without the disk's noise (docs/PERFORMANCE.md "Third pass").
+Without it they go to /tmp/dwp-paired, on the disk.
 
 Example (a plan from `dwp::synth`, two builds of dwp):
 

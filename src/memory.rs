@@ -1,4 +1,5 @@
-//! Transparent huge pages for a short process (docs/PERFORMANCE.md, "Huge pages").
+//! Transparent huge pages for a short process (docs/PERFORMANCE.md "Third pass";
+//! docs/DECISIONS.md "Huge pages off for a short process").
 //!
 //! mimalloc marks its arenas for huge pages, and the kernel zeroes a whole 2 MiB page the first
 //! time any byte of it is touched. A dwp process on a plan of ordinary size touches a few MiB

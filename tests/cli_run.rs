@@ -598,7 +598,7 @@ fn a_run_on_a_blocked_task_records_the_gate_and_resolves_nothing() {
     assert_eq!(plan.state()["tasks"][1]["status"], "in_progress");
 }
 
-/// dwp turns huge pages off for itself (docs/PERFORMANCE.md, "Huge pages"); the setting is
+/// dwp turns huge pages off for itself (docs/PERFORMANCE.md "Third pass"); the setting is
 /// inherited across exec, so the command it runs must get the one dwp inherited, not dwp's own.
 #[test]
 fn the_command_gets_the_huge_page_setting_dwp_inherited() {
