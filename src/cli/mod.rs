@@ -716,7 +716,6 @@ impl Command {
 
 /// Run the command line and return the process exit code.
 pub fn main() -> ExitCode {
-    crate::memory::start();
     crate::profile::start();
     let exit = run_main();
     if let Some(timings) = crate::profile::report() {
@@ -731,6 +730,8 @@ fn run_main() -> ExitCode {
         Ok(cli) => cli,
         Err(refused) => return ExitCode::from(refuse_arguments(refused).code()),
     };
+    // After the parser's memory is touched, not before (src/memory.rs says why).
+    crate::memory::start();
     let name = cli.command.name();
     let mut out = Inert::new(std::io::stdout().lock());
     let ran = crate::profile::time("command", || run(&cli));
