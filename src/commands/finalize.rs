@@ -183,7 +183,7 @@ mod tests {
                 serde_json::from_slice(&std::fs::read(plan.join(MARKER)).unwrap()).unwrap();
             assert_eq!(
                 marker.step, "marked",
-                "{step:?}: the marker is written once"
+                "{step:?}: the marker is not rewritten with a later step"
             );
 
             let report = verify_plan(&plan, false);

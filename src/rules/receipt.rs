@@ -52,15 +52,21 @@ pub fn task_files(state: &State) -> impl Iterator<Item = String> + '_ {
 /// The `artifacts_sha256` of a plan folder.
 pub fn artifacts_digest(plan_dir: &Path, state: &State) -> String {
     let names = digest_names(state);
-    match crate::store::read_artifacts(plan_dir, &names) {
-        Ok(read) => digest_of(names.iter().zip(read.iter())),
-        // The folder itself cannot be opened: every file counts as absent.
-        Err(_) => digest_of(
-            names
-                .iter()
-                .map(|name| (name, &Err(crate::store::ReadFailure::Missing))),
-        ),
-    }
+    digest_of(names.iter().zip(read_or_absent(plan_dir, &names).iter()))
+}
+
+/// Each of `names` (relative to `plan_dir`) as it is now; in a folder that cannot be opened every
+/// one counts as absent, as the digest rule counts a file it cannot read.
+pub fn read_or_absent(
+    plan_dir: &Path,
+    names: &[String],
+) -> Vec<Result<Vec<u8>, crate::store::ReadFailure>> {
+    crate::store::read_artifacts(plan_dir, names).unwrap_or_else(|_| {
+        names
+            .iter()
+            .map(|_| Err(crate::store::ReadFailure::Missing))
+            .collect()
+    })
 }
 
 /// The digest of files already read: each `(name, bytes or why not)` in [`digest_names`] order.

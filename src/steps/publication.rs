@@ -411,23 +411,9 @@ struct Checked {
     task_texts: Vec<(PathBuf, String)>,
 }
 
-/// Each of `names` as it is now; in a folder that cannot be opened every one is absent, as the
-/// digest counts it.
-fn read_or_absent(
-    plan_dir: &Path,
-    names: &[String],
-) -> Vec<std::result::Result<Vec<u8>, store::ReadFailure>> {
-    store::read_artifacts(plan_dir, names).unwrap_or_else(|_| {
-        names
-            .iter()
-            .map(|_| Err(store::ReadFailure::Missing))
-            .collect()
-    })
-}
-
 /// [`crate::rules::receipt::FIXED_NAMES`] as they are now.
 fn read_fixed_names(plan_dir: &Path) -> Vec<std::result::Result<Vec<u8>, store::ReadFailure>> {
-    read_or_absent(
+    crate::rules::receipt::read_or_absent(
         plan_dir,
         &crate::rules::receipt::FIXED_NAMES.map(str::to_owned),
     )
@@ -465,7 +451,7 @@ fn checked_digest(
             None => unread.push(name.clone()),
         }
     }
-    let later = read_or_absent(plan_dir, &unread);
+    let later = crate::rules::receipt::read_or_absent(plan_dir, &unread);
     read.extend(unread.into_iter().zip(later));
     crate::rules::receipt::digest_of(names.iter().map(|name| (name, &read[name])))
 }
@@ -833,18 +819,25 @@ mod tests {
     use super::*;
     use crate::synth::SynthPlan;
 
+    /// A plan of 3 tasks ready to publish, under `root`: its folder, its state.json, and that
+    /// state loaded.
+    fn publishable(root: &Path) -> (PathBuf, PathBuf, Loaded<State>) {
+        let plan = SynthPlan::new("PLAN_publication_tests", 3)
+            .ready_to_publish()
+            .write(root)
+            .unwrap();
+        let state_path = plan.join("state.json");
+        let current = plan::load_state_at(&state_path, &plan).unwrap();
+        (plan, state_path, current)
+    }
+
     /// The marker's digest is what the checks judged: an edit made after a task file was
     /// checked and before the digest must not enter it (the re-read after the write then sees
     /// the edit and no receipt is written).
     #[test]
     fn the_artifacts_digest_is_of_the_bytes_the_checks_read_not_of_a_later_edit() {
         let root = tempfile::tempdir().unwrap();
-        let plan = SynthPlan::new("PLAN_checked_digest", 3)
-            .ready_to_publish()
-            .write(root.path())
-            .unwrap();
-        let state_path = plan.join("state.json");
-        let current = plan::load_state_at(&state_path, &plan).unwrap();
+        let (plan, state_path, current) = publishable(root.path());
         let candidate = default_candidate(&current, &Default::default());
 
         let fixed = read_fixed_names(&plan);
@@ -880,12 +873,7 @@ mod tests {
     #[test]
     fn a_built_candidate_is_the_state_its_bytes_parse_to() {
         let root = tempfile::tempdir().unwrap();
-        let plan = SynthPlan::new("PLAN_built_candidate", 3)
-            .ready_to_publish()
-            .write(root.path())
-            .unwrap();
-        let state_path = plan.join("state.json");
-        let current = plan::load_state_at(&state_path, &plan).unwrap();
+        let (plan, state_path, current) = publishable(root.path());
         let candidate = default_candidate(&current, &Default::default());
         assert!(matches!(candidate, Candidate::Built { .. }));
         let parsed = plan::state_from_bytes(&state_path, candidate.bytes().to_vec()).unwrap();
@@ -903,12 +891,7 @@ mod tests {
     #[test]
     fn a_built_candidate_that_breaks_the_schema_is_refused_naming_the_field() {
         let root = tempfile::tempdir().unwrap();
-        let plan = SynthPlan::new("PLAN_built_candidate", 3)
-            .ready_to_publish()
-            .write(root.path())
-            .unwrap();
-        let state_path = plan.join("state.json");
-        let current = plan::load_state_at(&state_path, &plan).unwrap();
+        let (plan, state_path, current) = publishable(root.path());
         let mut next = current.doc.clone();
         next.checkpoint = Field::Value(Checkpoint {
             task: 3,
@@ -933,11 +916,7 @@ mod tests {
     #[test]
     fn a_task_file_no_rule_read_is_digested_from_disk() {
         let root = tempfile::tempdir().unwrap();
-        let plan = SynthPlan::new("PLAN_checked_digest", 3)
-            .ready_to_publish()
-            .write(root.path())
-            .unwrap();
-        let state = plan::load_state_at(&plan.join("state.json"), &plan).unwrap();
+        let (plan, _, state) = publishable(root.path());
         let expected = crate::rules::receipt::artifacts_digest(&plan, &state.doc);
         let got = checked_digest(&plan, &state.doc, read_fixed_names(&plan), Vec::new());
         assert_eq!(got, expected);
