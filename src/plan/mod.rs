@@ -8,6 +8,7 @@ pub mod markdown;
 pub mod model;
 pub mod records;
 pub mod schema;
+pub mod splice;
 pub mod typed_schema;
 
 use crate::findings::{Code, Finding, Severity};
@@ -70,6 +71,28 @@ impl<T> Loaded<T> {
             sha256: crate::profile::time("sha256 input", || sha256_hex(&bytes)),
             ..Loaded::new_unhashed(path, bytes, generation, doc)
         }
+    }
+
+    /// The document apart from what was read with it (path, bytes, hash, generation): a writer
+    /// changes the document in place and keeps the rest for its write, without a copy of both.
+    pub fn into_parts(self) -> (Loaded<()>, T) {
+        let Loaded {
+            path,
+            file,
+            bytes,
+            sha256,
+            generation,
+            doc,
+        } = self;
+        let read = Loaded {
+            path,
+            file,
+            bytes,
+            sha256,
+            generation,
+            doc: (),
+        };
+        (read, doc)
     }
 
     /// [`Loaded::new`] without its hash (the caller computed it elsewhere).

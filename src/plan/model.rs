@@ -630,6 +630,16 @@ impl State {
         }
     }
 
+    /// Whether everything but the tasks equals `shell`, a [`State::clone_without_tasks`]
+    /// (mutable only to set the tasks aside while comparing).
+    pub fn same_shell(&mut self, shell: &State) -> bool {
+        debug_assert!(shell.tasks.is_empty(), "a shell has no tasks");
+        let tasks = std::mem::take(&mut self.tasks);
+        let same = *self == *shell;
+        self.tasks = tasks;
+        same
+    }
+
     pub fn completed_tasks(&self) -> u64 {
         self.tasks
             .iter()

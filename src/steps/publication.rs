@@ -249,7 +249,7 @@ pub enum Candidate {
 
 impl Candidate {
     /// A state dwp built from `from` (which validated), serialized here.
-    pub fn built(from: &Loaded<State>, state: State) -> Candidate {
+    pub fn built<T>(from: &Loaded<T>, state: State) -> Candidate {
         Candidate::Built {
             bytes: store::json_file_bytes(&state),
             state: Box::new(state),

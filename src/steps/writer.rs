@@ -135,13 +135,20 @@ pub fn load_state_for_write(
         }
     })?;
     if invariants {
-        let _stage = crate::profile::stage("invariants");
-        let problems = crate::rules::invariants::check_state(&loaded);
-        if !problems.is_empty() {
-            return Err(refusal(problems, "the input state breaks an invariant"));
-        }
+        refuse_broken_invariants(&loaded)?;
     }
     Ok(loaded)
+}
+
+/// A writer's input must be free of invariant findings: refused, listing them, when it is not.
+pub fn refuse_broken_invariants(loaded: &Loaded<State>) -> crate::Result<()> {
+    let _stage = crate::profile::stage("invariants");
+    let problems = crate::rules::invariants::check_state(loaded);
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(refusal(problems, "the input state breaks an invariant"))
+    }
 }
 
 /// The safety net of every writer: the bytes about to be written must validate like any input
@@ -164,8 +171,8 @@ pub fn check_before_write(state_path: &Path, bytes: &[u8], what: &str) -> crate:
 /// not accept it the changed task against the task definition and the document around the tasks
 /// against the state schema (the other tasks are the input's), which report the violation; then
 /// every invariant of the result. The result is never serialized and parsed back for this.
-pub fn check_changed_task(
-    before: &Loaded<State>,
+pub fn check_changed_task<T>(
+    before: &Loaded<T>,
     next: &State,
     task: u64,
     what: &str,
@@ -187,8 +194,8 @@ pub fn check_changed_task(
 
 /// The schema half of [`check_changed_task`] for a result the typed checks do not accept (a v1
 /// state, or a violation, which this reports with its path).
-fn check_changed_task_by_schema(
-    before: &Loaded<State>,
+fn check_changed_task_by_schema<T>(
+    before: &Loaded<T>,
     next: &State,
     task: u64,
     what: &str,
