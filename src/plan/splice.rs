@@ -33,15 +33,30 @@ pub struct TasksAround {
 
 impl TasksAround {
     /// Serialize every task of `tasks` but the one at `index`; `size` is about how many bytes
-    /// the whole state takes (one buffer of that size for each side, never grown by copies).
+    /// the whole state takes (buffers sized from it, never grown by copies).
     pub fn of(tasks: &[Task], index: usize, size: usize) -> Option<TasksAround> {
+        let before = TasksAround::before(tasks, index, size)?;
+        TasksAround::after(tasks, index, size, before)
+    }
+
+    /// The first half of [`TasksAround::of`], which may run on another thread than the second:
+    /// the tasks before `index`.
+    pub fn before(tasks: &[Task], index: usize, size: usize) -> Option<Before> {
+        let before = tasks.get(..index)?;
+        Some(Before(Elements::of(
+            before,
+            share(size, tasks.len(), index),
+        )?))
+    }
+
+    /// The second half of [`TasksAround::of`]: the tasks after `index`, with `before`.
+    pub fn after(tasks: &[Task], index: usize, size: usize, before: Before) -> Option<TasksAround> {
         let after = tasks.get(index + 1..)?;
-        let share = |n: usize| size / tasks.len().max(1) * n + 64;
         Some(TasksAround {
             index,
             count: tasks.len(),
-            before: Elements::of(&tasks[..index], share(index))?,
-            after: Elements::of(after, share(after.len()))?,
+            before: before.0,
+            after: Elements::of(after, share(size, tasks.len(), after.len()))?,
         })
     }
 
@@ -72,6 +87,15 @@ impl TasksAround {
         bytes.extend_from_slice(tail);
         Some(bytes)
     }
+}
+
+/// The tasks before the changed one, serialized ([`TasksAround::before`]).
+#[derive(Debug, Clone)]
+pub struct Before(Elements);
+
+/// About how many bytes `n` of `count` tasks take in a state of `size` bytes.
+fn share(size: usize, count: usize, n: usize) -> usize {
+    size / count.max(1) * n + 64
 }
 
 /// Tasks as the elements of a state's `tasks` array: each indented four spaces, separated by

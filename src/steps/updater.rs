@@ -29,7 +29,7 @@ use crate::plan::Loaded;
 use crate::plan::model::{
     Approval, Blocker, Checkpoint, Field, Gate, Materialization, Outcome, State, TaskStatus,
 };
-use crate::plan::splice::TasksAround;
+use crate::plan::splice::{Before, TasksAround};
 use crate::rules::evidence;
 use crate::store;
 use std::path::Path;
@@ -127,19 +127,22 @@ pub fn update_under_lock(
     // The input must validate, invariants included.
     let loaded = crate::steps::writer::load_state_for_write(plan_dir, state_path, false)?;
     let now = clock::now_rfc3339();
-    // An update changes one task: the others serialize on a second core while the input is
-    // checked, and the result is spliced around the changed one (`plan::splice`).
+    // An update changes one task: the tasks before it serialize on a second core while the
+    // input is checked, those after it when the update changed something, and the result is
+    // spliced around the changed one (`plan::splice`).
     let index = loaded.doc.tasks.iter().position(|t| t.id == request.task);
-    let (checked, around) = beside(
-        index.filter(|_| loaded.bytes.len() >= SPLICE_FROM),
+    let (tasks, size) = (&loaded.doc.tasks, loaded.bytes.len());
+    let (checked, tasks_before) = beside(
+        index.filter(|_| size >= SPLICE_FROM),
         |index| {
-            crate::profile::time("serialize other tasks", || {
-                TasksAround::of(&loaded.doc.tasks, index, loaded.bytes.len())
+            crate::profile::time("serialize tasks before", || {
+                TasksAround::before(tasks, index, size)
             })
         },
         || check_input(plan_dir, &loaded, request, &now),
     );
     let Checked { readme, clock } = checked?;
+    let tasks_before = tasks_before.flatten();
     let (input, mut next) = loaded.into_parts();
     let applying = crate::profile::stage("apply");
     // What the update may change, kept to tell whether it did: the document around the tasks
@@ -183,7 +186,13 @@ pub fn update_under_lock(
         |text| box_note(text, request.task),
         || {
             write_update(
-                plan_dir, state_path, request, &input, &mut next, changed, around,
+                plan_dir,
+                state_path,
+                request,
+                &input,
+                &mut next,
+                changed,
+                tasks_before,
             )
         },
     );
@@ -226,12 +235,15 @@ fn write_update(
     input: &Loaded<()>,
     next: &mut State,
     changed: bool,
-    around: Option<Option<TasksAround>>,
+    tasks_before: Option<Before>,
 ) -> Result<Written> {
     let bytes = if changed {
         crate::profile::time("serialize", || {
-            around
-                .flatten()
+            let size = input.bytes.len();
+            let index = next.tasks.iter().position(|t| t.id == request.task);
+            index
+                .zip(tasks_before)
+                .and_then(|(index, before)| TasksAround::after(&next.tasks, index, size, before))
                 .and_then(|around| around.state_bytes(next))
                 .unwrap_or_else(|| store::json_file_bytes_near(&*next, input.bytes.len()))
         })

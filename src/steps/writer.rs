@@ -89,7 +89,6 @@ pub fn refuse_clock_behind(state: &State, file: &str, now: &str) -> crate::Resul
     let latest = clock + chrono::Duration::seconds(SAME_WRITE_SECONDS);
     let newest = state
         .timestamps()
-        .into_iter()
         .filter_map(|t| parse_rfc3339(t.text).map(|time| (time, t)))
         .max_by_key(|(time, _)| *time);
     match newest {
