@@ -266,4 +266,20 @@ fn a_large_readme_gives_the_same_box_note() {
         "{}",
         run.stderr
     );
+
+    // A box ticked by hand before the completion: nothing to say, from the same parse aside.
+    let readme = plan.dir.join("README.md");
+    common::edit(&readme, "- [ ] Task 501:", "- [x] Task 501:");
+    common::edit(&readme, "- [ ] Task 502:", "- [x] Task 502:");
+    let start = update(&plan, &["--task", "502", "--status", "in_progress"]);
+    assert_eq!(start.code, 0, "{}", start.stderr);
+    let complete_502 = complete.map(|arg| if arg == "501" { "502" } else { arg });
+    let run = update_json(&plan, &complete_502);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.json()["outcome"].get("markdown").is_none(),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stderr.contains("README box"), "{}", run.stderr);
 }

@@ -10,7 +10,9 @@
 use crate::error::{Error, Result};
 use crate::plan::markdown;
 use crate::steps::gate_log::{self, ObservedRun, WrittenLog};
-use crate::steps::updater::{AmendmentCheck, check_request, update_under_lock};
+use crate::steps::updater::{
+    AmendmentCheck, check_request, update_under_lock, update_under_lock_ticking,
+};
 pub use crate::steps::updater::{BoxNote, UpdateOutcome, UpdateRequest};
 use crate::store;
 use std::path::Path;
@@ -126,7 +128,8 @@ fn update_and_tick(
         tick: false,
         ..request.clone()
     };
-    let planned = update_under_lock(plan_dir, state_path, &preview, AmendmentCheck::TaskLog)?;
+    let planned =
+        update_under_lock_ticking(plan_dir, state_path, &preview, AmendmentCheck::TaskLog)?;
     let mut write = store::intent::Transaction::new(plan_dir, "dwp update --tick");
     write.replace(&readme_path, Some(readme.as_bytes()), ticked.as_bytes())?;
     let new_sha256 = match &planned.planned {
