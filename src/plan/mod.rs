@@ -348,9 +348,10 @@ pub fn built_state(
 }
 
 /// States at least this large are hashed and scanned on a second thread while they are typed (a
-/// 4 MiB state: about 2 ms of hashing and 2 ms of scanning); below it a thread costs more than it
-/// saves.
-const ASIDE_FROM: usize = 1024 * 1024;
+/// 4 MiB state: about 2 ms of hashing and 2 ms of scanning; a 1,000-task state of 400 KiB: 0.4 ms
+/// of both, against 0.8 ms of typing). Paired on tmpfs against 1 MiB, at 1,000 tasks: update
+/// 0.97, completion 0.90, verify 0.92 (docs/PERFORMANCE.md, "Fourth pass").
+const ASIDE_FROM: usize = 256 * 1024;
 
 /// [`state_from_bytes`] through the schema validator, each task parsed, checked, typed and freed
 /// in turn: the same verdicts and findings as checking the whole document, without building the
