@@ -211,7 +211,7 @@ fn update_noting(
     let completes =
         request.status == Some(TaskStatus::Completed) && task_status == TaskStatus::Completed;
     let markdown = if completes {
-        note.finish(request.task)
+        crate::profile::time("box note", || note.finish(request.task))
     } else {
         None
     };
