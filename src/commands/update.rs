@@ -103,11 +103,14 @@ fn update_and_tick(
     let readme_path = plan_dir.join("README.md");
     let readme = store::read_text(&readme_path, plan_dir)
         .map_err(|failure| failure.into_error("read", &readme_path))?;
-    let ticked = markdown::boxes::set_box(&readme, request.task, true).map_err(|why| {
-        Error::rejected(readme_path.display().to_string(), format!("--tick: {why}")).with_hint(
-            "tick the box by hand (`- [x] Task N`), then run the same update without --tick",
-        )
-    })?;
+    // One parse of the README answers both the tick and whether it completes the plan.
+    let parsed = markdown::parse_readme(&readme);
+    let ticked =
+        markdown::boxes::set_box_in(&readme, &parsed, request.task, true).map_err(|why| {
+            Error::rejected(readme_path.display().to_string(), format!("--tick: {why}")).with_hint(
+                "tick the box by hand (`- [x] Task N`), then run the same update without --tick",
+            )
+        })?;
     let with_note = |mut outcome: UpdateOutcome, note| {
         outcome.markdown = Some(note);
         outcome
@@ -115,7 +118,7 @@ fn update_and_tick(
     if ticked == readme {
         return update_under_lock(plan_dir, state_path, request, AmendmentCheck::TaskLog);
     }
-    let publishes = markdown::parse_readme(&readme)
+    let publishes = parsed
         .index
         .iter()
         .all(|e| e.id == request.task || e.marker.is_done());

@@ -2,13 +2,18 @@
 //! unticked (`dwp amend` reopening a completed task), with `Plan Status: X/N` recounted from the
 //! boxes. Only the box and the count change; every other byte, line ending included, stays.
 
-use super::{Marker, PlanStatusValue, edit_line, parse_readme};
+use super::{Marker, PlanStatusValue, Readme, edit_line, parse_readme};
 
 /// `readme` with task `id`'s box set to `done` and the Plan Status count following the boxes;
 /// the same text when the box already says so. A task the index does not list, or a box holding
 /// a marker other than `[ ]` / `[x]`, is an error naming it: dwp does not guess what `[~]` means.
 pub fn set_box(readme: &str, id: u64, done: bool) -> Result<String, String> {
-    let parsed = parse_readme(readme);
+    set_box_in(readme, &parse_readme(readme), id, done)
+}
+
+/// [`set_box`] with `readme` already parsed (`parsed`, its [`parse_readme`]), for a caller that
+/// asks the index more than this.
+pub fn set_box_in(readme: &str, parsed: &Readme, id: u64, done: bool) -> Result<String, String> {
     let Some(entry) = parsed.index.iter().find(|e| e.id == id) else {
         return Err(format!("the task list has no box for task {id}"));
     };
