@@ -1,6 +1,6 @@
 //! A changed state's file bytes built from pieces: every task but the changed one serialized
-//! apart (by the guarded updater, on a second core while its checks run), then spliced around
-//! the changed task and the document around the tasks.
+//! apart (the guarded updater serializes those before it on a second core while its checks
+//! run), then spliced around the changed task and the document around the tasks.
 //!
 //! The result is byte for byte what [`crate::store::json_file_bytes`] makes of the whole state
 //! (serde_json's pretty printer, two spaces, a final newline); the tests hold that for every
@@ -23,7 +23,7 @@ const EMPTY_TASKS: &[u8] = b"\n  \"tasks\": []";
 #[derive(Debug, Clone)]
 pub struct TasksAround {
     /// The position of the changed task.
-    pub index: usize,
+    index: usize,
     /// How many tasks the state had.
     count: usize,
     /// The tasks before it, then the tasks after it (see [`Elements`]).
@@ -118,7 +118,9 @@ impl Elements {
         [tasks]
             .serialize(&mut serde_json::Serializer::pretty(&mut buffer))
             .ok()?;
-        let fits = buffer.starts_with(OPEN) && buffer.ends_with(CLOSE) && buffer.len() > 12;
+        let fits = buffer.len() > OPEN.len() + CLOSE.len()
+            && buffer.starts_with(OPEN)
+            && buffer.ends_with(CLOSE);
         let inner = OPEN.len()..buffer.len() - CLOSE.len();
         fits.then_some(Elements { buffer, inner })
     }

@@ -146,7 +146,7 @@ fn update_noting(
 ) -> Result<UpdateOutcome> {
     check_request(request)?;
     crate::plan::refuse_while_finalizing(plan_dir)?;
-    // The input must validate, invariants included.
+    // The input must validate; its invariants are checked with the rest of it below.
     let loaded = crate::steps::writer::load_state_for_write(plan_dir, state_path, false)?;
     let now = clock::now_rfc3339();
     // An update changes one task: the tasks before it serialize on a second core while the
@@ -324,8 +324,8 @@ fn beside<I: Send, A: Send, M>(
 /// whole update came out 2% slower (docs/PERFORMANCE.md, "Fourth pass").
 pub const SPLICE_FROM: usize = 1024 * 1024;
 
-/// What the checks of an update's input found: the README as read, and whether the clock is
-/// behind a time the input records (refused only if the update changes something).
+/// What the checks of an update's input found: the README's box note, started, and whether the
+/// clock is behind a time the input records (refused only if the update changes something).
 struct Checked {
     note: PendingNote,
     clock: Result<()>,
@@ -333,31 +333,31 @@ struct Checked {
 
 /// The README's note on a completed task's box ([`box_note`]), started as soon as the README is
 /// read: a large README is parsed on another thread through the change and the write (10,000
-/// index lines take about 9 ms), a small one when the note is asked for.
+/// index lines take about 9 ms) when a note is likely, anything else when it is asked for.
 enum PendingNote {
-    /// Nothing to say: no completion is asked, or there is no README.
+    /// Nothing to say: there is no README, or the caller ticks the box itself.
     Nothing,
+    /// The README's text, parsed if the note is asked for.
     Later(String),
+    /// The note, being worked out on another thread.
     Aside(std::thread::JoinHandle<Option<BoxNote>>),
 }
 
 impl PendingNote {
-    /// Start on the note of task `id` when `wanted`; `readme` is the README's text.
-    fn start(readme: Option<String>, id: u64, wanted: bool) -> PendingNote {
-        match readme {
-            Some(text) if wanted && text.len() >= README_ASIDE_FROM => {
-                let text = std::sync::Arc::new(text);
-                let aside = std::sync::Arc::clone(&text);
-                std::thread::Builder::new()
-                    .spawn(move || box_note(&aside, id))
-                    .map_or_else(
-                        |_| PendingNote::Later(std::sync::Arc::unwrap_or_clone(text)),
-                        PendingNote::Aside,
-                    )
-            }
-            Some(text) if wanted => PendingNote::Later(text),
-            _ => PendingNote::Nothing,
+    /// Start on the note of task `id` when `likely` to be asked for it; otherwise keep `readme`,
+    /// the README's text, for [`PendingNote::finish`] to parse should it be asked all the same.
+    fn start(readme: String, id: u64, likely: bool) -> PendingNote {
+        if !likely || readme.len() < README_ASIDE_FROM {
+            return PendingNote::Later(readme);
         }
+        let text = std::sync::Arc::new(readme);
+        let aside = std::sync::Arc::clone(&text);
+        std::thread::Builder::new()
+            .spawn(move || box_note(&aside, id))
+            .map_or_else(
+                |_| PendingNote::Later(std::sync::Arc::unwrap_or_clone(text)),
+                PendingNote::Aside,
+            )
     }
 
     /// The note of task `id`, once it is known to be completed.
@@ -385,19 +385,29 @@ fn check_input(
     crate::steps::writer::refuse_broken_invariants(loaded)?;
     crate::steps::writer::check_snapshot(loaded, request.expected_sha256.as_ref())?;
     let readme = crate::profile::time("README", || check_preconditions(plan_dir, loaded))?;
-    let wanted = note && note_wanted(&loaded.doc, request);
-    let note = PendingNote::start(readme, request.task, wanted);
+    let note = match readme {
+        Some(text) if note => {
+            PendingNote::start(text, request.task, note_likely(&loaded.doc, request))
+        }
+        _ => PendingNote::Nothing,
+    };
     let clock = crate::steps::writer::refuse_clock_behind(&loaded.doc, &loaded.file, now);
     Ok(Checked { note, clock })
 }
 
-/// Whether `request` may complete a task without publishing the plan, the one case whose
-/// outcome carries the box note: completing the last open task is publication instead.
-fn note_wanted(state: &State, request: &UpdateRequest) -> bool {
-    let open_besides = |task: &&crate::plan::model::Task| {
-        task.id != request.task && task.status != TaskStatus::Completed
-    };
-    request.status == Some(TaskStatus::Completed) && state.tasks.iter().any(|t| open_besides(&t))
+/// Whether `request` asks to complete a task and will not, by completing the last open task,
+/// publish the plan instead: the case whose outcome carries the box note, worth parsing the
+/// README for before the answer is known.
+fn note_likely(state: &State, request: &UpdateRequest) -> bool {
+    let completed = |task: &crate::plan::model::Task| task.status == TaskStatus::Completed;
+    let publishes = state
+        .tasks
+        .iter()
+        .all(|task| task.id == request.task || completed(task))
+        && state
+            .task(request.task)
+            .is_some_and(|task| !completed(task));
+    request.status == Some(TaskStatus::Completed) && !publishes
 }
 
 /// Debug builds hold the promise the splice rests on: an update changes no task but its own.
