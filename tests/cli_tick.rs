@@ -283,3 +283,28 @@ fn a_large_readme_gives_the_same_box_note() {
     );
     assert!(!run.stderr.contains("README box"), "{}", run.stderr);
 }
+
+/// A completion that changes nothing on a published plan does not publish again, so its outcome
+/// still says the box is unchecked (the README is parsed for the note even though a completion
+/// of the last task usually publishes instead).
+#[test]
+fn a_repeated_completion_of_the_published_last_task_still_notes_its_box() {
+    let plan = last_task_done_but_unticked();
+    let published = update(&plan, &[&COMPLETE_3[..], &["--tick"]].concat());
+    assert_eq!(published.code, 0, "{}", published.stderr);
+    assert!(
+        published.stdout.contains("plan published"),
+        "{}",
+        published.stdout
+    );
+    plan.edit("README.md", |text| {
+        text.replace("- [x] Task 3:", "- [ ] Task 3:")
+    });
+    let before = plan.read("state.json");
+    let again = update_json(&plan, &COMPLETE_3);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    let outcome = &again.json()["outcome"];
+    assert_eq!(outcome["changed"], false, "{outcome}");
+    assert_eq!(outcome["markdown"], "box unchecked", "{outcome}");
+    assert_eq!(plan.read("state.json"), before);
+}
