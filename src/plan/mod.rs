@@ -349,8 +349,9 @@ pub fn built_state(
 
 /// States at least this large are hashed and scanned on a second thread while they are typed (a
 /// 4 MiB state: about 2 ms of hashing and 2 ms of scanning; a 1,000-task state of 400 KiB: 0.4 ms
-/// of both, against 0.8 ms of typing). Paired on tmpfs against 1 MiB, at 1,000 tasks: update
-/// 0.97, completion 0.90, verify 0.92 (docs/PERFORMANCE.md, "Fourth pass").
+/// of both, against 0.8 ms of typing). Paired against 1 MiB at 1,000 tasks: update 0.97 on
+/// tmpfs and 1.00 on ext4, completion 0.90 and 0.95, verify 0.92 (docs/PERFORMANCE.md,
+/// "Fourth pass").
 const ASIDE_FROM: usize = 256 * 1024;
 
 /// [`state_from_bytes`] through the schema validator, each task parsed, checked, typed and freed
