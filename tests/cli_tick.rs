@@ -150,16 +150,21 @@ fn last_task_done_but_unticked() -> Plan {
     plan
 }
 
-#[test]
-fn tick_on_the_last_task_publishes_the_plan() {
-    let plan = last_task_done_but_unticked();
-    let run = update(&plan, &[&COMPLETE_3[..], &["--tick"]].concat());
+/// Complete task 3 with `--tick`, which publishes the plan.
+fn tick_and_publish(plan: &Plan) {
+    let run = update(plan, &[&COMPLETE_3[..], &["--tick"]].concat());
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
         run.stdout.contains("plan published · receipt "),
         "{}",
         run.stdout
     );
+}
+
+#[test]
+fn tick_on_the_last_task_publishes_the_plan() {
+    let plan = last_task_done_but_unticked();
+    tick_and_publish(&plan);
     let readme = plan.read("README.md");
     assert!(readme.contains("- [x] Task 3:") && readme.contains("Plan Status: 3/3"));
     assert_eq!(plan.state()["status"], "completed");
@@ -290,13 +295,7 @@ fn a_large_readme_gives_the_same_box_note() {
 #[test]
 fn a_repeated_completion_of_the_published_last_task_still_notes_its_box() {
     let plan = last_task_done_but_unticked();
-    let published = update(&plan, &[&COMPLETE_3[..], &["--tick"]].concat());
-    assert_eq!(published.code, 0, "{}", published.stderr);
-    assert!(
-        published.stdout.contains("plan published"),
-        "{}",
-        published.stdout
-    );
+    tick_and_publish(&plan);
     plan.edit("README.md", |text| {
         text.replace("- [x] Task 3:", "- [ ] Task 3:")
     });

@@ -36,26 +36,25 @@ impl TasksAround {
     /// the whole state takes (buffers sized from it, never grown by copies).
     pub fn of(tasks: &[Task], index: usize, size: usize) -> Option<TasksAround> {
         let before = TasksAround::before(tasks, index, size)?;
-        TasksAround::after(tasks, index, size, before)
+        TasksAround::after(tasks, size, before)
     }
 
     /// The first half of [`TasksAround::of`], which may run on another thread than the second:
     /// the tasks before `index`.
     pub fn before(tasks: &[Task], index: usize, size: usize) -> Option<Before> {
         let before = tasks.get(..index)?;
-        Some(Before(Elements::of(
-            before,
-            share(size, tasks.len(), index),
-        )?))
+        let elements = Elements::of(before, share(size, tasks.len(), index))?;
+        Some(Before { index, elements })
     }
 
-    /// The second half of [`TasksAround::of`]: the tasks after `index`, with `before`.
-    pub fn after(tasks: &[Task], index: usize, size: usize, before: Before) -> Option<TasksAround> {
+    /// The second half of [`TasksAround::of`]: the tasks after the changed one, with `before`.
+    pub fn after(tasks: &[Task], size: usize, before: Before) -> Option<TasksAround> {
+        let index = before.index;
         let after = tasks.get(index + 1..)?;
         Some(TasksAround {
             index,
             count: tasks.len(),
-            before: before.0,
+            before: before.elements,
             after: Elements::of(after, share(size, tasks.len(), after.len()))?,
         })
     }
@@ -89,9 +88,13 @@ impl TasksAround {
     }
 }
 
-/// The tasks before the changed one, serialized ([`TasksAround::before`]).
+/// The tasks before the changed one, serialized, and the changed one's position
+/// ([`TasksAround::before`]).
 #[derive(Debug, Clone)]
-pub struct Before(Elements);
+pub struct Before {
+    index: usize,
+    elements: Elements,
+}
 
 /// About how many bytes `n` of `count` tasks take in a state of `size` bytes.
 fn share(size: usize, count: usize, n: usize) -> usize {

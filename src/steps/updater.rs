@@ -255,11 +255,8 @@ fn write_update(
 ) -> Result<Written> {
     let bytes = if changed {
         crate::profile::time("serialize", || {
-            let size = input.bytes.len();
-            let index = next.tasks.iter().position(|t| t.id == request.task);
-            index
-                .zip(tasks_before)
-                .and_then(|(index, before)| TasksAround::after(&next.tasks, index, size, before))
+            tasks_before
+                .and_then(|before| TasksAround::after(&next.tasks, input.bytes.len(), before))
                 .and_then(|around| around.state_bytes(next))
                 .unwrap_or_else(|| store::json_file_bytes_near(&*next, input.bytes.len()))
         })
