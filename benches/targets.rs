@@ -25,6 +25,11 @@
 //!   reference checker, or the ratio to it), and `dwp verify --all` of 1,000 plans of 20 tasks.
 //! - terminal: the close of a plan of 1,000 and 10,000 tasks, by `dwp update --tick` of the last
 //!   task and by `dwp finalize`, each publishing; the plan folder is put back between rounds.
+//!   Each close is also set against `benches/publication_floor.c` (compiled into
+//!   `target/release/bench-publication-floor`), the least a crash-safe publication does with no
+//!   check: every artifact read and hashed before and after, the marker, the state and the
+//!   receipt each written durably. Its own ratio to the floor is a context row, marked when it
+//!   is already above the terminal line's limit.
 //! - validate: `dwp::commands::validate::validate` of 10,000 tasks in process against reading and
 //!   parsing the state with `serde_json` alone; the binary's wall time for information.
 //! - startup: `dwp --version` next to an empty C program (process start on this machine).
@@ -59,6 +64,8 @@ enum Verdict {
     Failed(String),
     /// A figure printed for context, not a target.
     Info,
+    /// A floor that is already above the target's limit: no program can meet that target here.
+    Unreachable,
 }
 
 impl Verdict {
@@ -75,6 +82,7 @@ impl Display for Verdict {
             Verdict::Skipped(why) => write!(f, "skipped ({why})"),
             Verdict::Failed(why) => write!(f, "**{why}**"),
             Verdict::Info => f.write_str("(context)"),
+            Verdict::Unreachable => f.write_str("**the limit is below this floor**"),
         }
     }
 }
@@ -252,6 +260,8 @@ struct Bench {
     dwp: Option<PathBuf>,
     /// `benches/floor.c`, compiled; why not, when `cc` failed.
     floor: Result<PathBuf, String>,
+    /// `benches/publication_floor.c`, compiled: the terminal rows' second yardstick.
+    publication_floor: Result<PathBuf, String>,
     /// `int main(void){return 0;}`, compiled.
     empty: Result<PathBuf, String>,
     /// Medians other sections' rows feed the growth section: (line, tasks) → ms.
@@ -282,6 +292,11 @@ impl Bench {
                 &tools.join("bench-floor"),
                 &["-lcrypto"],
             ),
+            publication_floor: compile(
+                &Path::new(CRATE_DIR).join("benches/publication_floor.c"),
+                &tools.join("bench-publication-floor"),
+                &["-pthread", "-lcrypto"],
+            ),
             empty: compile(&empty_source, &tools.join("bench-empty"), &[]),
             root,
             medians: HashMap::new(),
@@ -306,6 +321,15 @@ impl Bench {
         let mut command = Command::new(self.dwp.as_ref().expect("checked by main"));
         command.arg(args[0]).arg(plan).args(&args[1..]);
         command
+    }
+
+    /// One run of the publication floor on `plan`; zero (never reported) when it did not
+    /// compile.
+    fn time_publication_floor(&self, plan: &Path) -> Duration {
+        match &self.publication_floor {
+            Ok(floor) => timed_ok(Command::new(floor).arg(plan)),
+            Err(_) => Duration::ZERO,
+        }
     }
 
     /// One run of the floor on `state`; zero (never reported) when it did not compile.
@@ -459,6 +483,13 @@ fn print_machine(bench: &Bench) {
     match &bench.floor {
         Ok(floor) => println!("- floor: {} (from benches/floor.c)", floor.display()),
         Err(why) => println!("- floor: none, floor-relative rows skipped: {why}"),
+    }
+    match &bench.publication_floor {
+        Ok(floor) => println!(
+            "- publication floor: {} (from benches/publication_floor.c)",
+            floor.display()
+        ),
+        Err(why) => println!("- publication floor: none, its context rows skipped: {why}"),
     }
     if bench.quick {
         println!("- QUICK mode (DWP_BENCH_QUICK): a few rounds, figures are rough");
@@ -780,8 +811,50 @@ fn section_terminal(bench: &mut Bench) -> Vec<Row> {
             limit,
         };
         rows.push(close.row(bench, &finalize));
+        rows.extend(publication_floor_row(
+            bench, &finalize, tasks, rounds, limit,
+        ));
     }
     rows
+}
+
+/// The publication floor against the floor on one plan: how much of the terminal line's limit a
+/// publication that checks nothing already takes. None without either floor.
+fn publication_floor_row(
+    bench: &Bench,
+    plan: &Path,
+    tasks: usize,
+    rounds: usize,
+    limit: f64,
+) -> Option<Row> {
+    if bench.floor.is_err() || bench.publication_floor.is_err() {
+        return None;
+    }
+    let pristine = snapshot(plan);
+    let state = plan.join("state.json");
+    let [publication, floor] = interleave(rounds, || {
+        restore(plan, &pristine);
+        [bench.time_publication_floor(plan), bench.time_floor(&state)]
+    });
+    restore(plan, &pristine);
+    let (publication, floor) = (median(publication), median(floor));
+    let ratio = publication / floor;
+    Some(Row {
+        what: format!("publication floor (no check), {} tasks", thousands(tasks)),
+        runs: rounds,
+        detail: format!(
+            "publication floor {} ms, floor {} ms",
+            ms(publication),
+            ms(floor)
+        ),
+        figure: format!("{ratio:.2}x"),
+        target: format!("the terminal limit, ≤ {limit}x the floor"),
+        verdict: if ratio > limit {
+            Verdict::Unreachable
+        } else {
+            Verdict::Info
+        },
+    })
 }
 
 /// Tasks 1..N-1 completed, N in progress with a passing gate, the markdown authored as done but
@@ -837,16 +910,26 @@ impl Close<'_> {
             restore(plan, &pristine).join(", ")
         );
         let state = plan.join("state.json");
-        let [closed, floor] = interleave(self.rounds, || {
+        let [closed, floor, publication] = interleave(self.rounds, || {
             restore(plan, &pristine);
-            [
-                timed_ok(&mut bench.dwp(self.args, plan)),
-                bench.time_floor(&state),
-            ]
+            let closed = timed_ok(&mut bench.dwp(self.args, plan));
+            let floor = bench.time_floor(&state);
+            restore(plan, &pristine);
+            [closed, floor, bench.time_publication_floor(plan)]
         });
+        restore(plan, &pristine);
         let closed = median(closed);
         bench.medians.insert((self.line, self.tasks), closed);
-        bench.floor_row(what, self.rounds, "close", closed, floor, self.limit)
+        let mut row = bench.floor_row(what, self.rounds, "close", closed, floor, self.limit);
+        if bench.publication_floor.is_ok() {
+            let publication = median(publication);
+            row.detail += &format!(
+                ", publication floor {} ms ({:.2}x of it)",
+                ms(publication),
+                closed / publication
+            );
+        }
+        row
     }
 
     /// One untimed run: it exits 0 and writes the receipt.
