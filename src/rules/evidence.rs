@@ -9,7 +9,9 @@
 //! backed by its log ([`crate::rules::observed`]).
 
 use crate::plan::model::Gate;
+use memchr::memmem::Finder;
 use std::path::{Component, Path};
+use std::sync::LazyLock;
 
 /// Prefix that marks gate evidence invalidated by an amendment.
 pub const INVALIDATED_PREFIX: &str = "invalidated by refine";
@@ -56,6 +58,19 @@ const ZERO_SELECTION: &[&str] = &[
     "no tests found",
     "no test files",
 ];
+
+/// A searcher per phrase, built once: building one costs more than running it over a short
+/// evidence string, and a verify of 1,000 tasks checks every gate record against each phrase.
+type Searchers = LazyLock<Vec<Finder<'static>>>;
+
+fn searchers(phrases: &'static [&'static str]) -> Vec<Finder<'static>> {
+    phrases.iter().map(|phrase| Finder::new(phrase)).collect()
+}
+
+static NEVER_RAN_SEARCH: Searchers = LazyLock::new(|| searchers(NEVER_RAN));
+static ZERO_SELECTION_SEARCH: Searchers = LazyLock::new(|| searchers(ZERO_SELECTION));
+static SELECTED_ZERO_SEARCH: LazyLock<Finder<'static>> =
+    LazyLock::new(|| Finder::new("selected=0"));
 
 /// What is wrong with one gate record as evidence for completing a task.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -218,10 +233,14 @@ const TALLY_PHRASES: &[&str] = &["not run", "not executed", "unexecuted"];
 /// that names something ("scenario 2 never entered", "step 4 not run") is no count.
 pub fn admits_never_ran(evidence: &str) -> Option<&'static str> {
     let lower = evidence.to_lowercase();
-    NEVER_RAN.iter().copied().find(|phrase| {
-        occurrences(&lower, phrase)
-            .any(|start| !(TALLY_PHRASES.contains(phrase) && is_tally(&lower[..start])))
-    })
+    NEVER_RAN
+        .iter()
+        .zip(NEVER_RAN_SEARCH.iter())
+        .find(|(phrase, search)| {
+            occurrences(&lower, search)
+                .any(|start| !(TALLY_PHRASES.contains(phrase) && is_tally(&lower[..start])))
+        })
+        .map(|(phrase, _)| *phrase)
 }
 
 /// Whether `before` ends with a count that stands on its own: `0`, `passed, 0`, `(3`.
@@ -250,8 +269,8 @@ fn is_tally(before: &str) -> bool {
 /// ```
 pub fn zero_selection(evidence: &str) -> Option<String> {
     let lower = evidence.to_lowercase();
-    for phrase in ZERO_SELECTION {
-        for start in occurrences(&lower, phrase) {
+    for (phrase, search) in ZERO_SELECTION.iter().zip(ZERO_SELECTION_SEARCH.iter()) {
+        for start in occurrences(&lower, search) {
             // "10 passed" contains "0 passed": a digit before the match means another number.
             let digit_before = lower[..start].ends_with(|c: char| c.is_ascii_digit());
             let end = start + phrase.len();
@@ -263,7 +282,7 @@ pub fn zero_selection(evidence: &str) -> Option<String> {
             }
         }
     }
-    occurrences(&lower, "selected=0")
+    occurrences(&lower, &SELECTED_ZERO_SEARCH)
         .find(|&start| {
             let after = &lower[start + "selected=0".len()..];
             !lower[..start].ends_with(|c: char| c.is_ascii_alphanumeric())
@@ -272,16 +291,15 @@ pub fn zero_selection(evidence: &str) -> Option<String> {
         .map(|_| "selected=0".to_owned())
 }
 
-fn occurrences<'a>(haystack: &'a str, needle: &'a str) -> impl Iterator<Item = usize> + 'a {
-    haystack
-        .match_indices(needle)
-        .map(|(i, _)| i)
-        .filter(move |&i| {
-            // Whole words only: "annotated" must not match "not".
-            let before_ok = !haystack[..i].ends_with(|c: char| c.is_alphabetic());
-            let after_ok = !haystack[i + needle.len()..].starts_with(|c: char| c.is_alphabetic());
-            before_ok && after_ok
-        })
+/// Where `search`'s phrase starts in `haystack` as whole words (non-overlapping, in order).
+fn occurrences<'a>(haystack: &'a str, search: &'a Finder<'_>) -> impl Iterator<Item = usize> + 'a {
+    let len = search.needle().len();
+    search.find_iter(haystack.as_bytes()).filter(move |&i| {
+        // Whole words only: "annotated" must not match "not".
+        let before_ok = !haystack[..i].ends_with(|c: char| c.is_alphabetic());
+        let after_ok = !haystack[i + len..].starts_with(|c: char| c.is_alphabetic());
+        before_ok && after_ok
+    })
 }
 
 /// The `log=PATH` pointers in an evidence string.
