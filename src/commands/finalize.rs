@@ -85,7 +85,7 @@ fn finalize_locked(
                 &crate::clock::now_rfc3339(),
             )?;
             crate::profile::time("default candidate", || {
-                default_candidate(&current, &request.signer)
+                default_candidate(current, &request.signer)
             })
         }
     };

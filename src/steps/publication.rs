@@ -235,9 +235,12 @@ fn reached(step: Step) -> Result<()> {
 
 /// What a publication would publish.
 pub enum Candidate {
-    /// Bytes from outside dwp (`finalize --candidate FILE`, or a state already completed):
-    /// typed and checked like any input.
+    /// Bytes from outside dwp (`finalize --candidate FILE`, a recovery's marker): typed and
+    /// checked like any input.
     Bytes(Vec<u8>),
+    /// A state already completed, as the writer loaded it under the lock: its bytes went
+    /// through the reader a [`Candidate::Bytes`] goes through, so they are not typed again.
+    Loaded(Box<Loaded<State>>),
     /// A state dwp built from one that validated (its generation), with its serialization: the
     /// typed checks run on the state itself instead of on a parse of the bytes.
     Built {
@@ -261,6 +264,7 @@ impl Candidate {
     pub fn bytes(&self) -> &[u8] {
         match self {
             Candidate::Bytes(bytes) | Candidate::Built { bytes, .. } => bytes,
+            Candidate::Loaded(loaded) => &loaded.bytes,
         }
     }
 }
@@ -373,11 +377,12 @@ fn complete_publication(
 
 /// The current state with its last task completed: what `dwp update` of the last task produces.
 /// A state that is already completed (a republication) is its own candidate.
-pub fn default_candidate(current: &Loaded<State>, signer: &crate::plan::model::Actor) -> Candidate {
+pub fn default_candidate(current: Loaded<State>, signer: &crate::plan::model::Actor) -> Candidate {
     if current.doc.status == PlanStatus::Completed {
-        return Candidate::Bytes(current.bytes.clone());
+        return Candidate::Loaded(Box::new(current));
     }
-    let mut next = current.doc.clone();
+    let generation = current.generation;
+    let mut next = current.doc;
     let now = crate::clock::now_rfc3339();
     if let Some(last) = next.tasks.last_mut()
         && last.status == TaskStatus::InProgress
@@ -387,7 +392,11 @@ pub fn default_candidate(current: &Loaded<State>, signer: &crate::plan::model::A
     }
     terminal_stamp(&mut next, &now);
     next.sign(signer.agent.as_ref(), signer.model.as_ref());
-    Candidate::built(current, next)
+    Candidate::Built {
+        bytes: store::json_file_bytes(&next),
+        state: Box::new(next),
+        generation,
+    }
 }
 
 /// Counts, derived status, `updated_at` and the terminal checkpoint of a completed candidate.
@@ -466,6 +475,7 @@ fn check_candidate(
     // Findings name the state file the candidate is published as.
     let built = match candidate {
         Candidate::Bytes(bytes) => Err(bytes),
+        Candidate::Loaded(loaded) => Ok(*loaded),
         Candidate::Built {
             state,
             bytes,
@@ -838,7 +848,7 @@ mod tests {
     fn the_artifacts_digest_is_of_the_bytes_the_checks_read_not_of_a_later_edit() {
         let root = tempfile::tempdir().unwrap();
         let (plan, state_path, current) = publishable(root.path());
-        let candidate = default_candidate(&current, &Default::default());
+        let candidate = default_candidate(current, &Default::default());
 
         let fixed = read_fixed_names(&plan);
         let (checked, findings) =
@@ -874,7 +884,7 @@ mod tests {
     fn a_built_candidate_is_the_state_its_bytes_parse_to() {
         let root = tempfile::tempdir().unwrap();
         let (plan, state_path, current) = publishable(root.path());
-        let candidate = default_candidate(&current, &Default::default());
+        let candidate = default_candidate(current, &Default::default());
         assert!(matches!(candidate, Candidate::Built { .. }));
         let parsed = plan::state_from_bytes(&state_path, candidate.bytes().to_vec()).unwrap();
         let (checked, findings) =
@@ -884,6 +894,29 @@ mod tests {
         assert_eq!(loaded.doc, parsed.doc);
         assert_eq!(loaded.sha256, parsed.sha256);
         assert_eq!(loaded.bytes, parsed.bytes);
+    }
+
+    /// A state already completed is its own candidate as the writer loaded it: the checks
+    /// judge the typed state and bytes a parse of the file gives, without typing them again.
+    #[test]
+    fn a_completed_state_is_its_own_candidate_as_loaded() {
+        let root = tempfile::tempdir().unwrap();
+        let (plan, state_path, current) = publishable(root.path());
+        let completed = default_candidate(current, &Default::default());
+        std::fs::write(&state_path, completed.bytes()).unwrap();
+        let current = plan::load_state_at(&state_path, &plan).unwrap();
+        assert_eq!(current.doc.status, PlanStatus::Completed);
+        let candidate = default_candidate(current, &Default::default());
+        assert!(matches!(candidate, Candidate::Loaded(_)));
+        let parsed = plan::state_from_bytes(&state_path, candidate.bytes().to_vec()).unwrap();
+        let (checked, findings) =
+            check_candidate(&PlanPaths::new(&plan), &state_path, candidate, false);
+        assert_eq!(findings, Vec::new());
+        let loaded = checked.unwrap().loaded;
+        assert_eq!(loaded.doc, parsed.doc);
+        assert_eq!(loaded.sha256, parsed.sha256);
+        assert_eq!(loaded.bytes, parsed.bytes);
+        assert_eq!(loaded.file, parsed.file);
     }
 
     /// A built state the typed checks do not accept is judged from its bytes like any input, so
