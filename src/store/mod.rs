@@ -351,27 +351,37 @@ impl PlanFolder {
 }
 
 fn read_opened(opened: io::Result<std::fs::File>, path: &Path) -> Result<Vec<u8>, ReadFailure> {
-    let mut file = regular(opened, path)?;
-    match inside::read_limited(&mut file, MAX_ARTIFACT_BYTES) {
+    let (mut file, len) = regular_sized(opened, path)?;
+    match inside::read_limited_sized(&mut file, len, MAX_ARTIFACT_BYTES) {
         Ok(Ok(bytes)) => Ok(bytes),
         Ok(Err(len)) => Err(ReadFailure::TooLarge(len)),
         Err(e) => Err(ReadFailure::Io(e)),
     }
 }
 
-/// An open (non-blocking, beneath the plan) judged: the failure it was, or the file when `fstat`
-/// says it is a regular file. The one place an open's outcome becomes a [`ReadFailure`].
+/// [`regular_sized`] without the size.
 fn regular(opened: io::Result<std::fs::File>, path: &Path) -> Result<std::fs::File, ReadFailure> {
+    regular_sized(opened, path).map(|(file, _)| file)
+}
+
+/// An open (non-blocking, beneath the plan) judged: the failure it was, or the file and its size
+/// when `fstat` says it is a regular file. The one place an open's outcome becomes a
+/// [`ReadFailure`].
+fn regular_sized(
+    opened: io::Result<std::fs::File>,
+    path: &Path,
+) -> Result<(std::fs::File, u64), ReadFailure> {
     let file = opened.map_err(|e| match e.kind() {
         _ if inside::is_escape(&e) => ReadFailure::Escapes(escaped_target(path)),
         io::ErrorKind::NotFound => ReadFailure::Missing,
         _ => ReadFailure::Io(e),
     })?;
-    let kind = file.metadata().map_err(ReadFailure::Io)?.file_type();
+    let meta = file.metadata().map_err(ReadFailure::Io)?;
+    let kind = meta.file_type();
     if !kind.is_file() {
         return Err(ReadFailure::NotRegular(file_kind(kind)));
     }
-    Ok(file)
+    Ok((file, meta.len()))
 }
 
 /// Open a regular file inside `plan_dir` to read it as a stream (a ledger), as
