@@ -434,15 +434,14 @@ impl Walk {
             cell.push_str(t);
             return;
         }
-        let quoted = format!("`{t}`");
         if let Some(h) = self.heading.as_mut() {
-            h.text.push_str(&quoted);
+            push_quoted(&mut h.text, t);
         } else if let Some((_, link_text)) = self.link.as_mut() {
             link_text.push_str(t);
         } else if let Some(item) = self.item() {
             match task_file_reference(t) {
                 Some(file) => item.links.push(file.to_owned()),
-                None if item.in_head => item.head.push_str(&quoted),
+                None if item.in_head => push_quoted(&mut item.head, t),
                 None => {}
             }
         }
@@ -501,6 +500,13 @@ impl Walk {
             range: start..end,
         });
     }
+}
+
+/// `` `t` `` onto `text`, without a copy of its own.
+fn push_quoted(text: &mut String, t: &str) {
+    text.push('`');
+    text.push_str(t);
+    text.push('`');
 }
 
 /// Task files named as bare words in an item's head (`1. Title → 1.task_x.md`) are references:

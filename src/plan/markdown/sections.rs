@@ -315,6 +315,10 @@ pub(super) fn label_line(line: &str) -> Option<(String, String)> {
 /// `read(label, value)` of a label line ([`label_line`]): the two are borrowed from the line,
 /// so a caller that keeps neither (a log line naming no field) copies nothing.
 fn with_label_line<R>(line: &str, read: impl FnOnce(&str, &str) -> R) -> Option<R> {
+    // No colon, no label (removing `**` below adds none): most lines of a record end here.
+    if memchr::memchr(b':', line.as_bytes()).is_none() {
+        return None;
+    }
     let line = line.trim().trim_start_matches('>').trim_start();
     let line = line
         .strip_prefix("- ")
