@@ -64,7 +64,7 @@ const ZERO_SELECTION: &[&str] = &[
 type Searchers = LazyLock<Vec<Finder<'static>>>;
 
 fn searchers(phrases: &'static [&'static str]) -> Vec<Finder<'static>> {
-    phrases.iter().map(|phrase| Finder::new(phrase)).collect()
+    phrases.iter().map(Finder::new).collect()
 }
 
 static NEVER_RAN_SEARCH: Searchers = LazyLock::new(|| searchers(NEVER_RAN));

@@ -316,9 +316,7 @@ pub(super) fn label_line(line: &str) -> Option<(String, String)> {
 /// so a caller that keeps neither (a log line naming no field) copies nothing.
 fn with_label_line<R>(line: &str, read: impl FnOnce(&str, &str) -> R) -> Option<R> {
     // No colon, no label (removing `**` below adds none): most lines of a record end here.
-    if memchr::memchr(b':', line.as_bytes()).is_none() {
-        return None;
-    }
+    memchr::memchr(b':', line.as_bytes())?;
     let line = line.trim().trim_start_matches('>').trim_start();
     let line = line
         .strip_prefix("- ")
