@@ -253,10 +253,15 @@ pub enum Candidate {
 impl Candidate {
     /// A state dwp built from `from` (which validated), serialized here.
     pub fn built<T>(from: &Loaded<T>, state: State) -> Candidate {
+        Candidate::built_in(from.generation, state)
+    }
+
+    /// A state dwp built from one of `generation` that validated, serialized here.
+    fn built_in(generation: crate::plan::model::Generation, state: State) -> Candidate {
         Candidate::Built {
             bytes: store::json_file_bytes(&state),
             state: Box::new(state),
-            generation: from.generation,
+            generation,
         }
     }
 
@@ -392,11 +397,7 @@ pub fn default_candidate(current: Loaded<State>, signer: &crate::plan::model::Ac
     }
     terminal_stamp(&mut next, &now);
     next.sign(signer.agent.as_ref(), signer.model.as_ref());
-    Candidate::Built {
-        bytes: store::json_file_bytes(&next),
-        state: Box::new(next),
-        generation,
-    }
+    Candidate::built_in(generation, next)
 }
 
 /// Counts, derived status, `updated_at` and the terminal checkpoint of a completed candidate.
