@@ -887,14 +887,20 @@ mod tests {
         let (plan, state_path, current) = publishable(root.path());
         let candidate = default_candidate(current, &Default::default());
         assert!(matches!(candidate, Candidate::Built { .. }));
-        let parsed = plan::state_from_bytes(&state_path, candidate.bytes().to_vec()).unwrap();
+        assert_checked_as_parsed(&plan, &state_path, candidate);
+    }
+
+    /// `candidate` passes the checks, which judge what a parse of its bytes gives.
+    fn assert_checked_as_parsed(plan: &Path, state_path: &Path, candidate: Candidate) {
+        let parsed = plan::state_from_bytes(state_path, candidate.bytes().to_vec()).unwrap();
         let (checked, findings) =
-            check_candidate(&PlanPaths::new(&plan), &state_path, candidate, false);
+            check_candidate(&PlanPaths::new(plan), state_path, candidate, false);
         assert_eq!(findings, Vec::new());
         let loaded = checked.unwrap().loaded;
         assert_eq!(loaded.doc, parsed.doc);
         assert_eq!(loaded.sha256, parsed.sha256);
         assert_eq!(loaded.bytes, parsed.bytes);
+        assert_eq!(loaded.file, parsed.file);
     }
 
     /// A state already completed is its own candidate as the writer loaded it: the checks
@@ -909,15 +915,7 @@ mod tests {
         assert_eq!(current.doc.status, PlanStatus::Completed);
         let candidate = default_candidate(current, &Default::default());
         assert!(matches!(candidate, Candidate::Loaded(_)));
-        let parsed = plan::state_from_bytes(&state_path, candidate.bytes().to_vec()).unwrap();
-        let (checked, findings) =
-            check_candidate(&PlanPaths::new(&plan), &state_path, candidate, false);
-        assert_eq!(findings, Vec::new());
-        let loaded = checked.unwrap().loaded;
-        assert_eq!(loaded.doc, parsed.doc);
-        assert_eq!(loaded.sha256, parsed.sha256);
-        assert_eq!(loaded.bytes, parsed.bytes);
-        assert_eq!(loaded.file, parsed.file);
+        assert_checked_as_parsed(&plan, &state_path, candidate);
     }
 
     /// A built state the typed checks do not accept is judged from its bytes like any input, so
