@@ -33,12 +33,11 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    use fmt::Write;
-    bytes.iter().fold(String::with_capacity(64), |mut out, b| {
-        let _ = write!(out, "{b:02x}");
-        out
-    })
+/// A finished sha256 as lower-case hex, through the digest's own `LowerHex`: a publication
+/// writes one per covered file, and a `write!` per byte cost about 0.9 µs a hash, four times
+/// the rest of the formatting.
+pub(crate) fn hex(digest: &sha2::digest::Output<Sha256>) -> String {
+    format!("{digest:x}")
 }
 
 /// The bytes dwp writes a JSON file as: 2-space indent, the model's field order, a trailing newline. The same
@@ -470,6 +469,19 @@ fn file_kind(file_type: std::fs::FileType) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Receipts and records hold sha256 as 64 lower-case hex digits (FIPS 180-2 test vectors).
+    #[test]
+    fn sha256_is_written_as_64_lower_case_hex_digits() {
+        assert_eq!(
+            sha256_hex(b""),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
 
     /// Writers racing to append to a file that does not exist yet: each either creates it or
     /// opens the one another created, and exactly one says it created it (a writer that lost
