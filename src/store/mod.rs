@@ -280,8 +280,13 @@ pub fn cores() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
-/// `read` of each item, in order; from [`READ_IN_PARALLEL_FROM`] items on, on every core, each
-/// core taking one contiguous chunk (so the results come back in the items' order).
+/// Items a reader takes at a time: few enough that a reader slowed down (another process on its
+/// core, a cold part of the folder) leaves the rest to the others, enough that taking is rare.
+const READ_BATCH: usize = 64;
+
+/// `read` of each item, in order; from [`READ_IN_PARALLEL_FROM`] items on, on every core (this
+/// thread included), each taking the next [`READ_BATCH`] items until none are left, and the
+/// batches put back in the items' order.
 pub fn read_each<T: Sync, R: Send>(items: &[T], read: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let cores = if items.len() < READ_IN_PARALLEL_FROM {
         1
@@ -291,17 +296,32 @@ pub fn read_each<T: Sync, R: Send>(items: &[T], read: impl Fn(&T) -> R + Sync) -
     if cores == 1 {
         return items.iter().map(read).collect();
     }
-    let read = &read;
-    std::thread::scope(|scope| {
-        let readers: Vec<_> = items
-            .chunks(items.len().div_ceil(cores))
-            .map(|part| scope.spawn(move || part.iter().map(read).collect::<Vec<_>>()))
-            .collect();
-        readers
-            .into_iter()
-            .flat_map(|reader| reader.join().expect("a reader thread panicked"))
-            .collect()
-    })
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let (read, next) = (&read, &next);
+    let take = move || {
+        let mut batches = Vec::new();
+        loop {
+            let start = next.fetch_add(READ_BATCH, std::sync::atomic::Ordering::Relaxed);
+            if start >= items.len() {
+                return batches;
+            }
+            let end = (start + READ_BATCH).min(items.len());
+            batches.push((
+                start,
+                items[start..end].iter().map(read).collect::<Vec<_>>(),
+            ));
+        }
+    };
+    let mut batches = std::thread::scope(|scope| {
+        let helpers: Vec<_> = (1..cores).map(|_| scope.spawn(take)).collect();
+        let mut batches = take();
+        for helper in helpers {
+            batches.extend(helper.join().expect("a reader thread panicked"));
+        }
+        batches
+    });
+    batches.sort_unstable_by_key(|(start, _)| *start);
+    batches.into_iter().flat_map(|(_, batch)| batch).collect()
 }
 
 /// [`read_artifact`] of each of `names` (paths relative to `plan_dir`), in order, through one
@@ -469,6 +489,22 @@ fn file_kind(file_type: std::fs::FileType) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Findings keep their order: the files read on several cores come back in the order asked.
+    #[test]
+    fn reading_on_every_core_returns_the_results_in_the_items_order() {
+        let items: Vec<usize> = (0..READ_IN_PARALLEL_FROM * 4 + 7).collect();
+        let read = |item: &usize| {
+            // Uneven work, so that the readers finish their batches out of order.
+            if item.is_multiple_of(97) {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            item * 3
+        };
+        let expected: Vec<usize> = items.iter().map(read).collect();
+        assert_eq!(read_each(&items, read), expected);
+        assert_eq!(read_each(&items[..10], read), expected[..10]);
+    }
 
     /// Receipts and records hold sha256 as 64 lower-case hex digits (FIPS 180-2 test vectors).
     #[test]
