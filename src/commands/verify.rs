@@ -191,29 +191,16 @@ impl ProgressSink for Silent {
     fn plan_done(&self) {}
 }
 
-/// Verify several plans in parallel (one thread per core), in the given order.
+/// Verify several plans on every core, a few at a time, reported in the given order.
 pub fn verify_many(dirs: &[PathBuf], strict: Strictness, done: &Progress) -> Vec<PlanReport> {
     done.start(dirs.len());
-    let threads = crate::store::cores().min(dirs.len().max(1));
-    let chunk = dirs.len().div_ceil(threads).max(1);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = dirs
-            .chunks(chunk)
-            .map(|part| {
-                scope.spawn(move || {
-                    part.iter()
-                        .map(|d| {
-                            let report = verify_plan_with(d, strict);
-                            done.plan_done();
-                            report
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("a verify thread panicked"))
-            .collect()
+    crate::store::each_on_every_core(dirs, PLANS_AT_A_TIME, |dir| {
+        let report = verify_plan_with(dir, strict);
+        done.plan_done();
+        report
     })
 }
+
+/// Plans a `verify --all` worker takes at a time: a plan of 20 tasks takes about a millisecond,
+/// so no worker is left with much more than the others at the end.
+const PLANS_AT_A_TIME: usize = 4;
