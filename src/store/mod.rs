@@ -317,7 +317,10 @@ pub fn each_on_every_core<T: Sync, R: Send>(
                 return done;
             }
             let end = (start + batch).min(items.len());
-            done.push((start, items[start..end].iter().map(work).collect::<Vec<_>>()));
+            done.push((
+                start,
+                items[start..end].iter().map(work).collect::<Vec<_>>(),
+            ));
         }
     };
     let mut batches = std::thread::scope(|scope| {
