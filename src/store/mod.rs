@@ -302,11 +302,11 @@ pub fn each_on_every_core<T: Sync, R: Send>(
     batch: usize,
     work: impl Fn(&T) -> R + Sync,
 ) -> Vec<R> {
-    let cores = cores().min(items.len().div_ceil(batch.max(1)));
+    let batch = batch.max(1);
+    let cores = cores().min(items.len().div_ceil(batch));
     if cores <= 1 {
         return items.iter().map(work).collect();
     }
-    let batch = batch.max(1);
     let next = std::sync::atomic::AtomicUsize::new(0);
     let (work, next) = (&work, &next);
     let take = move || {
