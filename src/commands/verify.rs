@@ -194,13 +194,17 @@ impl ProgressSink for Silent {
 /// Verify several plans on every core, a few at a time, reported in the given order.
 pub fn verify_many(dirs: &[PathBuf], strict: Strictness, done: &Progress) -> Vec<PlanReport> {
     done.start(dirs.len());
-    crate::store::each_on_every_core(dirs, PLANS_AT_A_TIME, |dir| {
-        let report = verify_plan_with(dir, strict);
-        done.plan_done();
-        report
-    })
+    use rayon::prelude::*;
+    dirs.par_iter()
+        .with_min_len(PLANS_AT_A_TIME)
+        .map(|dir| {
+            let report = verify_plan_with(dir, strict);
+            done.plan_done();
+            report
+        })
+        .collect()
 }
 
-/// Plans a `verify --all` worker takes at a time: a plan of 20 tasks takes about a millisecond,
+/// Plans a `verify --all` worker takes at the least: a plan of 20 tasks takes about a millisecond,
 /// so no worker is left with much more than the others at the end.
 const PLANS_AT_A_TIME: usize = 4;

@@ -273,66 +273,23 @@ pub fn is_absent(path: &Path) -> bool {
 /// already gives each core its own plans).
 pub const READ_IN_PARALLEL_FROM: usize = 256;
 
-/// The cores this process may run on, asked once: the standard library reads the cgroup's CPU
-/// quota files on every call, and a publication reads on every core twice.
-pub fn cores() -> usize {
-    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-}
-
-/// Items a file reader takes at a time: few enough that a reader slowed down (another process
-/// on its core, a cold part of the folder) leaves the rest to the others, enough that taking is
-/// rare.
+/// The fewest items a file reader takes at a time: few enough that a reader slowed down
+/// (another process on its core, a cold part of the folder) leaves the rest to the others,
+/// enough that handing work out is rare.
 const READ_BATCH: usize = 64;
 
 /// `read` of each item, in order; from [`READ_IN_PARALLEL_FROM`] items on, on every core
-/// ([`each_on_every_core`], [`READ_BATCH`] items at a time).
-pub fn read_each<T: Sync, R: Send>(items: &[T], read: impl Fn(&T) -> R + Sync) -> Vec<R> {
+/// (rayon's pool, which hands out work as cores free up, [`READ_BATCH`] items at the least).
+pub fn read_each<T: Sync, R: Send>(items: &[T], read: impl Fn(&T) -> R + Sync + Send) -> Vec<R> {
+    use rayon::prelude::*;
     if items.len() < READ_IN_PARALLEL_FROM {
         return items.iter().map(read).collect();
     }
-    each_on_every_core(items, READ_BATCH, read)
-}
-
-/// `work` of each item, in order, on every core (this thread included): each takes the next
-/// `batch` items until none are left, and the batches are put back in the items' order. No core
-/// holds a fixed share, so one slowed down by the machine leaves the rest to the others.
-pub fn each_on_every_core<T: Sync, R: Send>(
-    items: &[T],
-    batch: usize,
-    work: impl Fn(&T) -> R + Sync,
-) -> Vec<R> {
-    let batch = batch.max(1);
-    let cores = cores().min(items.len().div_ceil(batch));
-    if cores <= 1 {
-        return items.iter().map(work).collect();
-    }
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let (work, next) = (&work, &next);
-    let take = move || {
-        let mut done = Vec::new();
-        loop {
-            let start = next.fetch_add(batch, std::sync::atomic::Ordering::Relaxed);
-            if start >= items.len() {
-                return done;
-            }
-            let end = (start + batch).min(items.len());
-            done.push((
-                start,
-                items[start..end].iter().map(work).collect::<Vec<_>>(),
-            ));
-        }
-    };
-    let mut batches = std::thread::scope(|scope| {
-        let helpers: Vec<_> = (1..cores).map(|_| scope.spawn(take)).collect();
-        let mut batches = take();
-        for helper in helpers {
-            batches.extend(helper.join().expect("a worker thread panicked"));
-        }
-        batches
-    });
-    batches.sort_unstable_by_key(|(start, _)| *start);
-    batches.into_iter().flat_map(|(_, batch)| batch).collect()
+    items
+        .par_iter()
+        .with_min_len(READ_BATCH)
+        .map(read)
+        .collect()
 }
 
 /// [`read_artifact`] of each of `names` (paths relative to `plan_dir`), in order, through one
@@ -515,8 +472,6 @@ mod tests {
         let expected: Vec<usize> = items.iter().map(read).collect();
         assert_eq!(read_each(&items, read), expected);
         assert_eq!(read_each(&items[..10], read), expected[..10]);
-        assert_eq!(each_on_every_core(&items, 1, read), expected);
-        assert_eq!(each_on_every_core(&items[..3], 1, read), expected[..3]);
     }
 
     /// Receipts and records hold sha256 as 64 lower-case hex digits (FIPS 180-2 test vectors).
