@@ -8,7 +8,6 @@ pub mod markdown;
 pub mod model;
 pub mod records;
 pub mod schema;
-pub mod splice;
 pub mod typed_schema;
 
 use crate::findings::{Code, Finding, Severity};

@@ -29,7 +29,6 @@ use crate::plan::Loaded;
 use crate::plan::model::{
     Approval, Blocker, Checkpoint, Field, Gate, Materialization, Outcome, State, TaskStatus,
 };
-use crate::plan::splice::{Before, TasksAround};
 use crate::rules::evidence;
 use crate::store;
 use std::path::Path;
@@ -149,22 +148,8 @@ fn update_noting(
     // The input must validate; its invariants are checked with the rest of it below.
     let loaded = crate::steps::writer::load_state_for_write(plan_dir, state_path, false)?;
     let now = clock::now_rfc3339();
-    // An update changes one task: the tasks before it serialize on a second core while the
-    // input is checked, those after it when the update changed something, and the result is
-    // spliced around the changed one (`plan::splice`).
     let index = loaded.doc.tasks.iter().position(|t| t.id == request.task);
-    let (tasks, size) = (&loaded.doc.tasks, loaded.bytes.len());
-    let (checked, tasks_before) = beside(
-        index.filter(|_| size >= SPLICE_FROM),
-        |index| {
-            crate::profile::time("serialize tasks before", || {
-                TasksAround::before(tasks, index, size)
-            })
-        },
-        || check_input(plan_dir, &loaded, request, &now, note),
-    );
-    let Checked { note, clock } = checked?;
-    let tasks_before = tasks_before.flatten();
+    let Checked { note, clock } = check_input(plan_dir, &loaded, request, &now, note)?;
     let (input, mut next) = loaded.into_parts();
     let applying = crate::profile::stage("apply");
     // What the update may change, kept to tell whether it did: the document around the tasks
@@ -198,15 +183,7 @@ fn update_noting(
         .task(request.task)
         .expect("task exists: checked in apply")
         .status;
-    let written = write_update(
-        plan_dir,
-        state_path,
-        request,
-        &input,
-        &mut next,
-        changed,
-        tasks_before,
-    )?;
+    let written = write_update(plan_dir, state_path, request, &input, &next, changed)?;
     // A completion says when its README box is still unchecked, from the README already read.
     let completes =
         request.status == Some(TaskStatus::Completed) && task_status == TaskStatus::Completed;
@@ -249,17 +226,11 @@ fn write_update(
     state_path: &Path,
     request: &UpdateRequest,
     input: &Loaded<()>,
-    next: &mut State,
+    next: &State,
     changed: bool,
-    tasks_before: Option<Before>,
 ) -> Result<Written> {
     let bytes = if changed {
-        crate::profile::time("serialize", || {
-            tasks_before
-                .and_then(|before| TasksAround::after(&next.tasks, input.bytes.len(), before))
-                .and_then(|around| around.state_bytes(next))
-                .unwrap_or_else(|| store::json_file_bytes_near(&*next, input.bytes.len()))
-        })
+        crate::profile::time("serialize", || store::json_file_bytes(next))
     } else {
         input.bytes.clone()
     };
@@ -294,32 +265,6 @@ fn write_update(
 /// thread from the moment they are read, through the change and the write (which mostly waits
 /// on the disk): 1,000 index lines take about 0.8 ms, 10,000 about 9 ms.
 const README_ASIDE_FROM: usize = 64 * 1024;
-
-/// `main()`, with `aside(input)` run on another thread meanwhile when there is an `input`
-/// (`None` in the second place: there was none).
-fn beside<I: Send, A: Send, M>(
-    input: Option<I>,
-    aside: impl FnOnce(I) -> A + Send,
-    main: impl FnOnce() -> M,
-) -> (M, Option<A>) {
-    let Some(input) = input else {
-        return (main(), None);
-    };
-    std::thread::scope(|scope| {
-        let side = scope.spawn(move || aside(input));
-        let main = main();
-        let side = side
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (main, Some(side))
-    })
-}
-
-/// States at least this large serialize their unchanged tasks on a second core (a 10,000-task
-/// state, 4 MiB: about 3 ms). Below it the thread costs more than it saves: at 1,000 tasks
-/// (400 KiB) the serialization moved aside took 0.55 ms against 0.35 ms in line, and the
-/// whole update came out 2% slower (docs/PERFORMANCE.md, "Fourth pass").
-pub const SPLICE_FROM: usize = 1024 * 1024;
 
 /// What the checks of an update's input found: the README's box note, started, and whether the
 /// clock is behind a time the input records (refused only if the update changes something).
@@ -407,7 +352,7 @@ fn note_likely(state: &State, request: &UpdateRequest) -> bool {
     request.status == Some(TaskStatus::Completed) && !publishes
 }
 
-/// Debug builds hold the promise the splice rests on: an update changes no task but its own.
+/// Debug builds hold the promise `changed` rests on: an update changes no task but its own.
 #[cfg(debug_assertions)]
 fn assert_only_task_changed(
     before: &[crate::plan::model::Task],

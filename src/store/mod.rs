@@ -48,14 +48,7 @@ pub(crate) fn hex(digest: &sha2::digest::Output<Sha256>) -> String {
 /// assert_eq!(bytes, b"{\n  \"task\": 3\n}\n");
 /// ```
 pub fn json_file_bytes<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
-    json_file_bytes_near(value, 128)
-}
-
-/// [`json_file_bytes`] of a value whose bytes are expected to take about `size` (a changed
-/// state: its input's length): one buffer of that size, instead of one grown by doubling, whose
-/// copies and fresh pages cost as much as the serialization of a large state.
-pub fn json_file_bytes_near<T: Serialize + ?Sized>(value: &T, size: usize) -> Vec<u8> {
-    let mut bytes = Vec::with_capacity(size + size / 64 + 64);
+    let mut bytes = Vec::new();
     serde_json::to_writer_pretty(&mut bytes, value).expect("plan models serialize infallibly");
     bytes.push(b'\n');
     bytes
