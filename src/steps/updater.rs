@@ -149,7 +149,7 @@ fn update_noting(
     let loaded = crate::steps::writer::load_state_for_write(plan_dir, state_path, false)?;
     let now = clock::now_rfc3339();
     let index = loaded.doc.tasks.iter().position(|t| t.id == request.task);
-    let Checked { note, clock } = check_input(plan_dir, &loaded, request, &now, note)?;
+    let Checked { readme, clock } = check_input(plan_dir, &loaded, request, &now, note)?;
     let (input, mut next) = loaded.into_parts();
     let applying = crate::profile::stage("apply");
     // What the update may change, kept to tell whether it did: the document around the tasks
@@ -188,7 +188,7 @@ fn update_noting(
     let completes =
         request.status == Some(TaskStatus::Completed) && task_status == TaskStatus::Completed;
     let markdown = if completes {
-        crate::profile::time("box note", || note.finish(request.task))
+        readme.and_then(|text| box_note(&text, request.task))
     } else {
         None
     };
@@ -261,62 +261,17 @@ fn write_update(
     })
 }
 
-/// READMEs at least this large (about 700 index lines) are parsed for the box note on another
-/// thread from the moment they are read, through the change and the write (which mostly waits
-/// on the disk): 1,000 index lines take about 0.8 ms, 10,000 about 9 ms.
-const README_ASIDE_FROM: usize = 64 * 1024;
-
-/// What the checks of an update's input found: the README's box note, started, and whether the
-/// clock is behind a time the input records (refused only if the update changes something).
+/// What the checks of an update's input found: the README's text when the caller wants its
+/// box note, and whether the clock is behind a time the input records (refused only if the
+/// update changes something).
 struct Checked {
-    note: PendingNote,
+    readme: Option<String>,
     clock: Result<()>,
-}
-
-/// The README's note on a completed task's box ([`box_note`]), started as soon as the README is
-/// read: a large README is parsed on another thread through the change and the write (10,000
-/// index lines take about 9 ms) when a note is likely, anything else when it is asked for.
-enum PendingNote {
-    /// Nothing to say: there is no README, or the caller ticks the box itself.
-    Nothing,
-    /// The README's text, parsed if the note is asked for.
-    Later(String),
-    /// The note, being worked out on another thread.
-    Aside(std::thread::JoinHandle<Option<BoxNote>>),
-}
-
-impl PendingNote {
-    /// Start on the note of task `id` when `likely` to be asked for it; otherwise keep `readme`,
-    /// the README's text, for [`PendingNote::finish`] to parse should it be asked all the same.
-    fn start(readme: String, id: u64, likely: bool) -> PendingNote {
-        if !likely || readme.len() < README_ASIDE_FROM {
-            return PendingNote::Later(readme);
-        }
-        let text = std::sync::Arc::new(readme);
-        let aside = std::sync::Arc::clone(&text);
-        std::thread::Builder::new()
-            .spawn(move || box_note(&aside, id))
-            .map_or_else(
-                |_| PendingNote::Later(std::sync::Arc::unwrap_or_clone(text)),
-                PendingNote::Aside,
-            )
-    }
-
-    /// The note of task `id`, once it is known to be completed.
-    fn finish(self, id: u64) -> Option<BoxNote> {
-        match self {
-            PendingNote::Nothing => None,
-            PendingNote::Later(text) => box_note(&text, id),
-            PendingNote::Aside(handle) => handle
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-        }
-    }
 }
 
 /// Every check of the input before the change, in the order its refusals take: invariants,
 /// the caller's snapshot, the plan's preconditions; and the clock against the input's times.
-/// The box note starts here when `note` asks for it.
+/// The README's text is kept for the box note when `note` asks for it.
 fn check_input(
     plan_dir: &Path,
     loaded: &Loaded<State>,
@@ -327,29 +282,9 @@ fn check_input(
     crate::steps::writer::refuse_broken_invariants(loaded)?;
     crate::steps::writer::check_snapshot(loaded, request.expected_sha256.as_ref())?;
     let readme = crate::profile::time("README", || check_preconditions(plan_dir, loaded))?;
-    let note = match readme {
-        Some(text) if note => {
-            PendingNote::start(text, request.task, note_likely(&loaded.doc, request))
-        }
-        _ => PendingNote::Nothing,
-    };
+    let readme = readme.filter(|_| note);
     let clock = crate::steps::writer::refuse_clock_behind(&loaded.doc, &loaded.file, now);
-    Ok(Checked { note, clock })
-}
-
-/// Whether `request` asks to complete a task and will not, by completing the last open task,
-/// publish the plan instead: the case whose outcome carries the box note, worth parsing the
-/// README for before the answer is known.
-fn note_likely(state: &State, request: &UpdateRequest) -> bool {
-    let completed = |task: &crate::plan::model::Task| task.status == TaskStatus::Completed;
-    let publishes = state
-        .tasks
-        .iter()
-        .all(|task| task.id == request.task || completed(task))
-        && state
-            .task(request.task)
-            .is_some_and(|task| !completed(task));
-    request.status == Some(TaskStatus::Completed) && !publishes
+    Ok(Checked { readme, clock })
 }
 
 /// Debug builds hold the promise `changed` rests on: an update changes no task but its own.
