@@ -67,8 +67,12 @@ pub struct Loaded<T> {
 impl<T> Loaded<T> {
     fn new(path: &Path, bytes: Vec<u8>, generation: Generation, doc: T) -> Loaded<T> {
         Loaded {
+            path: path.to_path_buf(),
+            file: path.display().to_string(),
             sha256: crate::profile::time("sha256 input", || sha256_hex(&bytes)),
-            ..Loaded::new_unhashed(path, bytes, generation, doc)
+            bytes,
+            generation,
+            doc,
         }
     }
 
@@ -92,18 +96,6 @@ impl<T> Loaded<T> {
             doc: (),
         };
         (read, doc)
-    }
-
-    /// [`Loaded::new`] without its hash (the caller computed it elsewhere).
-    fn new_unhashed(path: &Path, bytes: Vec<u8>, generation: Generation, doc: T) -> Loaded<T> {
-        Loaded {
-            path: path.to_path_buf(),
-            file: path.display().to_string(),
-            sha256: String::new(),
-            bytes,
-            generation,
-            doc,
-        }
     }
 }
 
@@ -253,21 +245,7 @@ fn type_checked<T: DeserializeOwned>(
     }
     // Typing without path tracking is twice as fast; the path is needed only to report a failure.
     let typed = T::deserialize(&value).map_err(|_| vec![typing_finding::<T>(&file, "$", &value)]);
-    drop_in_background(value);
     Ok(Loaded::new(path, bytes, generation, typed?))
-}
-
-/// Freeing a large JSON tree takes a fifth of the time it took to build (a 10,000-task state:
-/// ~16 ms of 80); nothing waits for it, so it is freed on another thread.
-fn drop_in_background(value: Value) {
-    const SMALL: usize = 64;
-    let large = value
-        .get("tasks")
-        .and_then(Value::as_array)
-        .is_some_and(|t| t.len() > SMALL);
-    if large {
-        std::thread::spawn(move || drop(value));
-    }
 }
 
 /// Load `manifest.json` of a plan.
@@ -299,32 +277,8 @@ pub fn read_state_bytes(path: &Path, plan_dir: &Path) -> Result<Vec<u8>, Vec<Fin
 /// ([`typed_schema`]) is loaded without the schema validator; anything else takes
 /// [`state_from_bytes_by_schema`], which reports every violation.
 pub fn state_from_bytes(path: &Path, bytes: Vec<u8>) -> Result<Loaded<State>, Vec<Finding>> {
-    if bytes.len() < ASIDE_FROM {
-        return match crate::profile::time("typed state", || typed_schema::state(&bytes)) {
-            Some((generation, state)) => Ok(Loaded::new(path, bytes, generation, state)),
-            None => state_from_bytes_by_schema(path, bytes),
-        };
-    }
-    // A large state is hashed and its text scanned on another core while this one types it.
-    let (aside, typed) = std::thread::scope(|scope| {
-        let aside = scope.spawn(|| (sha256_hex(&bytes), typed_schema::text_tokens(&bytes)));
-        let typed = crate::profile::time("typed state", || typed_schema::typed(&bytes));
-        let aside = aside
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (aside, typed)
-    });
-    let (sha256, tokens) = aside;
-    let fits = |(_, state): &(Generation, State)| {
-        tokens
-            .as_ref()
-            .is_some_and(|tokens| typed_schema::text_fits(state, tokens))
-    };
-    match typed.filter(fits) {
-        Some((generation, state)) => Ok(Loaded {
-            sha256,
-            ..Loaded::new_unhashed(path, bytes, generation, state)
-        }),
+    match crate::profile::time("typed state", || typed_schema::state(&bytes)) {
+        Some((generation, state)) => Ok(Loaded::new(path, bytes, generation, state)),
         None => state_from_bytes_by_schema(path, bytes),
     }
 }
@@ -345,13 +299,6 @@ pub fn built_state(
         Err(bytes)
     }
 }
-
-/// States at least this large are hashed and scanned on a second thread while they are typed (a
-/// 4 MiB state: about 2 ms of hashing and 2 ms of scanning; a 1,000-task state of 400 KiB: 0.4 ms
-/// of both, against 0.8 ms of typing). Paired against 1 MiB at 1,000 tasks: update 0.97 on
-/// tmpfs and 1.00 on ext4, completion 0.90 and 0.95, verify 0.92 (docs/PERFORMANCE.md,
-/// "Fourth pass").
-const ASIDE_FROM: usize = 256 * 1024;
 
 /// [`state_from_bytes`] through the schema validator, each task parsed, checked, typed and freed
 /// in turn: the same verdicts and findings as checking the whole document, without building the

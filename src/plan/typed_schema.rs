@@ -38,14 +38,13 @@ const STATE_V5: &str = "https://deepworkplan.com/schema/plan-state/v5.json";
 /// The generation and typed state of `bytes` when the state schema certainly accepts them.
 pub fn state(bytes: &[u8]) -> Option<(Generation, State)> {
     let (generation, state) = typed(bytes)?;
-    text_fits(&state, &text_tokens(bytes)?).then_some((generation, state))
+    text_fits(&state, &tokens_in(bytes)?).then_some((generation, state))
 }
 
 /// The typing half of [`state`]: `bytes` typed as a v2/v5 [`State`], with nothing checked yet
-/// that typing does not impose. Only [`text_fits`] with the [`text_tokens`] of the same bytes
-/// makes it a verdict; the two halves are apart so that the text can be scanned on another core
-/// while it is typed.
-pub fn typed(bytes: &[u8]) -> Option<(Generation, State)> {
+/// that typing does not impose. Only [`text_fits`] with the [`tokens_in`] the same bytes makes
+/// it a verdict.
+fn typed(bytes: &[u8]) -> Option<(Generation, State)> {
     if bytes.starts_with(b"\xEF\xBB\xBF") {
         return None;
     }
@@ -59,16 +58,10 @@ pub fn typed(bytes: &[u8]) -> Option<(Generation, State)> {
     Some((generation, state))
 }
 
-/// The text half of [`state`]: the tokens of `bytes` the typed value cannot show (see
-/// [`Tokens`]); `None` when they hold a number the typed checks leave to the schema.
-pub fn text_tokens(bytes: &[u8]) -> Option<Tokens> {
-    tokens_in(bytes)
-}
-
-/// Whether a state [`typed`] from some bytes whose [`text_tokens`] are `tokens` is one the
+/// Whether a state [`typed`] from some bytes whose [`tokens_in`] are `tokens` is one the
 /// schema accepts: the text held only the `null`s and objects the value shows, and the value
 /// passes every check of the schema that typing does not impose.
-pub fn text_fits(state: &State, tokens: &Tokens) -> bool {
+fn text_fits(state: &State, tokens: &Tokens) -> bool {
     *tokens == expected_tokens(state) && document_fits(state)
 }
 
@@ -150,7 +143,7 @@ fn is_version(text: &str) -> bool {
 /// to the schema and to typing alike, but a canonical state never holds one, so it is left to
 /// the schema path rather than argued here).
 #[derive(Debug, PartialEq, Eq)]
-pub struct Tokens {
+struct Tokens {
     nulls: usize,
     objects: usize,
 }

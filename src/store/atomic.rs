@@ -81,28 +81,11 @@ pub fn write_atomic(path: &Path, root: &Path, bytes: &[u8]) -> Result<WriteOutco
         Err(e) => return Err(Error::io("stat", path, e.into())),
     };
 
-    // Hashing the new bytes and sweeping a killed writer's leftovers are CPU work that does not
-    // depend on the write: for a large file they run on another core while this one waits on
-    // fsync (a 4 MiB state: ~2 ms of hashing, ~1 ms of listing a 10,000-file plan folder).
-    if bytes.len() < PARALLEL_ABOVE {
-        replace(&folder, file_name, path, bytes, mode)?;
-        sweep_in(&folder, file_name);
-        return Ok(WriteOutcome {
-            changed: true,
-            sha256: super::sha256_hex(bytes),
-        });
-    }
-    std::thread::scope(|scope| {
-        let side = scope.spawn(|| {
-            sweep_in(&folder, file_name);
-            super::sha256_hex(bytes)
-        });
-        let replaced = replace(&folder, file_name, path, bytes, mode);
-        let sha256 = side.join().unwrap_or_else(|_| super::sha256_hex(bytes));
-        replaced.map(|()| WriteOutcome {
-            changed: true,
-            sha256,
-        })
+    replace(&folder, file_name, path, bytes, mode)?;
+    sweep_in(&folder, file_name);
+    Ok(WriteOutcome {
+        changed: true,
+        sha256: super::sha256_hex(bytes),
     })
 }
 
@@ -135,9 +118,6 @@ fn holds(folder: &inside::Folder, name: &OsStr, bytes: &[u8], path: &Path) -> Re
         Err(e) => Err(Error::io("read", path, e)),
     }
 }
-
-/// Files at least this large hash and sweep on a second thread during the write.
-const PARALLEL_ABOVE: usize = 256 * 1024;
 
 /// Temp file in `folder` with `mode`, write, fsync, rename over `file_name`, fsync `folder`.
 fn replace(
