@@ -28,7 +28,6 @@ pub mod commands;
 pub mod diff;
 pub mod error;
 pub mod findings;
-pub mod memory;
 pub mod plan;
 pub mod profile;
 pub mod rules;

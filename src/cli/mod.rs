@@ -730,8 +730,6 @@ fn run_main() -> ExitCode {
         Ok(cli) => cli,
         Err(refused) => return ExitCode::from(refuse_arguments(refused).code()),
     };
-    // After the parser's memory is touched, not before (src/memory.rs says why).
-    crate::memory::start();
     let name = cli.command.name();
     let mut out = Inert::new(std::io::stdout().lock());
     let ran = crate::profile::time("command", || run(&cli));

@@ -80,7 +80,6 @@ pub fn run(
 /// `program` with `args` in `cwd`, with exactly `env`, stdin closed, in a process group of its
 /// own (so a timeout kills its children too); where its output goes is the caller's.
 fn isolated(program: &str, args: &[String], cwd: &Path, env: &[(String, OsString)]) -> Command {
-    crate::memory::as_inherited();
     let mut command = Command::new(program);
     command
         .args(args)

@@ -113,7 +113,6 @@ impl Git {
 
     /// `git -C DIR` with the defanged environment and configuration; stdin closed.
     pub fn command(&self) -> Command {
-        crate::memory::as_inherited();
         let mut command = Command::new("git");
         command.env_clear();
         if let Some(path) = std::env::var_os("PATH") {

@@ -94,7 +94,6 @@ pub(crate) fn read_limited_sized(
     if len > limit {
         return Ok(Err(len));
     }
-    crate::memory::before_reading(len);
     let mut bytes = Vec::with_capacity(len as usize);
     file.by_ref().take(limit + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {
