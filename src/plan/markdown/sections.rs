@@ -16,54 +16,6 @@ use std::ops::Range;
 /// `and`; lower case, single spaces. `## 11. Completion & Log (filled by the agent)` and
 /// `**Completion and log:**` both give `completion and log`.
 pub fn section_key(text: &str) -> String {
-    plain_key(text).unwrap_or_else(|| general_key(text))
-}
-
-/// [`section_key`] of a name in printable ASCII that starts with a letter and has nothing to
-/// drop but trailing spaces and colons (no emphasis, closing parenthesis or entity): most
-/// headings and labels (`Acceptance Criteria`, `Completion & Log`, `Status:`). `None` for any
-/// other name. It gives what [`general_key`] gives (a test compares the two on generated
-/// names), at a fraction of the cost: every heading and label of every task file is keyed.
-fn plain_key(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    if !bytes.first()?.is_ascii_alphabetic()
-        || bytes
-            .iter()
-            .any(|b| !(b' '..=b'~').contains(b) || matches!(b, b'*' | b'_' | b')' | b';'))
-    {
-        return None;
-    }
-    let end = bytes.iter().rposition(|b| !matches!(b, b' ' | b':'))? + 1;
-    let name = &bytes[..end];
-    // Most names are single-spaced words: lower case is then all there is to do (pairs of
-    // spaces looked for byte by byte, not with a substring searcher).
-    if !name.contains(&b'&') && !name.windows(2).any(|pair| pair == b"  ") {
-        return Some(text[..end].to_ascii_lowercase());
-    }
-    // Words one space apart, `&` a word of its own (`and`), then lower case.
-    let mut key = String::with_capacity(end + 8);
-    let mut push_word = |word: &str| {
-        if !word.is_empty() {
-            if !key.is_empty() {
-                key.push(' ');
-            }
-            key.push_str(word);
-        }
-    };
-    for piece in text[..end].split(' ') {
-        let mut parts = piece.split('&');
-        push_word(parts.next().unwrap_or_default());
-        for part in parts {
-            push_word("and");
-            push_word(part);
-        }
-    }
-    key.make_ascii_lowercase();
-    Some(key)
-}
-
-/// [`section_key`] of any name.
-fn general_key(text: &str) -> String {
     let text = without_emphasis(text);
     let text = if text.contains('&') {
         std::borrow::Cow::Owned(text.replace("&amp;", "&").replace('&', " and "))
@@ -487,52 +439,6 @@ mod tests {
         }
         assert!(is_log_key(&section_key("Completion & Log")));
         assert!(is_log_key(&section_key("Completion log")));
-    }
-
-    /// The fast path gives the general path's key, or leaves the name to it: names made of
-    /// the characters that matter to either (spaces, tabs, colons, emphasis, `&`, parentheses,
-    /// numbering, emoji, accents), from a fixed seed.
-    #[test]
-    fn the_plain_key_is_the_general_key() {
-        const PIECES: [&str; 25] = [
-            "Goal",
-            "acceptance",
-            "Criteria",
-            "Log",
-            " ",
-            "  ",
-            "\t",
-            ":",
-            "**",
-            "*",
-            "__",
-            "_",
-            "&",
-            "&amp;",
-            ";",
-            "(",
-            ")",
-            "(what)",
-            "1.",
-            "2.1",
-            "#",
-            "🎯",
-            "É",
-            "x\u{b}",
-            "-",
-        ];
-        let mut rng = fastrand::Rng::with_seed(16);
-        let mut plain = 0;
-        for _ in 0..20_000 {
-            let name: String = (0..rng.usize(1..7))
-                .map(|_| PIECES[rng.usize(..PIECES.len())])
-                .collect();
-            if let Some(key) = plain_key(&name) {
-                plain += 1;
-                assert_eq!(key, general_key(&name), "{name:?}");
-            }
-        }
-        assert!(plain > 1_000, "the fast path was taken {plain} times");
     }
 
     #[test]
