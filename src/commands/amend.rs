@@ -8,23 +8,25 @@
 //!
 //! `--invalidate CMD` also prefixes every gate record of CMD with `invalidated by refine
 //! YYYY-MM-DD: ` and returns the task to pending, through the guarded updater
-//! ([`crate::steps::updater::update_under_lock`]); a completed task's README box is unchecked and the
-//! `Plan Status` count follows, so the markdown (the source of truth) agrees with the state.
+//! ([`crate::steps::updater::plan_update`], judging the task log with the block appended); a
+//! completed task's README box is unchecked and the `Plan Status` count follows, so the
+//! markdown (the source of truth) agrees with the state.
 //!
-//! Write order, all under the state lock, every file replaced atomically: the markdown (task
-//! record, then README box), then the PROGRESS.md mirror, then state.json. Every check runs
-//! before the first write, the state change included (a dry run of the updater), so a refusal
-//! changes no byte. A crash between writes leaves the amendment recorded but the state not yet
-//! changed; running the same `dwp amend` again finishes it: a block identical to the task's
-//! latest amendment of today is not appended twice, nor its PROGRESS.md line, and evidence
+//! One change, under the state lock: the markdown (task record, then README box), the
+//! PROGRESS.md mirror, state.json, and a published plan's receipt moved aside, in one intent
+//! record. Every check runs before the change is committed, so a refusal changes no byte.
+//! Running the same `dwp amend` again adds nothing twice: a block identical to the task's
+//! latest amendment of today is not appended again, nor its PROGRESS.md line, and evidence
 //! already invalidated is never prefixed twice.
 
 use crate::clock;
 use crate::error::{Error, Result};
+use crate::plan::LoadedPlan;
 use crate::plan::markdown::{self, TaskRecord};
 use crate::plan::model::{State, Task, TaskStatus};
 use crate::plan::records::{TaskSource, read_task_source};
-use crate::steps::updater::{self, AmendmentCheck, UpdateRequest};
+use crate::steps::commit::{Change, commit_or_preview};
+use crate::steps::updater::{self, UpdateRequest};
 use crate::store;
 use serde::Serialize;
 use std::path::Path;
@@ -155,62 +157,59 @@ pub struct AmendOutcome {
 /// Append one amendment to the plan at `target`.
 pub fn amend(target: &Path, request: &AmendRequest) -> Result<AmendOutcome> {
     check_input(request)?;
-    crate::steps::writer::under_lock(target, request.wait, |plan_dir, state_path| {
-        amend_under_lock(plan_dir, state_path, request)
-    })
+    crate::steps::writer::under_lock(target, request.wait, |plan| amend_under_lock(plan, request))
 }
 
-fn amend_under_lock(
-    plan_dir: &Path,
-    state_path: &Path,
-    request: &AmendRequest,
-) -> Result<AmendOutcome> {
-    crate::plan::refuse_while_finalizing(plan_dir)?;
-    let loaded = crate::steps::writer::load_state_for_write(plan_dir, state_path, true)?;
-    crate::steps::writer::check_snapshot(&loaded, request.expected_sha256.as_ref())?;
-    let state = &loaded.doc;
-    let task = check_tasks(state, request)?;
+fn amend_under_lock(plan: &mut LoadedPlan, request: &AmendRequest) -> Result<AmendOutcome> {
+    crate::plan::refuse_while_finalizing(plan.dir())?;
+    let loaded = crate::steps::writer::load_state_for_write(plan, true)?;
+    crate::steps::writer::check_snapshot(loaded, request.expected_sha256.as_ref())?;
+    let (state, old_sha256) = (loaded.doc.clone(), loaded.sha256.clone());
+    let task = check_tasks(&state, request)?.clone();
     let today = today();
-    let source = read_task_source(plan_dir, task)?;
-    check_unexecuted_preserve(task, request)?;
+    let source = read_task_source(plan, &task)?;
+    check_unexecuted_preserve(&task, request)?;
     let (number, replay) = numbering(&source, request, &today)?;
     let block = Block::new(request, number, &today);
 
-    let state_request = invalidation(request, task, number);
-    // Every check, the state change's included, before the first write: the state change is
-    // judged as if the amendment were already appended, and its bytes are the ones written.
-    let planned = state_request
-        .clone()
-        .map(|r| UpdateRequest { dry_run: true, ..r })
-        .map(|r| {
-            updater::update_under_lock(plan_dir, state_path, &r, AmendmentCheck::Appending(&today))
-        })
-        .transpose()?;
+    let state_request = invalidation(request, &task, number);
     let reopens = task.status == TaskStatus::Completed && state_request.is_some();
-    // The record, the README box, PROGRESS.md and state.json change together: one intent
-    // record, so a kill between them is completed by the next writer.
-    let mut write = store::intent::Transaction::new(plan_dir, "dwp amend");
+    // The record, the README box, PROGRESS.md and state.json change together: one change, its
+    // state part judged with the amendment already appended to the task's log.
+    let mut change = Change::new(plan.dir(), "dwp amend");
     markdown_steps(
-        &mut write,
-        plan_dir,
+        &mut change,
+        plan,
         &source,
         &block,
         replay,
         reopens.then_some(task.id),
     )?;
-    progress_step(&mut write, plan_dir, &state.plan, task, request, &block)?;
-    if let Some(bytes) = planned.as_ref().and_then(|p| p.planned.as_deref()) {
-        write.replace(state_path, Some(&loaded.bytes), bytes)?;
+    progress_step(&mut change, plan, &state.plan, &task, request, &block)?;
+    let planned = match state_request {
+        Some(update) => {
+            updater::check_request(&update)?;
+            let now = clock::now_rfc3339();
+            Some(updater::plan_update(plan, &update, &now)?)
+        }
+        None => None,
+    };
+    if let Some(planned) = &planned {
+        change.extend(planned.change.clone());
     }
     let superseded = if state.status == crate::plan::model::PlanStatus::Completed && reopens {
-        supersede_receipt(&mut write, plan_dir)?
+        supersede_receipt(&mut change, plan)?
     } else {
         None
     };
-    let diff = write.finish(request.dry_run)?;
+    let diff = commit_or_preview(change, plan, request.dry_run)?;
     let (status, state_changed, sha256) = match planned {
-        Some(done) => (done.status, done.changed, done.new_sha256),
-        None => (task.status, false, loaded.sha256.clone()),
+        Some(done) => (
+            done.outcome.status,
+            done.outcome.changed,
+            done.outcome.new_sha256,
+        ),
+        None => (task.status, false, old_sha256),
     };
     Ok(AmendOutcome {
         plan: state.plan.clone(),
@@ -234,23 +233,21 @@ fn amend_under_lock(
 /// A published plan that an amendment reopens is no longer what its receipt describes: the
 /// receipt moves aside, kept as history (`FINALIZATION.superseded.<time>.json`), and a new one
 /// is written when the plan is published again. Returns where it went.
-fn supersede_receipt(
-    write: &mut store::intent::Transaction,
-    plan_dir: &Path,
-) -> Result<Option<String>> {
-    let receipt = plan_dir.join(crate::rules::receipt::RECEIPT);
-    let bytes = match store::read_artifact(&receipt, plan_dir) {
+fn supersede_receipt(change: &mut Change, plan: &LoadedPlan) -> Result<Option<String>> {
+    let receipt = plan.dir().join(crate::rules::receipt::RECEIPT);
+    let read = plan.read(&receipt);
+    let bytes = match &*read {
         Ok(bytes) => bytes,
         Err(store::ReadFailure::Missing) => return Ok(None),
-        Err(failure) => return Err(failure.into_error("read", &receipt)),
+        Err(failure) => return Err(failure.clone_kind().into_error("read", &receipt)),
     };
     let stamp: String = clock::now_rfc3339()
         .chars()
         .filter(char::is_ascii_alphanumeric)
         .collect();
     let aside = format!("analysis_results/FINALIZATION.superseded.{stamp}.json");
-    write.replace(&plan_dir.join(&aside), None, &bytes)?;
-    write.remove(&receipt, &bytes)?;
+    change.write(&plan.dir().join(&aside), None, bytes.clone());
+    change.remove(&receipt, bytes);
     Ok(Some(aside))
 }
 
@@ -577,14 +574,14 @@ impl Block {
 /// The markdown writes: the block into the task's record (unless a rerun), and, when the task
 /// leaves completed, its README box unchecked with the Plan Status count following.
 fn markdown_steps(
-    write: &mut store::intent::Transaction,
-    plan_dir: &Path,
+    change: &mut Change,
+    plan: &mut LoadedPlan,
     source: &TaskSource,
     block: &Block,
     replay: bool,
     uncheck: Option<u64>,
 ) -> Result<()> {
-    let readme_path = plan_dir.join("README.md");
+    let readme_path = plan.dir().join("README.md");
     let mut record_text = source.text.clone();
     if source.inline
         && let Some(id) = uncheck
@@ -595,20 +592,22 @@ fn markdown_steps(
         record_text = append_block(&record_text, block, source)?;
     }
     if record_text != source.text {
-        write.replace(
-            &source.path,
-            Some(source.text.as_bytes()),
-            record_text.as_bytes(),
-        )?;
+        let bytes = record_text.into_bytes();
+        change.write(&source.path, Some(source.text.as_bytes()), bytes.clone());
+        plan.set_file(&source.path, bytes);
     }
     if !source.inline
         && let Some(id) = uncheck
     {
-        let readme = store::read_text(&readme_path, plan_dir)
-            .map_err(|failure| failure.into_error("read", &readme_path))?;
+        let readme = plan
+            .readme_text()
+            .map_err(|failure| failure.clone_kind().into_error("read", &readme_path))?
+            .to_owned();
         let edited = uncheck_box(&readme, id);
         if edited != readme {
-            write.replace(&readme_path, Some(readme.as_bytes()), edited.as_bytes())?;
+            let bytes = edited.into_bytes();
+            change.write(&readme_path, Some(readme.as_bytes()), bytes.clone());
+            plan.set_file(&readme_path, bytes);
         }
     }
     Ok(())
@@ -652,19 +651,19 @@ fn uncheck_box(readme: &str, id: u64) -> String {
 /// The PROGRESS.md mirror: one line naming plan, task, number, date, disposition and
 /// authority; not written twice for the same amendment.
 fn progress_step(
-    write: &mut store::intent::Transaction,
-    plan_dir: &Path,
+    change: &mut Change,
+    plan: &LoadedPlan,
     plan_name: &str,
     task: &Task,
     request: &AmendRequest,
     block: &Block,
 ) -> Result<()> {
-    let path = plan_dir.join("PROGRESS.md");
+    let path = plan.dir().join("PROGRESS.md");
     let key = format!(
         "- {}: amendment {} of task {} in {plan_name}",
         block.date, block.number, task.id
     );
-    let existing = match store::read_text(&path, plan_dir) {
+    let existing = match plan.read_text(&path) {
         Ok(text) => text,
         Err(store::ReadFailure::Missing) => String::new(),
         Err(failure) => return Err(failure.into_error("read", &path)),
@@ -689,5 +688,6 @@ fn progress_step(
             task.id
         ));
     }
-    write.append(&path, &line)
+    change.append(&path, &line);
+    Ok(())
 }

@@ -21,9 +21,10 @@
 
 use crate::clock;
 use crate::error::{Error, Result};
-use crate::plan::Loaded;
 use crate::plan::markdown;
 use crate::plan::model::{Approval, Generation, State};
+use crate::plan::{Loaded, LoadedPlan};
+use crate::steps::commit::Change;
 use crate::steps::updater;
 use crate::store;
 use serde::Serialize;
@@ -95,29 +96,27 @@ impl ApproveRequest {
 /// Approve the plan at `target`.
 pub fn approve(target: &Path, request: &ApproveRequest) -> Result<ApproveOutcome> {
     check_input(request)?;
-    crate::steps::writer::under_lock(target, request.wait, |plan_dir, state_path| {
-        approve_under_lock(plan_dir, state_path, request)
+    crate::steps::writer::under_lock(target, request.wait, |plan| {
+        approve_under_lock(plan, request)
     })
 }
 
-fn approve_under_lock(
-    plan_dir: &Path,
-    state_path: &Path,
-    request: &ApproveRequest,
-) -> Result<ApproveOutcome> {
+fn approve_under_lock(plan: &LoadedPlan, request: &ApproveRequest) -> Result<ApproveOutcome> {
+    let plan_dir = plan.dir();
+    let state_path = &plan.paths.state;
     crate::plan::refuse_while_finalizing(plan_dir)?;
-    let loaded = crate::steps::writer::load_state_for_write(plan_dir, state_path, true)?;
-    crate::steps::writer::check_snapshot(&loaded, request.expected_sha256.as_ref())?;
-    refuse_v1(&loaded)?;
+    let loaded = crate::steps::writer::load_state_for_write(plan, true)?;
+    crate::steps::writer::check_snapshot(loaded, request.expected_sha256.as_ref())?;
+    refuse_v1(loaded)?;
     let readme_path = plan_dir.join("README.md");
-    let Some(readme_text) = updater::read_readme(plan_dir)? else {
+    let Some(readme_text) = updater::read_readme(plan)? else {
         return Err(Error::rejected(
             readme_path.display().to_string(),
             "the plan has no README.md: the Approval row has nowhere to go",
         )
         .with_hint("restore the plan's README.md, then run the same `dwp approve` again"));
     };
-    updater::require_materialized(&loaded, &readme_path, Some(&readme_text)).map_err(|e| {
+    updater::require_materialized(loaded, &readme_path, Some(readme_text)).map_err(|e| {
         match e.hint() {
             Some(_) => e,
             None => e.with_hint(format!(
@@ -131,7 +130,7 @@ fn approve_under_lock(
     let now = clock::now_rfc3339();
     let date = now.get(..10).unwrap_or(&now);
     let readme_place = readme_path.display().to_string();
-    let edit = readme_with_approval(&readme_text, &readme_place, wanted, &request.by, date)?;
+    let edit = readme_with_approval(readme_text, &readme_place, wanted, &request.by, date)?;
     let state = &loaded.doc;
     let state_changes = state.approval != Some(wanted);
     let changed = state_changes || edit.kind != ReadmeEdit::Unchanged;
@@ -157,25 +156,29 @@ fn approve_under_lock(
         ));
         diff
     });
+    let new_sha256 = if state_changes {
+        store::sha256_hex(&bytes)
+    } else {
+        loaded.sha256.clone()
+    };
     if changed && !request.dry_run {
-        // README, PROGRESS.md and state.json change together: one intent record, so a kill
-        // between them is completed by the next writer.
-        let mut write = store::intent::Transaction::new(plan_dir, "dwp approve");
+        // README, PROGRESS.md and state.json change together: one change, in one intent record.
+        let mut change = Change::new(plan_dir, "dwp approve");
         if edit.kind != ReadmeEdit::Unchanged {
-            write.replace(
+            change.write(
                 &readme_path,
                 Some(readme_text.as_bytes()),
-                edit.text.as_bytes(),
-            )?;
+                edit.text.clone().into_bytes(),
+            );
         }
-        write.append(
+        change.append(
             &plan_dir.join("PROGRESS.md"),
             &progress_line(&now, state, wanted, request, &edit),
-        )?;
+        );
         if state_changes {
-            write.replace(state_path, Some(&loaded.bytes), &bytes)?;
+            change.write_known(state_path, Some(loaded.sha256.clone()), bytes);
         }
-        write.commit()?;
+        crate::steps::commit::commit(change)?;
     }
     Ok(ApproveOutcome {
         plan: state.plan.clone(),
@@ -189,11 +192,7 @@ fn approve_under_lock(
         changed,
         dry_run: request.dry_run,
         old_sha256: loaded.sha256.clone(),
-        new_sha256: if state_changes {
-            store::sha256_hex(&bytes)
-        } else {
-            loaded.sha256.clone()
-        },
+        new_sha256,
         diff,
     })
 }

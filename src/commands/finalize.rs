@@ -4,10 +4,11 @@
 
 use crate::error::{Error, Result};
 use crate::findings::Finding;
-use crate::plan::PlanPaths;
+use crate::plan::LoadedPlan;
 use crate::plan::model::PlanStatus;
+use crate::steps::commit;
 use crate::steps::publication::{
-    Candidate, MARKER, Publication, default_candidate, publish_locked, recover_locked,
+    Candidate, Checked, MARKER, Publication, default_candidate, plan_publication, plan_recovery,
 };
 use crate::store;
 use std::path::{Path, PathBuf};
@@ -31,19 +32,27 @@ pub fn finalize(target: &Path, request: &FinalizeRequest) -> Result<Publication>
         request.signer.agent.as_ref(),
         request.signer.model.as_ref(),
     )?;
-    let (plan_dir, state_path) = crate::plan::resolve_target(target);
-    let guard = crate::steps::writer::lock_for_write(&plan_dir, &state_path, request.wait)?;
-    let result = if request.recover {
-        let offered = match &request.candidate {
-            Some(path) => Some((path.as_path(), read_candidate(path)?)),
-            None => None,
-        };
-        recover_locked(&plan_dir, &state_path, offered)
-    } else {
-        finalize_locked(&plan_dir, &state_path, request)
-    };
-    guard.release()?;
+    let (plan_dir, _) = crate::plan::resolve_target(target);
+    let result = crate::steps::writer::under_lock(target, request.wait, |plan| {
+        if request.recover {
+            let offered = match &request.candidate {
+                Some(path) => Some((path.as_path(), read_candidate(path)?)),
+                None => None,
+            };
+            publish(plan_recovery(plan, offered)?)
+        } else {
+            finalize_locked(plan, request)
+        }
+    });
     result.map_err(|e| name_recovery(e, &plan_dir))
+}
+
+/// Carry out a publication that passed its checks; one that did not is the answer as it is.
+fn publish(checked: Checked) -> Result<Publication> {
+    match checked {
+        Checked::Ready(planned) => commit::publish(*planned),
+        Checked::Stopped(publication) => Ok(*publication),
+    }
 }
 
 /// An I/O failure (a full disk) after the marker was written leaves a publication to complete,
@@ -60,18 +69,14 @@ fn name_recovery(error: Error, plan_dir: &Path) -> Error {
     error
 }
 
-fn finalize_locked(
-    plan_dir: &Path,
-    state_path: &Path,
-    request: &FinalizeRequest,
-) -> Result<Publication> {
-    crate::plan::refuse_while_finalizing(plan_dir)?;
-    let current = crate::steps::writer::load_state_for_write(plan_dir, state_path, false)?;
+fn finalize_locked(plan: &LoadedPlan, request: &FinalizeRequest) -> Result<Publication> {
+    crate::plan::refuse_while_finalizing(plan.dir())?;
+    let current = crate::steps::writer::load_state_for_write(plan, false)?;
     if let Some(expected) = &request.expected_sha256
         && *expected != current.sha256
     {
         return Err(Error::SnapshotMoved {
-            path: state_path.to_path_buf(),
+            path: plan.paths.state.clone(),
             expected: expected.clone(),
             actual: current.sha256.clone(),
         });
@@ -85,11 +90,11 @@ fn finalize_locked(
                 &crate::clock::now_rfc3339(),
             )?;
             crate::profile::time("default candidate", || {
-                default_candidate(current, &request.signer)
+                default_candidate(current.clone(), &request.signer)
             })
         }
     };
-    publish_locked(plan_dir, state_path, candidate, false)
+    publish(plan_publication(plan, candidate, Vec::new()))
 }
 
 /// A candidate file: a bounded read of a regular file (a symlink may not lead out of its folder).
@@ -105,11 +110,11 @@ fn read_candidate(path: &Path) -> Result<Vec<u8>> {
 
 /// `dwp finalize --check`: the receipt's hashes against the files on disk.
 pub fn check(target: &Path) -> Result<Vec<Finding>> {
-    let (plan_dir, state_path) = crate::plan::resolve_target(target);
-    let paths = PlanPaths::new(&plan_dir);
-    let state = crate::steps::writer::load_state_for_write(&plan_dir, &state_path, false)?;
+    let plan = LoadedPlan::of_target(target);
+    let state = crate::steps::writer::load_state_for_write(&plan, false)?;
+    let plan_dir = plan.dir();
     let receipt = plan_dir.join(crate::rules::receipt::RECEIPT);
-    if store::place(&receipt, &plan_dir) == store::Place::Missing {
+    if plan.place(&receipt) == store::Place::Missing {
         // Nothing was published, so nothing "changed since publication".
         let hint = if state.doc.status == PlanStatus::Completed {
             format!("publish it with `dwp finalize {}`", plan_dir.display())
@@ -125,8 +130,8 @@ pub fn check(target: &Path) -> Result<Vec<Finding>> {
         )
         .with_hint(hint));
     }
-    let mut findings = crate::rules::conformance::receipt_findings(&paths, &state.doc);
-    crate::rules::conformance::add_fix_hints(&mut findings, &paths.dir);
+    let mut findings = crate::rules::conformance::receipt_findings(&plan, &state.doc);
+    crate::rules::conformance::add_fix_hints(&mut findings, plan_dir);
     Ok(findings)
 }
 

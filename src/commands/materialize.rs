@@ -24,7 +24,8 @@ use crate::plan::model::{
     Approval, DocKind, Field, Generation, Locator, LocatorKind, Manifest, Materialization,
     PlanFormat, State,
 };
-use crate::plan::{self, Loaded, PlanPaths};
+use crate::plan::{self, Loaded, LoadedPlan};
+use crate::steps::commit::{Change, commit_or_preview};
 use crate::store;
 use serde::Serialize;
 use std::path::Path;
@@ -64,23 +65,25 @@ pub fn migrate(
             "--to takes v2 or v5: a plan migrates forward only".into(),
         ));
     }
-    let paths = PlanPaths::new(plan_dir);
-    let guard =
-        crate::steps::writer::lock_for_write(&paths.dir, &paths.state, std::time::Duration::ZERO)?;
-    let outcome = migrate_under_lock(&paths, to, dry_run, signer)?;
-    guard.release()?;
-    Ok(outcome)
+    crate::steps::writer::under_lock(plan_dir, std::time::Duration::ZERO, |plan| {
+        migrate_under_lock(plan, to, dry_run, signer)
+    })
 }
 
 fn migrate_under_lock(
-    paths: &PlanPaths,
+    plan: &LoadedPlan,
     to: Generation,
     dry_run: bool,
     signer: &crate::plan::model::Actor,
 ) -> Result<MigrateOutcome> {
+    let paths = &plan.paths;
     crate::plan::refuse_while_finalizing(&paths.dir)?;
-    let manifest = plan::load_manifest(paths).map_err(|f| newer_or(f, "the manifest"))?;
-    let state = plan::load_state(paths).map_err(|f| newer_or(f, "the state"))?;
+    let manifest = plan
+        .manifest()
+        .map_err(|f| newer_or(f.to_vec(), "the manifest"))?;
+    let state = plan
+        .state()
+        .map_err(|f| newer_or(f.to_vec(), "the state"))?;
     if manifest.generation == to && state.generation == to {
         // A replay (the migration done, or a plan born this generation): nothing to write.
         return Ok(MigrateOutcome {
@@ -94,8 +97,12 @@ fn migrate_under_lock(
             diff: None,
         });
     }
-    check_migratable(&manifest, &state, to)?;
-    let readme = crate::plan::records::read_markdown(&paths.dir)?;
+    check_migratable(manifest, state, to)?;
+    let readme = plan.markdown().map_err(|failure| {
+        failure
+            .clone_kind()
+            .into_error("read", &paths.dir.join("README.md"))
+    })?;
     readme.require_readable()?;
     if let Some(standard) = &readme.readme.standard {
         let place = format!("{}:{}", readme.readme_path.display(), standard.line);
@@ -105,7 +112,7 @@ fn migrate_under_lock(
         &manifest.doc.spec_version,
         &format!("{}: $.spec_version", manifest.file),
     )?;
-    let problems = crate::rules::invariants::check_state(&state);
+    let problems = crate::rules::invariants::check_state(state);
     if !problems.is_empty() {
         return Err(plan::refusal(
             problems,
@@ -119,10 +126,16 @@ fn migrate_under_lock(
     let (manifest_bytes, state_bytes) =
         crate::steps::materialize::checked_pair(paths, &next_manifest, &next_state)?;
     let from = format!("v{}", manifest.generation.min(state.generation).number());
-    // Both files and the record, in one intent record.
-    let mut write = store::intent::Transaction::new(&paths.dir, "dwp migrate");
-    write.replace(&paths.state, Some(&state.bytes), &state_bytes)?;
-    write.replace(&paths.manifest, Some(&manifest.bytes), &manifest_bytes)?;
+    let state_sha256 = store::sha256_hex(&state_bytes);
+    let manifest_sha256 = store::sha256_hex(&manifest_bytes);
+    // Both files and the record, in one change.
+    let mut write = Change::new(&paths.dir, "dwp migrate");
+    write.write_known(&paths.state, Some(state.sha256.clone()), state_bytes);
+    write.write_known(
+        &paths.manifest,
+        Some(manifest.sha256.clone()),
+        manifest_bytes,
+    );
     write.append(
         &paths.dir.join("PROGRESS.md"),
         &format!(
@@ -130,10 +143,8 @@ fn migrate_under_lock(
             next_state.updated_at,
             n = to.number()
         ),
-    )?;
-    let diff = write.finish(dry_run)?;
-    let state_sha256 = store::sha256_hex(&state_bytes);
-    let manifest_sha256 = store::sha256_hex(&manifest_bytes);
+    );
+    let diff = commit_or_preview(write, plan, dry_run)?;
     Ok(MigrateOutcome {
         plan: next_state.plan,
         from,

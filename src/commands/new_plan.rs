@@ -15,6 +15,7 @@
 use crate::error::{Error, Result};
 use crate::plan::markdown::normalize_title;
 use crate::plan::model::{Approval, PlanFormat};
+use crate::steps::commit::Change;
 use crate::steps::materialize::{Creator, Materialize};
 use crate::store;
 use crate::term::shell_word;
@@ -147,16 +148,19 @@ fn build(
     tasks: &[NewTask],
     readme_text: &str,
 ) -> Result<crate::steps::materialize::InitOutcome> {
+    // Every file is new in a folder no one else sees until it is renamed into place.
+    let mut skeleton = Change::new(staging, "dwp new");
     let results = staging.join("analysis_results");
-    store::create_dir(&results, staging)?;
-    store::write_atomic(&results.join(".gitkeep"), staging, b"")?;
+    skeleton.create_dir(&results);
+    skeleton.new_file(&results.join(".gitkeep"), Vec::new());
     if request.format == PlanFormat::Full {
         for task in tasks {
             let text = task_record(task, tasks.len(), "#", "##", "Completion & Log");
-            store::write_atomic(&staging.join(&task.record), staging, text.as_bytes())?;
+            skeleton.new_file(&staging.join(&task.record), text.into_bytes());
         }
     }
-    store::write_atomic(&staging.join("README.md"), staging, readme_text.as_bytes())?;
+    skeleton.new_file(&staging.join("README.md"), readme_text.as_bytes().to_vec());
+    crate::steps::commit::commit(skeleton)?;
     crate::steps::materialize::materialize(
         staging,
         &Materialize {

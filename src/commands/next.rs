@@ -13,6 +13,7 @@
 //! caller's to fill in.
 
 use crate::error::Result;
+use crate::plan::LoadedPlan;
 use crate::plan::markdown::{TaskRecord, validation_list};
 use crate::plan::model::{Approval, PlanStatus, TaskStatus};
 use crate::plan::records::PlanMarkdown;
@@ -113,17 +114,17 @@ pub fn next(target: &Path) -> Result<NextOutcome> {
     if crate::plan::is_markdown_only(target) {
         return from_markdown(&plan_dir, path);
     }
-    let loaded = crate::steps::writer::load_state_for_write(&plan_dir, &state_path, false)?;
+    let plan = LoadedPlan::open_with_state(&plan_dir, &state_path);
+    let loaded = crate::steps::writer::load_state_for_write(&plan, false)?;
     let state = &loaded.doc;
-    let readme = crate::steps::updater::read_readme(&plan_dir)?;
+    let readme = crate::steps::updater::read_readme(&plan)?;
     let approval = state.approval.unwrap_or_else(|| {
         readme
-            .as_deref()
-            .and_then(crate::plan::markdown::readme_approval)
+            .and_then(|_| plan.readme().ok()?.approval())
             .unwrap_or(Approval::Pending)
     });
     let receipt = plan_dir.join("analysis_results").join("FINALIZATION.json");
-    let published = crate::store::place(&receipt, &plan_dir) == crate::store::Place::File;
+    let published = plan.place(&receipt) == crate::store::Place::File;
     let views: Vec<View> = state
         .tasks
         .iter()
@@ -169,7 +170,8 @@ pub fn next(target: &Path) -> Result<NextOutcome> {
     };
     let record = state
         .task(view.id)
-        .and_then(|task| crate::plan::records::read_task_record(&plan_dir, task).ok());
+        .and_then(|task| crate::plan::records::read_task_source(&plan, task).ok())
+        .map(|source| (source.path, source.record));
     let locator = state
         .task(view.id)
         .and_then(|t| t.locator_value().map(str::to_owned));

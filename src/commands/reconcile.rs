@@ -6,15 +6,16 @@
 
 use crate::clock;
 use crate::error::{Error, Result};
-use crate::plan::Loaded;
 use crate::plan::model::State;
+use crate::plan::{Loaded, LoadedPlan};
+use crate::steps::commit::{Change as Edits, commit_or_preview};
 use crate::store;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::Duration;
 
-use crate::plan::records::{PlanMarkdown, read_markdown};
+use crate::plan::records::PlanMarkdown;
 use crate::rules::desync::{Desync, compare};
 use crate::rules::regenerate::{Change, Regeneration, regenerate};
 
@@ -105,22 +106,21 @@ pub struct ReconcileReport {
 /// Check (and with `write`, regenerate) the plan at `target`.
 pub fn reconcile(target: &Path, request: &ReconcileRequest) -> Result<ReconcileReport> {
     crate::steps::writer::check_signature(request.agent.as_ref(), request.model.as_ref())?;
-    let (plan_dir, state_path) = crate::plan::resolve_target(target);
-    let guard = if request.write {
-        Some(crate::steps::writer::lock_for_write(
-            &plan_dir,
-            &state_path,
-            request.wait,
-        )?)
-    } else {
-        None
-    };
     if request.write {
-        crate::plan::refuse_while_finalizing(&plan_dir)?;
+        crate::steps::writer::under_lock(target, request.wait, |plan| {
+            crate::plan::refuse_while_finalizing(plan.dir())?;
+            reconcile_plan(plan, request)
+        })
+    } else {
+        reconcile_plan(&LoadedPlan::of_target(target), request)
     }
+}
+
+/// [`reconcile`] of the plan as loaded (under its lock, to write).
+fn reconcile_plan(plan: &LoadedPlan, request: &ReconcileRequest) -> Result<ReconcileReport> {
+    let (plan_dir, state_path) = (plan.dir(), &plan.paths.state);
     // Invariant findings are what regeneration repairs; the schema must hold.
-    let loaded: Loaded<State> =
-        crate::steps::writer::load_state_for_write(&plan_dir, &state_path, false)?;
+    let loaded: &Loaded<State> = crate::steps::writer::load_state_for_write(plan, false)?;
     if let Some(expected) = &request.expected_sha256
         && *expected != loaded.sha256
     {
@@ -130,14 +130,18 @@ pub fn reconcile(target: &Path, request: &ReconcileRequest) -> Result<ReconcileR
             actual: loaded.sha256.clone(),
         });
     }
-    let md = read_markdown(&plan_dir)?;
+    let md = plan.markdown().map_err(|failure| {
+        failure
+            .clone_kind()
+            .into_error("read", &plan_dir.join("README.md"))
+    })?;
     md.require_readable()?;
-    check_drops(&md, &loaded.doc, &request.drop, &state_path)?;
-    let desync = compare(&md, &loaded.doc);
+    check_drops(md, &loaded.doc, &request.drop, state_path)?;
+    let desync = compare(md, &loaded.doc);
     let now = clock::now_rfc3339();
     let rules = Regeneration {
         commits: if request.git {
-            git_commits(&plan_dir, &loaded.doc.plan)?
+            git_commits(plan_dir, &loaded.doc.plan)?
         } else {
             BTreeMap::new()
         },
@@ -147,7 +151,7 @@ pub fn reconcile(target: &Path, request: &ReconcileRequest) -> Result<ReconcileR
     // The check reports every disagreement even where no state can be derived (an index with a
     // gap, every box checked): only --write and --diff need the regenerated state.
     let regenerated = if request.write || request.diff {
-        match regenerate(&md, &loaded.doc, &now, &rules) {
+        match regenerate(md, &loaded.doc, &now, &rules) {
             Ok(result) => Some(result),
             Err(e) if request.write => return Err(e),
             Err(_) => None,
@@ -171,25 +175,22 @@ pub fn reconcile(target: &Path, request: &ReconcileRequest) -> Result<ReconcileR
     let mut written = false;
     if request.write && bytes != loaded.bytes {
         crate::steps::writer::refuse_clock_behind(&loaded.doc, &loaded.file, &now)?;
-        crate::steps::writer::check_before_write(&state_path, &bytes, "the regenerated state")?;
+        crate::steps::writer::check_before_write(state_path, &bytes, "the regenerated state")?;
         // Two files, one intent record: a kill between them leaves the record, and the next
         // writer completes it, so the reconciliation is never without its PROGRESS.md entry.
-        let mut write = store::intent::Transaction::new(&plan_dir, "dwp reconcile --write");
-        write.replace(&state_path, Some(&loaded.bytes), &bytes)?;
+        let mut write = Edits::new(plan_dir, "dwp reconcile --write");
+        write.write_known(state_path, Some(loaded.sha256.clone()), bytes.clone());
         write.append(
             &plan_dir.join("PROGRESS.md"),
             &progress_entry(&now, &changes, &desync),
-        )?;
-        match write.finish(request.dry_run)? {
+        );
+        match commit_or_preview(write, plan, request.dry_run)? {
             Some(preview) => diff = Some(preview),
             None => written = true,
         }
     }
-    if let Some(guard) = guard {
-        guard.release()?;
-    }
     let remaining = if request.write {
-        compare(&md, &next)
+        compare(md, &next)
     } else {
         Vec::new()
     };

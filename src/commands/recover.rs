@@ -8,6 +8,7 @@
 //! the next writer completes the entry instead.
 
 use crate::error::Result;
+use crate::steps::commit::Change;
 use crate::store::{intent, lock};
 use std::path::Path;
 use std::time::Duration;
@@ -29,9 +30,9 @@ pub fn recover_lock(
         Some(reason) => {
             // A record a killed writer left is completed first: the intent file holds one.
             intent::complete_pending(plan_dir)?;
-            let mut entry = intent::Transaction::new(plan_dir, "dwp lock recover --force");
-            entry.append(&plan_dir.join("PROGRESS.md"), &progress_line(info, reason))?;
-            entry.record()
+            let mut entry = Change::new(plan_dir, "dwp lock recover --force");
+            entry.append(&plan_dir.join("PROGRESS.md"), &progress_line(info, reason));
+            crate::steps::commit::record_for_next_writer(entry)
         }
         None => Ok(()),
     })?;

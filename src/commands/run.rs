@@ -15,11 +15,13 @@
 //!   so a dwp killed then leaves no lock and no record.
 
 use crate::error::{Error, Result};
+use crate::plan::LoadedPlan;
 use crate::plan::model::{Gate, TaskStatus};
 use crate::rules::observed::{self, Ending};
 use crate::steps::command_env::CommandEnv;
+use crate::steps::commit::Change;
 use crate::steps::gate_log::{self, ObservedRun};
-use crate::steps::updater::{AmendmentCheck, UpdateRequest, update_under_lock};
+use crate::steps::updater::{UpdateRequest, check_request as check_update, plan_update};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -83,12 +85,14 @@ pub fn run(
 ) -> Result<RunOutcome> {
     let command = check_request(request)?;
     let env = CommandEnv::new(&request.pass_env)?;
-    let (plan_dir, state_path) = crate::plan::resolve_target(target);
-    let task = task_to_run(&plan_dir, &state_path, request.task)?;
+    let mut unlocked = LoadedPlan::of_target(target);
+    let task = task_to_run(&unlocked, request.task)?;
     // Whatever the updater would refuse (approval, materialization, a blocker, the snapshot),
-    // refused now rather than after a long run: the same update, dry, placeholder evidence.
+    // refused now rather than after a long run: the same update planned, placeholder evidence.
     let rehearsal = gate_request(request, task, placeholder_gate(&command), true);
-    update_under_lock(&plan_dir, &state_path, &rehearsal, AmendmentCheck::TaskLog)?;
+    check_update(&rehearsal)?;
+    plan_update(&mut unlocked, &rehearsal, &crate::clock::now_rfc3339())?;
+    drop(unlocked);
     let cwd = std::env::current_dir().map_err(|e| Error::io("read", Path::new("."), e))?;
     let teed = crate::steps::run::run_teed(
         &request.argv,
@@ -108,26 +112,24 @@ pub fn run(
         total: teed.total,
         output: teed.tail,
     };
-    crate::steps::writer::under_lock(target, request.wait, |plan_dir, state_path| {
+    crate::steps::writer::under_lock(target, request.wait, |plan| {
         // The task may have moved while the command ran.
         require_runnable(
-            &crate::steps::writer::load_state_for_write(plan_dir, state_path, true)?.doc,
+            &crate::steps::writer::load_state_for_write(plan, true)?.doc,
             task,
-            plan_dir,
+            plan.dir(),
         )?;
-        let recorded = gate_log::record(plan_dir, task, &observed_run, false)?;
+        let mut log_change = Change::new(plan.dir(), "dwp run");
+        let recorded = gate_log::record(plan, &mut log_change, task, &observed_run);
         let gate = recorded.gate.clone();
         let log = recorded.log.clone();
         let update = gate_request(request, task, gate.clone(), false);
-        let updated =
-            match update_under_lock(plan_dir, state_path, &update, AmendmentCheck::TaskLog) {
-                Ok(updated) => updated,
-                Err(refused) => {
-                    // Nothing is left of a run the plan refused to record.
-                    gate_log::remove(plan_dir, std::slice::from_ref(&log));
-                    return Err(refused);
-                }
-            };
+        check_update(&update)?;
+        // The log and its record land together, or (refused) neither does.
+        let mut planned = plan_update(plan, &update, &crate::clock::now_rfc3339())?;
+        planned.change.prepend(log_change);
+        let updated = crate::steps::updater::commit_update(planned)?;
+        let plan_dir = plan.dir();
         let summary = recorded.observation.summary.clone();
         let ran_no_tests = recorded.observation.ran_no_tests();
         Ok(RunOutcome {
@@ -171,8 +173,9 @@ fn check_request(request: &RunRequest) -> Result<String> {
 }
 
 /// `--task`, or the task in progress; refused unless it is in_progress or blocked.
-fn task_to_run(plan_dir: &Path, state_path: &Path, task: Option<u64>) -> Result<u64> {
-    let state = crate::steps::writer::load_state_for_write(plan_dir, state_path, true)?.doc;
+fn task_to_run(plan: &LoadedPlan, task: Option<u64>) -> Result<u64> {
+    let plan_dir = plan.dir();
+    let state = &crate::steps::writer::load_state_for_write(plan, true)?.doc;
     let plan = plan_dir.display();
     let id = match task {
         Some(id) => id,
@@ -216,7 +219,7 @@ fn task_to_run(plan_dir: &Path, state_path: &Path, task: Option<u64>) -> Result<
             }
         }
     };
-    require_runnable(&state, id, plan_dir)?;
+    require_runnable(state, id, plan_dir)?;
     Ok(id)
 }
 

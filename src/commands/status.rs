@@ -129,10 +129,10 @@ pub fn summarize(target: &Path) -> Result<Summary> {
     if plan::is_markdown_only(target) {
         return summarize_markdown(&plan_dir);
     }
-    let loaded: Loaded<State> =
-        crate::steps::writer::load_state_for_write(&plan_dir, &state_path, false)?;
+    let plan = crate::plan::LoadedPlan::open_with_state(&plan_dir, &state_path);
+    let loaded: &Loaded<State> = crate::steps::writer::load_state_for_write(&plan, false)?;
     let state = &loaded.doc;
-    let markdown = crate::plan::records::read_markdown(&plan_dir).ok();
+    let markdown = plan.markdown().ok();
     // The task being worked on: none once the plan is completed; else the checkpoint's task while
     // it is open, else the first task neither completed nor skipped (skipped is out of scope).
     let open = |t: &&crate::plan::model::Task| is_open(t.status);
@@ -168,7 +168,7 @@ pub fn summarize(target: &Path) -> Result<Summary> {
             needs: b.needs.clone(),
         }),
         tasks: state.tasks.iter().map(task_summary).collect(),
-        desync: markdown.map(|m| crate::rules::desync::compare(&m, state)),
+        desync: markdown.map(|m| crate::rules::desync::compare(m, state)),
         lock: crate::store::lock::inspect(&state_path)
             .ok()
             .flatten()

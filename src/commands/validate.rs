@@ -6,7 +6,7 @@
 
 use crate::findings::{Code, Finding, Verdict};
 use crate::plan::model::{DocKind, Manifest};
-use crate::plan::{PlanPaths, declared_kind, load, read_bytes, state_from_bytes};
+use crate::plan::{LoadedPlan, declared_kind, load, read_bytes, state_from_bytes};
 use crate::rules::invariants::{self, collect, validate_plan};
 use std::path::Path;
 
@@ -30,7 +30,7 @@ impl Validation {
 pub fn validate(target: &Path) -> Validation {
     let name = target.display().to_string();
     let (summary, mut findings) = if target.is_dir() {
-        validate_folder(&PlanPaths::new(target))
+        validate_folder(target)
     } else if !crate::store::is_absent(target) {
         validate_file(target)
     } else {
@@ -48,9 +48,10 @@ pub fn validate(target: &Path) -> Validation {
     }
 }
 
-fn validate_folder(paths: &PlanPaths) -> (String, Vec<Finding>) {
-    let plan = validate_plan(paths);
-    (plan.summary, plan.findings)
+fn validate_folder(dir: &Path) -> (String, Vec<Finding>) {
+    let plan = LoadedPlan::open(dir);
+    let validation = validate_plan(&plan);
+    (validation.summary, validation.findings)
 }
 
 fn validate_file(path: &Path) -> (String, Vec<Finding>) {
@@ -79,13 +80,17 @@ fn validate_file(path: &Path) -> (String, Vec<Finding>) {
     let summary = match declared.or(by_name) {
         Some(DocKind::Manifest) => collect(
             &mut findings,
-            load::<Manifest>(path, plan_dir, DocKind::Manifest),
+            load::<Manifest>(path, plan_dir, DocKind::Manifest)
+                .as_ref()
+                .map_err(Vec::as_slice),
             invariants::check_manifest,
         )
         .map(|m| format!("{}: manifest v{}", path.display(), m.generation.number())),
         Some(DocKind::State) => collect(
             &mut findings,
-            state_from_bytes(path, bytes),
+            state_from_bytes(path, bytes)
+                .as_ref()
+                .map_err(Vec::as_slice),
             invariants::check_state,
         )
         .map(|s| {

@@ -3,7 +3,8 @@
 //! `file:line` and given its fixing hint.
 
 use crate::findings::{Finding, Verdict};
-use crate::plan::PlanPaths;
+use crate::plan::LoadedPlan;
+use crate::plan::model::DocKind;
 use crate::rules::conformance::{add_fix_hints, plan_rules};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -99,33 +100,36 @@ pub fn verify_plan_with(dir: &Path, strictness: Strictness) -> PlanReport {
             findings,
         };
     }
-    let paths = PlanPaths::new(dir);
+    let plan = LoadedPlan::open(dir);
     let validation = crate::profile::time("validate", || {
-        crate::rules::invariants::validate_plan(&paths)
+        crate::rules::invariants::validate_plan(&plan)
     });
     // A plan without a state layer has nothing for validate to judge: the markdown rules and
     // DWP093 say what there is to say.
-    let mut findings = if crate::plan::has_no_state_layer(&paths.dir) {
+    let mut findings = if plan.has_no_state_layer() {
         Vec::new()
     } else {
         validation.findings
     };
-    let state = validation.state.map(|loaded| loaded.doc);
-    let manifest_version = validation.manifest.map(|m| m.doc.spec_version);
+    let state = validation.state.map(|loaded| &loaded.doc);
+    let manifest_version = validation.manifest.map(|m| m.doc.spec_version.as_str());
     findings.extend(crate::profile::time("plan rules", || {
-        plan_rules(&paths, manifest_version.as_deref(), state.as_ref())
+        plan_rules(&plan, manifest_version, state)
     }));
     // The plan's own Gate Evidence variable already asked for DWP069; the flag asks it of all.
-    if let Some(state) = state.as_ref().filter(|_| strictness.evidence)
+    if let Some(state) = state.filter(|_| strictness.evidence)
         && !findings
             .iter()
             .any(|f| f.code == crate::findings::Code::AssertedGate)
     {
-        findings.extend(crate::rules::conformance::asserted_gates(&paths, state));
+        findings.extend(crate::rules::conformance::asserted_gates(
+            &plan.paths,
+            state,
+        ));
     }
     let _stage = crate::profile::stage("hints and lines");
-    add_fix_hints(&mut findings, &paths.dir);
-    place_json_findings(&paths, &mut findings);
+    add_fix_hints(&mut findings, plan.dir());
+    place_json_findings(&plan, &mut findings);
     // Grouped by file, in line order; within a line, in rule order (the sort is stable).
     findings.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
     PlanReport {
@@ -136,10 +140,10 @@ pub fn verify_plan_with(dir: &Path, strictness: Strictness) -> PlanReport {
 }
 
 /// Give findings on a JSON path in the plan's manifest or state the line where that value
-/// starts, so every finding reads `file:line`.
-fn place_json_findings(paths: &PlanPaths, findings: &mut [Finding]) {
-    for file in [&paths.manifest, &paths.state] {
-        let name = file.display().to_string();
+/// starts, so every finding reads `file:line`: from the bytes the plan was judged on.
+fn place_json_findings(plan: &LoadedPlan, findings: &mut [Finding]) {
+    for kind in [DocKind::Manifest, DocKind::State] {
+        let name = plan.paths.artifact(kind).display().to_string();
         let wanted: Vec<String> = findings
             .iter()
             .filter(|f| f.file == name && f.line.is_none())
@@ -148,10 +152,20 @@ fn place_json_findings(paths: &PlanPaths, findings: &mut [Finding]) {
         if wanted.is_empty() {
             continue;
         }
-        let Ok(bytes) = crate::store::read_artifact(file, &paths.dir) else {
-            continue;
+        // A document that could not be read as JSON (a symlink inside the plan) may still be
+        // read as a file, for its lines.
+        let read;
+        let bytes = match plan.json_bytes(kind) {
+            Some(bytes) => bytes,
+            None => {
+                read = plan.read(plan.paths.artifact(kind));
+                match &*read {
+                    Ok(bytes) => bytes.as_slice(),
+                    Err(_) => continue,
+                }
+            }
         };
-        let Ok(text) = std::str::from_utf8(&bytes) else {
+        let Ok(text) = std::str::from_utf8(bytes) else {
             continue;
         };
         let wanted: Vec<&str> = wanted.iter().map(String::as_str).collect();

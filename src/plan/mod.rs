@@ -4,11 +4,14 @@
 //! so `validate` can report all of them and writers can refuse with the first.
 
 pub mod json;
+mod loaded;
 pub mod markdown;
 pub mod model;
 pub mod records;
 pub mod schema;
 pub mod typed_schema;
+
+pub use loaded::LoadedPlan;
 
 use crate::findings::{Code, Finding, Severity};
 use crate::plan::json::parse_strict;
@@ -142,12 +145,16 @@ pub fn read_bytes(path: &Path, plan_dir: &Path) -> Result<Vec<u8>, Vec<Finding>>
 
 /// Read and parse an artifact into a JSON value, or the findings that stop it.
 pub fn read_value(path: &Path, plan_dir: &Path) -> Result<(Vec<u8>, Value), Vec<Finding>> {
-    let file = path.display().to_string();
     let bytes =
         read_json_artifact(path, plan_dir).map_err(|failure| read_findings(path, failure))?;
-    let value = parse_strict(&bytes)
-        .map_err(|e| vec![Finding::error(Code::NotJson, &file, e.message).at(e.path)])?;
+    let value = parse_value(path, &bytes)?;
     Ok((bytes, value))
+}
+
+fn parse_value(path: &Path, bytes: &[u8]) -> Result<Value, Vec<Finding>> {
+    parse_strict(bytes).map_err(|e| {
+        vec![Finding::error(Code::NotJson, path.display().to_string(), e.message).at(e.path)]
+    })
 }
 
 /// Load one artifact of the `expected` kind (or whatever kind its `schema` declares).
@@ -167,8 +174,26 @@ pub fn from_value<T: DeserializeOwned>(
     value: Value,
     expected: DocKind,
 ) -> Result<Loaded<T>, Vec<Finding>> {
+    let (generation, doc) = typed_value(path, value, expected)?;
+    Ok(Loaded::new(path, bytes, generation, doc))
+}
+
+/// The generation and typed document of the bytes of a JSON artifact of the `expected` kind.
+pub fn typed_document<T: DeserializeOwned>(
+    path: &Path,
+    bytes: &[u8],
+    expected: DocKind,
+) -> Result<(Generation, T), Vec<Finding>> {
+    typed_value(path, parse_value(path, bytes)?, expected)
+}
+
+fn typed_value<T: DeserializeOwned>(
+    path: &Path,
+    value: Value,
+    expected: DocKind,
+) -> Result<(Generation, T), Vec<Finding>> {
     let generation = generation_of(path, &value, expected)?;
-    type_checked(path, bytes, value, expected, generation)
+    type_checked(path, value, expected, generation).map(|doc| (generation, doc))
 }
 
 fn generation_of(
@@ -224,11 +249,10 @@ fn generation_of(
 
 fn type_checked<T: DeserializeOwned>(
     path: &Path,
-    bytes: Vec<u8>,
     value: Value,
     kind: DocKind,
     generation: Generation,
-) -> Result<Loaded<T>, Vec<Finding>> {
+) -> Result<T, Vec<Finding>> {
     let file = path.display().to_string();
     // A valid v2/v5 manifest is decided without compiling its schema (`typed_schema`).
     let typed_check = kind == DocKind::Manifest && typed_schema::manifest_fits(generation, &value);
@@ -244,8 +268,7 @@ fn type_checked<T: DeserializeOwned>(
             .collect());
     }
     // Typing without path tracking is twice as fast; the path is needed only to report a failure.
-    let typed = T::deserialize(&value).map_err(|_| vec![typing_finding::<T>(&file, "$", &value)]);
-    Ok(Loaded::new(path, bytes, generation, typed?))
+    T::deserialize(&value).map_err(|_| vec![typing_finding::<T>(&file, "$", &value)])
 }
 
 /// Load `manifest.json` of a plan.
@@ -277,9 +300,15 @@ pub fn read_state_bytes(path: &Path, plan_dir: &Path) -> Result<Vec<u8>, Vec<Fin
 /// ([`typed_schema`]) is loaded without the schema validator; anything else takes
 /// [`state_from_bytes_by_schema`], which reports every violation.
 pub fn state_from_bytes(path: &Path, bytes: Vec<u8>) -> Result<Loaded<State>, Vec<Finding>> {
-    match crate::profile::time("typed state", || typed_schema::state(&bytes)) {
-        Some((generation, state)) => Ok(Loaded::new(path, bytes, generation, state)),
-        None => state_from_bytes_by_schema(path, bytes),
+    let (generation, state) = typed_state(path, &bytes)?;
+    Ok(Loaded::new(path, bytes, generation, state))
+}
+
+/// The generation and typed state of state bytes, as [`state_from_bytes`] decides them.
+pub fn typed_state(path: &Path, bytes: &[u8]) -> Result<(Generation, State), Vec<Finding>> {
+    match crate::profile::time("typed state", || typed_schema::state(bytes)) {
+        Some(typed) => Ok(typed),
+        None => typed_state_by_schema(path, bytes),
     }
 }
 
@@ -307,19 +336,24 @@ pub fn state_from_bytes_by_schema(
     path: &Path,
     bytes: Vec<u8>,
 ) -> Result<Loaded<State>, Vec<Finding>> {
+    let (generation, state) = typed_state_by_schema(path, &bytes)?;
+    Ok(Loaded::new(path, bytes, generation, state))
+}
+
+fn typed_state_by_schema(path: &Path, bytes: &[u8]) -> Result<(Generation, State), Vec<Finding>> {
     let file = path.display().to_string();
     let not_json = |e: crate::plan::json::JsonError| {
         vec![Finding::error(Code::NotJson, &file, e.message).at(e.path)]
     };
     let shell = crate::profile::time("parse shell", || {
-        crate::plan::json::parse_strict_shell(&bytes)
+        crate::plan::json::parse_strict_shell(bytes)
     })
     .map_err(not_json)?;
     let generation = generation_of(path, &shell.value, DocKind::State)?;
     let Some(raw_tasks) = shell.tasks else {
         // `tasks` is not an array: the whole schema reports it.
         let value = shell.value;
-        return type_checked(path, bytes.clone(), value, DocKind::State, generation);
+        return type_checked(path, value, DocKind::State, generation).map(|s| (generation, s));
     };
     // A task that is not strict JSON makes the document not JSON: report that alone, as the
     // whole-document reader would.
@@ -371,7 +405,7 @@ pub fn state_from_bytes_by_schema(
     let mut state: State = State::deserialize(&value)
         .map_err(|_| vec![typing_finding::<State>(&file, "$", &value)])?;
     state.tasks = tasks;
-    Ok(Loaded::new(path, bytes, generation, state))
+    Ok((generation, state))
 }
 
 /// Why `value` cannot be typed as `T`, as a finding whose path is under `prefix`. Typing runs

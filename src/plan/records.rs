@@ -3,6 +3,7 @@
 //! skipped. The one loader of plan markdown for every command and rule.
 
 use crate::error::{Error, Result};
+use crate::plan::LoadedPlan;
 use crate::plan::markdown::{self, Readme, TaskRecord};
 use crate::plan::model::Task;
 use crate::store;
@@ -21,9 +22,6 @@ pub struct PlanMarkdown {
     /// The `N.task_*.md` files of the plan folder, sorted (listed once, for every rule that
     /// needs the folder's inventory).
     pub task_files: Vec<String>,
-    /// The exact text of each task file read, by path: publication takes its artifacts digest
-    /// from the bytes its checks judged, not from a second read that could see a later edit.
-    pub task_texts: Vec<(PathBuf, String)>,
 }
 
 /// What every rule and writer hints for an item of the task list dwp cannot read (DWP049).
@@ -155,29 +153,56 @@ pub fn linked_file(links: &[String]) -> Option<&str> {
 /// heading is still the task's record: one that lacks every section, which the section rules
 /// report.
 fn read_task_files(
-    folder: &store::PlanFolder,
+    plan: &LoadedPlan,
     wanted: &[(u64, PathBuf)],
 ) -> Vec<std::result::Result<(TaskRecord, String), store::ReadFailure>> {
-    store::read_each(wanted, |(id, path)| {
-        folder.read_text(path).map(|text| {
+    // A file the plan already holds (read, or as the change being planned leaves it) is
+    // parsed from those bytes; the others are read, then kept for every later read of them.
+    let kept: Vec<Option<std::result::Result<String, store::ReadFailure>>> = wanted
+        .iter()
+        .map(|(_, path)| plan.is_read(path).then(|| plan.read_text(path)))
+        .collect();
+    let (folder, plan_dir) = (plan.folder(), plan.dir());
+    let read = |path: &PathBuf| match folder {
+        Some(folder) => folder.read_text(path),
+        None => store::read_text(path, plan_dir),
+    };
+    let items: Vec<_> = wanted.iter().zip(kept).collect();
+    let parsed = store::read_each(&items, |((id, path), kept)| {
+        let text = match kept {
+            Some(Ok(text)) => Ok(text.clone()),
+            Some(Err(failure)) => Err(failure.clone_kind()),
+            None => read(path),
+        };
+        text.map(|text| {
             let record =
                 markdown::parse_task_file(&text).unwrap_or_else(|| TaskRecord::headless(*id));
             (record, text)
         })
-    })
+    });
+    for ((_, path), result) in wanted.iter().zip(&parsed) {
+        if let Ok((_, text)) = result {
+            plan.keep_read(path, text);
+        }
+    }
+    parsed
 }
 
 /// The `N.task_*.md` files in the plan folder, sorted.
-fn task_files_in(plan_dir: &Path) -> Vec<String> {
-    store::list_dir(plan_dir, plan_dir)
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|n| {
-            n.contains(".task_")
-                && n.ends_with(".md")
-                && n.starts_with(|c: char| c.is_ascii_digit())
-        })
-        .collect()
+fn task_files_in(plan: &LoadedPlan) -> Vec<String> {
+    match &*plan.list(plan.dir()) {
+        Ok(entries) => entries
+            .iter()
+            .map(|(name, _)| name)
+            .filter(|n| {
+                n.contains(".task_")
+                    && n.ends_with(".md")
+                    && n.starts_with(|c: char| c.is_ascii_digit())
+            })
+            .cloned()
+            .collect(),
+        Err(_) => Vec::new(),
+    }
 }
 
 /// The one task file of the folder numbered `id`, for an index item that names none.
@@ -197,15 +222,18 @@ pub fn read_markdown(plan_dir: &Path) -> Result<PlanMarkdown> {
         .map_err(|failure| failure.into_error("read", &plan_dir.join("README.md")))
 }
 
-/// [`read_markdown`], with the README's read failure as it is, for the checker to weigh. Every
-/// file is read strictly (UTF-8, a regular file inside the plan); a task file that cannot be
-/// read is listed in [`PlanMarkdown::unreadable`], never skipped.
+/// [`read_markdown`], with the README's read failure as it is, for the checker to weigh.
 pub fn load_markdown(plan_dir: &Path) -> std::result::Result<PlanMarkdown, store::ReadFailure> {
-    // One handle on the folder for the README and every task file.
-    let folder = store::PlanFolder::open(plan_dir)?;
+    LoadedPlan::open(plan_dir).into_markdown()
+}
+
+/// The markdown of `plan` whose README parses to `readme`: every task record its index names
+/// (an index item without a link reads the folder's one task file of its number), each read
+/// strictly (UTF-8, a regular file inside the plan); a task file that cannot be read is listed
+/// in [`PlanMarkdown::unreadable`], never skipped.
+pub(crate) fn markdown_of(plan: &LoadedPlan, readme: Readme) -> PlanMarkdown {
+    let plan_dir = plan.dir();
     let readme_path = plan_dir.join("README.md");
-    let text = folder.read_text(&readme_path)?;
-    let readme = markdown::parse_readme(&text);
     let mut records = BTreeMap::new();
     let mut unreadable = Vec::new();
     for record in &readme.inline_tasks {
@@ -213,7 +241,7 @@ pub fn load_markdown(plan_dir: &Path) -> std::result::Result<PlanMarkdown, store
             .entry(record.id)
             .or_insert_with(|| (readme_path.clone(), record.clone()));
     }
-    let task_files = task_files_in(plan_dir);
+    let task_files = task_files_in(plan);
     let files = if readme.inline_tasks.is_empty() {
         task_files.as_slice()
     } else {
@@ -228,16 +256,14 @@ pub fn load_markdown(plan_dir: &Path) -> std::result::Result<PlanMarkdown, store
             wanted.push((entry.id, plan_dir.join(file)));
         }
     }
-    let read = read_task_files(&folder, &wanted);
-    let mut task_texts = Vec::with_capacity(read.len());
+    let read = read_task_files(plan, &wanted);
     // In index order, as if read one by one: a later line of a task already read adds nothing.
     for ((id, path), result) in wanted.into_iter().zip(read) {
         if records.contains_key(&id) {
             continue;
         }
         match result {
-            Ok((record, text)) => {
-                task_texts.push((path.clone(), text));
+            Ok((record, _)) => {
                 records.insert(id, (path, record));
             }
             Err(failure) => unreadable.push(Unreadable {
@@ -248,14 +274,13 @@ pub fn load_markdown(plan_dir: &Path) -> std::result::Result<PlanMarkdown, store
             }),
         }
     }
-    Ok(PlanMarkdown {
+    PlanMarkdown {
         readme_path,
         readme,
         records,
         unreadable,
         task_files,
-        task_texts,
-    })
+    }
 }
 
 /// A task's markdown record and the text it was read from.
@@ -267,22 +292,18 @@ pub struct TaskSource {
     pub inline: bool,
 }
 
-/// The markdown record of `task`: its Full task file, or its Lite section of README.md.
-pub fn read_task_record(plan_dir: &Path, task: &Task) -> Result<(PathBuf, TaskRecord)> {
-    let source = read_task_source(plan_dir, task)?;
-    Ok((source.path, source.record))
-}
-
-pub fn read_task_source(plan_dir: &Path, task: &Task) -> Result<TaskSource> {
+/// The markdown record of `task` in `plan`: its Full task file, or its Lite section of
+/// README.md, and the text it was read from.
+pub fn read_task_source(plan: &LoadedPlan, task: &Task) -> Result<TaskSource> {
     let locator = task.locator_value().unwrap_or_default();
     let inline = locator.starts_with('#');
     let path = if inline {
-        plan_dir.join("README.md")
+        plan.dir().join("README.md")
     } else {
-        plan_dir.join(locator)
+        plan.dir().join(locator)
     };
     let place = path.display().to_string();
-    let text = store::read_text(&path, plan_dir).map_err(|failure| match failure {
+    let text = plan.read_text(&path).map_err(|failure| match failure {
         store::ReadFailure::Io(e) => Error::io("read", &path, e),
         failure @ store::ReadFailure::NotUtf8 { .. } => failure.into_error("read", &path),
         other => Error::rejected(&place, format!("the record of task {}: {other}", task.id)),

@@ -8,6 +8,7 @@
 //! must name a file inside the plan folder that exists; a record dwp observed (`dwp run`) must be
 //! backed by its log ([`crate::rules::observed`]).
 
+use crate::plan::LoadedPlan;
 use crate::plan::model::Gate;
 use memchr::memmem::Finder;
 use std::path::{Component, Path};
@@ -159,8 +160,8 @@ pub fn standing_passes(gates: &[Gate]) -> impl Iterator<Item = &Gate> {
         .filter(|g| g.passes && !is_invalidated(g.evidence.as_deref().unwrap_or("")))
 }
 
-/// Every problem of `gate` as completion evidence. `plan_dir` resolves `log=` pointers.
-pub fn gate_problems(gate: &Gate, plan_dir: &Path) -> Vec<GateProblem> {
+/// Every problem of `gate` as completion evidence. `plan` resolves `log=` pointers.
+pub fn gate_problems(gate: &Gate, plan: &LoadedPlan) -> Vec<GateProblem> {
     let mut problems = Vec::new();
     let evidence = gate.evidence.as_deref().unwrap_or("").trim();
     if gate.command.trim().is_empty() {
@@ -185,14 +186,14 @@ pub fn gate_problems(gate: &Gate, plan_dir: &Path) -> Vec<GateProblem> {
         }
     }
     for log in log_pointers(evidence) {
-        match resolve_log(plan_dir, log) {
+        match resolve_log(plan, log) {
             LogTarget::Escapes => problems.push(GateProblem::LogEscapes(log.to_owned())),
             LogTarget::Missing => problems.push(GateProblem::LogMissing(log.to_owned())),
             LogTarget::Present => {}
         }
     }
     problems.extend(
-        crate::rules::observed::provenance_problems(gate, plan_dir)
+        crate::rules::observed::provenance_problems(gate, plan)
             .into_iter()
             .map(GateProblem::Provenance),
     );
@@ -201,11 +202,11 @@ pub fn gate_problems(gate: &Gate, plan_dir: &Path) -> Vec<GateProblem> {
 
 /// Problems of a task's gate list as evidence for completion: at least one record, and the
 /// latest record of every command clean. Each problem names its command.
-pub fn completion_problems(gates: &[Gate], plan_dir: &Path) -> Vec<(String, GateProblem)> {
+pub fn completion_problems(gates: &[Gate], plan: &LoadedPlan) -> Vec<(String, GateProblem)> {
     latest_per_command(gates)
         .into_iter()
         .flat_map(|gate| {
-            gate_problems(gate, plan_dir)
+            gate_problems(gate, plan)
                 .into_iter()
                 .map(|p| (gate.command.clone(), p))
         })
@@ -317,7 +318,7 @@ enum LogTarget {
     Escapes,
 }
 
-fn resolve_log(plan_dir: &Path, log: &str) -> LogTarget {
+fn resolve_log(plan: &LoadedPlan, log: &str) -> LogTarget {
     let relative = Path::new(log);
     let lexically_inside = !relative.is_absolute()
         && relative
@@ -331,7 +332,7 @@ fn resolve_log(plan_dir: &Path, log: &str) -> LogTarget {
     if !lexically_inside {
         return LogTarget::Escapes;
     }
-    match crate::store::place(&plan_dir.join(relative), plan_dir) {
+    match plan.place(&plan.dir().join(relative)) {
         crate::store::Place::File => LogTarget::Present,
         crate::store::Place::Outside => LogTarget::Escapes,
         crate::store::Place::Missing | crate::store::Place::Other => LogTarget::Missing,
@@ -417,11 +418,11 @@ mod tests {
         assert_eq!(latest.len(), 2);
         assert!(latest.iter().all(|g| g.passes));
         let dir = tempfile::tempdir().unwrap();
-        assert!(completion_problems(&gates, dir.path()).is_empty());
+        assert!(completion_problems(&gates, &LoadedPlan::open(dir.path())).is_empty());
         // A retry supersedes only its own command: a later failing lint is not masked by test.
         let mut worse = gates.to_vec();
         worse.push(gate("lint", false, Some(2), "3 warnings"));
-        let problems = completion_problems(&worse, dir.path());
+        let problems = completion_problems(&worse, &LoadedPlan::open(dir.path()));
         assert_eq!(problems, vec![("lint".to_owned(), GateProblem::Fails)]);
     }
 
@@ -435,7 +436,7 @@ mod tests {
             "invalidated by refine 2026-06-10: 12 passed",
         );
         assert_eq!(
-            gate_problems(&g, dir.path()),
+            gate_problems(&g, &LoadedPlan::open(dir.path())),
             vec![GateProblem::Invalidated]
         );
     }
@@ -444,15 +445,21 @@ mod tests {
     fn passes_needs_exit_code_zero_and_evidence() {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(
-            gate_problems(&gate("t", true, Some(3), "ok"), dir.path()),
+            gate_problems(
+                &gate("t", true, Some(3), "ok"),
+                &LoadedPlan::open(dir.path())
+            ),
             vec![GateProblem::ExitCode(Some(3))]
         );
         assert_eq!(
-            gate_problems(&gate("t", true, None, "ok"), dir.path()),
+            gate_problems(&gate("t", true, None, "ok"), &LoadedPlan::open(dir.path())),
             vec![GateProblem::ExitCode(None)]
         );
         assert_eq!(
-            gate_problems(&gate(" ", true, Some(0), " "), dir.path()),
+            gate_problems(
+                &gate(" ", true, Some(0), " "),
+                &LoadedPlan::open(dir.path())
+            ),
             vec![GateProblem::EmptyCommand, GateProblem::EmptyEvidence]
         );
     }
@@ -468,7 +475,7 @@ mod tests {
             Some(0),
             "12 passed log=analysis_results/test.log",
         );
-        assert!(gate_problems(&ok, dir.path()).is_empty());
+        assert!(gate_problems(&ok, &LoadedPlan::open(dir.path())).is_empty());
         let missing = gate(
             "t",
             true,
@@ -476,12 +483,12 @@ mod tests {
             "12 passed log=analysis_results/nope.log",
         );
         assert_eq!(
-            gate_problems(&missing, dir.path()),
+            gate_problems(&missing, &LoadedPlan::open(dir.path())),
             vec![GateProblem::LogMissing("analysis_results/nope.log".into())]
         );
         for escaping in ["log=../x.log", "log=/etc/passwd", "log=a/../../x"] {
             let g = gate("t", true, Some(0), &format!("12 passed {escaping}"));
-            let problems = gate_problems(&g, dir.path());
+            let problems = gate_problems(&g, &LoadedPlan::open(dir.path()));
             assert!(
                 matches!(problems.as_slice(), [GateProblem::LogEscapes(_)]),
                 "{escaping}: {problems:?}"
@@ -502,7 +509,7 @@ mod tests {
             "12 passed log=analysis_results/test.log",
         );
         assert_eq!(
-            gate_problems(&g, dir.path()),
+            gate_problems(&g, &LoadedPlan::open(dir.path())),
             vec![GateProblem::LogEscapes("analysis_results/test.log".into())]
         );
     }

@@ -8,8 +8,9 @@ use crate::findings::{Code, Finding};
 use crate::plan::model::{
     LocatorKind, Manifest, Materialization, PlanFormat, PlanStatus, State, TaskStatus,
 };
-use crate::plan::{Loaded, PlanPaths, load_manifest, load_state};
+use crate::plan::{Loaded, LoadedPlan};
 use std::collections::HashMap;
+use std::path::Path;
 
 /// The order tasks run in (seed 003 "Guarded state updates"): a task starts, blocks or completes
 /// only once every earlier task is completed or skipped (removed from scope). The first earlier
@@ -407,18 +408,20 @@ pub fn check_identity(
 }
 
 /// A validated plan folder: its findings, and the documents that loaded, so a caller that goes
-/// on to check more (`verify`) does not read and parse them a second time.
-pub struct PlanValidation {
+/// on to check more (`verify`) judges the same ones.
+pub struct PlanValidation<'a> {
     pub summary: String,
     pub findings: Vec<Finding>,
-    pub manifest: Option<Loaded<Manifest>>,
-    pub state: Option<Loaded<State>>,
+    pub manifest: Option<&'a Loaded<Manifest>>,
+    pub state: Option<&'a Loaded<State>>,
 }
 
 /// Validate a plan folder: both documents, their invariants and the plan's identity.
-pub fn validate_plan(paths: &PlanPaths) -> PlanValidation {
+pub fn validate_plan(plan: &LoadedPlan) -> PlanValidation<'_> {
+    let paths = &plan.paths;
     let mut findings = Vec::new();
-    if !paths.manifest.exists() && !paths.state.exists() {
+    let missing = |path: &Path| plan.place(path) == crate::store::Place::Missing;
+    if missing(&paths.manifest) && missing(&paths.state) {
         let finding = Finding::error(
             Code::Unreadable,
             paths.dir.display().to_string(),
@@ -432,14 +435,10 @@ pub fn validate_plan(paths: &PlanPaths) -> PlanValidation {
             state: None,
         };
     }
-    let manifest = collect(&mut findings, load_manifest(paths), check_manifest);
-    let state = collect(&mut findings, load_state(paths), check_state);
+    let manifest = collect(&mut findings, plan.manifest(), check_manifest);
+    let state = collect(&mut findings, plan.state(), check_state);
     let folder = paths.folder_name();
-    findings.extend(check_identity(
-        folder.as_deref(),
-        manifest.as_ref(),
-        state.as_ref(),
-    ));
+    findings.extend(check_identity(folder.as_deref(), manifest, state));
     let mut parts = Vec::new();
     if let Some(m) = &manifest {
         parts.push(format!("manifest v{}", m.generation.number()));
@@ -464,18 +463,18 @@ pub fn validate_plan(paths: &PlanPaths) -> PlanValidation {
 }
 
 /// Keep a loaded document after adding its invariant findings, or keep its load findings.
-pub fn collect<T>(
+pub fn collect<'a, T>(
     findings: &mut Vec<Finding>,
-    loaded: Result<Loaded<T>, Vec<Finding>>,
+    loaded: Result<&'a Loaded<T>, &[Finding]>,
     check: fn(&Loaded<T>) -> Vec<Finding>,
-) -> Option<Loaded<T>> {
+) -> Option<&'a Loaded<T>> {
     match loaded {
         Ok(doc) => {
-            findings.extend(check(&doc));
+            findings.extend(check(doc));
             Some(doc)
         }
         Err(found) => {
-            findings.extend(found);
+            findings.extend_from_slice(found);
             None
         }
     }

@@ -17,9 +17,9 @@
 //!   record carrying the mark: the log is inside the plan, hashes to the recorded sha256, and
 //!   its command, ending and summary are the record's.
 
+use crate::plan::LoadedPlan;
 use crate::plan::model::Gate;
 use regex::Regex;
-use std::path::Path;
 use std::sync::OnceLock;
 
 /// Where `dwp run` keeps its logs, relative to the plan folder.
@@ -461,12 +461,13 @@ pub fn is_observed(gate: &Gate) -> bool {
 /// What a log says against the observed gate that points at it: empty when the log backs the
 /// record (inside the plan, the recorded sha256, the record's command, ending, summary and
 /// verdict). Nothing for a record without the mark: an asserted record has no log to check.
-pub fn provenance_problems(gate: &Gate, plan_dir: &Path) -> Vec<String> {
+pub fn provenance_problems(gate: &Gate, plan: &LoadedPlan) -> Vec<String> {
     let Some(recorded) = gate.evidence.as_deref().and_then(mark) else {
         return Vec::new();
     };
-    let path = plan_dir.join(recorded.log);
-    let bytes = match crate::store::read_artifact(&path, plan_dir) {
+    let path = plan.dir().join(recorded.log);
+    let read = plan.read(&path);
+    let bytes = match &*read {
         Ok(bytes) => bytes,
         // A missing or escaping log is the evidence rules' `log=` finding already.
         Err(crate::store::ReadFailure::Missing | crate::store::ReadFailure::Escapes(_)) => {
@@ -479,14 +480,14 @@ pub fn provenance_problems(gate: &Gate, plan_dir: &Path) -> Vec<String> {
             )];
         }
     };
-    let actual = crate::store::sha256_hex(&bytes);
+    let actual = crate::store::sha256_hex(bytes);
     if actual != recorded.sha256 {
         return vec![format!(
             "its log `{}` has sha256 {actual}, not the {} recorded: the log changed after the run",
             recorded.log, recorded.sha256
         )];
     }
-    let (header, output) = match parse_log(&bytes) {
+    let (header, output) = match parse_log(bytes) {
         Ok(parsed) => parsed,
         Err(why) => {
             return vec![format!(

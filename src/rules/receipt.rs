@@ -8,10 +8,10 @@
 //! `<absent>`), the reference's digest (docs/DECISIONS.md, "Publication"). `dwp finalize` (issue #6) writes
 //! receipts with this module; `dwp verify` checks them.
 
+use crate::plan::LoadedPlan;
 use crate::plan::model::State;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use std::path::Path;
 use std::sync::OnceLock;
 
 /// Where the receipt lives, relative to the plan folder.
@@ -49,24 +49,14 @@ pub fn task_files(state: &State) -> impl Iterator<Item = String> + '_ {
         .map(str::to_owned)
 }
 
-/// The `artifacts_sha256` of a plan folder.
-pub fn artifacts_digest(plan_dir: &Path, state: &State) -> String {
+/// The `artifacts_sha256` of a plan folder, of the bytes `plan` read (each file read once).
+pub fn artifacts_digest(plan: &LoadedPlan, state: &State) -> String {
     let names = digest_names(state);
-    digest_of(names.iter().zip(read_or_absent(plan_dir, &names).iter()))
-}
-
-/// Each of `names` (relative to `plan_dir`) as it is now; in a folder that cannot be opened every
-/// one counts as absent, as the digest rule counts a file it cannot read.
-pub fn read_or_absent(
-    plan_dir: &Path,
-    names: &[String],
-) -> Vec<Result<Vec<u8>, crate::store::ReadFailure>> {
-    crate::store::read_artifacts(plan_dir, names).unwrap_or_else(|_| {
-        names
-            .iter()
-            .map(|_| Err(crate::store::ReadFailure::Missing))
-            .collect()
-    })
+    let read: Vec<_> = names
+        .iter()
+        .map(|name| plan.read(&plan.dir().join(name)))
+        .collect();
+    digest_of(names.iter().zip(read.iter().map(|r| &**r)))
 }
 
 /// The digest of files already read: each `(name, bytes or why not)` in [`digest_names`] order.

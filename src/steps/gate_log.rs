@@ -1,14 +1,14 @@
 //! Keeping a run dwp observed in the plan (issue #17): its log under
 //! `analysis_results/gates/`, and the observed gate record that points at it. `dwp run` and
 //! `dwp update --gates-from` (a `dwp loop prove` run copied into the plan) both record through
-//! [`record`], under the plan's lock; the log format, the summary and the evidence string are
+//! [`record`], in the change they commit under the plan's lock; the log format, the summary and the evidence string are
 //! `rules::observed`'s.
 
-use crate::error::Result;
+use crate::plan::LoadedPlan;
 use crate::plan::model::Gate;
 use crate::rules::observed::{self, Ending, LogHeader, Observation};
+use crate::steps::commit::Change;
 use crate::store;
-use std::path::Path;
 
 /// A run dwp observed, before it is kept in a plan: what ran, when it finished, how it ended,
 /// and its output (every byte it printed counted in `total`, the last ones in `output`).
@@ -68,60 +68,38 @@ pub struct Recorded {
     pub observation: Observation,
 }
 
-/// Keep `run` as a log of `task` in the plan at `plan_dir` (the caller holds the plan's lock)
-/// and build its observed gate record. `dry_run`: the log's name and sha256 as they would be,
-/// nothing written.
-pub fn record(plan_dir: &Path, task: u64, run: &ObservedRun, dry_run: bool) -> Result<Recorded> {
-    let observation = run.observation(task);
-    let log = if dry_run {
-        WrittenLog {
-            name: format!(
-                "{}/{}",
-                observed::GATES_DIR,
-                observed::log_name(task, &run.argv, &run.finished)
-            ),
-            sha256: store::sha256_hex(&observation.bytes),
-        }
-    } else {
-        write_log(plan_dir, task, &run.argv, &run.finished, &observation.bytes)?
-    };
-    Ok(Recorded {
-        gate: observation.gate(&log.name, &log.sha256),
-        log,
-        observation,
-    })
-}
-
-/// Remove logs [`record`] wrote for an update that was then refused: nothing is left of it.
-pub fn remove(plan_dir: &Path, logs: &[WrittenLog]) {
-    for log in logs {
-        let _ = store::remove_file(&plan_dir.join(&log.name), plan_dir);
-    }
-}
-
-/// Write the log under `analysis_results/gates/` with a name no other log has (a second run
-/// in the same second gets `-2`, `-3`...), durably.
-fn write_log(
-    plan_dir: &Path,
+/// Keep `run` as a log of `task` in `plan`: its log added to `change` (under
+/// `analysis_results/gates/`, a name no other log has: a second run in the same second gets
+/// `-2`, `-3`...) and set in `plan` as the change leaves it, and its observed gate record
+/// built. Nothing is written until the change is committed.
+pub fn record(
+    plan: &mut LoadedPlan,
+    change: &mut Change,
     task: u64,
-    argv: &[String],
-    finished: &str,
-    bytes: &[u8],
-) -> Result<WrittenLog> {
-    let results = plan_dir.join("analysis_results");
-    store::create_dir(&results, plan_dir)?;
-    store::create_dir(&plan_dir.join(observed::GATES_DIR), plan_dir)?;
-    let base = observed::log_name(task, argv, finished);
+    run: &ObservedRun,
+) -> Recorded {
+    let observation = run.observation(task);
+    let dir = plan.dir().to_path_buf();
+    let base = observed::log_name(task, &run.argv, &run.finished);
     let stem = base.trim_end_matches(".log");
     let mut name = format!("{}/{base}", observed::GATES_DIR);
     let mut n = 1;
-    while store::place(&plan_dir.join(&name), plan_dir) != store::Place::Missing {
+    while plan.place(&dir.join(&name)) != store::Place::Missing {
         n += 1;
         name = format!("{}/{stem}-{n}.log", observed::GATES_DIR);
     }
-    let written = store::write_atomic(&plan_dir.join(&name), plan_dir, bytes)?;
-    Ok(WrittenLog {
+    let path = dir.join(&name);
+    change.create_dir(&dir.join("analysis_results"));
+    change.create_dir(&dir.join(observed::GATES_DIR));
+    change.new_file(&path, observation.bytes.clone());
+    plan.set_file(&path, observation.bytes.clone());
+    let log = WrittenLog {
+        sha256: store::sha256_hex(&observation.bytes),
         name,
-        sha256: written.sha256,
-    })
+    };
+    Recorded {
+        gate: observation.gate(&log.name, &log.sha256),
+        log,
+        observation,
+    }
 }

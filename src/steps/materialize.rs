@@ -17,7 +17,8 @@ use crate::plan::model::{
     Actor, Approval, Archetype, DocKind, Field, Generation, Locator, LocatorKind, Manifest,
     Materialization, PlanFormat, PlanStatus, Rigor, State, Task, TaskStatus,
 };
-use crate::plan::{self, Loaded, PlanPaths};
+use crate::plan::{self, Loaded, LoadedPlan, PlanPaths};
+use crate::steps::commit::{Change, commit_or_preview};
 use crate::store;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -108,28 +109,31 @@ pub fn materialize(plan_dir: &Path, how: &Materialize) -> Result<InitOutcome> {
             "is not a plan folder",
         ));
     }
-    let guard =
-        crate::steps::writer::lock_for_write(&paths.dir, &paths.state, std::time::Duration::ZERO)?;
-    let outcome = materialize_under_lock(&paths, how)?;
-    guard.release()?;
-    Ok(outcome)
+    crate::steps::writer::under_lock(&paths.dir, std::time::Duration::ZERO, |plan| {
+        materialize_under_lock(plan, how)
+    })
 }
 
-fn materialize_under_lock(paths: &PlanPaths, how: &Materialize) -> Result<InitOutcome> {
+fn materialize_under_lock(plan: &LoadedPlan, how: &Materialize) -> Result<InitOutcome> {
+    let paths = &plan.paths;
     let (creator, standard) = (how.creator, how.standard);
     crate::plan::refuse_while_finalizing(&paths.dir)?;
-    refuse_existing(paths)?;
+    refuse_existing(plan)?;
     let name = match how.name {
         Some(name) => name.to_owned(),
         None => plan_name(paths)?,
     };
-    let md = crate::plan::records::read_markdown(&paths.dir)?;
+    let md = plan.markdown().map_err(|failure| {
+        failure
+            .clone_kind()
+            .into_error("read", &paths.dir.join("README.md"))
+    })?;
     md.require_readable()?;
     let place = md.readme_path.display().to_string();
     let readme = &md.readme;
     let (spec_version, standard_from) = declared_standard(readme, &place, standard)?;
     let format = plan_format(readme, &place)?;
-    let pending = initial_tasks(&md, format, &paths.dir, &place)?;
+    let pending = initial_tasks(md, format, &paths.dir, &place)?;
     let now = clock::now_rfc3339();
     let approval = readme.approval().unwrap_or(Approval::Pending);
     let base = State {
@@ -153,7 +157,7 @@ fn materialize_under_lock(paths: &PlanPaths, how: &Materialize) -> Result<InitOu
         allow_completion: true,
         ..Default::default()
     };
-    let (state, _) = crate::rules::regenerate::regenerate(&md, &base, &now, &rules)?;
+    let (state, _) = crate::rules::regenerate::regenerate(md, &base, &now, &rules)?;
     let manifest = Manifest {
         schema: Generation::V5.url(DocKind::Manifest),
         spec_version: spec_version.clone(),
@@ -174,17 +178,17 @@ fn materialize_under_lock(paths: &PlanPaths, how: &Materialize) -> Result<InitOu
         "- {now}: materialized by `{}`: manifest.json and state.json (v5, {format}, DWP spec {spec_version} from {standard_from}, {} tasks, {completed} completed as the README's boxes record, approval {approval})",
         how.by, state.task_count
     );
-    // Every file of the materialization, and its record, in one intent record.
-    let mut write = store::intent::Transaction::new(&paths.dir, how.by);
-    let created = plan_file_steps(&mut write, &paths.dir, &record)?;
-    write.replace(&paths.state, None, &state_bytes)?;
-    write.replace(&paths.manifest, None, &manifest_bytes)?;
-    if !created.iter().any(|c| c == "PROGRESS.md") {
-        write.append(&paths.dir.join("PROGRESS.md"), &record)?;
-    }
-    let diff = write.finish(how.dry_run)?;
     let state_sha256 = store::sha256_hex(&state_bytes);
     let manifest_sha256 = store::sha256_hex(&manifest_bytes);
+    // Every file of the materialization, and its record, in one change.
+    let mut write = Change::new(&paths.dir, how.by);
+    let created = plan_file_steps(&mut write, plan, &record)?;
+    write.write(&paths.state, None, state_bytes);
+    write.write(&paths.manifest, None, manifest_bytes);
+    if !created.iter().any(|c| c == "PROGRESS.md") {
+        write.append(&paths.dir.join("PROGRESS.md"), &record);
+    }
+    let diff = commit_or_preview(write, plan, how.dry_run)?;
     Ok(InitOutcome {
         dry_run: how.dry_run,
         diff,
@@ -236,16 +240,17 @@ fn plan_title(h1: &str, name: &str) -> Option<String> {
 
 /// The plan layout's files that a markdown-only plan may lack, created titled (a new
 /// PROGRESS.md opens with the materialization's `record`), as steps of `write`.
-fn plan_file_steps(
-    write: &mut store::intent::Transaction,
-    dir: &Path,
-    record: &str,
-) -> Result<Vec<String>> {
+fn plan_file_steps(write: &mut Change, plan: &LoadedPlan, record: &str) -> Result<Vec<String>> {
+    let dir = plan.dir();
     let missing = |path: &Path| -> Result<bool> {
-        Ok(
-            store::entry(path, dir).map_err(|e| Error::io("stat", path, e))?
-                == store::Entry::Missing,
-        )
+        match plan.entry(path) {
+            Some(entry) => Ok(entry == store::Entry::Missing),
+            None => Err(Error::io(
+                "stat",
+                path,
+                std::io::Error::other("cannot be looked at"),
+            )),
+        }
     };
     let mut created = Vec::new();
     let progress = format!("# Progress\n{record}\n");
@@ -255,13 +260,13 @@ fn plan_file_steps(
     ] {
         let path = dir.join(name);
         if missing(&path)? {
-            write.replace(&path, None, text.as_bytes())?;
+            write.write(&path, None, text.as_bytes().to_vec());
             created.push(name.to_owned());
         }
     }
     let results = dir.join("analysis_results");
     if missing(&results)? {
-        write.create_dir(&results)?;
+        write.create_dir(&results);
         created.push("analysis_results/".to_owned());
     }
     Ok(created)
@@ -304,9 +309,9 @@ fn check_creator(creator: &Creator) -> Result<()> {
 }
 
 /// The manifest is written once: a plan that has either JSON file is already materialized.
-fn refuse_existing(paths: &PlanPaths) -> Result<()> {
-    for path in [&paths.manifest, &paths.state] {
-        if std::fs::symlink_metadata(path).is_ok() {
+fn refuse_existing(plan: &LoadedPlan) -> Result<()> {
+    for path in [&plan.paths.manifest, &plan.paths.state] {
+        if plan.entry(path).is_some_and(|e| e != store::Entry::Missing) {
             return Err(Error::rejected(
                 path.display().to_string(),
                 "already exists: a plan is materialized once, and manifest.json is never rewritten",

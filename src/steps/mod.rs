@@ -4,6 +4,7 @@
 //! they never import each other.
 
 pub mod command_env;
+pub mod commit;
 pub mod gate_log;
 pub mod materialize;
 pub mod publication;

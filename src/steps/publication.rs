@@ -1,17 +1,20 @@
-//! Publication, a plan's terminal transition (seed 003 "Verified plan publication";
-//! docs/DECISIONS.md "Publication"), shared by `dwp finalize` and by `dwp update` of the last
-//! task.
+//! Publication, a plan's terminal transition (the spec's "Verified plan publication";
+//! docs/DECISIONS.md "Publication and receipts"), shared by `dwp finalize` and by `dwp update` of
+//! the last task: what is checked, and what is written, planned here; carried out by
+//! [`crate::steps::commit::publish`].
 //!
 //! Under the state lock: build or read the completed candidate, check it against every plan
-//! artifact (schema, invariants, identity, the markdown, the task logs, evidence truth, every
-//! `dwp verify` rule but the receipt publication itself writes) and list every failure, writing
-//! nothing. Then publish in steps, each durable before the next:
+//! artifact as the publishing change leaves them (schema, invariants, identity, the markdown,
+//! the task logs, evidence truth, every `dwp verify` rule but the receipt publication itself
+//! writes) and list every failure, writing nothing. Then publish in steps, each durable before
+//! the next:
 //!
-//! 1. `.finalizing.json`: the candidate (and its sha256), the artifacts digest, pid, host, time.
-//!    While it exists `verify` fails and every other writer refuses. It is written once: how far
-//!    a publication got is read from the files themselves (the state's bytes against the
-//!    candidate's sha256), never from a progress note that would cost a durable write per step.
-//! 2. `state.json` ← the candidate.
+//! 1. `.finalizing.json`: the candidate (and its sha256), the artifacts digest, the other edits
+//!    of the change (the README box `update --tick` ticks), pid, host, time. While it exists
+//!    `verify` fails and every other writer refuses. It is written once: how far a publication
+//!    got is read from the files themselves, never from a progress note that would cost a
+//!    durable write per step.
+//! 2. the other edits, then `state.json` ← the candidate.
 //! 3. re-read: the state's bytes are the candidate's (so they validate: the candidate was
 //!    checked), and no artifact changed since the checks (else no receipt, the marker stays,
 //!    exit 1).
@@ -20,13 +23,13 @@
 //!
 //! An interruption anywhere leaves the plan unpublished (before 1), or marked and recoverable:
 //! `--recover` re-runs 2-5 only for the candidate whose sha256 the marker recorded. The candidate
-//! travels inside the marker, so a default candidate (built from the state with the clock) can be
-//! recovered without the caller rebuilding byte-identical JSON.
+//! and the other edits travel inside the marker, so a default candidate (built from the state
+//! with the clock) can be recovered without the caller rebuilding byte-identical JSON.
 
 use crate::error::{Error, Result};
 use crate::findings::{Code, Finding, Severity};
 use crate::plan::model::{Checkpoint, Field, PlanStatus, State, TaskStatus};
-use crate::plan::{self, Loaded, PlanPaths};
+use crate::plan::{self, Loaded, LoadedPlan};
 use crate::store::{self, lock};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -85,7 +88,7 @@ pub struct Publication {
 impl Publication {
     /// A publication that stopped at its checks: REFUSED, or UNVERIFIED when nothing definite
     /// was found wrong but something could not be checked. Nothing was claimed.
-    fn stopped(
+    pub(crate) fn stopped(
         plan_dir: &Path,
         state_sha256: &str,
         findings: Vec<Finding>,
@@ -116,6 +119,19 @@ pub struct Marker {
     pub started_at: String,
     /// The candidate's JSON text, so that recovery needs nothing the caller may have lost.
     pub candidate: String,
+    /// The other files the publishing change writes (the README whose box `update --tick`
+    /// ticked), written before the state, and again by a recovery.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub edits: Vec<MarkerEdit>,
+}
+
+/// A file a publication writes besides the state and the receipt: its path relative to the
+/// plan folder and its text.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct MarkerEdit {
+    pub path: String,
+    pub content: String,
 }
 
 /// The marker without the candidate, as `--recover` shows it.
@@ -157,7 +173,7 @@ pub struct ReceiptGate {
 }
 
 /// The gates of `state`'s completed tasks, as the receipt lists them.
-fn receipt_gates(state: &State) -> Vec<ReceiptGate> {
+pub(crate) fn receipt_gates(state: &State) -> Vec<ReceiptGate> {
     state
         .tasks
         .iter()
@@ -201,7 +217,7 @@ pub enum Step {
 }
 
 impl Step {
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Step::Marked => "marked",
             Step::StatePublished => "state-published",
@@ -220,7 +236,7 @@ thread_local! {
 
 /// A publication reached `step`. Compiled to nothing outside unit tests: no flag or variable can
 /// interrupt a real publication.
-fn reached(step: Step) -> Result<()> {
+pub(crate) fn reached(step: Step) -> Result<()> {
     #[cfg(test)]
     if STOP_AFTER.with(|s| s.get()) == Some(step) {
         return Err(Error::io(
@@ -274,110 +290,65 @@ impl Candidate {
     }
 }
 
-/// Check `candidate` against the plan and, when nothing stands in the way, publish it. The
-/// caller holds the lock; `dwp update` of the last task calls this with its result.
-pub fn publish_locked(
-    plan_dir: &Path,
-    state_path: &Path,
+/// A publication checked and ready to carry out ([`crate::steps::commit::publish`]).
+pub struct Planned {
+    pub plan_dir: PathBuf,
+    pub state_path: PathBuf,
+    /// The candidate, typed: what state.json becomes.
+    pub candidate: Loaded<State>,
+    pub marker: Marker,
+    /// A `--recover` run: what the marker said.
+    pub recovered_from: Option<MarkerSummary>,
+}
+
+/// What the checks of a publication decided: go ahead, or stop (REFUSED or UNVERIFIED, every
+/// problem listed; nothing is written).
+pub enum Checked {
+    Ready(Box<Planned>),
+    Stopped(Box<Publication>),
+}
+
+/// Check `candidate` against `plan`, as the publishing change leaves it (`edits`, the other
+/// files it writes, already set in `plan`), and plan its publication. The caller holds the
+/// lock; `dwp update` of the last task calls this with its result.
+pub fn plan_publication(
+    plan: &LoadedPlan,
     candidate: Candidate,
-    dry_run: bool,
-) -> Result<Publication> {
-    let paths = PlanPaths::new(plan_dir);
+    edits: Vec<MarkerEdit>,
+) -> Checked {
     let candidate_sha256 = store::sha256_hex(candidate.bytes());
-    // Read before the checks: an edit after this read shows in the re-read after the write.
-    let fixed = read_fixed_names(plan_dir);
-    let (checked, findings) = crate::profile::time("check candidate", || {
-        check_candidate(&paths, state_path, candidate, false)
+    let (loaded, findings) = crate::profile::time("check candidate", || {
+        check_candidate(plan, candidate, false)
     });
-    let Some(Checked { loaded, task_texts }) = checked.filter(|_| findings.is_empty()) else {
-        return Ok(Publication::stopped(
-            plan_dir,
+    let Some(loaded) = loaded.filter(|_| findings.is_empty()) else {
+        return Checked::Stopped(Box::new(Publication::stopped(
+            plan.dir(),
             &candidate_sha256,
             findings,
             None,
-        ));
+        )));
     };
-    if dry_run {
-        // Every check passed: what a publication would do, with nothing written.
-        return Ok(Publication::stopped(
-            plan_dir,
-            &candidate_sha256,
-            Vec::new(),
-            None,
-        ));
-    }
+    // The digest of the very bytes the checks judged: every file is read once per command.
+    let artifacts_sha256 = crate::profile::time("artifacts digest", || {
+        crate::rules::receipt::artifacts_digest(plan, &loaded.doc)
+    });
     let marker = Marker {
-        candidate_sha256: candidate_sha256.clone(),
-        artifacts_sha256: crate::profile::time("artifacts digest", || {
-            checked_digest(plan_dir, &loaded.doc, fixed, task_texts)
-        }),
+        candidate_sha256,
+        artifacts_sha256,
         step: Step::Marked.name().to_owned(),
         pid: std::process::id(),
         host: lock::host_name(),
         started_at: crate::clock::now_rfc3339(),
         candidate: String::from_utf8(loaded.bytes.clone()).expect("candidates are UTF-8 JSON"),
+        edits,
     };
-    write_marker(plan_dir, &marker)?;
-    reached(Step::Marked)?;
-    complete_publication(&paths, state_path, &loaded, marker, None)
-}
-
-/// Steps 2-5, shared by a first publication and a recovery.
-fn complete_publication(
-    paths: &PlanPaths,
-    state_path: &Path,
-    candidate: &Loaded<State>,
-    marker: Marker,
-    recovered_from: Option<MarkerSummary>,
-) -> Result<Publication> {
-    crate::profile::time("write state", || {
-        store::write_atomic(state_path, &paths.dir, &candidate.bytes)
-    })?;
-    reached(Step::StatePublished)?;
-
-    // Every covered file read once after the write: its digest is re-checked against the
-    // marker's, and the receipt lists the hashes of these same bytes.
-    let files = crate::profile::time("read artifacts", || {
-        CoveredFiles::read(&paths.dir, &candidate.doc)
-    })?;
-    let problems = crate::profile::time("re-verify", || {
-        reverify(paths, state_path, candidate, &marker, &files.digest())
-    });
-    if !problems.is_empty() {
-        return Ok(Publication::stopped(
-            &paths.dir,
-            &candidate.sha256,
-            problems,
-            recovered_from,
-        ));
-    }
-    reached(Step::Reverified)?;
-
-    let receipt_path = paths.dir.join(crate::rules::receipt::RECEIPT);
-    let _receipt = crate::profile::stage("receipt");
-    let receipt = receipt(
-        &candidate.sha256,
-        &marker,
-        files.artifacts()?,
-        receipt_gates(&candidate.doc),
-    );
-    if let Some(parent) = receipt_path.parent() {
-        store::create_dir(parent, &paths.dir)?;
-    }
-    store::write_atomic(&receipt_path, &paths.dir, &store::json_file_bytes(&receipt))?;
-    drop(_receipt);
-    reached(Step::ReceiptWritten)?;
-
-    store::remove_file(&paths.dir.join(MARKER), &paths.dir)?;
-    reached(Step::MarkerRemoved)?;
-    Ok(Publication {
-        plan: paths.dir.display().to_string(),
-        verdict: PublicationVerdict::Published,
-        state_sha256: Some(candidate.sha256.clone()),
-        receipt: Some(receipt_path.display().to_string()),
-        recovered_from,
-        findings: Vec::new(),
-    })
+    Checked::Ready(Box::new(Planned {
+        plan_dir: plan.dir().to_path_buf(),
+        state_path: plan.paths.state.clone(),
+        candidate: loaded,
+        marker,
+        recovered_from: None,
+    }))
 }
 
 /// The current state with its last task completed: what `dwp update` of the last task produces.
@@ -415,64 +386,13 @@ pub fn terminal_stamp(state: &mut State, now: &str) {
     }
 }
 
-/// A candidate that loaded, and the text of each task file its checks read.
-struct Checked {
-    loaded: Loaded<State>,
-    task_texts: Vec<(PathBuf, String)>,
-}
-
-/// [`crate::rules::receipt::FIXED_NAMES`] as they are now.
-fn read_fixed_names(plan_dir: &Path) -> Vec<std::result::Result<Vec<u8>, store::ReadFailure>> {
-    crate::rules::receipt::read_or_absent(
-        plan_dir,
-        &crate::rules::receipt::FIXED_NAMES.map(str::to_owned),
-    )
-}
-
-/// `artifacts_sha256` of the bytes the checks judged: the fixed names as read just before the
-/// checks, each task file as the markdown rules read it, and a task file no rule read (a
-/// locator the index does not link) read now. Read again after this, a file edited since the
-/// checks changes the digest; read again before, an edit between the checks and the digest
-/// would have been published unchecked.
-fn checked_digest(
-    plan_dir: &Path,
-    state: &State,
-    fixed: Vec<std::result::Result<Vec<u8>, store::ReadFailure>>,
-    task_texts: Vec<(PathBuf, String)>,
-) -> String {
-    use std::collections::HashMap;
-    let mut read: HashMap<String, std::result::Result<Vec<u8>, store::ReadFailure>> =
-        crate::rules::receipt::FIXED_NAMES
-            .iter()
-            .map(|name| (*name).to_owned())
-            .zip(fixed)
-            .collect();
-    let mut checked: HashMap<PathBuf, String> = task_texts.into_iter().collect();
-    let names = crate::rules::receipt::digest_names(state);
-    let mut unread = Vec::new();
-    for name in &names {
-        if read.contains_key(name) {
-            continue;
-        }
-        match checked.remove(&plan_dir.join(name)) {
-            Some(text) => {
-                read.insert(name.clone(), Ok(text.into_bytes()));
-            }
-            None => unread.push(name.clone()),
-        }
-    }
-    let later = crate::rules::receipt::read_or_absent(plan_dir, &unread);
-    read.extend(unread.into_iter().zip(later));
-    crate::rules::receipt::digest_of(names.iter().map(|name| (name, &read[name])))
-}
-
 /// Every check a candidate must pass, with every failure; the typed candidate when it loaded.
 fn check_candidate(
-    paths: &PlanPaths,
-    state_path: &Path,
+    plan: &LoadedPlan,
     candidate: Candidate,
     recovering: bool,
-) -> (Option<Checked>, Vec<Finding>) {
+) -> (Option<Loaded<State>>, Vec<Finding>) {
+    let state_path = &plan.paths.state;
     // Findings name the state file the candidate is published as.
     let built = match candidate {
         Candidate::Bytes(bytes) => Err(bytes),
@@ -488,16 +408,16 @@ fn check_candidate(
         Err(findings) => return (None, findings),
     };
     let mut findings = crate::rules::invariants::check_state(&loaded);
-    let manifest = match plan::load_manifest(paths) {
+    let manifest = match plan.manifest() {
         Ok(manifest) => Some(manifest),
         Err(problems) => {
-            findings.extend(problems);
+            findings.extend_from_slice(problems);
             None
         }
     };
     findings.extend(crate::rules::invariants::check_identity(
-        paths.folder_name().as_deref(),
-        manifest.as_ref(),
+        plan.paths.folder_name().as_deref(),
+        manifest,
         Some(&loaded),
     ));
     for (index, task) in loaded.doc.tasks.iter().enumerate() {
@@ -516,15 +436,15 @@ fn check_candidate(
             );
         }
     }
-    let spec_version = manifest.as_ref().map(|m| m.doc.spec_version.as_str());
+    let spec_version = manifest.map(|m| m.doc.spec_version.as_str());
     let resolved_by_publication = |code: Code| {
         matches!(
             code,
             Code::MissingReceipt | Code::ReceiptMismatch | Code::MalformedReceipt
         ) || (recovering && code == Code::PublicationInProgress)
     };
-    let (plan_findings, markdown) =
-        crate::rules::conformance::plan_rules_read(paths, spec_version, Some(&loaded.doc));
+    let plan_findings =
+        crate::rules::conformance::plan_rules(plan, spec_version, Some(&loaded.doc));
     findings.extend(
         plan_findings
             .into_iter()
@@ -540,9 +460,8 @@ fn check_candidate(
             finding.severity = Severity::Unverified;
         }
     }
-    crate::rules::conformance::add_fix_hints(&mut findings, &paths.dir);
-    let task_texts = markdown.map(|md| md.task_texts).unwrap_or_default();
-    (Some(Checked { loaded, task_texts }), findings)
+    crate::rules::conformance::add_fix_hints(&mut findings, plan.dir());
+    (Some(loaded), findings)
 }
 
 /// A plan artifact that is missing or cannot be read: publication cannot check what is not
@@ -558,16 +477,16 @@ fn is_missing_artifact(finding: &Finding) -> bool {
 /// After the write: the bytes on disk are the candidate's, and no artifact changed since the
 /// checks. Bytes equal to the candidate's validate and keep its invariants (the candidate passed
 /// both), so they are compared, not checked a second time.
-fn reverify(
-    paths: &PlanPaths,
-    state_path: &Path,
+pub(crate) fn reverify(
+    after: &LoadedPlan,
     candidate: &Loaded<State>,
     marker: &Marker,
     artifacts_sha256: &str,
 ) -> Vec<Finding> {
-    let file = state_path.display().to_string();
+    let paths = &after.paths;
+    let file = paths.state.display().to_string();
     let mut findings = Vec::new();
-    match plan::read_state_bytes(state_path, &paths.dir) {
+    match after.state_bytes() {
         Err(problems) => findings.extend(problems),
         Ok(on_disk) if store::sha256_hex(&on_disk) != candidate.sha256 => {
             findings.push(Finding::error(
@@ -601,18 +520,9 @@ fn verdict_of(findings: &[Finding]) -> PublicationVerdict {
     }
 }
 
-fn write_marker(plan_dir: &Path, marker: &Marker) -> Result<()> {
-    let _stage = crate::profile::stage("write marker");
-    store::write_atomic(
-        &plan_dir.join(MARKER),
-        plan_dir,
-        &store::json_file_bytes(marker),
-    )
-    .map(|_| ())
-}
-
-fn read_marker(path: &Path, plan_dir: &Path) -> Result<Marker> {
-    let bytes = match store::read_artifact(path, plan_dir) {
+fn read_marker(plan: &LoadedPlan, path: &Path) -> Result<Marker> {
+    let read = plan.read(path);
+    let bytes = match &*read {
         Ok(bytes) => bytes,
         Err(store::ReadFailure::Missing) => {
             return Err(Error::rejected(
@@ -621,9 +531,9 @@ fn read_marker(path: &Path, plan_dir: &Path) -> Result<Marker> {
             )
             .with_hint("publish with `dwp finalize PLAN`"));
         }
-        Err(failure) => return Err(failure.into_error("read", path)),
+        Err(failure) => return Err(failure.clone_kind().into_error("read", path)),
     };
-    let value = crate::plan::json::parse_strict(&bytes)
+    let value = crate::plan::json::parse_strict(bytes)
         .map_err(|e| Error::rejected(format!("{}: {}", path.display(), e.path), e.message))?;
     serde_path_to_error::deserialize(value).map_err(|e| {
         Error::rejected(
@@ -634,7 +544,7 @@ fn read_marker(path: &Path, plan_dir: &Path) -> Result<Marker> {
 }
 
 /// The receipt: the reference's three keys, then what dwp checked and every artifact it covers.
-fn receipt(
+pub(crate) fn receipt(
     state_sha256: &str,
     marker: &Marker,
     artifacts: Vec<Artifact>,
@@ -656,45 +566,41 @@ fn receipt(
     }
 }
 
-/// The files a publication covers, read once: the receipt's artifacts and the reference's digest
-/// come from the same bytes.
-struct CoveredFiles {
-    plan_dir: std::path::PathBuf,
+/// The files a publication covers, read once after the write (from a plan opened afresh): the
+/// receipt's artifacts and the reference's digest come from the same bytes.
+pub(crate) struct CoveredFiles<'a> {
+    plan: &'a LoadedPlan,
     /// The receipt's names ([`covered_names`]).
     covered: Vec<String>,
     /// The digest's names ([`crate::rules::receipt::digest_names`]).
     digested: Vec<String>,
-    read: std::collections::HashMap<String, std::result::Result<Vec<u8>, store::ReadFailure>>,
 }
 
-impl CoveredFiles {
-    fn read(plan_dir: &Path, state: &State) -> Result<CoveredFiles> {
-        let covered = covered_names(plan_dir, state)?;
-        let digested = crate::rules::receipt::digest_names(state);
-        let mut names: Vec<String> = covered.iter().chain(&digested).cloned().collect();
-        names.sort();
-        names.dedup();
-        let bytes = store::read_artifacts(plan_dir, &names)
-            .map_err(|failure| failure.into_error("read", plan_dir))?;
+impl<'a> CoveredFiles<'a> {
+    pub(crate) fn of(plan: &'a LoadedPlan, state: &State) -> Result<CoveredFiles<'a>> {
         Ok(CoveredFiles {
-            plan_dir: plan_dir.to_path_buf(),
-            covered,
-            digested,
-            read: names.into_iter().zip(bytes).collect(),
+            covered: covered_names(plan, state)?,
+            digested: crate::rules::receipt::digest_names(state),
+            plan,
         })
     }
 
     /// `artifacts_sha256` of these bytes.
-    fn digest(&self) -> String {
-        crate::rules::receipt::digest_of(self.digested.iter().map(|name| (name, &self.read[name])))
+    pub(crate) fn digest(&self) -> String {
+        let read: Vec<_> = self.digested.iter().map(|name| self.read(name)).collect();
+        crate::rules::receipt::digest_of(self.digested.iter().zip(read.iter().map(|r| &**r)))
+    }
+
+    fn read(&self, name: &str) -> std::rc::Rc<std::result::Result<Vec<u8>, store::ReadFailure>> {
+        self.plan.read(&self.plan.dir().join(name))
     }
 
     /// Each covered file with its sha256, sorted by path; a missing one is left out, one that
     /// cannot be read refuses the receipt.
-    fn artifacts(&self) -> Result<Vec<Artifact>> {
+    pub(crate) fn artifacts(&self) -> Result<Vec<Artifact>> {
         let mut artifacts = Vec::new();
         for name in &self.covered {
-            match &self.read[name] {
+            match &*self.read(name) {
                 Ok(bytes) => artifacts.push(Artifact {
                     path: name.clone(),
                     sha256: store::sha256_hex(bytes),
@@ -702,7 +608,7 @@ impl CoveredFiles {
                 Err(store::ReadFailure::Missing) => {}
                 Err(failure) => {
                     return Err(Error::rejected(
-                        self.plan_dir.join(name).display().to_string(),
+                        self.plan.dir().join(name).display().to_string(),
                         failure.to_string(),
                     ));
                 }
@@ -714,13 +620,13 @@ impl CoveredFiles {
 
 /// README, PROGRESS, PROMPTS, the manifest, every task file, every analysis_results file but the
 /// receipt, and every gate log named by `log=`, sorted.
-fn covered_names(plan_dir: &Path, state: &State) -> Result<Vec<String>> {
+fn covered_names(plan: &LoadedPlan, state: &State) -> Result<Vec<String>> {
     let mut names: Vec<String> = ["README.md", "PROGRESS.md", "PROMPTS.md", "manifest.json"]
         .iter()
         .map(|s| (*s).to_owned())
         .collect();
     names.extend(crate::rules::receipt::task_files(state));
-    names.extend(analysis_results(plan_dir)?);
+    names.extend(analysis_results(plan)?);
     for task in &state.tasks {
         for gate in task.gates() {
             let evidence = gate.evidence.as_deref().unwrap_or("");
@@ -734,30 +640,46 @@ fn covered_names(plan_dir: &Path, state: &State) -> Result<Vec<String>> {
 
 /// Every regular file under `analysis_results/` (relative to the plan), except the receipt and
 /// the temp files of an interrupted write (a killed publication leaves them).
-fn analysis_results(plan_dir: &Path) -> Result<Vec<String>> {
+fn analysis_results(plan: &LoadedPlan) -> Result<Vec<String>> {
     let mut found = Vec::new();
     let mut folders = vec![PathBuf::from("analysis_results")];
     while let Some(folder) = folders.pop() {
-        let folder_path = plan_dir.join(&folder);
-        match store::entry(&folder_path, plan_dir) {
-            Ok(store::Entry::Missing) => continue,
-            Ok(store::Entry::Directory) => {}
-            Ok(_) => {
+        let folder_path = plan.dir().join(&folder);
+        match plan.entry(&folder_path) {
+            Some(store::Entry::Missing) => continue,
+            Some(store::Entry::Directory) => {}
+            Some(_) => {
                 return Err(Error::rejected(
                     folder_path.display().to_string(),
                     "is not a folder of the plan (a symlink or a special file)",
                 ));
             }
-            Err(e) => return Err(Error::io("stat", &folder_path, e)),
+            None => {
+                return Err(Error::io(
+                    "stat",
+                    &folder_path,
+                    std::io::Error::other("cannot be looked at"),
+                ));
+            }
         }
-        for (name, kind) in store::list_entries(&folder_path, plan_dir)? {
-            let relative = folder.join(&name);
-            if kind == store::Entry::Directory {
+        let listed = plan.list(&folder_path);
+        let entries = match &*listed {
+            Ok(entries) => entries,
+            Err(e) => {
+                return Err(Error::rejected(
+                    folder_path.display().to_string(),
+                    e.to_string(),
+                ));
+            }
+        };
+        for (name, kind) in entries {
+            let relative = folder.join(name);
+            if *kind == store::Entry::Directory {
                 folders.push(relative);
             } else {
                 // Files and anything else: a symlink or a pipe is refused when it is read.
                 let relative = relative.to_string_lossy().into_owned();
-                if relative != crate::rules::receipt::RECEIPT && !store::atomic::is_temp_name(&name)
+                if relative != crate::rules::receipt::RECEIPT && !store::atomic::is_temp_name(name)
                 {
                     found.push(relative);
                 }
@@ -767,14 +689,11 @@ fn analysis_results(plan_dir: &Path) -> Result<Vec<String>> {
     Ok(found)
 }
 
-/// `--recover`: only while the marker exists, only for the candidate it recorded.
-pub fn recover_locked(
-    plan_dir: &Path,
-    state_path: &Path,
-    offered: Option<(&Path, Vec<u8>)>,
-) -> Result<Publication> {
-    let marker_path = plan_dir.join(MARKER);
-    let marker = read_marker(&marker_path, plan_dir)?;
+/// `--recover`: only while the marker exists, only for the candidate it recorded, checked
+/// again against `plan` as the marker's other edits leave it.
+pub fn plan_recovery(plan: &mut LoadedPlan, offered: Option<(&Path, Vec<u8>)>) -> Result<Checked> {
+    let marker_path = plan.dir().join(MARKER);
+    let marker = read_marker(plan, &marker_path)?;
     let recorded = store::sha256_hex(marker.candidate.as_bytes());
     if recorded != marker.candidate_sha256 {
         return Err(Error::rejected(
@@ -796,8 +715,12 @@ pub fn recover_locked(
             .with_hint("recover with the recorded candidate (omit --candidate), then publish anew"));
         }
     }
-    let on_disk = store::read_artifact(state_path, plan_dir)
-        .map_err(|failure| failure.into_error("read", state_path))?;
+    let on_disk = match &*plan.read(&plan.paths.state) {
+        Ok(bytes) => store::sha256_hex(bytes),
+        Err(failure) => {
+            return Err(failure.clone_kind().into_error("read", &plan.paths.state));
+        }
+    };
     let summary = MarkerSummary {
         candidate_sha256: marker.candidate_sha256.clone(),
         artifacts_sha256: marker.artifacts_sha256.clone(),
@@ -805,24 +728,30 @@ pub fn recover_locked(
         pid: marker.pid,
         host: marker.host.clone(),
         started_at: marker.started_at.clone(),
-        state_already_published: store::sha256_hex(&on_disk) == marker.candidate_sha256,
+        state_already_published: on_disk == marker.candidate_sha256,
     };
-    let paths = PlanPaths::new(plan_dir);
-    let (checked, findings) = check_candidate(
-        &paths,
-        state_path,
-        Candidate::Bytes(marker.candidate.clone().into_bytes()),
-        true,
-    );
-    let Some(Checked { loaded, .. }) = checked.filter(|_| findings.is_empty()) else {
-        return Ok(Publication::stopped(
-            plan_dir,
+    for edit in &marker.edits {
+        let path = plan.dir().join(&edit.path);
+        crate::store::intent::relative_name(plan.dir(), &path)?;
+        plan.set_file(&path, edit.content.clone().into_bytes());
+    }
+    let candidate = Candidate::Bytes(marker.candidate.clone().into_bytes());
+    let (checked, findings) = check_candidate(plan, candidate, true);
+    let Some(loaded) = checked.filter(|_| findings.is_empty()) else {
+        return Ok(Checked::Stopped(Box::new(Publication::stopped(
+            plan.dir(),
             &marker.candidate_sha256,
             findings,
             Some(summary),
-        ));
+        ))));
     };
-    complete_publication(&paths, state_path, &loaded, marker, Some(summary))
+    Ok(Checked::Ready(Box::new(Planned {
+        plan_dir: plan.dir().to_path_buf(),
+        state_path: plan.paths.state.clone(),
+        candidate: loaded,
+        marker,
+        recovered_from: Some(summary),
+    })))
 }
 
 #[cfg(test)]
@@ -830,16 +759,14 @@ mod tests {
     use super::*;
     use crate::synth::SynthPlan;
 
-    /// A plan of 3 tasks ready to publish, under `root`: its folder, its state.json, and that
-    /// state loaded.
-    fn publishable(root: &Path) -> (PathBuf, PathBuf, Loaded<State>) {
+    /// A plan of 3 tasks ready to publish, under `root`: its folder and its state loaded.
+    fn publishable(root: &Path) -> (PathBuf, Loaded<State>) {
         let plan = SynthPlan::new("PLAN_publication_tests", 3)
             .ready_to_publish()
             .write(root)
             .unwrap();
-        let state_path = plan.join("state.json");
-        let current = plan::load_state_at(&state_path, &plan).unwrap();
-        (plan, state_path, current)
+        let current = plan::load_state_at(&plan.join("state.json"), &plan).unwrap();
+        (plan, current)
     }
 
     /// The marker's digest is what the checks judged: an edit made after a task file was
@@ -848,33 +775,31 @@ mod tests {
     #[test]
     fn the_artifacts_digest_is_of_the_bytes_the_checks_read_not_of_a_later_edit() {
         let root = tempfile::tempdir().unwrap();
-        let (plan, state_path, current) = publishable(root.path());
+        let (dir, current) = publishable(root.path());
         let candidate = default_candidate(current, &Default::default());
 
-        let fixed = read_fixed_names(&plan);
-        let (checked, findings) =
-            check_candidate(&PlanPaths::new(&plan), &state_path, candidate, false);
+        let plan = LoadedPlan::open(&dir);
+        let (checked, findings) = check_candidate(&plan, candidate, false);
         assert_eq!(findings, Vec::new(), "the synthetic plan is publishable");
-        let Checked { loaded, task_texts } = checked.expect("the candidate loads");
-        assert_eq!(task_texts.len(), 3, "every task file read is kept");
-        let as_checked = crate::rules::receipt::artifacts_digest(&plan, &loaded.doc);
+        let loaded = checked.expect("the candidate loads");
+        let before_edit =
+            crate::rules::receipt::artifacts_digest(&LoadedPlan::open(&dir), &loaded.doc);
 
-        let edited = plan.join(
+        let edited = dir.join(
             crate::rules::receipt::task_files(&loaded.doc)
                 .nth(1)
                 .unwrap(),
         );
         let text = std::fs::read_to_string(&edited).unwrap() + "\nEdited after the checks.\n";
         std::fs::write(&edited, text).unwrap();
-        let now = crate::rules::receipt::artifacts_digest(&plan, &loaded.doc);
+        let on_disk = crate::rules::receipt::artifacts_digest(&LoadedPlan::open(&dir), &loaded.doc);
         assert_ne!(
-            now, as_checked,
+            on_disk, before_edit,
             "the edit changes the digest of the files on disk"
         );
-
         assert_eq!(
-            checked_digest(&plan, &loaded.doc, fixed, task_texts),
-            as_checked,
+            crate::rules::receipt::artifacts_digest(&plan, &loaded.doc),
+            before_edit,
             "the marker's digest is of the checked bytes"
         );
     }
@@ -884,19 +809,19 @@ mod tests {
     #[test]
     fn a_built_candidate_is_the_state_its_bytes_parse_to() {
         let root = tempfile::tempdir().unwrap();
-        let (plan, state_path, current) = publishable(root.path());
+        let (dir, current) = publishable(root.path());
         let candidate = default_candidate(current, &Default::default());
         assert!(matches!(candidate, Candidate::Built { .. }));
-        assert_checked_as_parsed(&plan, &state_path, candidate);
+        assert_checked_as_parsed(&dir, candidate);
     }
 
     /// `candidate` passes the checks, which judge what a parse of its bytes gives.
-    fn assert_checked_as_parsed(plan: &Path, state_path: &Path, candidate: Candidate) {
-        let parsed = plan::state_from_bytes(state_path, candidate.bytes().to_vec()).unwrap();
-        let (checked, findings) =
-            check_candidate(&PlanPaths::new(plan), state_path, candidate, false);
+    fn assert_checked_as_parsed(dir: &Path, candidate: Candidate) {
+        let state_path = dir.join("state.json");
+        let parsed = plan::state_from_bytes(&state_path, candidate.bytes().to_vec()).unwrap();
+        let (checked, findings) = check_candidate(&LoadedPlan::open(dir), candidate, false);
         assert_eq!(findings, Vec::new());
-        let loaded = checked.unwrap().loaded;
+        let loaded = checked.unwrap();
         assert_eq!(loaded.doc, parsed.doc);
         assert_eq!(loaded.sha256, parsed.sha256);
         assert_eq!(loaded.bytes, parsed.bytes);
@@ -908,14 +833,15 @@ mod tests {
     #[test]
     fn a_completed_state_is_its_own_candidate_as_loaded() {
         let root = tempfile::tempdir().unwrap();
-        let (plan, state_path, current) = publishable(root.path());
+        let (dir, current) = publishable(root.path());
+        let state_path = dir.join("state.json");
         let completed = default_candidate(current, &Default::default());
         std::fs::write(&state_path, completed.bytes()).unwrap();
-        let current = plan::load_state_at(&state_path, &plan).unwrap();
+        let current = plan::load_state_at(&state_path, &dir).unwrap();
         assert_eq!(current.doc.status, PlanStatus::Completed);
         let candidate = default_candidate(current, &Default::default());
         assert!(matches!(candidate, Candidate::Loaded(_)));
-        assert_checked_as_parsed(&plan, &state_path, candidate);
+        assert_checked_as_parsed(&dir, candidate);
     }
 
     /// A built state the typed checks do not accept is judged from its bytes like any input, so
@@ -923,7 +849,7 @@ mod tests {
     #[test]
     fn a_built_candidate_that_breaks_the_schema_is_refused_naming_the_field() {
         let root = tempfile::tempdir().unwrap();
-        let (plan, state_path, current) = publishable(root.path());
+        let (dir, current) = publishable(root.path());
         let mut next = current.doc.clone();
         next.checkpoint = Field::Value(Checkpoint {
             task: 3,
@@ -932,8 +858,7 @@ mod tests {
             note: None,
         });
         let candidate = Candidate::built(&current, next);
-        let (checked, findings) =
-            check_candidate(&PlanPaths::new(&plan), &state_path, candidate, false);
+        let (checked, findings) = check_candidate(&LoadedPlan::open(&dir), candidate, false);
         assert!(checked.is_none(), "not loaded: {findings:?}");
         assert!(
             findings.iter().any(
@@ -948,9 +873,15 @@ mod tests {
     #[test]
     fn a_task_file_no_rule_read_is_digested_from_disk() {
         let root = tempfile::tempdir().unwrap();
-        let (plan, _, state) = publishable(root.path());
-        let expected = crate::rules::receipt::artifacts_digest(&plan, &state.doc);
-        let got = checked_digest(&plan, &state.doc, read_fixed_names(&plan), Vec::new());
-        assert_eq!(got, expected);
+        let (dir, state) = publishable(root.path());
+        let names = crate::rules::receipt::digest_names(&state.doc);
+        let read = store::read_artifacts(&dir, &names).unwrap();
+        let expected = crate::rules::receipt::digest_of(names.iter().zip(read.iter()));
+        let plan = LoadedPlan::open(&dir);
+        assert!(plan.readme().is_ok(), "the README is read, no task file");
+        assert_eq!(
+            crate::rules::receipt::artifacts_digest(&plan, &state.doc),
+            expected
+        );
     }
 }

@@ -1,10 +1,13 @@
-//! `dwp update`: the guarded updater, the only way an agent changes `state.json`.
+//! The guarded update of one task, planned: [`plan_update`] judges a request against the plan
+//! loaded under the lock and returns the change it makes (state.json, and with `--tick` the
+//! README box) and what it did, or refuses; [`commit_update`] writes it. `dwp update`, `dwp
+//! run`, `dwp amend` and the contract ladder all change a task's state through it.
 //!
 //! One call is one compare-and-swap under the cooperative lock: lock, read, hash, compare with
 //! `--expected-sha256`, validate the input, apply one transition, validate the result, write
 //! durably, unlock. Every refusal happens before the write, so a refused call changes no byte.
 //!
-//! Transition rules (seed 003 "Guarded state updates", issue #3), each enforced in [`apply`]:
+//! Transition rules (the spec's "Guarded state updates"), each enforced in [`apply`]:
 //! - the plan must be materialized (`ready`, no promotion) and approved; an absent `approval`
 //!   means the README's Approval row, else pending, never approved;
 //! - tasks start and complete in order; a `skipped` earlier task counts as done for ordering
@@ -15,21 +18,22 @@
 //!   the blocked task can use, into in_progress or completed; an unrelated blocker is never
 //!   replaced;
 //! - a completed or skipped task moves only with `--reopen-reason`, recorded in `outcome.notes`;
-//!   a completed one also needs an amendment dated today in its task log (`dwp amend`), since
-//!   the spec records the amendment in the log first;
+//!   a completed one also needs an amendment dated today in its task log (`dwp amend`, which
+//!   plans the log with its amendment appended), since the spec records the amendment first;
 //! - `invalidate` (only `dwp amend --invalidate`) prefixes every record of a command with
 //!   `invalidated by refine YYYY-MM-DD: ` (once) and returns the task to pending;
 //! - skipping needs `--reopen-reason` too: it is a change of scope made through refine;
-//! - the transition that completes the whole plan is publication: the result goes to
-//!   [`crate::steps::publication::publish_locked`], which checks every artifact and writes the receipt.
+//! - the transition that completes the whole plan is publication: the result is checked against
+//!   every artifact by [`crate::steps::publication`] and written with its receipt.
 
-use crate::clock;
 use crate::error::{Error, Result};
-use crate::plan::Loaded;
 use crate::plan::model::{
     Approval, Blocker, Checkpoint, Field, Gate, Materialization, Outcome, State, TaskStatus,
 };
+use crate::plan::{Loaded, LoadedPlan};
 use crate::rules::evidence;
+use crate::steps::commit::{self, Change};
+use crate::steps::publication::{self, Candidate, PublicationVerdict};
 use crate::store;
 use std::path::Path;
 use std::time::Duration;
@@ -62,16 +66,6 @@ pub struct UpdateRequest {
     pub tick: bool,
 }
 
-/// Where the reopen rule looks for the amendment dated today.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AmendmentCheck<'a> {
-    /// In the task's log on disk (every real write).
-    TaskLog,
-    /// `dwp amend`'s dry run, under the lock, of the amendment dated `date` it appends before
-    /// its real write (which then reads it from the log).
-    Appending(&'a str),
-}
-
 /// What an update did (or, with `--dry-run`, would do).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct UpdateOutcome {
@@ -91,10 +85,6 @@ pub struct UpdateOutcome {
     /// The receipt, when this update completed (published) the plan.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub receipt: Option<String>,
-    /// A dry run's new state bytes, for a caller that writes them with other files in one
-    /// intent record (`dwp amend`).
-    #[serde(skip)]
-    pub planned: Option<Vec<u8>>,
     /// After a completion: the task's README box, when it says something the caller must know
     /// (the markdown wins, so a box left unchecked leaves the plan not conformant).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -112,45 +102,30 @@ pub enum BoxNote {
     Unchecked,
 }
 
-/// One guarded update with the lock of `state_path` already held by the caller (`dwp amend`
-/// writes the task log and the state under one lock): every check of `dwp update` and the same
-/// durable write.
-pub fn update_under_lock(
-    plan_dir: &Path,
-    state_path: &Path,
-    request: &UpdateRequest,
-    amendment: AmendmentCheck,
-) -> Result<UpdateOutcome> {
-    update_noting(plan_dir, state_path, request, amendment, true)
+/// A guarded update planned: what it writes, and what it did (or, dry, would do).
+pub struct Planned {
+    /// The files it writes: state.json, and with `--tick` the README (first).
+    pub change: Change,
+    pub outcome: UpdateOutcome,
+    /// Completing the last task publishes the plan: the publication that writes the state
+    /// (and the README box) with its receipt, instead of `change`'s plain writes.
+    pub publication: Option<Box<publication::Planned>>,
 }
 
-/// [`update_under_lock`] for a caller that ticks the task's box in the same write (`--tick`'s
-/// dry run before it): the outcome carries no box note, and the README is not parsed for one.
-pub fn update_under_lock_ticking(
-    plan_dir: &Path,
-    state_path: &Path,
-    request: &UpdateRequest,
-    amendment: AmendmentCheck,
-) -> Result<UpdateOutcome> {
-    update_noting(plan_dir, state_path, request, amendment, false)
-}
-
-/// The guarded update, with the README's box note (`note`) or without it.
-fn update_noting(
-    plan_dir: &Path,
-    state_path: &Path,
-    request: &UpdateRequest,
-    amendment: AmendmentCheck,
-    note: bool,
-) -> Result<UpdateOutcome> {
-    check_request(request)?;
-    crate::plan::refuse_while_finalizing(plan_dir)?;
+/// Plan one guarded update of `plan` (loaded under the plan's lock, as the change being
+/// planned leaves it) at the time `now`, or refuse; nothing is written. `request` passed
+/// [`check_request`].
+pub fn plan_update(plan: &mut LoadedPlan, request: &UpdateRequest, now: &str) -> Result<Planned> {
+    let tick = match request.tick {
+        true => Some(tick_box(plan, request.task)?),
+        false => None,
+    };
+    crate::plan::refuse_while_finalizing(plan.dir())?;
     // The input must validate; its invariants are checked with the rest of it below.
-    let loaded = crate::steps::writer::load_state_for_write(plan_dir, state_path, false)?;
-    let now = clock::now_rfc3339();
+    let loaded = crate::steps::writer::load_state_for_write(plan, false)?;
     let index = loaded.doc.tasks.iter().position(|t| t.id == request.task);
-    let Checked { readme, clock } = check_input(plan_dir, &loaded, request, &now, note)?;
-    let (input, mut next) = loaded.into_parts();
+    let clock = check_input(plan, loaded, request, now)?;
+    let mut next = loaded.doc.clone();
     let applying = crate::profile::stage("apply");
     // What the update may change, kept to tell whether it did: the document around the tasks
     // and the one task (apply touches no other; debug builds check that below).
@@ -158,40 +133,74 @@ fn update_noting(
     let before_shell = next.clone_without_tasks();
     #[cfg(debug_assertions)]
     let untouched = next.tasks.clone();
-    let context = Context {
-        plan_dir,
-        now: &now,
-        file: &input.file,
-        amendment,
-    };
-    let transition = apply(&mut next, request, &context)?;
+    let transition = apply(&mut next, request, plan, now, &loaded.file)?;
     let index = index.expect("task exists: checked in apply");
     #[cfg(debug_assertions)]
     assert_only_task_changed(&untouched, &next.tasks, index);
     let changed =
         Some(&next.tasks[index]) != before_task.as_ref() || !next.same_shell(&before_shell);
     drop(applying);
+    let input = Input::of(loaded);
     if changed {
         clock?;
-        stamp(&mut next, request, &transition, &now);
+        stamp(&mut next, request, &transition, now);
         if next.derived_status() == crate::plan::model::PlanStatus::Completed {
-            // Completing the last task is publication: finalize checks and writes it.
-            return publish(plan_dir, state_path, &input, next, request, &transition);
+            // Completing the last task is publication: finalize's checks, then its writes.
+            return plan_publishing(plan, &input, next, request, &transition, tick);
         }
     }
     let task_status = next
         .task(request.task)
         .expect("task exists: checked in apply")
         .status;
-    let written = write_update(plan_dir, state_path, request, &input, &next, changed)?;
-    // A completion says when its README box is still unchecked, from the README already read.
-    let completes =
-        request.status == Some(TaskStatus::Completed) && task_status == TaskStatus::Completed;
-    let markdown = if completes {
-        readme.and_then(|text| box_note(&text, request.task))
+    let bytes = if changed {
+        let bytes = crate::profile::time("serialize", || store::json_file_bytes(&next));
+        // The input validated in full; an update changes one task and the document around the
+        // tasks, so those are what the safety net checks again (with every invariant).
+        crate::steps::writer::check_changed_task(
+            &input.loaded,
+            &next,
+            request.task,
+            "the updated state",
+        )?;
+        Some(bytes)
     } else {
         None
     };
+    let command = if request.tick {
+        "dwp update --tick"
+    } else {
+        "dwp update"
+    };
+    let mut change = Change::new(plan.dir(), command);
+    let markdown = match &tick {
+        Some(Tick::Ticked { before, after }) => {
+            let readme = plan.dir().join("README.md");
+            change.write(&readme, Some(before.as_bytes()), after.clone().into_bytes());
+            Some(BoxNote::Ticked)
+        }
+        // A completion says when its README box is still unchecked.
+        _ if request.status == Some(TaskStatus::Completed)
+            && task_status == TaskStatus::Completed
+            && tick.is_none() =>
+        {
+            plan.readme()
+                .ok()
+                .and_then(|readme| box_note(readme, request.task))
+        }
+        _ => None,
+    };
+    let diff = request.dry_run.then(|| {
+        let after = bytes.as_deref().unwrap_or(&input.loaded.bytes);
+        crate::diff::unified_diff(&input.loaded.bytes, after, &input.loaded.file)
+    });
+    let new_sha256 = match &bytes {
+        Some(bytes) => store::sha256_hex(bytes),
+        None => input.loaded.sha256.clone(),
+    };
+    if let Some(bytes) = bytes {
+        change.write_known(&plan.paths.state, Some(input.loaded.sha256.clone()), bytes);
+    }
     let outcome = UpdateOutcome {
         task: request.task,
         status: task_status,
@@ -200,91 +209,107 @@ fn update_noting(
         plan_status: next.status,
         changed,
         dry_run: request.dry_run,
-        old_sha256: input.sha256.clone(),
-        new_sha256: written.sha256,
+        old_sha256: input.loaded.sha256.clone(),
+        new_sha256,
         transition: transition.describe(request.task),
-        diff: written.diff,
+        diff,
         receipt: None,
-        planned: written.planned,
         markdown,
     };
-    crate::profile::time("free", || drop((input, next)));
-    Ok(outcome)
-}
-
-/// What [`write_update`] wrote, or with `--dry-run` would write.
-struct Written {
-    sha256: String,
-    diff: Option<String>,
-    planned: Option<Vec<u8>>,
-}
-
-/// The second half of a guarded update: `next` serialized, checked again by the writer's safety
-/// net, and written durably (with `--dry-run`, diffed instead).
-fn write_update(
-    plan_dir: &Path,
-    state_path: &Path,
-    request: &UpdateRequest,
-    input: &Loaded<()>,
-    next: &State,
-    changed: bool,
-) -> Result<Written> {
-    let bytes = if changed {
-        crate::profile::time("serialize", || store::json_file_bytes(next))
-    } else {
-        input.bytes.clone()
-    };
-    if changed {
-        // The input validated in full; an update changes one task and the document around the
-        // tasks, so those are what the safety net checks again (with every invariant).
-        crate::steps::writer::check_changed_task(input, next, request.task, "the updated state")?;
-    }
-    let diff = request
-        .dry_run
-        .then(|| crate::diff::unified_diff(&input.bytes, &bytes, &input.file));
-    // The write hashes the bytes it writes (during its fsync); only a dry run hashes here.
-    let sha256 = match (changed, request.dry_run) {
-        (false, _) => input.sha256.clone(),
-        (true, true) => store::sha256_hex(&bytes),
-        (true, false) => {
-            crate::profile::time("durable write", || {
-                store::write_atomic(state_path, plan_dir, &bytes)
-            })?
-            .sha256
-        }
-    };
-    let planned = (changed && request.dry_run).then_some(bytes);
-    Ok(Written {
-        sha256,
-        diff,
-        planned,
+    Ok(Planned {
+        change,
+        outcome,
+        publication: None,
     })
 }
 
-/// What the checks of an update's input found: the README's text when the caller wants its
-/// box note, and whether the clock is behind a time the input records (refused only if the
-/// update changes something).
-struct Checked {
-    readme: Option<String>,
-    clock: Result<()>,
+/// Write what [`plan_update`] planned: its change, or its publication (refused, naming every
+/// problem, when the re-read after the state's write finds an artifact changed meanwhile).
+pub fn commit_update(planned: Planned) -> Result<UpdateOutcome> {
+    let Planned {
+        change,
+        mut outcome,
+        publication,
+    } = planned;
+    commit::commit(change)?;
+    if let Some(publishing) = publication {
+        let published = commit::publish(*publishing)?;
+        if published.verdict != PublicationVerdict::Published {
+            return Err(publication_refused(outcome.task, &published));
+        }
+        outcome.receipt = published.receipt;
+    }
+    Ok(outcome)
+}
+
+/// What an update keeps of its input once it holds a copy of the state to change.
+struct Input {
+    loaded: Loaded<()>,
+}
+
+impl Input {
+    fn of(loaded: &Loaded<State>) -> Input {
+        Input {
+            loaded: Loaded {
+                path: loaded.path.clone(),
+                file: loaded.file.clone(),
+                bytes: loaded.bytes.clone(),
+                sha256: loaded.sha256.clone(),
+                generation: loaded.generation,
+                doc: (),
+            },
+        }
+    }
+}
+
+/// What `--tick` does to the README: nothing (the box is ticked already), or this edit.
+enum Tick {
+    AlreadyTicked,
+    Ticked { before: String, after: String },
+}
+
+/// The README with task `id`'s box ticked (and `Plan Status` recounted), set in `plan` as the
+/// change leaves it; refused when the README cannot be read or has no box for the task.
+fn tick_box(plan: &mut LoadedPlan, id: u64) -> Result<Tick> {
+    let readme_path = plan.dir().join("README.md");
+    let text = plan
+        .readme_text()
+        .map_err(|failure| failure.clone_kind().into_error("read", &readme_path))?
+        .to_owned();
+    let parsed = plan.readme().expect("the README was read");
+    let ticked =
+        crate::plan::markdown::boxes::set_box_in(&text, parsed, id, true).map_err(|why| {
+            Error::rejected(readme_path.display().to_string(), format!("--tick: {why}")).with_hint(
+                "tick the box by hand (`- [x] Task N`), then run the same update without --tick",
+            )
+        })?;
+    if ticked == text {
+        return Ok(Tick::AlreadyTicked);
+    }
+    plan.set_file(&readme_path, ticked.clone().into_bytes());
+    Ok(Tick::Ticked {
+        before: text,
+        after: ticked,
+    })
 }
 
 /// Every check of the input before the change, in the order its refusals take: invariants,
-/// the caller's snapshot, the plan's preconditions; and the clock against the input's times.
-/// The README's text is kept for the box note when `note` asks for it.
+/// the caller's snapshot, the plan's preconditions. Returns whether the clock is behind a time
+/// the input records (refused only if the update changes something).
 fn check_input(
-    plan_dir: &Path,
+    plan: &LoadedPlan,
     loaded: &Loaded<State>,
     request: &UpdateRequest,
     now: &str,
-    note: bool,
-) -> Result<Checked> {
+) -> Result<Result<()>> {
     crate::steps::writer::refuse_broken_invariants(loaded)?;
     crate::steps::writer::check_snapshot(loaded, request.expected_sha256.as_ref())?;
-    let readme = crate::profile::time("README", || check_preconditions(plan_dir, loaded))?;
-    let readme = readme.filter(|_| note);
-    let clock = crate::steps::writer::refuse_clock_behind(&loaded.doc, &loaded.file, now);
-    Ok(Checked { readme, clock })
+    crate::profile::time("README", || check_preconditions(plan, loaded))?;
+    Ok(crate::steps::writer::refuse_clock_behind(
+        &loaded.doc,
+        &loaded.file,
+        now,
+    ))
 }
 
 /// Debug builds hold the promise `changed` rests on: an update changes no task but its own.
@@ -311,27 +336,21 @@ fn assert_only_task_changed(
 
 /// [`BoxNote::Unchecked`] when the README lists task `id` with its box not ticked; nothing
 /// when it is ticked or not listed (verify reports that).
-fn box_note(readme: &str, id: u64) -> Option<BoxNote> {
-    let parsed = crate::plan::markdown::parse_readme(readme);
-    let entry = parsed.index.iter().find(|e| e.id == id)?;
+fn box_note(readme: &crate::plan::markdown::Readme, id: u64) -> Option<BoxNote> {
+    let entry = readme.index.iter().find(|e| e.id == id)?;
     (!entry.marker.is_done()).then_some(BoxNote::Unchecked)
 }
 
 /// Materialized, not promoting, approved (absent approval: the README's row, else pending).
-/// The README's text as read (`None`: there is none) once the plan is found materialized and
-/// approved.
-fn check_preconditions(plan_dir: &Path, loaded: &Loaded<State>) -> Result<Option<String>> {
+fn check_preconditions(plan: &LoadedPlan, loaded: &Loaded<State>) -> Result<()> {
     let file = &loaded.file;
-    // The README is read once, for both questions it may answer.
-    let readme = plan_dir.join("README.md");
-    let readme_text = read_readme(plan_dir)?;
-    require_materialized(loaded, &readme, readme_text.as_deref())?;
+    let readme = plan.dir().join("README.md");
+    let readme_text = read_readme(plan)?;
+    require_materialized(loaded, &readme, readme_text)?;
     let (approval, source) = match loaded.doc.approval {
         Some(approval) => (approval, format!("{file}: $.approval")),
         None => {
-            let from_readme = readme_text
-                .as_deref()
-                .and_then(crate::plan::markdown::readme_approval);
+            let from_readme = readme_text.and_then(|_| plan.readme().ok()?.approval());
             let source = format!("{}: Approval row", readme.display());
             (from_readme.unwrap_or(Approval::Pending), source)
         }
@@ -343,19 +362,20 @@ fn check_preconditions(plan_dir: &Path, loaded: &Loaded<State>) -> Result<Option
         )
         .with_hint(format!(
             "record the user's approval: `dwp approve {} --by NAME` (state.json and the README's Approval row together)",
-            plan_dir.display()
+            plan.dir().display()
         )));
     }
-    Ok(readme_text)
+    Ok(())
 }
 
 /// The plan's README.md as text, `None` when there is none.
-pub fn read_readme(plan_dir: &Path) -> Result<Option<String>> {
-    let readme = plan_dir.join("README.md");
-    match store::read_text(&readme, plan_dir) {
+pub fn read_readme(plan: &LoadedPlan) -> Result<Option<&str>> {
+    match plan.readme_text() {
         Ok(text) => Ok(Some(text)),
         Err(store::ReadFailure::Missing) => Ok(None),
-        Err(failure) => Err(failure.into_error("read", &readme)),
+        Err(failure) => Err(failure
+            .clone_kind()
+            .into_error("read", &plan.dir().join("README.md"))),
     }
 }
 
@@ -456,22 +476,15 @@ impl Transition {
     }
 }
 
-/// What [`apply`] reads besides the state and the request.
-struct Context<'a> {
-    plan_dir: &'a Path,
-    now: &'a str,
-    file: &'a str,
-    amendment: AmendmentCheck<'a>,
-}
-
-/// Apply the request to `state` (a copy), or refuse. Changes nothing derived: see [`stamp`].
-fn apply(state: &mut State, request: &UpdateRequest, context: &Context) -> Result<Transition> {
-    let Context {
-        plan_dir,
-        now,
-        file,
-        ..
-    } = *context;
+/// Apply the request to `state` (a copy of `plan`'s, named `file` in refusals) at `now`, or
+/// refuse. Changes nothing derived: see [`stamp`].
+fn apply(
+    state: &mut State,
+    request: &UpdateRequest,
+    plan: &LoadedPlan,
+    now: &str,
+    file: &str,
+) -> Result<Transition> {
     let id = request.task;
     let Some(index) = state.tasks.iter().position(|t| t.id == id) else {
         return Err(Error::rejected(
@@ -519,7 +532,7 @@ fn apply(state: &mut State, request: &UpdateRequest, context: &Context) -> Resul
             // check_blocker let this through only with --resolve-blocker into in_progress/completed.
             state.blocked = Field::Null;
             if to == TaskStatus::Completed {
-                complete(state, index, plan_dir, now, &place("gates"))?;
+                complete(state, index, plan, now, &place("gates"))?;
             } else {
                 require_earlier_done(state, index)?;
                 state.tasks[index].status = to;
@@ -529,7 +542,7 @@ fn apply(state: &mut State, request: &UpdateRequest, context: &Context) -> Resul
         (TaskStatus::Completed | TaskStatus::Skipped, to) if to != current => {
             let reason = reopen_reason(request, id, current)?;
             if current == TaskStatus::Completed {
-                require_amendment_today(plan_dir, &state.tasks[index], context.amendment, now)?;
+                require_amendment_today(plan, &state.tasks[index], now)?;
             }
             if to == TaskStatus::Completed {
                 return Err(Error::rejected(
@@ -586,12 +599,12 @@ fn apply(state: &mut State, request: &UpdateRequest, context: &Context) -> Resul
             .with_hint(format!("dwp update --task {id} --status in_progress")));
         }
         (TaskStatus::InProgress, TaskStatus::Completed) => {
-            complete(state, index, plan_dir, now, &place("gates"))?;
+            complete(state, index, plan, now, &place("gates"))?;
             Transition::Completed
         }
         (TaskStatus::Completed, TaskStatus::Completed) => {
             // A replay, or more records on a completed task: the evidence must still hold.
-            check_evidence(state, index, plan_dir, &place("gates"))?;
+            check_evidence(state, index, plan, &place("gates"))?;
             Transition::Recorded { gates: added }
         }
         (TaskStatus::InProgress, TaskStatus::Pending) => {
@@ -729,16 +742,13 @@ fn invalidate_gates(state: &mut State, index: usize, commands: &[String], now: &
 /// The spec records the amendment in the task log before a completed task is reopened: its
 /// log must hold an amendment dated today (the clock's date).
 fn require_amendment_today(
-    plan_dir: &Path,
+    plan: &LoadedPlan,
     task: &crate::plan::model::Task,
-    check: AmendmentCheck,
     now: &str,
 ) -> Result<()> {
     let today = now.get(..10).unwrap_or(now);
-    if check == AmendmentCheck::Appending(today) {
-        return Ok(());
-    }
-    let (path, record) = crate::plan::records::read_task_record(plan_dir, task)?;
+    let source = crate::plan::records::read_task_source(plan, task)?;
+    let (path, record) = (source.path, source.record);
     if record.amendments.iter().any(|a| a.date == today) {
         return Ok(());
     }
@@ -796,12 +806,12 @@ fn require_earlier_done(state: &State, index: usize) -> Result<()> {
 fn complete(
     state: &mut State,
     index: usize,
-    plan_dir: &Path,
+    plan: &LoadedPlan,
     now: &str,
     place: &str,
 ) -> Result<()> {
     require_earlier_done(state, index)?;
-    check_evidence(state, index, plan_dir, place)?;
+    check_evidence(state, index, plan, place)?;
     let task = &mut state.tasks[index];
     task.status = TaskStatus::Completed;
     task.completed_at = Some(now.to_owned());
@@ -809,7 +819,7 @@ fn complete(
 }
 
 /// At least one gate, and every command's latest record clean ([`evidence::completion_problems`]).
-fn check_evidence(state: &State, index: usize, plan_dir: &Path, place: &str) -> Result<()> {
+fn check_evidence(state: &State, index: usize, plan: &LoadedPlan, place: &str) -> Result<()> {
     let task = &state.tasks[index];
     if task.gates().is_empty() {
         return Err(Error::rejected(
@@ -820,7 +830,7 @@ fn check_evidence(state: &State, index: usize, plan_dir: &Path, place: &str) -> 
             "attach the validation run: --gate \"COMMAND|EXIT_CODE|EVIDENCE\" or --gate-json",
         ));
     }
-    let problems = evidence::completion_problems(task.gates(), plan_dir);
+    let problems = evidence::completion_problems(task.gates(), plan);
     if !problems.is_empty() {
         let list = problems
             .iter()
@@ -974,47 +984,42 @@ pub fn truncate(text: &str, max_chars: usize) -> String {
 }
 
 /// Completing the last open task publishes the plan: that is `dwp finalize`'s transition.
-/// Hand a state that completes the plan to `dwp finalize` (we hold the lock); a refused
-/// publication refuses the update, listing every problem.
-fn publish(
-    plan_dir: &Path,
-    state_path: &Path,
-    loaded: &Loaded<()>,
+/// The state that completes the plan is checked as finalize checks it, against `plan` as the
+/// update leaves it (its README box ticked, with `--tick`), and published with its receipt;
+/// a refused publication refuses the update, listing every problem.
+fn plan_publishing(
+    plan: &LoadedPlan,
+    input: &Input,
     next: State,
     request: &UpdateRequest,
     transition: &Transition,
-) -> Result<UpdateOutcome> {
+    tick: Option<Tick>,
+) -> Result<Planned> {
+    let loaded = &input.loaded;
     let (completed_count, task_count, plan_status) =
         (next.completed_count, next.task_count, next.status);
-    let candidate = crate::steps::publication::Candidate::built(loaded, next);
+    let candidate = Candidate::built(loaded, next);
     let diff = request
         .dry_run
         .then(|| crate::diff::unified_diff(&loaded.bytes, candidate.bytes(), &loaded.file));
-    let publication = crate::steps::publication::publish_locked(
-        plan_dir,
-        state_path,
-        candidate,
-        request.dry_run,
-    )?;
-    if publication.verdict != crate::steps::publication::PublicationVerdict::Published {
-        let problems: Vec<String> = publication
-            .findings
-            .iter()
-            .map(|f| format!("{} {}", f.code, f.render()))
-            .collect();
-        return Err(Error::rejected(
-            plan_dir.display().to_string(),
-            format!(
-                "completing task {} publishes the plan, and publication was refused ({} problem{}): {}",
-                request.task,
-                problems.len(),
-                if problems.len() == 1 { "" } else { "s" },
-                problems.join("; ")
-            ),
-        )
-        .with_hint("fix each problem, then retry; `dwp finalize PLAN --json` lists them one by one"));
-    }
-    Ok(UpdateOutcome {
+    let new_sha256 = store::sha256_hex(candidate.bytes());
+    let (edits, markdown) = match tick {
+        Some(Tick::Ticked { after, .. }) => (
+            vec![publication::MarkerEdit {
+                path: "README.md".to_owned(),
+                content: after,
+            }],
+            Some(BoxNote::Ticked),
+        ),
+        _ => (Vec::new(), None),
+    };
+    let planned = match publication::plan_publication(plan, candidate, edits) {
+        publication::Checked::Ready(planned) => planned,
+        publication::Checked::Stopped(stopped) => {
+            return Err(publication_refused(request.task, &stopped));
+        }
+    };
+    let outcome = UpdateOutcome {
         task: request.task,
         status: TaskStatus::Completed,
         completed_count,
@@ -1023,13 +1028,36 @@ fn publish(
         changed: true,
         dry_run: request.dry_run,
         old_sha256: loaded.sha256.clone(),
-        new_sha256: publication.state_sha256.clone().unwrap_or_default(),
+        new_sha256,
         transition: format!("{}; plan published", transition.describe(request.task)),
         diff,
-        receipt: publication.receipt.clone(),
-        planned: None,
-        markdown: None,
+        receipt: None,
+        markdown,
+    };
+    Ok(Planned {
+        change: Change::new(plan.dir(), "dwp update"),
+        outcome,
+        publication: Some(planned),
     })
+}
+
+/// The refusal of an update whose publication stopped, listing every problem.
+fn publication_refused(task: u64, publication: &publication::Publication) -> Error {
+    let problems: Vec<String> = publication
+        .findings
+        .iter()
+        .map(|f| format!("{} {}", f.code, f.render()))
+        .collect();
+    Error::rejected(
+        publication.plan.clone(),
+        format!(
+            "completing task {task} publishes the plan, and publication was refused ({} problem{}): {}",
+            problems.len(),
+            if problems.len() == 1 { "" } else { "s" },
+            problems.join("; ")
+        ),
+    )
+    .with_hint("fix each problem, then retry; `dwp finalize PLAN --json` lists them one by one")
 }
 
 /// Field limits of the schema and the shape of each flag, checked before anything is read.

@@ -5,10 +5,8 @@
 
 use crate::findings::{Code, Finding, Severity};
 use crate::plan::model::State;
-use crate::plan::{
-    FINALIZING_MARKER, Loaded, has_no_state_layer, load_state_at, refusal, state_from_bytes,
-};
-use crate::store::{ReadFailure, read_artifact};
+use crate::plan::{FINALIZING_MARKER, Loaded, LoadedPlan, refusal, state_from_bytes};
+use crate::store::ReadFailure;
 use serde_json::Value;
 use std::path::Path;
 
@@ -39,15 +37,18 @@ pub fn lock_for_write(
 }
 
 /// Run `write` as the plan at `target`'s writer: the target resolved to its folder and state
-/// file, the lock taken (waiting up to `wait`) and released once `write` returns.
+/// file, the lock taken (waiting up to `wait`), the plan opened under it (every file read at
+/// most once from here on), and the lock released once `write` returns.
 pub fn under_lock<T>(
     target: &Path,
     wait: std::time::Duration,
-    write: impl FnOnce(&Path, &Path) -> crate::Result<T>,
+    write: impl FnOnce(&mut LoadedPlan) -> crate::Result<T>,
 ) -> crate::Result<T> {
     let (plan_dir, state_path) = crate::plan::resolve_target(target);
     let guard = lock_for_write(&plan_dir, &state_path, wait)?;
-    let outcome = write(&plan_dir, &state_path)?;
+    let mut plan = LoadedPlan::open_with_state(&plan_dir, &state_path);
+    let outcome = write(&mut plan)?;
+    drop(plan);
     crate::profile::time("unlock", || guard.release())?;
     Ok(outcome)
 }
@@ -104,16 +105,12 @@ pub fn refuse_clock_behind(state: &State, file: &str, now: &str) -> crate::Resul
     }
 }
 
-/// Load the state a writer is about to change: readable, strict JSON, schema-valid, typed, and,
+/// The state a writer is about to change: readable, strict JSON, schema-valid, typed, and,
 /// with `invariants`, free of invariant findings. A read the OS refuses is an I/O failure.
-pub fn load_state_for_write(
-    plan_dir: &Path,
-    state_path: &Path,
-    invariants: bool,
-) -> crate::Result<Loaded<State>> {
-    let no_layer = has_no_state_layer(plan_dir);
-    if no_layer
-        && crate::store::place(&plan_dir.join("README.md"), plan_dir) == crate::store::Place::File
+pub fn load_state_for_write(plan: &LoadedPlan, invariants: bool) -> crate::Result<&Loaded<State>> {
+    let (plan_dir, state_path) = (plan.dir(), &plan.paths.state);
+    if plan.has_no_state_layer()
+        && plan.place(&plan_dir.join("README.md")) == crate::store::Place::File
     {
         return Err(crate::Error::rejected(
             state_path.display().to_string(),
@@ -124,17 +121,19 @@ pub fn load_state_for_write(
             plan_dir.display()
         )));
     }
-    let loaded: Loaded<State> = load_state_at(state_path, plan_dir).map_err(|findings| {
+    let loaded = plan.state().map_err(|findings| {
         let unreadable = findings
             .first()
             .is_some_and(|f| f.severity == Severity::Unverified);
-        match read_artifact(state_path, plan_dir) {
-            Err(ReadFailure::Io(e)) if unreadable => crate::Error::io("read", state_path, e),
-            _ => refusal(findings, "the input state does not validate"),
+        match &*plan.read(state_path) {
+            Err(failure @ ReadFailure::Io(_)) if unreadable => {
+                failure.clone_kind().into_error("read", state_path)
+            }
+            _ => refusal(findings.to_vec(), "the input state does not validate"),
         }
     })?;
     if invariants {
-        refuse_broken_invariants(&loaded)?;
+        refuse_broken_invariants(loaded)?;
     }
     Ok(loaded)
 }

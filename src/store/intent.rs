@@ -75,12 +75,8 @@ impl Transaction {
         }
     }
 
-    /// Replace `path` (inside the plan) with `content`; `before` is what the writer read there.
-    pub fn replace(&mut self, path: &Path, before: Option<&[u8]>, content: &[u8]) -> Result<()> {
-        self.replace_known(path, before.map(sha256_hex).as_deref(), content)
-    }
-
-    /// [`Transaction::replace`] when the writer knows only the sha256 of what it read.
+    /// Replace `path` (inside the plan) with `content`; `before_sha256` is the hash of what the
+    /// writer read there (`None`: nothing).
     pub fn replace_known(
         &mut self,
         path: &Path,
@@ -107,11 +103,11 @@ impl Transaction {
         Ok(())
     }
 
-    /// Remove the file `path` (inside the plan), which the writer read as `bytes`.
-    pub fn remove(&mut self, path: &Path, bytes: &[u8]) -> Result<()> {
+    /// Remove the file `path` (inside the plan), which the writer read as bytes of `sha256`.
+    pub fn remove_known(&mut self, path: &Path, sha256: &str) -> Result<()> {
         self.intent.steps.push(Step::Remove {
             path: self.relative(path)?,
-            sha256: sha256_hex(bytes),
+            sha256: sha256.to_owned(),
         });
         Ok(())
     }
@@ -125,56 +121,7 @@ impl Transaction {
     }
 
     fn relative(&self, path: &Path) -> Result<String> {
-        let rel = path
-            .strip_prefix(&self.plan_dir)
-            .ok()
-            .filter(|rel| is_plain_relative(rel))
-            .and_then(|rel| rel.to_str())
-            .ok_or_else(|| {
-                Error::rejected(
-                    path.display().to_string(),
-                    "is not a file of the plan folder",
-                )
-            })?;
-        Ok(rel.to_owned())
-    }
-
-    /// What the steps would change, as a unified diff per file, for a writer's `--dry-run`:
-    /// nothing is written.
-    pub fn preview(&self) -> Result<String> {
-        let mut out = String::new();
-        for step in &self.intent.steps {
-            let relative = step_path(step);
-            let path = self.plan_dir.join(relative);
-            let current = || match super::read_artifact(&path, &self.plan_dir) {
-                Ok(bytes) => Ok(bytes),
-                Err(ReadFailure::Missing) => Ok(Vec::new()),
-                Err(failure) => Err(failure.into_error("read", &path)),
-            };
-            let (before, after) = match step {
-                Step::Replace { content, .. } => (current()?, content.as_bytes().to_vec()),
-                Step::Append { line, .. } => {
-                    let before = current()?;
-                    (before.clone(), super::with_line(before, line))
-                }
-                Step::Remove { .. } => (current()?, Vec::new()),
-                Step::CreateDir { .. } => {
-                    out.push_str(&format!("+ folder {relative}/\n"));
-                    continue;
-                }
-            };
-            out.push_str(&crate::diff::unified_diff(&before, &after, relative));
-        }
-        Ok(out)
-    }
-
-    /// A writer's last step: with `dry_run`, the [`Transaction::preview`] of what it would write;
-    /// else the write itself ([`Transaction::commit`]).
-    pub fn finish(self, dry_run: bool) -> Result<Option<String>> {
-        match dry_run {
-            true => self.preview().map(Some),
-            false => self.commit().map(|_| None),
-        }
+        relative_name(&self.plan_dir, path)
     }
 
     /// Record the steps durably without carrying them out: the next writer to take the lock
@@ -210,6 +157,23 @@ impl Transaction {
         super::remove_file(&record, &self.plan_dir)?;
         Ok(changed)
     }
+}
+
+/// `path` named relative to the plan folder `plan_dir`, as a record names it; refused unless it
+/// is a plain path inside the folder.
+pub fn relative_name(plan_dir: &Path, path: &Path) -> Result<String> {
+    let rel = path
+        .strip_prefix(plan_dir)
+        .ok()
+        .filter(|rel| is_plain_relative(rel))
+        .and_then(|rel| rel.to_str())
+        .ok_or_else(|| {
+            Error::rejected(
+                path.display().to_string(),
+                "is not a file of the plan folder",
+            )
+        })?;
+    Ok(rel.to_owned())
 }
 
 fn is_plain_relative(path: &Path) -> bool {
@@ -379,8 +343,12 @@ mod tests {
 
     fn transaction(dir: &Path) -> Transaction {
         let mut t = Transaction::new(dir, "dwp test");
-        t.replace(&dir.join("state.json"), Some(b"old\n"), b"new\n")
-            .unwrap();
+        t.replace_known(
+            &dir.join("state.json"),
+            Some(&sha256_hex(b"old\n")),
+            b"new\n",
+        )
+        .unwrap();
         t.append(&dir.join("PROGRESS.md"), "- reconciled").unwrap();
         t
     }

@@ -194,6 +194,22 @@ pub enum ReadFailure {
 }
 
 impl ReadFailure {
+    /// The same failure again (an OS error keeps its code), for a reader that keeps the first.
+    pub fn clone_kind(&self) -> ReadFailure {
+        match self {
+            ReadFailure::Missing => ReadFailure::Missing,
+            ReadFailure::NotRegular(kind) => ReadFailure::NotRegular(kind),
+            ReadFailure::Escapes(target) => ReadFailure::Escapes(target.clone()),
+            ReadFailure::Symlink => ReadFailure::Symlink,
+            ReadFailure::TooLarge(size) => ReadFailure::TooLarge(*size),
+            ReadFailure::NotUtf8 { line } => ReadFailure::NotUtf8 { line: *line },
+            ReadFailure::Io(e) => ReadFailure::Io(match e.raw_os_error() {
+                Some(code) => io::Error::from_raw_os_error(code),
+                None => io::Error::new(e.kind(), e.to_string()),
+            }),
+        }
+    }
+
     /// Permission problems and other OS errors mean "could not check", not "invalid".
     pub fn is_unverifiable(&self) -> bool {
         matches!(self, ReadFailure::Io(_))
@@ -253,6 +269,18 @@ fn escaped_target(path: &Path) -> PathBuf {
 pub fn read_artifact(path: &Path, plan_dir: &Path) -> Result<Vec<u8>, ReadFailure> {
     let opened = inside::open_read(path, plan_dir);
     read_opened(opened, path)
+}
+
+/// Whether `dir` is inside a git work tree: it or an ancestor holds `.git` (a folder, or the
+/// file a linked worktree or submodule has).
+pub fn in_git_work_tree(dir: &Path) -> bool {
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    dir.ancestors().any(|d| d.join(".git").exists())
+}
+
+/// Whether `path` leads to a folder, through symlinks too.
+pub fn is_folder(path: &Path) -> bool {
+    path.is_dir()
 }
 
 /// Whether nothing at all stands at `path` (not even a dangling symlink): a plan argument that
@@ -424,7 +452,8 @@ pub fn read_text(path: &Path, plan_dir: &Path) -> Result<String, ReadFailure> {
     decode_text(read_artifact(path, plan_dir)?)
 }
 
-fn decode_text(bytes: Vec<u8>) -> Result<String, ReadFailure> {
+/// Bytes read from a markdown artifact as strict UTF-8 text (a failure names the line).
+pub fn decode_text(bytes: Vec<u8>) -> Result<String, ReadFailure> {
     String::from_utf8(bytes).map_err(|e| {
         let valid = e.utf8_error().valid_up_to();
         let line = 1 + e.as_bytes()[..valid]

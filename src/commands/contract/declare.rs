@@ -78,14 +78,17 @@ pub fn declare(target: &Path, request: &DeclareRequest) -> Result<DeclareOutcome
         format::expected_validator().is_valid(&serde_json::to_value(&declaration).unwrap())
     );
     super::ensure_ledger_dir(&plan_dir)?;
-    let written = crate::store::write_atomic(&files.expected, &plan_dir, &bytes)?;
+    let sha256 = crate::store::sha256_hex(&bytes);
+    let mut change = crate::steps::commit::Change::new(&plan_dir, "dwp contract declare");
+    change.write_known(&files.expected, None, bytes);
+    crate::steps::commit::commit(change)?;
     if previous.is_some() {
         // A new contract starts a new retry ladder.
         super::ladder::reset(&plan_dir, &files.check)?;
     }
     Ok(DeclareOutcome {
         file: files.expected.display().to_string(),
-        sha256: written.sha256,
+        sha256,
         replaced: previous.is_some(),
         declaration,
     })

@@ -15,6 +15,7 @@ use super::check::{CheckOutcome, CheckReport};
 use super::{LEDGER_DIR, PlanTasks, TaskFiles};
 use crate::error::{Error, Result};
 use crate::plan::model::TaskStatus;
+use crate::steps::commit::Change;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -203,7 +204,14 @@ fn ladder_path(plan_dir: &Path, task: Option<u64>) -> PathBuf {
 
 /// Forget the count (a pass, or a new declaration).
 pub fn reset(plan_dir: &Path, path: &Path) -> Result<()> {
-    crate::store::remove_file(path, plan_dir).map(|_| ())
+    let bytes = match crate::store::read_artifact(path, plan_dir) {
+        Ok(bytes) => bytes,
+        Err(crate::store::ReadFailure::Missing) => return Ok(()),
+        Err(failure) => return Err(failure.into_error("read", path)),
+    };
+    let mut change = Change::new(plan_dir, "dwp contract");
+    change.remove(path, &bytes);
+    crate::steps::commit::commit(change)
 }
 
 /// Read a ladder file; a missing one is a fresh ladder, a malformed one is replaced (it is
@@ -231,7 +239,9 @@ pub fn read_state(
 
 fn write_state(plan_dir: &Path, path: &Path, state: &LadderState) -> Result<()> {
     super::ensure_ledger_dir(plan_dir)?;
-    crate::store::write_atomic(path, plan_dir, &crate::store::json_file_bytes(state)).map(|_| ())
+    let mut change = Change::new(plan_dir, "dwp contract check");
+    change.write_known(path, None, crate::store::json_file_bytes(state));
+    crate::steps::commit::commit(change)
 }
 
 /// Count one failure, then block (Tier 1, 2) or escalate and allow (Tier 3).
@@ -356,8 +366,7 @@ fn block_message(task: Option<u64>, failure: &Failure, count: u32) -> String {
     )
 }
 
-/// Tier 3: the task becomes blocked through the guarded updater.
-/// Tier 3's two writes, the task blocked in state.json and the ladder reset (the escalation's
+/// Tier 3: the task becomes blocked through the guarded updater. Its two writes, the task blocked in state.json and the ladder reset (the escalation's
 /// record), in one intent record under the plan's lock: a kill between them is completed by the
 /// next writer, so a task is never blocked without its escalation counted, nor counted twice.
 fn escalate(
@@ -378,28 +387,21 @@ fn escalate(
         ),
         checkpoint_note: Some(format!("file contract failed {count} consecutive Stop checks")),
         wait: std::time::Duration::from_secs(5),
-        dry_run: true,
         ..Default::default()
     };
-    let (_, state_path) = crate::plan::resolve_target(plan_dir);
-    let guard = crate::steps::writer::lock_for_write(plan_dir, &state_path, request.wait)?;
-    let planned = crate::steps::updater::update_under_lock(
-        plan_dir,
-        &state_path,
-        &request,
-        crate::steps::updater::AmendmentCheck::TaskLog,
-    )?;
-    let mut write = crate::store::intent::Transaction::new(plan_dir, "dwp contract check --hook");
-    if let Some(bytes) = &planned.planned {
-        write.replace_known(&state_path, Some(&planned.old_sha256), bytes)?;
-    }
-    write.replace(
-        ladder,
-        Some(&crate::store::json_file_bytes(before)),
-        &crate::store::json_file_bytes(after),
-    )?;
-    write.commit()?;
-    guard.release()
+    crate::steps::updater::check_request(&request)?;
+    crate::steps::writer::under_lock(plan_dir, request.wait, |plan| {
+        let now = crate::clock::now_rfc3339();
+        let planned = crate::steps::updater::plan_update(plan, &request, &now)?;
+        let mut change = Change::new(plan.dir(), "dwp contract check --hook");
+        change.extend(planned.change);
+        change.write(
+            ladder,
+            Some(&crate::store::json_file_bytes(before)),
+            crate::store::json_file_bytes(after),
+        );
+        crate::steps::commit::commit(change)
+    })
 }
 
 /// The failed expectations as one reason, within the state schema's 1,000 characters.

@@ -103,7 +103,9 @@ pub(crate) fn ensure_ledger_dir(plan_dir: &Path) -> Result<PathBuf> {
     match crate::store::entry(&dir, plan_dir) {
         Ok(crate::store::Entry::Directory) => Ok(dir),
         Ok(crate::store::Entry::Missing) => {
-            crate::store::create_dir(&dir, plan_dir)?;
+            let mut change = crate::steps::commit::Change::new(plan_dir, "dwp contract");
+            change.create_dir(&dir);
+            crate::steps::commit::commit(change)?;
             Ok(dir)
         }
         Ok(_) => Err(

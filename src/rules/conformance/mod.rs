@@ -15,11 +15,10 @@ mod tasks;
 pub use tasks::Era;
 
 use crate::findings::{Code, Finding, Severity};
-use crate::plan::PlanPaths;
 use crate::plan::markdown::is_blank;
 use crate::plan::model::{Approval, Generation, Materialization, SchemaId, State, TaskStatus};
+use crate::plan::{LoadedPlan, PlanPaths};
 use crate::rules::evidence::{self, GateProblem};
-use crate::store::lock;
 use std::path::Path;
 
 /// The newest DWP standard (major version) this dwp knows.
@@ -131,25 +130,13 @@ pub fn fix_hint(code: Code) -> &'static str {
 /// by [`verify_plan`]) or, for `dwp finalize`, the candidate about to be published. A plan
 /// without a state layer (neither JSON file) is judged on its markdown.
 pub fn plan_rules(
-    paths: &PlanPaths,
+    plan: &LoadedPlan,
     manifest_version: Option<&str>,
     state: Option<&State>,
 ) -> Vec<Finding> {
-    plan_rules_read(paths, manifest_version, state).0
-}
-
-/// [`plan_rules`], and the markdown they judged (when README.md could be read): publication
-/// digests the very bytes its checks read.
-pub fn plan_rules_read(
-    paths: &PlanPaths,
-    manifest_version: Option<&str>,
-    state: Option<&State>,
-) -> (Vec<Finding>, Option<crate::plan::records::PlanMarkdown>) {
-    let mut findings = plan_files(paths);
-    let loaded = crate::profile::time("read markdown", || {
-        crate::plan::records::load_markdown(&paths.dir)
-    });
-    let markdown = match loaded {
+    let paths = &plan.paths;
+    let mut findings = plan_files(plan);
+    let markdown = match plan.markdown() {
         Ok(md) => Some(md),
         // A missing README is DWP050, the inventory's.
         Err(crate::store::ReadFailure::Missing) => None,
@@ -160,27 +147,27 @@ pub fn plan_rules_read(
             findings.push(unreadable_file(
                 &readme,
                 "README.md",
-                &failure,
+                failure,
                 "no markdown rule was checked",
             ));
             None
         }
     };
-    let readme_standard = markdown.as_ref().and_then(|m| m.readme.standard.as_ref());
+    let readme_standard = markdown.and_then(|m| m.readme.standard.as_ref());
     let declared = readme_standard
         .map(|s| s.version.as_str())
         .or(manifest_version);
     let era = Era::of(state, declared);
-    if let Some(md) = &markdown {
+    if let Some(md) = markdown {
         findings.extend(readme_rules(paths, &md.readme, era));
         findings.extend(unreadable_records(md));
     }
     findings.extend(standard_rule(paths, readme_standard, manifest_version));
-    match (state, &markdown) {
+    match (state, markdown) {
         (Some(state), Some(md)) => {
             let readme_approval = md.readme.approval();
             let _rules = crate::profile::stage("state rules");
-            findings.extend(state_rules(paths, state, readme_approval));
+            findings.extend(state_rules(plan, state, readme_approval));
             findings.extend(timestamp_order(paths, state, crate::clock::now()));
             findings.extend(task_order(paths, state, era));
             drop(_rules);
@@ -202,14 +189,14 @@ pub fn plan_rules_read(
             }));
             drop(_desync);
             findings.extend(crate::profile::time("evidence rules", || {
-                evidence_rules(paths, state, era)
+                evidence_rules(plan, state, era)
             }));
-            findings.extend(observed_gate_rules(paths, state));
+            findings.extend(observed_gate_rules(plan, state));
             if requires_observed_evidence(&md.readme) {
                 findings.extend(asserted_gates(paths, state));
             }
             findings.extend(crate::profile::time("inventory rules", || {
-                inventory_rules(paths, state, md)
+                inventory_rules(plan, state, md)
             }));
             let _tasks = crate::profile::stage("task rules");
             let views = tasks::views_from_state(state);
@@ -217,28 +204,28 @@ pub fn plan_rules_read(
             findings.extend(unexecuted_scenarios(paths, state, md));
         }
         (Some(state), None) => {
-            findings.extend(state_rules(paths, state, None));
+            findings.extend(state_rules(plan, state, None));
             findings.extend(timestamp_order(paths, state, crate::clock::now()));
             findings.extend(task_order(paths, state, era));
-            findings.extend(evidence_rules(paths, state, era));
-            findings.extend(observed_gate_rules(paths, state));
+            findings.extend(evidence_rules(plan, state, era));
+            findings.extend(observed_gate_rules(plan, state));
         }
-        (None, Some(md)) if crate::plan::has_no_state_layer(&paths.dir) => {
-            findings.extend(markdown_only_rules(paths, md, era));
+        (None, Some(md)) if plan.has_no_state_layer() => {
+            findings.extend(markdown_only_rules(plan, md, era));
         }
         (None, _) => {}
     }
     let _publication = crate::profile::stage("publication rules");
-    findings.extend(publication_rules(paths));
-    findings.extend(interrupted_write(paths));
+    findings.extend(publication_rules(plan));
+    findings.extend(interrupted_write(plan));
     if let Some(state) = state.filter(|s| s.status == crate::plan::model::PlanStatus::Completed) {
-        if let Some(md) = &markdown {
+        if let Some(md) = markdown {
             findings.extend(publication_logs(state, md, declared));
         }
-        findings.extend(security_review(paths));
-        findings.extend(receipt_rules(paths, state, declared));
+        findings.extend(security_review(plan));
+        findings.extend(receipt_rules(plan, state, declared));
     }
-    (findings, markdown)
+    findings
 }
 
 /// A plan file that is there but could not be read, as a finding: UNVERIFIED when the OS
@@ -267,18 +254,6 @@ fn unreadable(path: &Path, message: String, repair: &str, refused: bool) -> Find
         finding.severity(Severity::Unverified)
     } else {
         finding
-    }
-}
-
-/// Where `path` leads inside the plan folder, through `folder` when it could be held open.
-fn place_of(
-    folder: Option<&crate::store::PlanFolder>,
-    path: &Path,
-    root: &Path,
-) -> crate::store::Place {
-    match folder {
-        Some(folder) => folder.place(path),
-        None => crate::store::place(path, root),
     }
 }
 
@@ -334,30 +309,23 @@ fn task_rules(
     findings
 }
 
-/// Whether `dir` is inside a git work tree: an ancestor (or itself) holds `.git` (a folder, or
-/// the file a linked worktree or submodule has).
-fn in_git_work_tree(dir: &Path) -> bool {
-    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    dir.ancestors().any(|d| d.join(".git").exists())
-}
-
 /// A plan without a state layer, judged on its markdown (seed 003: the layer is something a plan
 /// MAY carry, REQUIRED in a workspace without git): the missing layer (an advisory in a git
 /// work tree, an error outside one), the index (1..N, Plan Status, markers, unreadable items),
 /// the task files it names, and every task-by-task rule with the boxes as the statuses.
 pub fn markdown_only_rules(
-    paths: &PlanPaths,
+    plan: &LoadedPlan,
     md: &crate::plan::records::PlanMarkdown,
     era: Era,
 ) -> Vec<Finding> {
-    let dir = paths.dir.display().to_string();
+    let dir = plan.dir().display().to_string();
     let mut no_layer = Finding::error(
         Code::NoStateLayer,
         &dir,
         "the plan has no state layer (manifest.json, state.json)",
     )
     .hint(format!("materialize it with `dwp init {dir}`"));
-    if in_git_work_tree(&paths.dir) {
+    if plan.in_git_work_tree() {
         no_layer = no_layer.severity(Severity::Advisory);
         no_layer
             .message
@@ -374,19 +342,20 @@ pub fn markdown_only_rules(
             .iter()
             .map(|d| d.finding(&readme)),
     );
-    findings.extend(markdown_inventory(paths, md));
+    findings.extend(markdown_inventory(plan, md));
     let views = tasks::views_from_markdown(md);
     findings.extend(task_rules(&views, md, era, md.readme.standard.as_ref()));
     let (done, total) = md.readme.box_counts();
     if total > 0 && done == total {
-        findings.extend(security_review(paths));
+        findings.extend(security_review(plan));
     }
     findings
 }
 
 /// A markdown-only plan's task files: each index item's file exists in the plan folder (Full),
 /// every `N.task_*.md` of the folder is indexed; Lite: one `{#task-N}` section per task.
-fn markdown_inventory(paths: &PlanPaths, md: &crate::plan::records::PlanMarkdown) -> Vec<Finding> {
+fn markdown_inventory(plan: &LoadedPlan, md: &crate::plan::records::PlanMarkdown) -> Vec<Finding> {
+    let paths = &plan.paths;
     let readme = md.readme_path.display().to_string();
     let lite = !md.readme.inline_tasks.is_empty()
         && md
@@ -407,7 +376,6 @@ fn markdown_inventory(paths: &PlanPaths, md: &crate::plan::records::PlanMarkdown
         return findings;
     }
     let mut named = std::collections::HashSet::new();
-    let folder = crate::store::PlanFolder::open(&paths.dir).ok();
     for entry in &md.readme.index {
         let problem = match &md.task_file(entry) {
             None => Some(format!(
@@ -417,7 +385,7 @@ fn markdown_inventory(paths: &PlanPaths, md: &crate::plan::records::PlanMarkdown
             Some(file) => {
                 named.insert(file.clone());
                 let path = paths.dir.join(file);
-                let place = place_of(folder.as_ref(), &path, &paths.dir);
+                let place = plan.place(&path);
                 findings.extend(escaping_symlink(&path, place, entry.id));
                 // A file that is there but cannot be read is `unreadable_records`' finding.
                 let there = place != crate::store::Place::Missing;
@@ -548,8 +516,9 @@ fn is_publication_era(state: &State, declared: Option<&str>) -> bool {
     }
 }
 
-fn plan_files(paths: &PlanPaths) -> Vec<Finding> {
-    use crate::store::{Place, ReadFailure, place, read_text};
+fn plan_files(plan: &LoadedPlan) -> Vec<Finding> {
+    use crate::store::{Place, ReadFailure};
+    let paths = &plan.paths;
     let mut findings = Vec::new();
     let missing = |path: &Path, name: &str| {
         Finding::error(
@@ -561,12 +530,12 @@ fn plan_files(paths: &PlanPaths) -> Vec<Finding> {
     };
     // The README is read whole by the markdown rules, which report what else is wrong with it.
     let readme = paths.dir.join("README.md");
-    if place(&readme, &paths.dir) == Place::Missing {
+    if plan.place(&readme) == Place::Missing {
         findings.push(missing(&readme, "README.md"));
     }
     for name in ["PROGRESS.md", "PROMPTS.md"] {
         let path = paths.dir.join(name);
-        match read_text(&path, &paths.dir) {
+        match plan.read_text(&path) {
             Ok(_) => {}
             Err(ReadFailure::Missing) => findings.push(missing(&path, name)),
             Err(failure) => {
@@ -575,15 +544,15 @@ fn plan_files(paths: &PlanPaths) -> Vec<Finding> {
         }
     }
     let results = paths.dir.join("analysis_results");
-    match place(&results, &paths.dir) {
-        Place::Missing => findings.push(missing_results(paths, &results)),
+    match plan.place(&results) {
+        Place::Missing => findings.push(missing_results(plan, &results)),
         Place::Outside => findings.push(unreadable(
             &results,
             "analysis_results/ leads outside the plan folder (through a symlink): nothing in it was checked".into(),
             "replace the symlink with a real analysis_results/ folder of the plan",
             false,
         )),
-        Place::File | Place::Other if !results.is_dir() => findings.push(unreadable(
+        Place::File | Place::Other if !plan.is_folder(&results) => findings.push(unreadable(
             &results,
             "analysis_results/ is not a folder: nothing in it was checked".into(),
             "replace it with a real analysis_results/ folder of the plan",
@@ -594,7 +563,7 @@ fn plan_files(paths: &PlanPaths) -> Vec<Finding> {
     findings
 }
 
-fn missing_results(paths: &PlanPaths, results: &Path) -> Finding {
+fn missing_results(plan: &LoadedPlan, results: &Path) -> Finding {
     let finding = Finding::error(
         Code::MissingPlanFile,
         results.display().to_string(),
@@ -602,7 +571,7 @@ fn missing_results(paths: &PlanPaths, results: &Path) -> Finding {
     );
     // git keeps no empty folder: a clone of a plan whose analysis_results/ was still empty
     // lacks it, through no fault of the plan.
-    if in_git_work_tree(&paths.dir) {
+    if plan.in_git_work_tree() {
         finding
             .severity(Severity::Advisory)
             .hint("create it with a `.gitkeep` file inside, so git keeps it")
@@ -711,11 +680,11 @@ fn standard_rule(
 }
 
 fn state_rules(
-    paths: &PlanPaths,
+    plan: &LoadedPlan,
     state: &State,
     readme_approval: Option<Approval>,
 ) -> Vec<Finding> {
-    let file = paths.state.display().to_string();
+    let file = plan.paths.state.display().to_string();
     let mut findings = Vec::new();
     if let Some(m) = state.materialization
         && m != Materialization::Ready
@@ -783,7 +752,7 @@ fn state_rules(
             .severity(Severity::Advisory),
         );
     }
-    if let Ok(Some(info)) = lock::inspect(&paths.state)
+    if let Some(info) = plan.lock_holder()
         && info.liveness.is_gone()
     {
         findings.push(
@@ -802,8 +771,8 @@ fn state_rules(
 /// Evidence truth of every completed task (shared rules: [`crate::rules::evidence`]). A legacy plan's
 /// completed task without any gate record is an advisory: gate records came with the current
 /// state layer, and the reference asks them only of a v2/v5 state.
-fn evidence_rules(paths: &PlanPaths, state: &State, era: Era) -> Vec<Finding> {
-    let file = paths.state.display().to_string();
+fn evidence_rules(plan: &LoadedPlan, state: &State, era: Era) -> Vec<Finding> {
+    let file = plan.paths.state.display().to_string();
     let mut findings = Vec::new();
     for (index, task) in state.tasks.iter().enumerate() {
         if task.status != TaskStatus::Completed {
@@ -823,7 +792,7 @@ fn evidence_rules(paths: &PlanPaths, state: &State, era: Era) -> Vec<Finding> {
                 ),
             );
         }
-        for (command, problem) in evidence::completion_problems(task.gates(), &paths.dir) {
+        for (command, problem) in evidence::completion_problems(task.gates(), plan) {
             let code = match problem {
                 // Every observed record, latest or not, is checked by `observed_gate_rules`.
                 GateProblem::Provenance(_) => continue,
@@ -869,12 +838,12 @@ pub fn requires_observed_evidence(readme: &crate::plan::markdown::Readme) -> boo
 /// Every gate record dwp observed (`dwp run`), of every task, latest or not, held against its
 /// log ([`crate::rules::observed::provenance_problems`]): a log edited after the run, or one
 /// that ran another command, ended otherwise or shows another summary, is DWP068.
-pub fn observed_gate_rules(paths: &PlanPaths, state: &State) -> Vec<Finding> {
-    let file = paths.state.display().to_string();
+pub fn observed_gate_rules(plan: &LoadedPlan, state: &State) -> Vec<Finding> {
+    let file = plan.paths.state.display().to_string();
     let mut findings = Vec::new();
     for (index, task) in state.tasks.iter().enumerate() {
         for (at, gate) in task.gates().iter().enumerate() {
-            for why in crate::rules::observed::provenance_problems(gate, &paths.dir) {
+            for why in crate::rules::observed::provenance_problems(gate, plan) {
                 findings.push(
                     Finding::error(
                         Code::GateLog,
@@ -974,15 +943,15 @@ fn lite_anchor_problems(
 /// from the task's index line, and every `N.task_*.md` in the folder is in the state. Lite
 /// plans: [`lite_anchor_problems`].
 fn inventory_rules(
-    paths: &PlanPaths,
+    plan: &LoadedPlan,
     state: &State,
     md: &crate::plan::records::PlanMarkdown,
 ) -> Vec<Finding> {
+    let paths = &plan.paths;
     let readme = md.readme_path.display().to_string();
     let state_file = paths.state.display().to_string();
     let mut findings = Vec::new();
     let mut named = std::collections::HashSet::new();
-    let folder = crate::store::PlanFolder::open(&paths.dir).ok();
     // The first index line of each task, looked up by id (a 10,000-task index is not searched
     // once per task).
     let mut entries = std::collections::HashMap::with_capacity(md.readme.index.len());
@@ -1006,7 +975,7 @@ fn inventory_rules(
             .records
             .get(&task.id)
             .is_some_and(|(read, _)| *read == path);
-        match (!read).then(|| place_of(folder.as_ref(), &path, &paths.dir)) {
+        match (!read).then(|| plan.place(&path)) {
             Some(crate::store::Place::Missing) => findings.push(
                 Finding::error(
                     Code::TaskFileInventory,
@@ -1386,13 +1355,13 @@ fn timestamp_order(
 /// A completed plan carries a security review with no open critical finding. "Open critical" is
 /// read line by line: a line naming both "critical" and "open" (a table row `| critical | open |`,
 /// `Severity: critical, status: open`), unless it says there is none ("No open critical ...").
-fn security_review(paths: &PlanPaths) -> Vec<Finding> {
-    let path = paths
-        .dir
+fn security_review(plan: &LoadedPlan) -> Vec<Finding> {
+    let path = plan
+        .dir()
         .join("analysis_results")
         .join("SECURITY_REVIEW.md");
     let file = path.display().to_string();
-    let text = match crate::store::read_text(&path, &paths.dir) {
+    let text = match plan.read_text(&path) {
         Ok(text) => text,
         Err(crate::store::ReadFailure::Missing) => {
             return vec![
@@ -1436,8 +1405,8 @@ fn security_review(paths: &PlanPaths) -> Vec<Finding> {
 }
 
 /// The receipt rules on their own (`dwp finalize --check`), for any state.
-pub fn receipt_findings(paths: &PlanPaths, state: &State) -> Vec<Finding> {
-    receipt_rules(paths, state, None)
+pub fn receipt_findings(plan: &LoadedPlan, state: &State) -> Vec<Finding> {
+    receipt_rules(plan, state, None)
 }
 
 /// A completed plan carries a receipt whose hashes still match the files: the state's bytes,
@@ -1445,10 +1414,12 @@ pub fn receipt_findings(paths: &PlanPaths, state: &State) -> Vec<Finding> {
 /// own sha256. Receipts came with DWP spec 5.0.0: a plan of that era without one is an error,
 /// a v2 plan of an earlier standard gets an advisory (the reference says the same), and v1
 /// plans predate receipts altogether. A receipt that is there is always checked.
-fn receipt_rules(paths: &PlanPaths, state: &State, declared: Option<&str>) -> Vec<Finding> {
+fn receipt_rules(plan: &LoadedPlan, state: &State, declared: Option<&str>) -> Vec<Finding> {
+    let paths = &plan.paths;
     let path = paths.dir.join(crate::rules::receipt::RECEIPT);
     let file = path.display().to_string();
-    let bytes = match crate::store::read_artifact(&path, &paths.dir) {
+    let read = plan.read(&path);
+    let bytes = match &*read {
         Ok(bytes) => bytes,
         Err(crate::store::ReadFailure::Missing) if state.format.is_none() => return Vec::new(),
         Err(crate::store::ReadFailure::Missing) => {
@@ -1468,12 +1439,12 @@ fn receipt_rules(paths: &PlanPaths, state: &State, declared: Option<&str>) -> Ve
             return vec![unreadable_file(
                 &path,
                 crate::rules::receipt::RECEIPT,
-                &failure,
+                failure,
                 "the publication receipt was not checked",
             )];
         }
     };
-    let receipt = match crate::plan::json::parse_strict(&bytes) {
+    let receipt = match crate::plan::json::parse_strict(bytes) {
         Ok(value) => value,
         Err(e) => return vec![Finding::error(Code::MalformedReceipt, file, e.message).at(e.path)],
     };
@@ -1490,17 +1461,17 @@ fn receipt_rules(paths: &PlanPaths, state: &State, declared: Option<&str>) -> Ve
             .at(path)
             .hint("an artifact changed after publication: review the change, then republish with `dwp finalize PLAN`")
     };
-    let state_sha = crate::store::read_artifact(&paths.state, &paths.dir)
-        .map(|b| crate::store::sha256_hex(&b))
-        .unwrap_or_default();
+    let state_sha = match &*plan.read(&paths.state) {
+        Ok(bytes) => crate::store::sha256_hex(bytes),
+        Err(_) => String::new(),
+    };
     if receipt["state_sha256"] != state_sha.as_str() {
         findings.push(mismatch(
             "$.state_sha256",
             "state.json changed since publication".into(),
         ));
     }
-    if receipt["artifacts_sha256"]
-        != crate::rules::receipt::artifacts_digest(&paths.dir, state).as_str()
+    if receipt["artifacts_sha256"] != crate::rules::receipt::artifacts_digest(plan, state).as_str()
     {
         findings.push(mismatch(
             "$.artifacts_sha256",
@@ -1525,9 +1496,10 @@ fn receipt_rules(paths: &PlanPaths, state: &State, declared: Option<&str>) -> Ve
             );
             continue;
         }
-        let now = crate::store::read_artifact(&paths.dir.join(name), &paths.dir)
-            .ok()
-            .map(|b| crate::store::sha256_hex(&b));
+        let now = match &*plan.read(&paths.dir.join(name)) {
+            Ok(bytes) => Some(crate::store::sha256_hex(bytes)),
+            Err(_) => None,
+        };
         if artifact["sha256"].as_str() != now.as_deref() {
             findings.push(mismatch(
                 &format!("$.artifacts[{index}].sha256"),
@@ -1549,12 +1521,13 @@ fn is_inside_relative(path: &str) -> bool {
 
 /// A multi-file write that was killed half way leaves its intent record: until a writer
 /// completes it, the files disagree with each other by design, so nothing is conformant.
-fn interrupted_write(paths: &PlanPaths) -> Option<Finding> {
+fn interrupted_write(plan: &LoadedPlan) -> Option<Finding> {
+    let paths = &plan.paths;
     let record = paths.dir.join(crate::store::intent::INTENT);
-    if crate::store::place(&record, &paths.dir) == crate::store::Place::Missing {
+    if plan.place(&record) == crate::store::Place::Missing {
         return None;
     }
-    let what = match crate::store::intent::pending(&paths.dir) {
+    let what = match plan.pending_intent() {
         Ok(Some(intent)) => format!("`{}` of {}", intent.command, intent.started_at),
         _ => "a write".to_owned(),
     };
@@ -1571,9 +1544,9 @@ fn interrupted_write(paths: &PlanPaths) -> Option<Finding> {
     )
 }
 
-fn publication_rules(paths: &PlanPaths) -> Vec<Finding> {
-    let marker = paths.dir.join(crate::plan::FINALIZING_MARKER);
-    if crate::store::place(&marker, &paths.dir) != crate::store::Place::Missing {
+fn publication_rules(plan: &LoadedPlan) -> Vec<Finding> {
+    let marker = plan.dir().join(crate::plan::FINALIZING_MARKER);
+    if plan.place(&marker) != crate::store::Place::Missing {
         return vec![
             Finding::error(
                 Code::PublicationInProgress,
