@@ -169,7 +169,7 @@ impl LoadedPlan {
         self.readme_text
             .get_or_init(|| {
                 let path = self.paths.dir.join("README.md");
-                crate::profile::time("read README", || self.read_text_uncached(&path))
+                crate::profile::time("read README", || self.read_text(&path))
             })
             .as_ref()
             .map(String::as_str)
@@ -286,10 +286,6 @@ impl LoadedPlan {
             Some(folder) => folder.read(path),
             None => store::read_artifact(path, &self.paths.dir),
         }
-    }
-
-    fn read_text_uncached(&self, path: &Path) -> Result<String, ReadFailure> {
-        store::decode_text(self.read_uncached(path)?)
     }
 
     /// The plan folder held open for its reads, when it can be.

@@ -153,7 +153,12 @@ impl Transaction {
             &self.plan_dir,
             &super::json_file_bytes(&self.intent),
         )?;
-        let changed = carry_out(&self.plan_dir, &self.intent)?;
+        // The writer read every file under the lock it still holds: its steps are carried out
+        // as recorded, without reading them again (a completion by the next writer checks).
+        let mut changed = Vec::with_capacity(self.intent.steps.len());
+        for step in &self.intent.steps {
+            changed.push(carry_out_fresh(&self.plan_dir, step)?);
+        }
         super::remove_file(&record, &self.plan_dir)?;
         Ok(changed)
     }
@@ -288,17 +293,7 @@ fn carry_out_step(plan_dir: &Path, intent: &Intent, step: &Step) -> Result<bool>
             }
             super::write_atomic(&path, plan_dir, content.as_bytes()).map(|w| w.changed)
         }
-        Step::Append { line, .. } => {
-            let text = match read_text(&path, plan_dir) {
-                Ok(text) => text,
-                Err(ReadFailure::Missing) => String::new(),
-                Err(failure) => return Err(failure.into_error("read", &path)),
-            };
-            if ends_with_lines(&text, line) {
-                return Ok(false);
-            }
-            super::append_line(&path, plan_dir, line).map(|w| w.changed)
-        }
+        Step::Append { line, .. } => append_unless_there(plan_dir, &path, line),
         Step::Remove { sha256, .. } => {
             let now = match read_artifact(&path, plan_dir) {
                 Ok(bytes) => sha256_hex(&bytes),
@@ -319,6 +314,33 @@ fn carry_out_step(plan_dir: &Path, intent: &Intent, step: &Step) -> Result<bool>
             super::create_dir(&path, plan_dir).map(|()| true)
         }
     }
+}
+
+/// A step of a record its own writer just made, carried out as recorded.
+fn carry_out_fresh(plan_dir: &Path, step: &Step) -> Result<bool> {
+    let path = plan_dir.join(step_path(step));
+    match step {
+        Step::Replace { content, .. } => {
+            super::write_atomic(&path, plan_dir, content.as_bytes()).map(|w| w.changed)
+        }
+        Step::Append { line, .. } => append_unless_there(plan_dir, &path, line),
+        Step::Remove { .. } => super::remove_file(&path, plan_dir),
+        Step::CreateDir { .. } => super::create_dir(&path, plan_dir).map(|()| true),
+    }
+}
+
+/// Append `line` to the text file `path`, unless it ends with it already (one read).
+fn append_unless_there(plan_dir: &Path, path: &Path, line: &str) -> Result<bool> {
+    let text = match read_text(path, plan_dir) {
+        Ok(text) => text,
+        Err(ReadFailure::Missing) => String::new(),
+        Err(failure) => return Err(failure.into_error("read", path)),
+    };
+    if ends_with_lines(&text, line) {
+        return Ok(false);
+    }
+    let bytes = super::with_line(text.into_bytes(), line);
+    super::write_atomic(path, plan_dir, &bytes).map(|w| w.changed)
 }
 
 /// Whether `text` already ends with `line` (as [`super::append_line`] writes it: any line
