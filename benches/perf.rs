@@ -430,8 +430,8 @@ fn bench_split(config: &Config, plans: &[Fixture]) {
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     );
     let state_validator = {
-        let text = dwp::plan::schema::embedded(DocKind::State, Generation::V5).text;
-        dwp::plan::schema::compile(&serde_json::from_str(text).unwrap()).unwrap()
+        let text = dwp::plan::schemas::embedded(DocKind::State, Generation::V5).text;
+        dwp::plan::schemas::compile(&serde_json::from_str(text).unwrap()).unwrap()
     };
     let mut shapes = Vec::new();
     for plan in plans {
@@ -439,7 +439,7 @@ fn bench_split(config: &Config, plans: &[Fixture]) {
         let paths = PlanPaths::new(&plan.dir);
         let bytes = read_artifact(&paths.state, &paths.dir).expect("read state.json");
         let value = parse_strict(&bytes).expect("state.json is JSON");
-        assert!(dwp::plan::schema::validate(DocKind::State, Generation::V5, &value).is_empty());
+        assert!(dwp::plan::schemas::validate(DocKind::State, Generation::V5, &value).is_empty());
         let state: State = serde_path_to_error::deserialize(&value).expect("state.json types");
         let loaded = Loaded {
             path: paths.state.clone(),
@@ -455,7 +455,7 @@ fn bench_split(config: &Config, plans: &[Fixture]) {
         let read = bench(iters, || read_artifact(&paths.state, &paths.dir).unwrap());
         let parse = bench(iters, || parse_strict(&bytes).unwrap());
         let schema = bench(iters, || {
-            let violations = dwp::plan::schema::validate(DocKind::State, Generation::V5, &value);
+            let violations = dwp::plan::schemas::validate(DocKind::State, Generation::V5, &value);
             assert!(violations.is_empty());
             violations
         });
@@ -513,10 +513,10 @@ fn bench_split(config: &Config, plans: &[Fixture]) {
     // Once per process (first use of each validator): what the binary pays on every run.
     let compile_iters = if config.quick { 2 } else { 20 };
     let compile = |kind| {
-        let text = dwp::plan::schema::embedded(kind, Generation::V5).text;
+        let text = dwp::plan::schemas::embedded(kind, Generation::V5).text;
         bench(compile_iters, || {
             let schema: serde_json::Value = serde_json::from_str(text).unwrap();
-            dwp::plan::schema::compile(&schema).unwrap()
+            dwp::plan::schemas::compile(&schema).unwrap()
         })
     };
     let (state_schema, manifest_schema) = (compile(DocKind::State), compile(DocKind::Manifest));

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-/// Exit codes (docs/DECISIONS.md, "Foundation").
+/// Exit codes (docs/DECISIONS.md, "Exit codes, verdicts and JSON").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
     Ok,

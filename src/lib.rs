@@ -9,11 +9,12 @@
 //! code to it; `docs/ARCHITECTURE.md` describes each module):
 //!
 //! - [`cli`]: parses arguments, calls one command, renders its outcome;
-//! - [`commands`]: one module per command; commands never import each other;
+//! - [`commands`]: one module per subcommand; commands never import each other;
 //! - [`steps`]: what several commands share (the guarded update, publication, the writer's
-//!   lock and safety net);
-//! - [`rules`]: judgements over a loaded plan; they never write;
-//! - [`plan`]: the model, strict JSON, the schemas, the markdown reader, loading a plan folder;
+//!   lock and safety net, and `commit`, the one writer of plan folders);
+//! - [`rules`]: judgements over a loaded plan; they never read or write a file themselves;
+//! - [`plan`]: the model, strict JSON, the schemas, the markdown reader, the loaded plan
+//!   (`plan::LoadedPlan`, each file read at most once per command);
 //! - [`store`]: bytes on disk (the only module that opens plan files), the lock, intent records,
 //!   git;
 //! - the base: [`error`], [`clock`], [`findings`], [`term`], [`diff`], [`profile`].

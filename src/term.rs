@@ -7,7 +7,7 @@
 //! act on the terminal. [`Inert`] is the one sink every byte dwp prints passes through: it
 //! writes each such character as `\uXXXX` (four hex digits, a JSON escape too), keeping only the
 //! newline and the tab, which dwp itself lays out lines with. [`inert_line`] also escapes those
-//! two, for one data field that must stay on its line. docs/DECISIONS.md, "Hardening (#13)".
+//! two, for one data field that must stay on its line. docs/DECISIONS.md, "Terminal output".
 
 use std::borrow::Cow;
 use std::fmt::Write as _;

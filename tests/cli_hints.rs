@@ -42,7 +42,7 @@ fn the_hint_scan_takes_the_first_backticked_dwp_command() {
 #[test]
 fn a_writer_held_off_by_a_lock_is_told_to_retry_with_wait_and_that_works() {
     let plan = Plan::from_synth(SynthPlan::new("PLAN_hint_wait", 5).completed(2));
-    let guard = dwp::store::lock::try_acquire(&plan.path("state.json")).expect("take the lock");
+    let guard = dwp::store::lock_dir::try_acquire(&plan.path("state.json")).expect("take the lock");
     let start = [
         "update",
         plan.dir.to_str().unwrap(),
@@ -69,7 +69,7 @@ fn a_writer_held_off_by_a_lock_is_told_to_retry_with_wait_and_that_works() {
 #[test]
 fn a_command_without_wait_is_never_told_to_use_it() {
     let plan = Plan::from_synth(SynthPlan::new("PLAN_hint_no_wait", 3).generation(Generation::V1));
-    let guard = dwp::store::lock::try_acquire(&plan.path("state.json")).expect("take the lock");
+    let guard = dwp::store::lock_dir::try_acquire(&plan.path("state.json")).expect("take the lock");
     let migrate = ["migrate", plan.dir.to_str().unwrap(), "--to", "v5"];
     let held = dwp().at(NOW).args(migrate).run();
     assert_eq!(held.code, 3, "{held:?}");
@@ -84,7 +84,7 @@ fn a_command_without_wait_is_never_told_to_use_it() {
 #[test]
 fn lock_recover_of_a_live_owner_hints_waiting_and_the_hinted_status_works() {
     let plan = Plan::from_synth(SynthPlan::new("PLAN_hint_recover", 3));
-    let guard = dwp::store::lock::try_acquire(&plan.path("state.json")).expect("take the lock");
+    let guard = dwp::store::lock_dir::try_acquire(&plan.path("state.json")).expect("take the lock");
     let refused = dwp().args(["lock", "recover"]).arg(&plan.dir).run();
     assert_eq!(refused.code, 3, "{refused:?}");
     let hint = hint_line(&refused);

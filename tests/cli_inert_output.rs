@@ -132,7 +132,7 @@ fn lock_status_escapes_the_owners_command_and_json_keeps_it() {
     fs::create_dir(plan.join("state.json.lock")).unwrap();
     let owner = json!({
         "pid": 999_999_999u32,
-        "host": dwp::store::lock::host_name(),
+        "host": dwp::store::lock_dir::host_name(),
         "command": command,
         "started_at": "2026-01-01T00:00:00Z",
     });

@@ -46,7 +46,7 @@ fn write_owner_naming_this_process(plan: &Path, start_ticks: u64, boot_id: &str)
     let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let owner = json!({
         "pid": std::process::id(),
-        "host": dwp::store::lock::host_name(),
+        "host": dwp::store::lock_dir::host_name(),
         "command": "dwp update PLAN --task 3 --status in_progress",
         "started_at": now,
         "start_ticks": start_ticks,
@@ -137,7 +137,7 @@ fn a_forged_owner_naming_a_live_pid_with_a_future_start_is_removable_with_force(
     // pid 1 always runs; a start in the future was never written by a real writer.
     let owner = json!({
         "pid": 1,
-        "host": dwp::store::lock::host_name(),
+        "host": dwp::store::lock_dir::host_name(),
         "command": "dwp update PLAN --task 3 --status in_progress",
         "started_at": "2099-01-01T00:00:00Z",
     });
@@ -206,7 +206,7 @@ fn an_owner_recorded_in_another_boot_is_gone() {
 fn a_lock_dwp_itself_holds_is_never_removed_even_forced() {
     let (_root, plan) = plan();
     // A genuine owner: this process takes the lock through dwp, which records its start.
-    let guard = dwp::store::lock::try_acquire(&plan.join("state.json")).expect("take the lock");
+    let guard = dwp::store::lock_dir::try_acquire(&plan.join("state.json")).expect("take the lock");
     let owner: serde_json::Value =
         serde_json::from_slice(&fs::read(lock_dir(&plan).join("owner.json")).unwrap()).unwrap();
     assert!(owner["start_ticks"].is_u64(), "{owner:#}");

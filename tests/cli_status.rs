@@ -362,7 +362,7 @@ fn status_shows_a_held_lock_and_marks_invalidated_evidence() {
     state["tasks"][1]["gates"][0]["evidence"] =
         format!("invalidated by refine 2026-06-09: {evidence}").into();
     std::fs::write(&state_path, serde_json::to_vec_pretty(&state).unwrap()).unwrap();
-    let guard = dwp::store::lock::try_acquire(&state_path).expect("take the lock");
+    let guard = dwp::store::lock_dir::try_acquire(&state_path).expect("take the lock");
     let run = common::dwp().arg("status").arg(&plan).run();
     assert_eq!(run.code, 0, "{run:?}");
     assert!(run.stdout.contains("lock: held by pid "), "{}", run.stdout);

@@ -1866,7 +1866,7 @@ fn write_live_owner(plan: &Plan) {
     write_owner(
         plan,
         std::process::id(),
-        &dwp::store::lock::host_name(),
+        &dwp::store::lock_dir::host_name(),
         &now,
     );
 }
@@ -1916,7 +1916,7 @@ fn lock_recover_removes_a_bare_lock_with_older_than_zero() {
 #[test]
 fn lock_recover_removes_a_dead_owner_on_this_host() {
     let plan = Plan::new(5, 2);
-    let host = dwp::store::lock::host_name();
+    let host = dwp::store::lock_dir::host_name();
     write_owner(&plan, 999_999_999, &host, "2026-01-01T00:00:00Z");
     let status = lock_cmd("status", &plan, &[]);
     assert_words(&status.stdout, &["held", "999999999", "process gone"]);
@@ -1976,7 +1976,7 @@ fn lock_recover_force_never_removes_a_live_writers_lock() {
 #[test]
 fn lock_recover_needs_force_for_another_hosts_owner() {
     let plan = Plan::new(5, 2);
-    let elsewhere = format!("{}-elsewhere", dwp::store::lock::host_name());
+    let elsewhere = format!("{}-elsewhere", dwp::store::lock_dir::host_name());
     write_owner(&plan, 4242, &elsewhere, "2026-06-09T16:00:00Z");
     let run = lock_cmd("recover", &plan, &["--older-than", "0"]);
     assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);

@@ -208,7 +208,7 @@ fn a_lock_held_by_a_dead_writer_is_an_advisory() {
     let plan = plan(root.path(), "PLAN_verify_dead_lock");
     let lock = plan.join("state.json.lock");
     std::fs::create_dir(&lock).unwrap();
-    let owner = serde_json::json!({"pid": 999_999_999u32, "host": dwp::store::lock::host_name(),
+    let owner = serde_json::json!({"pid": 999_999_999u32, "host": dwp::store::lock_dir::host_name(),
         "command": "dwp update", "started_at": "2026-06-09T16:00:00Z"});
     std::fs::write(lock.join("owner.json"), owner.to_string()).unwrap();
     let (code, report) = verify(&[plan.to_str().unwrap()]);

@@ -98,7 +98,7 @@ fn dead_lock(root: &Path) -> PathBuf {
     std::fs::create_dir(&lock).unwrap();
     let owner = serde_json::json!({
         "pid": 999_999_999u32,
-        "host": dwp::store::lock::host_name(),
+        "host": dwp::store::lock_dir::host_name(),
         "command": "dwp update",
         "started_at": NOW,
     });

@@ -11,7 +11,7 @@ use dwp::synth::SynthPlan;
 use serde_json::Value;
 
 fn validator() -> jsonschema::Validator {
-    let schema: Value = serde_json::from_str(dwp::plan::schema::OUTPUT.text).unwrap();
+    let schema: Value = serde_json::from_str(dwp::plan::schemas::OUTPUT.text).unwrap();
     jsonschema::draft202012::new(&schema).expect("the output schema compiles")
 }
 
@@ -147,8 +147,8 @@ fn dwp_schema_prints_every_embedded_schema_as_embedded() {
     let names = dwp().arg("schema").run();
     assert_eq!(names.code, 0);
     let listed: Vec<&str> = names.stdout.lines().collect();
-    assert_eq!(listed.len(), dwp::plan::schema::ALL.len());
-    for schema in dwp::plan::schema::ALL {
+    assert_eq!(listed.len(), dwp::plan::schemas::ALL.len());
+    for schema in dwp::plan::schemas::ALL {
         let run = dwp().args(["schema", schema.name()]).run();
         assert_eq!(run.code, 0, "{}", schema.name());
         assert_eq!(

@@ -5,7 +5,7 @@
 //! table of named one-rule mutations (JSON pointer + new value, or removal). Every case carries
 //! the verdict it was written to have, so a mutation that misses its target is caught as well as
 //! a disagreement. Each case is judged three ways: by the reference schema, by the embedded
-//! schema compiled with `dwp::plan::schema::compile`, and by `dwp::plan::schema::validate` (the path dwp
+//! schema compiled with `dwp::plan::schemas::compile`, and by `dwp::plan::schemas::validate` (the path dwp
 //! itself takes). The tests are grouped by the rule their cases exercise.
 //!
 //! The reference schemas live outside the repository. Without them the parity tests are skipped
@@ -792,12 +792,12 @@ impl Judges {
         let mut ours = HashMap::new();
         for generation in Generation::ALL {
             for kind in [DocKind::Manifest, DocKind::State] {
-                let embedded = dwp::plan::schema::embedded(kind, generation);
+                let embedded = dwp::plan::schemas::embedded(kind, generation);
                 let reference_schema = read_json(&reference_dir.join(embedded.file_name));
                 let our_schema: Value = serde_json::from_str(embedded.text)
                     .unwrap_or_else(|e| panic!("embedded {} is not JSON: {e}", embedded.file_name));
                 let compile = |schema: &Value, whose: &str| {
-                    dwp::plan::schema::compile(schema).unwrap_or_else(|e| {
+                    dwp::plan::schemas::compile(schema).unwrap_or_else(|e| {
                         panic!("{whose} {} does not compile: {e}", embedded.file_name)
                     })
                 };
@@ -822,7 +822,7 @@ impl Judges {
         };
         let reference = self.reference[&key].is_valid(&case.doc);
         let ours = self.ours[&key].is_valid(&case.doc);
-        let dwp = dwp::plan::schema::validate(case.kind, case.generation, &case.doc).is_empty();
+        let dwp = dwp::plan::schemas::validate(case.kind, case.generation, &case.doc).is_empty();
         let mut failures = Vec::new();
         if reference != case.valid {
             failures.push(format!(
@@ -844,7 +844,7 @@ impl Judges {
         }
         if dwp != ours {
             failures.push(format!(
-                "{}: our compiled schema finds it {}, dwp::plan::schema::validate finds it {}",
+                "{}: our compiled schema finds it {}, dwp::plan::schemas::validate finds it {}",
                 case.name,
                 verdict(ours),
                 verdict(dwp)
@@ -866,18 +866,18 @@ impl Judges {
 }
 
 /// The verdict of dwp's state loader, which checks the document with its tasks apart and then
-/// each task on its own (`dwp::plan::schema::validate_state_shell` / `validate_task`).
+/// each task on its own (`dwp::plan::schemas::validate_state_shell` / `validate_task`).
 fn split_verdict(generation: Generation, doc: &Value) -> bool {
     let Some(tasks) = doc.get("tasks").and_then(Value::as_array) else {
-        return dwp::plan::schema::validate(DocKind::State, generation, doc).is_empty();
+        return dwp::plan::schemas::validate(DocKind::State, generation, doc).is_empty();
     };
     let mut shell = doc.clone();
     shell["tasks"] = Value::Array(vec![Value::Null; tasks.len()]);
-    dwp::plan::schema::validate_state_shell(generation, &shell).is_empty()
+    dwp::plan::schemas::validate_state_shell(generation, &shell).is_empty()
         && tasks
             .iter()
             .enumerate()
-            .all(|(i, task)| dwp::plan::schema::validate_task(generation, task, i).is_empty())
+            .all(|(i, task)| dwp::plan::schemas::validate_task(generation, task, i).is_empty())
 }
 
 /// Judge every case of `rule` and fail with the name of each case that went wrong.
@@ -945,7 +945,7 @@ fn embedded_schemas_parse_to_the_files_in_the_schemas_dir() {
     let mut embedded_names = HashSet::new();
     for generation in Generation::ALL {
         for kind in [DocKind::Manifest, DocKind::State] {
-            let embedded = dwp::plan::schema::embedded(kind, generation);
+            let embedded = dwp::plan::schemas::embedded(kind, generation);
             let parsed: Value = serde_json::from_str(embedded.text)
                 .unwrap_or_else(|e| panic!("embedded {} is not JSON: {e}", embedded.file_name));
             assert_eq!(
@@ -977,7 +977,7 @@ fn embedded_schemas_parse_to_the_files_in_the_schemas_dir() {
     for embedded in [
         dwp::commands::contract::format::EXPECTED_SCHEMA,
         dwp::commands::contract::format::LEDGER_LINE_SCHEMA,
-        dwp::plan::schema::OUTPUT,
+        dwp::plan::schemas::OUTPUT,
     ] {
         let value: Value = serde_json::from_str(embedded.text).expect("contract schema is JSON");
         assert_eq!(
@@ -1014,8 +1014,8 @@ fn every_schema_valid_document_fits_the_typed_model_within_64_bits() {
     let mut refused = Vec::new();
     for case in corpus().iter().filter(|c| c.valid) {
         assert!(
-            dwp::plan::schema::validate(case.kind, case.generation, &case.doc).is_empty(),
-            "{}: written to be valid, but dwp::plan::schema::validate refuses it",
+            dwp::plan::schemas::validate(case.kind, case.generation, &case.doc).is_empty(),
+            "{}: written to be valid, but dwp::plan::schemas::validate refuses it",
             case.name
         );
         let typed = match case.kind {
@@ -1114,7 +1114,7 @@ fn the_typed_manifest_check_accepts_only_what_the_schema_accepts() {
                 );
                 continue;
             }
-            let violations = dwp::plan::schema::validate(DocKind::Manifest, generation, &case.doc);
+            let violations = dwp::plan::schemas::validate(DocKind::Manifest, generation, &case.doc);
             assert!(
                 violations.is_empty(),
                 "{}: the typed check accepts it as v{}, the schema does not: {violations:?}",

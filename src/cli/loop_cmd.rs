@@ -6,7 +6,7 @@ use super::outcome::Outcome;
 use super::render::Format;
 use crate::commands::r#loop::artifacts::{self, Artifact};
 use crate::commands::r#loop::changed::ChangedSource;
-use crate::commands::r#loop::{contract, dod, prove};
+use crate::commands::r#loop::{dod, issue, prove};
 use crate::error::Error;
 use clap::{Args, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -209,7 +209,7 @@ fn run_command(command: &LoopCommand) -> Result<Outcome, Error> {
             };
             Ok(Outcome::LoopDod(dod::judge(&request)?))
         }
-        LoopCommand::Freeze { contract } => Ok(Outcome::LoopFreeze(contract::freeze(contract)?)),
+        LoopCommand::Freeze { contract } => Ok(Outcome::LoopFreeze(issue::freeze(contract)?)),
         LoopCommand::Prove(args) => {
             if !(args.timeout.is_finite() && args.timeout > 0.0) {
                 return Err(Error::Usage(format!(

@@ -8,7 +8,7 @@
 //! [`crate::term::Inert`] sink, so text read from a plan cannot drive the terminal.
 
 mod contract_cmd;
-mod gates;
+mod gate_flags;
 pub mod help;
 mod loop_cmd;
 mod outcome;
@@ -847,12 +847,12 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
             standard,
             dry_run,
         } => {
-            let creator = crate::commands::materialize::Creator {
+            let creator = crate::commands::init::Creator {
                 agent: agent.clone(),
                 model: model.clone(),
             };
             let standard = standard.as_deref();
-            Outcome::Init(crate::commands::materialize::init(
+            Outcome::Init(crate::commands::init::init(
                 &plan_arg(target)?,
                 &creator,
                 standard,
@@ -869,36 +869,33 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
             agent,
             model,
         } => {
-            let request = crate::commands::new_plan::NewRequest {
+            let request = crate::commands::new::NewRequest {
                 format: *format,
                 tasks: tasks.clone(),
                 title: title.clone(),
                 goal: goal.clone(),
                 context: context.clone(),
-                creator: crate::commands::materialize::Creator {
+                creator: crate::commands::init::Creator {
                     agent: agent.clone(),
                     model: model.clone(),
                 },
             };
-            Outcome::New(crate::commands::new_plan::new(target, &request)?)
+            Outcome::New(crate::commands::new::new(target, &request)?)
         }
         Command::Migrate {
             target,
             to,
             dry_run,
             signed,
-        } => Outcome::Migrate(crate::commands::materialize::migrate(
+        } => Outcome::Migrate(crate::commands::migrate::migrate(
             &plan_arg(target)?,
             *to,
             *dry_run,
             &signed.actor(),
         )?),
         Command::Lock(LockCommand::Status { target }) => {
-            let (_, state) = crate::plan::lock_target(&plan_arg(target)?)?;
-            Outcome::LockStatus {
-                holder: crate::store::lock::inspect(&state)?,
-                lock: crate::store::lock::lock_dir(&state),
-            }
+            let (lock, holder) = crate::commands::lock::status(&plan_arg(target)?)?;
+            Outcome::LockStatus { holder, lock }
         }
         Command::Lock(LockCommand::Recover {
             target,
@@ -906,19 +903,13 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
             force,
             reason,
         }) => {
-            let (plan_dir, state) = crate::plan::lock_target(&plan_arg(target)?)?;
-            let older_than = older_than.map(std::time::Duration::from_secs);
-            let recovery = crate::commands::recover::recover_lock(
-                &plan_dir,
-                &state,
-                older_than,
+            let (lock, recovery) = crate::commands::lock::recover(
+                &plan_arg(target)?,
+                older_than.map(std::time::Duration::from_secs),
                 *force,
                 reason.as_deref(),
             )?;
-            Outcome::LockRecover {
-                lock: crate::store::lock::lock_dir(&state),
-                recovery,
-            }
+            Outcome::LockRecover { lock, recovery }
         }
         Command::Reconcile {
             target,
@@ -1037,16 +1028,9 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
         }
         Command::Loop(command) => return loop_cmd::run(command, cli.json),
         Command::Contract(command) => contract_cmd::run(command)?,
-        Command::Schema { name: None } => {
-            Outcome::SchemaList(crate::plan::schema::ALL.iter().map(|s| s.name()).collect())
-        }
+        Command::Schema { name: None } => Outcome::SchemaList(crate::commands::schema::list()),
         Command::Schema { name: Some(name) } => {
-            let schema = crate::plan::schema::named(name).ok_or_else(|| {
-                Error::Usage(format!(
-                    "no embedded schema is called `{name}`; `dwp schema` lists their names"
-                ))
-            })?;
-            Outcome::Schema(schema)
+            Outcome::Schema(crate::commands::schema::get(name)?)
         }
         Command::Completions { shell } => Outcome::Completions {
             shell: shell.to_string(),
@@ -1129,10 +1113,10 @@ fn update_request(
     let now = crate::clock::now_rfc3339();
     let mut gates = Vec::new();
     for spec in &args.gate {
-        gates.push(gates::parse_gate_spec(spec, &now)?);
+        gates.push(gate_flags::parse_gate_spec(spec, &now)?);
     }
     for text in &args.gate_json {
-        gates.push(gates::parse_gate_json(text, &now)?);
+        gates.push(gate_flags::parse_gate_json(text, &now)?);
     }
     let mut from_loops = Vec::new();
     for path in &args.gates_from {

@@ -1,17 +1,19 @@
-//! One module per command. A command never imports another: what two need is a step
-//! (`crate::steps`), a rule (`crate::rules`) or the plan's loading (`crate::plan`).
+//! One module per subcommand, named after it. A command never imports another: what two need
+//! is a step (`crate::steps`), a rule (`crate::rules`) or the loaded plan (`crate::plan`).
 
 pub mod amend;
 pub mod approve;
 pub mod contract;
 pub mod finalize;
+pub mod init;
+pub mod lock;
 pub mod r#loop;
-pub mod materialize;
-pub mod new_plan;
+pub mod migrate;
+pub mod new;
 pub mod next;
 pub mod reconcile;
-pub mod recover;
 pub mod run;
+pub mod schema;
 pub mod status;
 pub mod update;
 pub mod validate;

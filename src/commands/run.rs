@@ -4,7 +4,7 @@
 //! - The command is the one on the command line, never one stored in the plan (docs/DECISIONS.md,
 //!   "Observed gate evidence"): argv, no shell, in the current directory, with the minimal
 //!   environment of `loop prove` (`steps::command_env`) and a process-group timeout, its output
-//!   streamed to the caller's sink (the terminal's stderr) as it runs (`steps::run::run_teed`).
+//!   streamed to the caller's sink (the terminal's stderr) as it runs (`steps::process::run_teed`).
 //! - Everything the updater would refuse is refused before the command runs (a dry run of the
 //!   same update, without the lock), so a long gate is not run for nothing; the task must be
 //!   in_progress, or blocked.
@@ -94,7 +94,7 @@ pub fn run(
     plan_update(&mut unlocked, &rehearsal, &crate::clock::now_rfc3339())?;
     drop(unlocked);
     let cwd = std::env::current_dir().map_err(|e| Error::io("read", Path::new("."), e))?;
-    let teed = crate::steps::run::run_teed(
+    let teed = crate::steps::process::run_teed(
         &request.argv,
         &cwd,
         &env.vars(),
@@ -167,7 +167,7 @@ fn check_request(request: &RunRequest) -> Result<String> {
         return Err(Error::Usage("--timeout must be at least 1 second".into()));
     }
     crate::steps::writer::check_signature(request.agent.as_ref(), request.model.as_ref())?;
-    let command = crate::steps::run::display_argv(&request.argv);
+    let command = crate::steps::process::display_argv(&request.argv);
     Error::check_length("the command (a gate's `command`)", &command, 500)?;
     Ok(command)
 }

@@ -169,7 +169,7 @@ pub fn summarize(target: &Path) -> Result<Summary> {
         }),
         tasks: state.tasks.iter().map(task_summary).collect(),
         desync: markdown.map(|m| crate::rules::desync::compare(m, state)),
-        lock: crate::store::lock::inspect(&state_path)
+        lock: crate::store::lock_dir::inspect(&state_path)
             .ok()
             .flatten()
             .map(|info| LockSummary {

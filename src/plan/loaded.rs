@@ -337,8 +337,8 @@ impl LoadedPlan {
     }
 
     /// Who holds the plan's writer lock (`state.json.lock`), when it is held and can be read.
-    pub fn lock_holder(&self) -> Option<store::lock::LockInfo> {
-        store::lock::inspect(&self.paths.state).ok().flatten()
+    pub fn lock_holder(&self) -> Option<store::lock_dir::LockInfo> {
+        store::lock_dir::inspect(&self.paths.state).ok().flatten()
     }
 
     /// The record of an interrupted multi-file write, if there is one (`store::intent`).

@@ -8,7 +8,7 @@ mod loaded;
 pub mod markdown;
 pub mod model;
 pub mod records;
-pub mod schema;
+pub mod schemas;
 pub mod typed_schema;
 
 pub use loaded::LoadedPlan;
@@ -259,7 +259,7 @@ fn type_checked<T: DeserializeOwned>(
     let violations = if typed_check {
         Vec::new()
     } else {
-        crate::plan::schema::validate(kind, generation, &value)
+        crate::plan::schemas::validate(kind, generation, &value)
     };
     if !violations.is_empty() {
         return Err(violations
@@ -367,7 +367,7 @@ fn typed_state_by_schema(path: &Path, bytes: &[u8]) -> Result<(Generation, State
             crate::plan::json::parse_task_text(shell.text, raw.get(), &at).map_err(not_json)?;
         crate::profile::add("parse tasks", parsing);
         let checking = crate::profile::now();
-        let violations = crate::plan::schema::validate_task(generation, &value, index);
+        let violations = crate::plan::schemas::validate_task(generation, &value, index);
         crate::profile::add("schema tasks", checking);
         if !violations.is_empty() {
             findings.extend(
@@ -385,7 +385,7 @@ fn typed_state_by_schema(path: &Path, bytes: &[u8]) -> Result<(Generation, State
         crate::profile::add("type tasks", typing);
     }
     let shell_findings: Vec<Finding> =
-        crate::plan::schema::validate_state_shell(generation, &shell.value)
+        crate::plan::schemas::validate_state_shell(generation, &shell.value)
             .into_iter()
             .map(|v| Finding::error(Code::SchemaViolation, &file, v.message).at(v.path))
             .collect();

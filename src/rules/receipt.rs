@@ -5,7 +5,7 @@
 //! `artifacts_sha256` is the sha256 over the sorted names of README.md, PROGRESS.md, PROMPTS.md,
 //! manifest.json, analysis_results/SECURITY_REVIEW.md, analysis_results/SKILLS_CANDIDATES.md and
 //! every task file, each fed as the name, a NUL byte, then the file's bytes (or the literal
-//! `<absent>`), the reference's digest (docs/DECISIONS.md, "Publication"). `dwp finalize` (issue #6) writes
+//! `<absent>`), the reference's digest (docs/DECISIONS.md, "Publication and receipts"). `dwp finalize` writes
 //! receipts with this module; `dwp verify` checks them.
 
 use crate::plan::LoadedPlan;
@@ -18,7 +18,7 @@ use std::sync::OnceLock;
 pub const RECEIPT: &str = "analysis_results/FINALIZATION.json";
 
 /// The receipt schema as embedded (its file: `schemas/finalization-receipt.schema.json`).
-pub const SCHEMA: &str = crate::plan::schema::RECEIPT.text;
+pub const SCHEMA: &str = crate::plan::schemas::RECEIPT.text;
 
 /// The names the digest covers in every plan; the task files come from the state.
 pub const FIXED_NAMES: [&str; 6] = [
@@ -78,8 +78,8 @@ pub fn digest_of<'a>(
 }
 
 /// Schema violations of a receipt document.
-pub fn schema_violations(receipt: &Value) -> Vec<crate::plan::schema::Violation> {
+pub fn schema_violations(receipt: &Value) -> Vec<crate::plan::schemas::Violation> {
     static VALIDATOR: OnceLock<jsonschema::Validator> = OnceLock::new();
-    let validator = crate::plan::schema::compiled(&VALIDATOR, &crate::plan::schema::RECEIPT);
-    crate::plan::schema::violations(validator, receipt)
+    let validator = crate::plan::schemas::compiled(&VALIDATOR, &crate::plan::schemas::RECEIPT);
+    crate::plan::schemas::violations(validator, receipt)
 }

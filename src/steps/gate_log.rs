@@ -24,7 +24,7 @@ pub struct ObservedRun {
 impl ObservedRun {
     /// The command as its gate records it.
     pub fn command(&self) -> String {
-        crate::steps::run::display_argv(&self.argv)
+        crate::steps::process::display_argv(&self.argv)
     }
 
     /// The log, summary and verdict of this run, for `task`.
@@ -42,9 +42,9 @@ impl ObservedRun {
     }
 }
 
-/// How a run of [`crate::steps::run`] ended, as a log and an observed gate say it.
-pub fn ending(ending: &crate::steps::run::Ending) -> Ending {
-    use crate::steps::run::Ending as Ran;
+/// How a run of [`crate::steps::process`] ended, as a log and an observed gate say it.
+pub fn ending(ending: &crate::steps::process::Ending) -> Ending {
+    use crate::steps::process::Ending as Ran;
     match ending {
         Ran::Exited(code) => Ending::Exited(i64::from(*code)),
         Ran::Signalled(signal) => Ending::Signalled(*signal),

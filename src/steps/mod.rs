@@ -1,13 +1,15 @@
-//! The steps several commands share: the guarded update of one task (`updater`), publication
-//! (`publication`), materializing a plan's state layer (`materialize`, for `init` and `new`), what every writer does around its write (`writer`), and running one command as argv with the
-//! minimal environment (`run`, `command_env`), for `loop prove` and `run`. Commands call these;
-//! they never import each other.
+//! The steps several commands share: the one writer of plan folders (`commit`), the guarded
+//! update of one task (`updater`), publication (`publication`), materializing a plan's state
+//! layer (`materialize`, for `init` and `new`), what every writer does around its change
+//! (`writer`), keeping an observed run's log (`gate_log`), and running one command as argv with
+//! the minimal environment (`process`, `command_env`), for `loop prove` and `run`. Commands call
+//! these; they never import each other.
 
 pub mod command_env;
 pub mod commit;
 pub mod gate_log;
 pub mod materialize;
+pub mod process;
 pub mod publication;
-pub mod run;
 pub mod updater;
 pub mod writer;

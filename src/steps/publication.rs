@@ -30,7 +30,7 @@ use crate::error::{Error, Result};
 use crate::findings::{Code, Finding, Severity};
 use crate::plan::model::{Checkpoint, Field, PlanStatus, State, TaskStatus};
 use crate::plan::{self, Loaded, LoadedPlan};
-use crate::store::{self, lock};
+use crate::store::{self, lock_dir as lock};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 

@@ -27,10 +27,10 @@ pub fn lock_for_write(
     plan_dir: &Path,
     state_path: &Path,
     wait: std::time::Duration,
-) -> crate::Result<crate::store::lock::LockGuard> {
+) -> crate::Result<crate::store::lock_dir::LockGuard> {
     let _stage = crate::profile::stage("lock");
     crate::store::require_regular_files(plan_dir, &WRITER_INPUTS)?;
-    let guard = crate::store::lock::acquire(state_path, wait)?;
+    let guard = crate::store::lock_dir::acquire(state_path, wait)?;
     // A multi-file write killed half way is completed before anything else is read.
     crate::store::intent::complete_pending(plan_dir)?;
     Ok(guard)
@@ -199,7 +199,7 @@ fn check_changed_task_by_schema<T>(
     what: &str,
 ) -> crate::Result<()> {
     let file = &before.file;
-    let as_findings = |violations: Vec<crate::plan::schema::Violation>| -> Vec<Finding> {
+    let as_findings = |violations: Vec<crate::plan::schemas::Violation>| -> Vec<Finding> {
         violations
             .into_iter()
             .map(|v| Finding::error(Code::SchemaViolation, file, v.message).at(v.path))
@@ -211,13 +211,13 @@ fn check_changed_task_by_schema<T>(
     };
     let mut shell = to_value(serde_json::to_value(next.clone_without_tasks()))?;
     shell["tasks"] = Value::Array(vec![Value::Null; next.tasks.len()]);
-    let mut findings = as_findings(crate::plan::schema::validate_state_shell(
+    let mut findings = as_findings(crate::plan::schemas::validate_state_shell(
         before.generation,
         &shell,
     ));
     if let Some(index) = next.tasks.iter().position(|t| t.id == task) {
         let value = to_value(serde_json::to_value(&next.tasks[index]))?;
-        findings.extend(as_findings(crate::plan::schema::validate_task(
+        findings.extend(as_findings(crate::plan::schemas::validate_task(
             before.generation,
             &value,
             index,

@@ -193,7 +193,7 @@ pub fn sweep_leftovers(dir: &Path, file_name: &str) {
 
 fn sweep_fd(fd: &OwnedFd, file_name: &str) {
     let temp = temp_prefix(file_name);
-    let asides = super::lock::STAGES.map(|stage| format!("{file_name}.lock.{stage}."));
+    let asides = super::lock_dir::STAGES.map(|stage| format!("{file_name}.lock.{stage}."));
     let Ok(mut entries) = rustix::fs::Dir::read_from(fd) else {
         return;
     };
@@ -212,7 +212,7 @@ fn sweep_fd(fd: &OwnedFd, file_name: &str) {
             .next()
             .and_then(|p| std::str::from_utf8(p).ok())
             .and_then(|p| p.parse::<i32>().ok());
-        if pid.is_some_and(|pid| !super::lock::process_exists(pid)) {
+        if pid.is_some_and(|pid| !super::lock_dir::process_exists(pid)) {
             stale.push((OsStr::from_bytes(name).to_owned(), is_dir));
         }
     }

@@ -19,7 +19,7 @@
 //! What stays: a file a filter would normalize (Git LFS, say) that was touched but not changed
 //! counts as changed, since its raw bytes are hashed. A process still rewriting the worktree's
 //! configuration between the enumeration and the read could slip a new driver in: dwp judges a
-//! worktree at rest (docs/DECISIONS.md, "Hardening (#13)").
+//! worktree at rest (docs/DECISIONS.md, "Running git").
 
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;

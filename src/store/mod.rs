@@ -13,7 +13,7 @@ pub mod atomic;
 pub mod git;
 pub mod inside;
 pub mod intent;
-pub mod lock;
+pub mod lock_dir;
 pub mod staging;
 
 pub use atomic::{WriteOutcome, write_atomic};

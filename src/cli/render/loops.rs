@@ -3,8 +3,8 @@
 
 use super::{Format, Stamp, envelope, print_json};
 use crate::commands::r#loop::artifacts::{self, ArtifactsReport, Status};
-use crate::commands::r#loop::contract::Frozen;
 use crate::commands::r#loop::dod::{DodReport, Row, Verdict};
+use crate::commands::r#loop::issue::Frozen;
 use crate::commands::r#loop::prove::ProveReport;
 use serde_json::{Value, json};
 use std::io::Write;

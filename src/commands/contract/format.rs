@@ -7,7 +7,7 @@
 
 use super::Op;
 use crate::error::{Error, Result};
-use crate::plan::schema::{EmbeddedSchema, compiled, violations};
+use crate::plan::schemas::{EmbeddedSchema, compiled, violations};
 use jsonschema::Validator;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -16,9 +16,9 @@ use std::sync::OnceLock;
 /// `schema` of a declaration.
 pub const EXPECTED_SCHEMA_ID: &str = "urn:dwp:contract-expected:v1";
 
-pub const EXPECTED_SCHEMA: EmbeddedSchema = crate::plan::schema::CONTRACT_EXPECTED;
+pub const EXPECTED_SCHEMA: EmbeddedSchema = crate::plan::schemas::CONTRACT_EXPECTED;
 
-pub const LEDGER_LINE_SCHEMA: EmbeddedSchema = crate::plan::schema::CONTRACT_LEDGER_LINE;
+pub const LEDGER_LINE_SCHEMA: EmbeddedSchema = crate::plan::schemas::CONTRACT_LEDGER_LINE;
 
 /// A path's state when the task was declared.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -8,7 +8,7 @@
 
 use super::proofs::{self, Loaded};
 use crate::error::Result;
-use crate::plan::schema::Violation;
+use crate::plan::schemas::Violation;
 use crate::store::ReadFailure;
 use std::path::{Path, PathBuf};
 

@@ -6,7 +6,7 @@
 //! a path leaving the worktree refuses the whole file, naming the file and the field. Other
 //! top-level sections belong to the harness (`delivery`, ...) and are not dwp's to judge.
 
-use super::schemas::LoopSchema;
+use super::loop_schema::LoopSchema;
 use crate::error::Result;
 use globset::{Glob, GlobMatcher, GlobSet, GlobSetBuilder};
 use serde::Deserialize;

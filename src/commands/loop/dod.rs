@@ -9,7 +9,7 @@
 
 use super::changed::{self, ChangedSource};
 use super::config::{Check, DodItem};
-use super::contract::{self, Outcome};
+use super::issue::{self, Outcome};
 use super::proofs::{self, DodFile, Loaded, Proof, ProofStatus};
 use super::{List, read_inside};
 use crate::error::{Error, Result};
@@ -120,7 +120,7 @@ pub fn judge(request: &DodRequest) -> Result<DodReport> {
     let worktree = super::worktree_dir(&request.worktree)?;
     let config = super::config::load(&request.config)?;
     let contract = match &request.contract {
-        Some(path) => Some(contract::load_checked(path, true)?),
+        Some(path) => Some(issue::load_checked(path, true)?),
         None => None,
     };
     let proofs = read_proofs(&worktree)?;
@@ -160,7 +160,7 @@ fn read_proofs(worktree: &Path) -> Result<Proofs> {
     Ok(Proofs { dod, verify })
 }
 
-fn invalid(worktree: &Path, relative: &str, found: &[crate::plan::schema::Violation]) -> Error {
+fn invalid(worktree: &Path, relative: &str, found: &[crate::plan::schemas::Violation]) -> Error {
     let first = &found[0];
     super::rejected_at(
         &worktree.join(relative),

@@ -8,19 +8,19 @@
 //! - [`changed`]: the changed files, from git or a list, kept inside the worktree;
 //! - [`dod`]: `dwp loop dod`: proven, missing ("prove it") or failed ("fix it"), item by item;
 //! - [`prove`]: `dwp loop prove`: the worker runs the command items (argv, no shell, with a
-//!   timeout, with the minimal environment of `steps::command_env`, through `steps::run`) and
+//!   timeout, with the minimal environment of `steps::command_env`, through `steps::process`) and
 //!   records what dwp observed;
 //! - [`gates`]: `verify.json` outcomes as plan gate records (`dwp update --gates-from`).
 
 pub mod artifacts;
 pub mod changed;
 pub mod config;
-pub mod contract;
 pub mod dod;
 pub mod gates;
+pub mod issue;
+pub mod loop_schema;
 pub mod proofs;
 pub mod prove;
-pub mod schemas;
 
 use crate::error::{Error, Result};
 use crate::store::ReadFailure;

@@ -5,9 +5,9 @@
 //! typed. A file that fails any step is *invalid*, reported with the JSON paths of its first
 //! mismatches: it looks like evidence, so it is worse than an absent one.
 
-use super::schemas::LoopSchema;
+use super::loop_schema::LoopSchema;
 use crate::error::{Error, Result};
-use crate::plan::schema::Violation;
+use crate::plan::schemas::Violation;
 use crate::store::ReadFailure;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -13,10 +13,10 @@
 
 use super::config::{Check, LoopConfig};
 use super::proofs::{self, DodFile, Loaded, Proof, ProofStatus, VerifyFile};
-use super::{List, contract};
+use super::{List, issue};
 use crate::error::{Error, Result};
 use crate::steps::command_env::CommandEnv;
-use crate::steps::run::{self, Ending};
+use crate::steps::process::{self, Ending};
 use crate::store::WriteOutcome;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -61,7 +61,7 @@ impl ProveRequest {
         for name in &self.pass_env {
             argv.extend(["--pass-env".to_owned(), name.clone()]);
         }
-        crate::steps::run::display_argv(&argv)
+        crate::steps::process::display_argv(&argv)
     }
 }
 
@@ -100,7 +100,7 @@ pub fn prove(request: &ProveRequest) -> Result<ProveReport> {
     let worktree = super::worktree_dir(&request.worktree)?;
     let config = super::config::load(&request.config)?;
     let contract = match &request.contract {
-        Some(path) => Some(contract::load_checked(path, false)?),
+        Some(path) => Some(issue::load_checked(path, false)?),
         None => None,
     };
     let tasks = select(&config, contract.as_ref(), &request.items)?;
@@ -150,7 +150,7 @@ pub fn prove(request: &ProveRequest) -> Result<ProveReport> {
 /// The runnable checks, in list order, narrowed to `--item` ids (each of which must name one).
 fn select(
     config: &LoopConfig,
-    contract: Option<&contract::Contract>,
+    contract: Option<&issue::IssueList>,
     only: &[String],
 ) -> Result<Vec<Task>> {
     let mut tasks = Vec::new();
@@ -183,7 +183,7 @@ fn select(
     Ok(tasks)
 }
 
-fn not_runnable(config: &LoopConfig, contract: Option<&contract::Contract>, id: &str) -> Error {
+fn not_runnable(config: &LoopConfig, contract: Option<&issue::IssueList>, id: &str) -> Error {
     let place = format!("--item {id}");
     if let Some(item) = config.items.iter().find(|i| i.id == id) {
         let kind = item.kind().name();
@@ -223,7 +223,7 @@ fn existing_proofs(worktree: &Path) -> Result<(DodFile, Vec<Proof>)> {
 fn invalid_existing(
     worktree: &Path,
     relative: &str,
-    found: &[crate::plan::schema::Violation],
+    found: &[crate::plan::schemas::Violation],
 ) -> Error {
     let first = &found[0];
     super::rejected_at(
@@ -259,7 +259,7 @@ fn prepare_dirs(worktree: &Path) -> Result<()> {
 /// Run one check and turn what happened into a proof, its full output saved as a log.
 fn observe(worktree: &Path, task: &Task, env: &CommandEnv, timeout: Duration) -> Result<Proof> {
     let logs = worktree.join(super::LOGS_DIR);
-    let result = run::run(&task.argv, worktree, &env.vars(), timeout, &logs)
+    let result = process::run(&task.argv, worktree, &env.vars(), timeout, &logs)
         .map_err(|e| Error::io("run", &logs, e))?;
     let log = format!("{}/{}-{}.log", super::LOGS_DIR, task.list.name(), task.id);
     let mut bytes = result.output.clone();
@@ -292,8 +292,8 @@ fn observe(worktree: &Path, task: &Task, env: &CommandEnv, timeout: Duration) ->
     })
 }
 
-fn evidence(task: &Task, result: &run::RunResult, log: &str) -> String {
-    let last = run::last_line(&result.output);
+fn evidence(task: &Task, result: &process::RunResult, log: &str) -> String {
+    let last = process::last_line(&result.output);
     let head = match &result.ending {
         Ending::Exited(code) => format!("exit {code}"),
         Ending::Signalled(signal) => format!("killed by signal {signal}"),

@@ -1,8 +1,8 @@
 //! The loop's JSON Schemas (`schemas/loop/*.schema.json`), embedded with `include_str!` and
-//! compiled once per process, like the plan schemas in [`crate::plan::schema`]. They live in their own
+//! compiled once per process, like the plan schemas in [`crate::plan::schemas`]. They live in their own
 //! folder: `schemas/` itself holds the plan generations the parity corpus checks.
 
-use crate::plan::schema::{EmbeddedSchema, Violation, violations};
+use crate::plan::schemas::{EmbeddedSchema, Violation, violations};
 use jsonschema::Validator;
 use serde_json::Value;
 use std::sync::OnceLock;
@@ -21,16 +21,16 @@ impl LoopSchema {
     /// The embedded schema (`schemas/loop/`).
     pub fn embedded(self) -> &'static EmbeddedSchema {
         match self {
-            LoopSchema::Verify => &crate::plan::schema::LOOP_VERIFY,
-            LoopSchema::Dod => &crate::plan::schema::LOOP_DOD,
-            LoopSchema::ConfigDod => &crate::plan::schema::LOOP_CONFIG_DOD,
+            LoopSchema::Verify => &crate::plan::schemas::LOOP_VERIFY,
+            LoopSchema::Dod => &crate::plan::schemas::LOOP_DOD,
+            LoopSchema::ConfigDod => &crate::plan::schemas::LOOP_CONFIG_DOD,
         }
     }
 
     fn validator(self) -> &'static Validator {
         static CELLS: [OnceLock<Validator>; 3] =
             [OnceLock::new(), OnceLock::new(), OnceLock::new()];
-        crate::plan::schema::compiled(&CELLS[self as usize], self.embedded())
+        crate::plan::schemas::compiled(&CELLS[self as usize], self.embedded())
     }
 
     /// Every violation of this schema by `instance`, paths rooted at `root` (`$` or `$.dod`).

@@ -29,7 +29,7 @@ pub struct Outcome {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawContract {
+struct RawIssueList {
     outcomes: Vec<Outcome>,
     #[serde(default)]
     digest: Option<String>,
@@ -37,7 +37,7 @@ struct RawContract {
 
 /// A contract as read, with the digest its outcomes hash to now.
 #[derive(Debug, Clone)]
-pub struct Contract {
+pub struct IssueList {
     pub path: PathBuf,
     pub outcomes: Vec<Outcome>,
     /// The stamp written at freezing, if any.
@@ -47,7 +47,7 @@ pub struct Contract {
     document: Value,
 }
 
-impl Contract {
+impl IssueList {
     pub fn is_frozen(&self) -> bool {
         self.digest.is_some()
     }
@@ -75,11 +75,11 @@ fn sorted(value: &Value) -> Value {
 }
 
 /// Read and check a contract (strict JSON, closed shape, safe unique ids, argv checks).
-pub fn load(path: &Path) -> Result<Contract> {
+pub fn load(path: &Path) -> Result<IssueList> {
     let bytes = super::read_input(path)?;
     let document = crate::plan::json::parse_strict(&bytes)
         .map_err(|e| super::rejected_at(path, &e.path, e.message).with_hint(SHAPE))?;
-    let raw: RawContract = serde_path_to_error::deserialize(&document).map_err(|e| {
+    let raw: RawIssueList = serde_path_to_error::deserialize(&document).map_err(|e| {
         super::rejected_at(path, &format!("$.{}", e.path()), e.into_inner().to_string())
             .with_hint(SHAPE)
     })?;
@@ -94,7 +94,7 @@ pub fn load(path: &Path) -> Result<Contract> {
         )
         .with_hint("the digest is written by `dwp loop freeze`, never by hand"));
     }
-    Ok(Contract {
+    Ok(IssueList {
         path: path.to_path_buf(),
         actual: crate::store::sha256_hex(&canonical_json(&document["outcomes"])),
         outcomes: raw.outcomes,
@@ -158,7 +158,7 @@ pub fn valid_id(id: &str) -> bool {
 
 /// Load a contract that must not have moved since it was frozen. `require_frozen`: the harness
 /// judges only against a frozen bar; the worker may run an unfrozen contract's checks.
-pub fn load_checked(path: &Path, require_frozen: bool) -> Result<Contract> {
+pub fn load_checked(path: &Path, require_frozen: bool) -> Result<IssueList> {
     let contract = load(path)?;
     match &contract.digest {
         None if require_frozen => Err(super::rejected_at(path, "$.digest", "the contract is not frozen")

@@ -1,7 +1,8 @@
-//! `dwp lock recover`: remove the lock a dead writer left, and, when forced, record why in
-//! PROGRESS.md so that no kill leaves the removal without its record (issue #13).
+//! `dwp lock status` and `dwp lock recover`: who holds a plan's writer lock and whether that
+//! process still runs; removing the lock a dead writer left and, when forced, recording why in
+//! PROGRESS.md so that no kill leaves the removal without its record.
 //!
-//! The order: the removal is decided (`store::lock::recover`); while the dead owner's lock still
+//! The order of a recovery: the removal is decided (`store::lock_dir::recover`); while the dead owner's lock still
 //! keeps every writer out, any record a killed writer left is completed and this removal's own
 //! PROGRESS.md entry is written as an intent record; the lock is removed; then this command takes
 //! the lock as a writer, which completes the entry, and releases it. Killed after the record,
@@ -9,17 +10,36 @@
 
 use crate::error::Result;
 use crate::steps::commit::Change;
-use crate::store::{intent, lock};
-use std::path::Path;
+use crate::store::{intent, lock_dir as lock};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// How long the recovering command waits for the lock it just freed (another writer may have
 /// taken it first: that writer completes the entry, and this one then finds nothing to do).
 const TAKE_OVER_WAIT: Duration = Duration::from_secs(30);
 
-/// Remove the lock of the plan `plan_dir` (state file `state`) on the grounds `lock::recover`
-/// accepts; with `reason` (given with `--force`), record the removal in PROGRESS.md.
-pub fn recover_lock(
+/// The lock of the plan at `target` (its folder or state.json): its folder, and who holds it
+/// (`None`: it is free).
+pub fn status(target: &Path) -> Result<(PathBuf, Option<lock::LockInfo>)> {
+    let (_, state) = crate::plan::lock_target(target)?;
+    Ok((lock::lock_dir(&state), lock::inspect(&state)?))
+}
+
+/// Remove the lock of the plan at `target` on the grounds `lock::recover` accepts; with
+/// `reason` (given with `--force`), record the removal in PROGRESS.md. Returns the lock's folder
+/// and what was removed (`None`: nothing).
+pub fn recover(
+    target: &Path,
+    older_than: Option<Duration>,
+    force: bool,
+    reason: Option<&str>,
+) -> Result<(PathBuf, Option<lock::Recovery>)> {
+    let (plan_dir, state) = crate::plan::lock_target(target)?;
+    let removed = recover_lock(&plan_dir, &state, older_than, force, reason)?;
+    Ok((lock::lock_dir(&state), removed))
+}
+
+fn recover_lock(
     plan_dir: &Path,
     state: &Path,
     older_than: Option<Duration>,

@@ -1,21 +1,13 @@
-//! Materialization and migration: `dwp init` and `dwp migrate`, the only two commands that
-//! write `manifest.json` (seed 003: it "MUST be written exactly once, when the create flow
+//! `dwp migrate`: deliberately converts a v1 pair to v2 or v5, one of the two commands that
+//! write `manifest.json` (the spec: it "MUST be written exactly once, when the create flow
 //! materializes the plan, and MUST NOT change afterward except for a spec-version migration
-//! recorded in PROGRESS.md").
+//! recorded in PROGRESS.md"; `dwp init` is the other).
 //!
-//! - [`init`] derives a v5 `manifest.json` and `state.json` from the markdown (the README's
-//!   title, `**Standard:**` line, Plan Variables, Approval row and task index) through
-//!   [`crate::steps::materialize`], which `dwp new` shares. It refuses a plan that already has
-//!   either file, or that declares a standard newer than this dwp knows.
-//! - [`migrate`] deliberately converts a v1 pair to v2 or v5: each `file` becomes a `file`
-//!   locator, the manifest gains `plan_format: full`, the state `format: full`,
-//!   `materialization: ready`, the README's approval (when it records one) and `promotion: null`.
-//!   The PROGRESS.md line comes first, then the state, then the manifest; a crash between the
-//!   two JSON writes leaves one side converted, and the same `dwp migrate` finishes it. No
-//!   other command changes a document's generation.
-//!
-//! Both run under the state lock and write every file with [`store::write_atomic`]; every
-//! document is checked against its schema and the invariants before anything is written.
+//! Each `file` becomes a `file` locator, the manifest gains `plan_format: full`, the state
+//! `format: full`, `materialization: ready`, the README's approval (when it records one) and
+//! `promotion: null`. Both documents and the PROGRESS.md line are one change under the state
+//! lock (`steps::commit`), each document checked against its schema and the invariants before
+//! anything is written. No other command changes a document's generation.
 
 use crate::clock;
 use crate::error::{Error, Result};
@@ -45,12 +37,6 @@ pub struct MigrateOutcome {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
 }
-
-/// `dwp init` is the shared [`crate::steps::materialize`], the plan named by its folder.
-pub use crate::steps::materialize::{Creator, InitOutcome, init};
-
-// ---------------------------------------------------------------------------------------------
-// migrate
 
 /// Convert the v1 plan in `plan_dir` to `to` (v2 or v5).
 pub fn migrate(
