@@ -78,28 +78,6 @@ impl<T> Loaded<T> {
             doc,
         }
     }
-
-    /// The document apart from what was read with it (path, bytes, hash, generation): a writer
-    /// changes the document in place and keeps the rest for its write, without a copy of both.
-    pub fn into_parts(self) -> (Loaded<()>, T) {
-        let Loaded {
-            path,
-            file,
-            bytes,
-            sha256,
-            generation,
-            doc,
-        } = self;
-        let read = Loaded {
-            path,
-            file,
-            bytes,
-            sha256,
-            generation,
-            doc: (),
-        };
-        (read, doc)
-    }
 }
 
 /// Which kind a document declares itself to be, from its `schema` URL.

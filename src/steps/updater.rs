@@ -120,6 +120,8 @@ pub fn plan_update(plan: &mut LoadedPlan, request: &UpdateRequest, now: &str) ->
         true => Some(tick_box(plan, request.task)?),
         false => None,
     };
+    // From here on the plan is only read: the change's edits are set in it.
+    let plan: &LoadedPlan = plan;
     crate::plan::refuse_while_finalizing(plan.dir())?;
     // The input must validate; its invariants are checked with the rest of it below.
     let loaded = crate::steps::writer::load_state_for_write(plan, false)?;
@@ -140,13 +142,12 @@ pub fn plan_update(plan: &mut LoadedPlan, request: &UpdateRequest, now: &str) ->
     let changed =
         Some(&next.tasks[index]) != before_task.as_ref() || !next.same_shell(&before_shell);
     drop(applying);
-    let input = Input::of(loaded);
     if changed {
         clock?;
         stamp(&mut next, request, &transition, now);
         if next.derived_status() == crate::plan::model::PlanStatus::Completed {
             // Completing the last task is publication: finalize's checks, then its writes.
-            return plan_publishing(plan, &input, next, request, &transition, tick);
+            return plan_publishing(plan, loaded, next, request, &transition, tick);
         }
     }
     let task_status = next
@@ -157,12 +158,7 @@ pub fn plan_update(plan: &mut LoadedPlan, request: &UpdateRequest, now: &str) ->
         let bytes = crate::profile::time("serialize", || store::json_file_bytes(&next));
         // The input validated in full; an update changes one task and the document around the
         // tasks, so those are what the safety net checks again (with every invariant).
-        crate::steps::writer::check_changed_task(
-            &input.loaded,
-            &next,
-            request.task,
-            "the updated state",
-        )?;
+        crate::steps::writer::check_changed_task(loaded, &next, request.task, "the updated state")?;
         Some(bytes)
     } else {
         None
@@ -191,15 +187,15 @@ pub fn plan_update(plan: &mut LoadedPlan, request: &UpdateRequest, now: &str) ->
         _ => None,
     };
     let diff = request.dry_run.then(|| {
-        let after = bytes.as_deref().unwrap_or(&input.loaded.bytes);
-        crate::diff::unified_diff(&input.loaded.bytes, after, &input.loaded.file)
+        let after = bytes.as_deref().unwrap_or(&loaded.bytes);
+        crate::diff::unified_diff(&loaded.bytes, after, &loaded.file)
     });
     let new_sha256 = match &bytes {
         Some(bytes) => store::sha256_hex(bytes),
-        None => input.loaded.sha256.clone(),
+        None => loaded.sha256.clone(),
     };
     if let Some(bytes) = bytes {
-        change.write_known(&plan.paths.state, Some(input.loaded.sha256.clone()), bytes);
+        change.write_known(&plan.paths.state, Some(loaded.sha256.clone()), bytes);
     }
     let outcome = UpdateOutcome {
         task: request.task,
@@ -209,7 +205,7 @@ pub fn plan_update(plan: &mut LoadedPlan, request: &UpdateRequest, now: &str) ->
         plan_status: next.status,
         changed,
         dry_run: request.dry_run,
-        old_sha256: input.loaded.sha256.clone(),
+        old_sha256: loaded.sha256.clone(),
         new_sha256,
         transition: transition.describe(request.task),
         diff,
@@ -240,26 +236,6 @@ pub fn commit_update(planned: Planned) -> Result<UpdateOutcome> {
         outcome.receipt = published.receipt;
     }
     Ok(outcome)
-}
-
-/// What an update keeps of its input once it holds a copy of the state to change.
-struct Input {
-    loaded: Loaded<()>,
-}
-
-impl Input {
-    fn of(loaded: &Loaded<State>) -> Input {
-        Input {
-            loaded: Loaded {
-                path: loaded.path.clone(),
-                file: loaded.file.clone(),
-                bytes: loaded.bytes.clone(),
-                sha256: loaded.sha256.clone(),
-                generation: loaded.generation,
-                doc: (),
-            },
-        }
-    }
 }
 
 /// What `--tick` does to the README: nothing (the box is ticked already), or this edit.
@@ -989,13 +965,12 @@ pub fn truncate(text: &str, max_chars: usize) -> String {
 /// a refused publication refuses the update, listing every problem.
 fn plan_publishing(
     plan: &LoadedPlan,
-    input: &Input,
+    loaded: &Loaded<State>,
     next: State,
     request: &UpdateRequest,
     transition: &Transition,
     tick: Option<Tick>,
 ) -> Result<Planned> {
-    let loaded = &input.loaded;
     let (completed_count, task_count, plan_status) =
         (next.completed_count, next.task_count, next.status);
     let candidate = Candidate::built(loaded, next);
