@@ -1,5 +1,6 @@
 //! Documented `dwp` command lines, run as written: the examples of every subcommand's help
-//! (`tests/cli_help.rs`) and the shell blocks of README.md and docs/ (`tests/doc_examples.rs`).
+//! (`tests/interface/help.rs`) and the shell blocks of README.md and docs/
+//! (`tests/interface/doc_examples.rs`).
 //!
 //! A line is read the way a shell reads it, for what examples use: words split on blanks,
 //! `"..."` and `'...'` quoting, a trailing `\` continuing the line, `$NAME` / `${NAME}` replaced

@@ -465,8 +465,8 @@ pub fn edit(path: &Path, from: &str, to: &str) {
     std::fs::write(path, text.replace(from, to)).unwrap();
 }
 
-/// Every `.rs` file under `dir`, recursively (the source checks of `tests/layers.rs` and
-/// `tests/store_only.rs`).
+/// Every `.rs` file under `dir`, recursively (the source checks of `tests/safety/layers.rs` and
+/// `tests/safety/store_only.rs`).
 pub fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap().flatten() {
         let path = entry.path();

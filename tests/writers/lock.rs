@@ -1,7 +1,7 @@
 //! `dwp lock status` and `dwp lock recover` through the real binary, on the records that can
 //! mislead them: a path that is not a plan, a forged owner naming a live pid, an owner whose
 //! recorded process start differs from the live process's, and a malformed owner record.
-//! (The ordinary lifecycle, free/held/dead/live/other host, is in `tests/cli_update.rs`.)
+//! (The ordinary lifecycle, free/held/dead/live/other host, is in `tests/writers/update.rs`.)
 
 use crate::common::{Run, dwp_in};
 use dwp::synth::SynthPlan;
