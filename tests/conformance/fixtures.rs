@@ -55,10 +55,6 @@ const DIRECTIONS: [&str; 11] = [
     "approval drift",
 ];
 
-fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 /// What `expected.json` says about `dwp validate`.
 #[derive(Debug)]
 struct Expected {
@@ -473,7 +469,7 @@ fn each_case(
 
 #[test]
 fn every_conformance_fixture_gives_exactly_its_expected_findings() {
-    let root = repo_root();
+    let root = common::repo_root();
     // The `markdown-only-*` fixtures expect DWP093 as the advisory it is in a git work tree.
     assert!(
         root.ancestors().any(|d| d.join(".git").exists()),

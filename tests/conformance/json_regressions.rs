@@ -5,25 +5,9 @@
 //! `fuzz/fuzz_targets/hook_payload.rs`), so what `.ci/fuzz` has been fed or has found stays
 //! tested without it.
 
+use crate::common::{files_under, fuzz_dir};
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::path::{Path, PathBuf};
-
-fn fuzz_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz")
-}
-
-/// Every regular file under `dir`, sorted; none when `dir` does not exist.
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_file())
-        .collect();
-    files.sort();
-    files
-}
+use std::path::Path;
 
 /// What `fuzz/fuzz_targets/json.rs` does with its input.
 fn read_json(data: &[u8]) {

@@ -7,31 +7,10 @@
 //! A crash the fuzzer finds goes to `fuzz/regressions/<target>/` (the file) and, minimized, gets
 //! its own named test below.
 
+use crate::common::{files_under, fuzz_dir};
 use dwp::plan::markdown::{parse_readme, parse_task_file};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
-
-fn fuzz_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz")
-}
-
-/// Every regular file under `dir`, recursively, sorted; none when `dir` does not exist.
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return files;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        match entry.file_type() {
-            Ok(t) if t.is_dir() => files.extend(files_under(&path)),
-            Ok(t) if t.is_file() => files.push(path),
-            _ => {}
-        }
-    }
-    files.sort();
-    files
-}
 
 /// Feed `bytes` to both parsers the way the fuzz targets do; `Err` names the parser that
 /// panicked and its message.
@@ -108,7 +87,7 @@ fn every_kept_fuzz_regression_parses_without_panicking() {
 
 #[test]
 fn every_fixture_markdown_file_parses_without_panicking() {
-    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("conformance-fixtures");
+    let fixtures = crate::common::repo_root().join("conformance-fixtures");
     let markdown: Vec<PathBuf> = files_under(&fixtures)
         .into_iter()
         .filter(|p| p.extension().is_some_and(|e| e == "md"))

@@ -757,7 +757,7 @@ fn build_corpus() -> Vec<Case> {
 
 /// The reference schema directory, or `None` (skip) when it is missing outside CI.
 fn reference_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/reference/schemas");
+    let dir = crate::common::repo_root().join("../shared/reference/schemas");
     if dir.is_dir() {
         return Some(dir);
     }
@@ -941,7 +941,7 @@ fn corpus_has_at_least_60_documents_of_both_verdicts_in_every_generation() {
 
 #[test]
 fn embedded_schemas_parse_to_the_files_in_the_schemas_dir() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas");
+    let dir = crate::common::repo_root().join("schemas");
     let mut embedded_names = HashSet::new();
     for generation in Generation::ALL {
         for kind in [DocKind::Manifest, DocKind::State] {

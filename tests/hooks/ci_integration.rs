@@ -5,11 +5,7 @@
 use crate::common;
 use dwp::synth::SynthPlan;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use std::path::Path;
 
 /// A repository root with two plans under `.dwp/plans/`; `broken` unchecks a box of the second
 /// (state ahead: a desync finding).
@@ -53,7 +49,7 @@ fn words(line: &str) -> Vec<String> {
 
 #[test]
 fn the_pre_commit_hook_runs_dwp_verify_on_the_workspace() {
-    let text = std::fs::read_to_string(repo().join(".pre-commit-hooks.yaml")).unwrap();
+    let text = std::fs::read_to_string(common::repo_root().join(".pre-commit-hooks.yaml")).unwrap();
     let hooks: Vec<Value> = serde_saphyr::from_str(&text).expect("the hooks file is YAML");
     let hook = hooks
         .iter()
@@ -68,7 +64,7 @@ fn the_pre_commit_hook_runs_dwp_verify_on_the_workspace() {
 
 #[test]
 fn the_documented_github_workflow_uploads_sarif_from_verify_all() {
-    let doc = std::fs::read_to_string(repo().join("docs/ci.md")).unwrap();
+    let doc = std::fs::read_to_string(common::repo_root().join("docs/ci.md")).unwrap();
     let start = doc
         .find("```yaml\n# .github/workflows/dwp.yml")
         .expect("the workflow block");
@@ -134,16 +130,8 @@ fn the_documented_github_workflow_uploads_sarif_from_verify_all() {
 /// The README's exit-code table is `Exit::TABLE`, row for row (the table `--help` prints).
 #[test]
 fn the_readme_exit_code_table_is_the_one_the_binary_uses() {
-    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
-    let section = readme
-        .split("## Exit codes")
-        .nth(1)
-        .expect("an Exit codes section");
-    let rows: Vec<(u8, String)> = section
-        .lines()
-        .skip_while(|l| !l.starts_with("| code"))
-        .skip(2)
-        .take_while(|l| l.starts_with('|'))
+    let rows: Vec<(u8, String)> = common::readme_table("## Exit codes", "| code")
+        .iter()
         .map(|l| {
             let cells: Vec<&str> = l.split('|').map(str::trim).collect();
             (cells[1].parse().unwrap(), cells[2].to_owned())
@@ -165,7 +153,7 @@ fn the_readme_exit_code_table_is_the_one_the_binary_uses() {
 /// broken one.
 #[test]
 fn the_documented_pre_commit_config_is_a_local_hook_that_runs() {
-    let doc = std::fs::read_to_string(repo().join("docs/ci.md")).unwrap();
+    let doc = std::fs::read_to_string(common::repo_root().join("docs/ci.md")).unwrap();
     let start = doc
         .find("```yaml\n# .pre-commit-config.yaml")
         .expect("the pre-commit block");
@@ -191,15 +179,15 @@ fn the_documented_pre_commit_config_is_a_local_hook_that_runs() {
 /// changelog with an Unreleased section.
 #[test]
 fn the_license_files_and_the_changelog_exist() {
-    let manifest = std::fs::read_to_string(repo().join("Cargo.toml")).unwrap();
+    let manifest = std::fs::read_to_string(common::repo_root().join("Cargo.toml")).unwrap();
     assert!(manifest.contains("license = \"MIT OR Apache-2.0\""));
-    let mit = std::fs::read_to_string(repo().join("LICENSE-MIT")).unwrap();
+    let mit = std::fs::read_to_string(common::repo_root().join("LICENSE-MIT")).unwrap();
     assert!(
         mit.starts_with("MIT License") && mit.contains("Copyright (c) 2026 the dwp developers")
     );
-    let apache = std::fs::read_to_string(repo().join("LICENSE-APACHE")).unwrap();
+    let apache = std::fs::read_to_string(common::repo_root().join("LICENSE-APACHE")).unwrap();
     assert!(apache.contains("Apache License") && apache.contains("Version 2.0, January 2004"));
     assert!(apache.contains("END OF TERMS AND CONDITIONS"));
-    let changelog = std::fs::read_to_string(repo().join("CHANGELOG.md")).unwrap();
+    let changelog = std::fs::read_to_string(common::repo_root().join("CHANGELOG.md")).unwrap();
     assert!(changelog.contains("## [Unreleased]"));
 }

@@ -7,7 +7,8 @@
 //! `dwp contract <sub>: WHAT (PLACE)` with its hint, and the bytes on disk (declaration, ledger,
 //! state.json) unchanged.
 
-use crate::common::{Dwp, NOW, Run, copy_plan, dwp, sha256_hex};
+use crate::common;
+use crate::common::{Dwp, NOW, Run, copy_plan, dwp, sha256_hex, state_of};
 use dwp::synth::SynthPlan;
 use serde_json::{Value, json};
 use std::fs;
@@ -137,23 +138,7 @@ impl Repo {
     }
 
     fn state(&self) -> Value {
-        serde_json::from_slice(&fs::read(self.plan.join("state.json")).unwrap()).unwrap()
-    }
-
-    /// Every byte the contract and the plan's state hold, for "nothing changed" checks.
-    fn snapshot(&self) -> Vec<(PathBuf, Vec<u8>)> {
-        let mut files = vec![self.plan.join("state.json")];
-        if let Ok(entries) = fs::read_dir(self.ledger_dir()) {
-            files.extend(entries.map(|e| e.unwrap().path()));
-        }
-        files.sort();
-        files
-            .into_iter()
-            .map(|p| {
-                let bytes = fs::read(&p).unwrap();
-                (p, bytes)
-            })
-            .collect()
+        state_of(&self.plan)
     }
 
     fn ledger_lines(&self) -> Vec<Value> {
@@ -184,26 +169,10 @@ fn stop_payload(stop_hook_active: bool) -> String {
 
 /// A refusal: exit 1, `dwp contract <sub>: ... (PLACE)` with `words`, a hint, nothing changed.
 fn refused(repo: &Repo, args: &[&str], stdin: Option<&str>, words: &[&str], place: &str) -> Run {
-    let before = repo.snapshot();
-    let run = repo.run(args, stdin);
-    assert_eq!(run.code, 1, "{args:?} should be refused: {run:?}");
-    let sub = format!("dwp contract {}: ", args[1]);
-    assert!(run.message().starts_with(&sub), "{run:?}");
-    assert!(
-        run.message().ends_with(&format!("{place})")),
-        "the message should name `{place}`: {run:?}"
-    );
-    for word in words {
-        assert!(run.stderr.contains(word), "expected {word:?} in {run:?}");
-    }
-    assert!(
-        run.stderr
-            .lines()
-            .nth(1)
-            .is_some_and(|l| l.starts_with("  hint: ")),
-        "a refusal carries a hint: {run:?}"
-    );
-    assert!(repo.snapshot() == before, "{args:?} changed bytes on disk");
+    let command = format!("contract {}", args[1]);
+    let run = common::refused(&repo.plan, &command, 1, words, || repo.run(args, stdin));
+    run.assert_place(place);
+    run.assert_hinted();
     run
 }
 
@@ -1119,12 +1088,7 @@ fn a_declaration_with_an_absolute_root_written_before_13_still_reads() {
 /// writer: the task is blocked exactly when the escalation is counted, never one without the other.
 #[test]
 fn ladder_escalation_killed_at_any_rename_is_completed_whole_by_the_next_writer() {
-    let traced = std::process::Command::new("strace")
-        .arg("-V")
-        .output()
-        .is_ok();
-    if !traced {
-        assert!(std::env::var_os("CI").is_none(), "CI requires strace");
+    if !common::strace_available("the escalation's kill-at-every-rename test") {
         return;
     }
     let renames = ["rename", "renameat", "renameat2"];

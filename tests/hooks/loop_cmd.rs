@@ -7,7 +7,7 @@
 //! clock is fixed and HOME points into the test's own temporary folder.
 
 use crate::common;
-use crate::common::{Dwp, NOW, copy_tree, sha256_hex, snapshot};
+use crate::common::{Dwp, NOW, Run, copy_tree, read_json, sha256_hex, snapshot};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::fs;
@@ -37,7 +37,7 @@ impl Work {
     /// A copy of `examples/loop-worktree` (without any `.ak-loop/` a local run left there).
     fn example() -> Work {
         let work = Work::empty();
-        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/loop-worktree");
+        let source = common::repo_root().join("examples/loop-worktree");
         copy_tree(&source, &work.dir, &[".ak-loop"]);
         work
     }
@@ -105,7 +105,7 @@ impl Work {
     }
 
     fn json(&self, relative: &str) -> Value {
-        serde_json::from_slice(&fs::read(self.path(relative)).unwrap()).unwrap()
+        read_json(&self.path(relative))
     }
 
     fn git(&self, args: &[&str]) {
@@ -142,25 +142,14 @@ fn json_out(output: &Output) -> Value {
 
 /// Exit 1 and exactly `dwp loop SUB: ... (PLACE)` + `  hint: ...` on stderr, with every needle.
 fn assert_refused(output: &Output, sub: &str, needles: &[&str]) {
-    let err = stderr(output);
+    let run = Run::lossy(output);
+    run.assert_refusal(&format!("loop {sub}"), 1, needles);
+    run.assert_hinted();
     assert_eq!(
-        output.status.code(),
-        Some(1),
-        "stderr: {err}\nstdout: {}",
-        stdout(output)
-    );
-    let lines: Vec<&str> = err.lines().collect();
-    assert_eq!(lines.len(), 2, "one error line and one hint: {err}");
-    assert!(lines[0].starts_with(&format!("dwp loop {sub}: ")), "{err}");
-    assert!(lines[0].ends_with(')'), "the place closes the line: {err}");
-    assert!(lines[1].starts_with("  hint: "), "{err}");
-    for needle in needles {
-        assert!(err.contains(needle), "`{needle}` not in: {err}");
-    }
-    assert!(
-        output.stdout.is_empty(),
-        "nothing on stdout: {}",
-        stdout(output)
+        run.stderr.lines().count(),
+        2,
+        "one error line and one hint: {}",
+        run.stderr
     );
 }
 

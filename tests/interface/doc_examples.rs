@@ -15,7 +15,7 @@ const SHELL_BLOCKS: [&str; 4] = ["sh", "bash", "shell", "console"];
 
 /// The documents whose examples run: README.md, then docs/*.md by name.
 fn documents() -> Vec<String> {
-    let mut docs: Vec<String> = std::fs::read_dir(examples::repo().join("docs"))
+    let mut docs: Vec<String> = std::fs::read_dir(common::repo_root().join("docs"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|name| name.ends_with(".md"))
@@ -45,7 +45,7 @@ fn shell_lines(text: &str) -> String {
 }
 
 fn examples_in(doc: &str) -> Vec<Example> {
-    let text = std::fs::read_to_string(examples::repo().join(doc)).unwrap();
+    let text = std::fs::read_to_string(common::repo_root().join(doc)).unwrap();
     examples::examples_of(&shell_lines(&text), |n| format!("{doc}:{n}"))
 }
 
@@ -57,7 +57,7 @@ fn set_up(examples: &[Example], dir: &Path) {
             if let Some(name) = word.strip_prefix(".dwp/plans/") {
                 let plan = dir.join(".dwp/plans").join(name.trim_end_matches('/'));
                 if !plan.exists() {
-                    common::copy_plan(&examples::repo().join(EXAMPLE_PLAN), &plan);
+                    common::copy_plan(&common::repo_root().join(EXAMPLE_PLAN), &plan);
                 }
             }
         }

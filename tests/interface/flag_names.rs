@@ -104,7 +104,7 @@ fn every_flag_the_library_names_is_a_flag_of_dwp_and_of_the_command_it_names() {
     let mut known = BTreeSet::new();
     every_flag(&root, &mut known);
     let mut wrong = Vec::new();
-    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let repo = &common::repo_root();
     let mut files = Vec::new();
     common::rust_files(&repo.join("src"), &mut files);
     for file in files {

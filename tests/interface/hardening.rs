@@ -3,11 +3,11 @@
 //! amendment that reopens a published plan, and a publication stopped by a full disk.
 
 use crate::common;
-use crate::common::{NOW, dwp_in, snapshot};
+use crate::common::{NOW, edit_state, snapshot};
 use dwp::plan::model::PlanFormat;
 use dwp::synth::SynthPlan;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 const RECEIPT: &str = "analysis_results/FINALIZATION.json";
 
@@ -19,27 +19,21 @@ fn in_progress(root: &Path) -> PathBuf {
 }
 
 fn publishable(root: &Path) -> PathBuf {
-    SynthPlan::new("PLAN_hardening_cases", 3)
-        .format(PlanFormat::Full)
-        .ready_to_publish()
-        .write(root)
-        .unwrap()
+    common::publishable(root, "PLAN_hardening_cases", 3, PlanFormat::Full)
 }
 
+/// `dwp COMMAND PLAN ARGS...` for `args` = `[COMMAND, ARGS...]`, run from the plan's parent.
 fn run(plan: &Path, args: &[&str]) -> common::Run {
-    let mut full = vec![args[0], plan.to_str().unwrap()];
-    full.extend(&args[1..]);
-    dwp_in(plan.parent().unwrap(), &full)
+    common::dwp()
+        .in_dir(plan.parent().unwrap())
+        .on_plan(plan, args)
+        .run()
 }
 
 /// Move the state's `updated_at` a day past the test clock, as a writer with a clock ahead did.
 fn state_written_tomorrow(plan: &Path) -> String {
-    let path = plan.join("state.json");
-    let mut state: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     let tomorrow = "2026-06-10T09:00:00Z";
-    state["updated_at"] = tomorrow.into();
-    std::fs::write(&path, dwp::store::json_file_bytes(&state)).unwrap();
+    edit_state(plan, |state| state["updated_at"] = tomorrow.into());
     tomorrow.to_owned()
 }
 
@@ -179,9 +173,7 @@ fn finalize_on_a_full_disk(plan: &Path, k: usize) -> Option<(i32, String)> {
 
 #[test]
 fn a_publication_stopped_by_a_full_disk_after_its_marker_names_recover() {
-    let strace = Command::new("strace").arg("-V").output().is_ok();
-    if !strace {
-        assert!(std::env::var_os("CI").is_none(), "CI requires strace");
+    if !common::strace_available("the full-disk publication test") {
         return;
     }
     let mut marked = 0;

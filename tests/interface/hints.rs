@@ -167,36 +167,29 @@ fn every_hinted_command(hint: &str) -> Vec<Vec<String>> {
 #[test]
 fn every_command_a_verify_hint_names_on_the_fixtures_is_one_dwp_accepts() {
     use clap::Parser;
-    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance-fixtures");
     let mut checked = 0;
     let mut wrong = Vec::new();
-    for case in std::fs::read_dir(&fixtures).unwrap() {
-        let case = case.unwrap().path();
-        let Ok(entries) = std::fs::read_dir(&case) else {
-            continue;
-        };
-        for plan in entries.map(|e| e.unwrap().path()).filter(|p| p.is_dir()) {
-            let report = dwp().at(NOW).args(["--json", "verify"]).arg(&plan).run();
-            for finding in report.json()["plans"][0]["findings"].as_array().unwrap() {
-                let hint = finding["hint"].as_str().unwrap_or_default();
-                for command in every_hinted_command(hint) {
-                    checked += 1;
-                    let argv = std::iter::once("dwp".to_owned()).chain(with_samples(&command));
-                    if let Err(e) = dwp::cli::Cli::try_parse_from(argv) {
-                        wrong.push(format!(
-                            "{}: `dwp {}`: {}",
-                            plan.display(),
-                            command.join(" "),
-                            e.kind()
-                        ));
-                    }
-                    if command.iter().any(|w| w == "PLAN") {
-                        wrong.push(format!(
-                            "{}: `dwp {}` names no plan",
-                            plan.display(),
-                            command.join(" ")
-                        ));
-                    }
+    for plan in common::fixture_plans() {
+        let report = dwp().at(NOW).args(["--json", "verify"]).arg(&plan).run();
+        for finding in report.json()["plans"][0]["findings"].as_array().unwrap() {
+            let hint = finding["hint"].as_str().unwrap_or_default();
+            for command in every_hinted_command(hint) {
+                checked += 1;
+                let argv = std::iter::once("dwp".to_owned()).chain(with_samples(&command));
+                if let Err(e) = dwp::cli::Cli::try_parse_from(argv) {
+                    wrong.push(format!(
+                        "{}: `dwp {}`: {}",
+                        plan.display(),
+                        command.join(" "),
+                        e.kind()
+                    ));
+                }
+                if command.iter().any(|w| w == "PLAN") {
+                    wrong.push(format!(
+                        "{}: `dwp {}` names no plan",
+                        plan.display(),
+                        command.join(" ")
+                    ));
                 }
             }
         }
@@ -333,37 +326,31 @@ fn a_run_that_checked_nothing_is_told_so_and_a_run_that_did_completes_the_task()
 
 #[test]
 fn every_hinted_command_runs_on_a_copy_of_its_fixture() {
-    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance-fixtures");
     let mut ran = 0;
     let mut wrong = Vec::new();
     let mut outcomes = std::collections::BTreeMap::new();
-    for case in std::fs::read_dir(&fixtures).unwrap() {
-        let case = case.unwrap().path();
-        let Ok(entries) = std::fs::read_dir(&case) else {
-            continue;
-        };
-        for original in entries.map(|e| e.unwrap().path()).filter(|p| p.is_dir()) {
-            let copy = tempfile::tempdir().unwrap();
-            let plan = copy.path().join(original.file_name().unwrap());
-            common::copy_plan(&original, &plan);
-            let report = dwp().at(NOW).args(["--json", "verify"]).arg(&plan).run();
-            let findings = report.json()["plans"][0]["findings"].clone();
-            for finding in findings.as_array().unwrap() {
-                let hint = finding["hint"].as_str().unwrap_or_default();
-                for command in every_hinted_command(hint) {
-                    let run = dwp().at(NOW).args(with_samples(&command)).run();
-                    ran += 1;
-                    *outcomes.entry(run.code).or_insert(0) += 1;
-                    if run.code == 2 || run.code < 0 {
-                        wrong.push(format!(
-                            "{} {}: `dwp {}` exits {}: {}",
-                            case.file_name().unwrap().to_string_lossy(),
-                            finding["code"],
-                            command.join(" "),
-                            run.code,
-                            run.message()
-                        ));
-                    }
+    for original in common::fixture_plans() {
+        let case = original.parent().unwrap();
+        let copy = tempfile::tempdir().unwrap();
+        let plan = copy.path().join(original.file_name().unwrap());
+        common::copy_plan(&original, &plan);
+        let report = dwp().at(NOW).args(["--json", "verify"]).arg(&plan).run();
+        let findings = report.json()["plans"][0]["findings"].clone();
+        for finding in findings.as_array().unwrap() {
+            let hint = finding["hint"].as_str().unwrap_or_default();
+            for command in every_hinted_command(hint) {
+                let run = dwp().at(NOW).args(with_samples(&command)).run();
+                ran += 1;
+                *outcomes.entry(run.code).or_insert(0) += 1;
+                if run.code == 2 || run.code < 0 {
+                    wrong.push(format!(
+                        "{} {}: `dwp {}` exits {}: {}",
+                        case.file_name().unwrap().to_string_lossy(),
+                        finding["code"],
+                        command.join(" "),
+                        run.code,
+                        run.message()
+                    ));
                 }
             }
         }

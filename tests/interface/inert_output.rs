@@ -3,7 +3,7 @@
 //! or `update`, on stdout or stderr. Control characters are escaped as `\uXXXX`; `--json` still
 //! carries every string exactly (the parsed document holds the original characters).
 
-use crate::common::{Run, dwp_in};
+use crate::common::{Run, dwp_in, written};
 use dwp::synth::SynthPlan;
 use serde_json::{Value, json};
 use std::fs;
@@ -43,11 +43,7 @@ fn assert_inert(what: &str, run: &Run) {
 
 /// A five-task plan (two completed) whose task 1 title and gate evidence carry [`EVIL`].
 fn evil_plan() -> (TempDir, PathBuf) {
-    let root = tempfile::tempdir().expect("temp dir");
-    let dir = SynthPlan::new("PLAN_inert_output", 5)
-        .completed(2)
-        .write(root.path())
-        .expect("write plan");
+    let (root, dir) = written(SynthPlan::new("PLAN_inert_output", 5).completed(2));
     let path = dir.join("state.json");
     let mut state: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
     state["tasks"][0]["title"] = json!(format!("Title {EVIL}"));

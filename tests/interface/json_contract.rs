@@ -69,8 +69,7 @@ fn every_command_speaks_the_one_envelope_on_success_and_failure() {
     // A markdown-only plan for init, a repository for --all, a contract for loop freeze.
     let markdown_only = dir.join("PLAN_feature_flag_cleanup");
     common::copy_plan(
-        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("conformance-fixtures/markdown-only-current-v5/PLAN_feature_flag_cleanup"),
+        &common::fixture("markdown-only-current-v5/PLAN_feature_flag_cleanup"),
         &markdown_only,
     );
     let repo = tempfile::tempdir().unwrap();

@@ -3,7 +3,7 @@
 //! Each renderer family (plan commands, `loop`, `contract`) goes through the same path.
 
 use crate::common;
-use crate::common::dwp;
+use crate::common::{dwp, written};
 use std::process::Stdio;
 
 const PLAN: &str = "conformance-fixtures/valid-full-v5/PLAN_payment_webhooks";
@@ -176,11 +176,7 @@ fn quiet_prints_nothing_on_stdout_but_keeps_errors_and_json() {
 #[test]
 fn every_state_writer_records_who_wrote_last_in_updated_by() {
     use dwp::synth::SynthPlan;
-    let root = tempfile::tempdir().unwrap();
-    let plan = SynthPlan::new("PLAN_signed_writes", 4)
-        .completed(2)
-        .write(root.path())
-        .unwrap();
+    let (_root, plan) = written(SynthPlan::new("PLAN_signed_writes", 4).completed(2));
     let updated_by = || {
         let state: serde_json::Value =
             serde_json::from_slice(&std::fs::read(plan.join("state.json")).unwrap()).unwrap();

@@ -3,7 +3,7 @@
 //! the nearest one above). Through the real binary, run from inside the folders.
 
 use crate::common;
-use crate::common::{NOW, dwp};
+use crate::common::dwp_in;
 use dwp::synth::SynthPlan;
 use std::path::{Path, PathBuf};
 use tempfile::TempDir;
@@ -25,28 +25,24 @@ fn plan(repo: &Path) -> PathBuf {
     repo.join(".dwp/plans/PLAN_first_plan")
 }
 
-fn run_in(dir: &Path, args: &[&str]) -> common::Run {
-    dwp().at(NOW).in_dir(dir).args(args).run()
-}
-
 #[test]
 fn a_command_inside_a_plan_folder_needs_no_plan_argument() {
     let (_root, repo) = repository();
     let plan = plan(&repo);
-    let here = run_in(&plan, &["status"]);
-    let named = run_in(&repo, &["status", ".dwp/plans/PLAN_first_plan"]);
+    let here = dwp_in(&plan, &["status"]);
+    let named = dwp_in(&repo, &["status", ".dwp/plans/PLAN_first_plan"]);
     assert_eq!(here.code, 0, "{here:?}");
     assert_eq!(
         here.stdout, named.stdout,
         "the same plan, found from inside it"
     );
-    let verify = run_in(&plan, &["verify"]);
+    let verify = dwp_in(&plan, &["verify"]);
     assert_eq!(verify.code, 0, "{verify:?}");
     assert!(
         verify.stdout.contains("PLAN_first_plan: CONFORMANT"),
         "{verify:?}"
     );
-    assert_eq!(run_in(&plan, &["validate"]).code, 0);
+    assert_eq!(dwp_in(&plan, &["validate"]).code, 0);
 }
 
 #[test]
@@ -54,7 +50,7 @@ fn a_subfolder_of_a_plan_finds_the_plan_above_it() {
     let (_root, repo) = repository();
     let plan = plan(&repo);
     let inside = plan.join("analysis_results");
-    let run = run_in(
+    let run = dwp_in(
         &inside,
         &["update", "--task", "2", "--status", "in_progress"],
     );
@@ -74,7 +70,7 @@ fn outside_any_plan_a_missing_plan_argument_is_a_usage_error_naming_the_folder()
         vec!["update", "--task", "2", "--status", "in_progress"],
         vec!["reconcile", "--write"],
     ] {
-        let run = run_in(&src, &args);
+        let run = dwp_in(&src, &args);
         assert_eq!(run.code, 2, "{args:?}: {run:?}");
         assert!(run.message().contains("no PLAN given"), "{run:?}");
         assert!(
@@ -89,12 +85,12 @@ fn outside_any_plan_a_missing_plan_argument_is_a_usage_error_naming_the_folder()
 fn all_finds_the_repository_from_any_folder_inside_it() {
     let (_root, repo) = repository();
     for dir in [repo.clone(), repo.join("src"), repo.join(".dwp/plans")] {
-        let run = run_in(&dir, &["--json", "verify", "--all"]);
+        let run = dwp_in(&dir, &["--json", "verify", "--all"]);
         assert_eq!(run.code, 0, "{}: {run:?}", dir.display());
         assert_eq!(run.json()["plans"].as_array().unwrap().len(), 2);
     }
     let outside = tempfile::tempdir().unwrap();
-    let run = run_in(outside.path(), &["verify", "--all"]);
+    let run = dwp_in(outside.path(), &["verify", "--all"]);
     assert_eq!(run.code, 2, "{run:?}");
     assert!(run.message().contains("no ROOT given"), "{run:?}");
 }
@@ -102,18 +98,18 @@ fn all_finds_the_repository_from_any_folder_inside_it() {
 #[test]
 fn status_at_a_repository_root_lists_its_plans() {
     let (_root, repo) = repository();
-    let listed = run_in(&repo, &["status"]);
+    let listed = dwp_in(&repo, &["status"]);
     assert_eq!(listed.code, 0, "{listed:?}");
     for name in ["PLAN_first_plan", "PLAN_second_plan"] {
         assert!(listed.stdout.contains(name), "{listed:?}");
     }
-    assert_eq!(run_in(&repo, &["status", "--all"]).stdout, listed.stdout);
-    let named = run_in(repo.parent().unwrap(), &["status", repo.to_str().unwrap()]);
+    assert_eq!(dwp_in(&repo, &["status", "--all"]).stdout, listed.stdout);
+    let named = dwp_in(repo.parent().unwrap(), &["status", repo.to_str().unwrap()]);
     assert_eq!(
         named.stdout, listed.stdout,
         "a repository named as PLAN lists too"
     );
-    let below = run_in(&repo.join("src"), &["status"]);
+    let below = dwp_in(&repo.join("src"), &["status"]);
     assert_eq!(
         below.stdout, listed.stdout,
         "from a folder inside the repository"
@@ -129,7 +125,7 @@ fn status_all_sorts_plans_the_way_people_count_and_an_invalid_plan_takes_one_sho
         SynthPlan::new(name, 2).write(&plans).unwrap();
     }
     std::fs::write(plans.join("PLAN_step_2/state.json"), "{ not json").unwrap();
-    let run = run_in(root.path(), &["status", "--all"]);
+    let run = dwp_in(root.path(), &["status", "--all"]);
     assert_eq!(run.code, 0, "{run:?}");
     let lines: Vec<&str> = run.stdout.lines().collect();
     assert_eq!(lines.len(), 3, "{}", run.stdout);
@@ -163,7 +159,7 @@ fn repository_of(n: usize) -> TempDir {
 #[test]
 fn verify_all_draws_progress_only_on_a_terminal() {
     let root = repository_of(60);
-    let piped = run_in(root.path(), &["verify", "--all"]);
+    let piped = dwp_in(root.path(), &["verify", "--all"]);
     assert_eq!(piped.code, 0, "{piped:?}");
     assert!(
         piped.stderr.is_empty(),
@@ -224,13 +220,13 @@ fn a_plan_argument_that_names_nothing_is_one_problem_and_nothing_is_created() {
     let (_root, repo) = repository();
     let missing = repo.join(".dwp/plans/PLAN_not_there");
     let name = missing.to_str().unwrap();
-    let verify = run_in(&repo, &["--json", "verify", name]);
+    let verify = dwp_in(&repo, &["--json", "verify", name]);
     assert_eq!(verify.code, 1, "{}", verify.stderr);
     let findings = &verify.json()["plans"][0]["findings"];
     assert_eq!(findings.as_array().unwrap().len(), 1, "{findings:#}");
     assert_eq!(findings[0]["code"], "DWP001");
     assert_eq!(findings[0]["message"], "no such plan folder or file");
-    let validate = run_in(&repo, &["validate", name]);
+    let validate = dwp_in(&repo, &["validate", name]);
     assert_eq!(validate.code, 1, "{}", validate.stdout);
     assert!(
         validate.stdout.contains("no such plan folder or file"),
@@ -245,7 +241,7 @@ fn a_plan_argument_that_names_nothing_is_one_problem_and_nothing_is_created() {
         &["reconcile", name],
         &["run", name, "--task", "1", "--", "true"],
     ] {
-        let run = run_in(&repo, args);
+        let run = dwp_in(&repo, args);
         assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
         let first = run.stderr.lines().next().unwrap_or_default();
         assert!(

@@ -6,7 +6,8 @@
 
 use crate::common;
 use crate::common::{
-    NOW, Plan, copy_plan, dwp, fill_task_log, printed_dwp_lines, run_printed, snapshot,
+    NOW, Plan, dwp, field_strs, fill_task_log, fixture_copy, owned_strs, printed_dwp_lines,
+    run_printed, snapshot, state_of,
 };
 use dwp::synth::SynthPlan;
 use std::path::{Path, PathBuf};
@@ -28,20 +29,6 @@ fn next_json_in(dir: &Path, plan: &str) -> serde_json::Value {
     run.json()
 }
 
-/// A copy of a conformance fixture's plan in a temporary folder: (the folder, the plan's name).
-fn fixture(name: &str) -> (tempfile::TempDir, String) {
-    let root = tempfile::tempdir().unwrap();
-    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance-fixtures");
-    let plan = std::fs::read_dir(fixtures.join(name))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.is_dir())
-        .expect("the fixture's plan folder");
-    let plan_name = plan.file_name().unwrap().to_string_lossy().into_owned();
-    copy_plan(&plan, &root.path().join(&plan_name));
-    (root, plan_name)
-}
-
 fn run_ok(line: &str, dir: &Path) -> common::Run {
     let run = run_printed(line, dir);
     assert_eq!(run.code, 0, "`{line}`: {}{}", run.stdout, run.stderr);
@@ -59,13 +46,9 @@ fn start_task_1(plan: &Plan) {
         .success();
 }
 
-fn state(dir: &Path) -> serde_json::Value {
-    serde_json::from_slice(&std::fs::read(dir.join("state.json")).unwrap()).unwrap()
-}
-
 #[test]
 fn the_task_in_progress_is_next_and_its_line_completes_it_with_a_gate_per_validation_command() {
-    let (root, plan) = fixture("valid-full-v5");
+    let (root, plan) = fixture_copy("valid-full-v5");
     let run = next_in(root.path(), &plan);
     assert!(
         run.stdout
@@ -87,14 +70,9 @@ fn the_task_in_progress_is_next_and_its_line_completes_it_with_a_gate_per_valida
     let dir = root.path().join(&plan);
     fill_task_log(&dir.join("3.task_retry_queue.md"), 3);
     run_ok(&lines[0], root.path());
-    let state = state(&dir);
+    let state = state_of(&dir);
     assert_eq!(state["tasks"][2]["status"], "completed");
-    let gates: Vec<&str> = state["tasks"][2]["gates"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|g| g["command"].as_str().unwrap())
-        .collect();
+    let gates = field_strs(&state["tasks"][2]["gates"], "command");
     assert!(
         gates.contains(&"pnpm run db:migrate -- --dry-run"),
         "{gates:?}"
@@ -140,7 +118,7 @@ fn a_skipped_task_counts_as_done_for_the_next_one() {
 
 #[test]
 fn a_blocked_plan_shows_the_blocker_and_its_resolve_blocker_line_resolves_it() {
-    let (root, plan) = fixture("valid-blocked-v5");
+    let (root, plan) = fixture_copy("valid-blocked-v5");
     let run = next_in(root.path(), &plan);
     assert!(
         run.stdout
@@ -157,14 +135,14 @@ fn a_blocked_plan_shows_the_blocker_and_its_resolve_blocker_line_resolves_it() {
         )]
     );
     run_ok(&lines[0], root.path());
-    let state = state(&root.path().join(&plan));
+    let state = state_of(&root.path().join(&plan));
     assert_eq!(state["blocked"], serde_json::Value::Null);
     assert_eq!(state["tasks"][2]["status"], "in_progress");
 }
 
 #[test]
 fn a_completed_plan_not_yet_published_names_dwp_finalize_which_publishes_it() {
-    let (root, plan) = fixture("valid-completed-v5");
+    let (root, plan) = fixture_copy("valid-completed-v5");
     let run = next_in(root.path(), &plan);
     let lines = printed_dwp_lines(&run.stdout);
     assert_eq!(lines, [format!("dwp finalize {plan}")]);
@@ -259,7 +237,7 @@ fn a_validation_command_with_a_pipe_is_recorded_through_gate_json() {
 
 #[test]
 fn a_plan_without_a_state_layer_is_read_from_its_boxes_and_names_dwp_init_first() {
-    let (root, plan) = fixture("markdown-only-current-v5");
+    let (root, plan) = fixture_copy("markdown-only-current-v5");
     let run = next_in(root.path(), &plan);
     assert!(run.stdout.contains("no state layer"), "{}", run.stdout);
     assert!(
@@ -295,13 +273,13 @@ fn every_line_names_the_plan_as_given_quoted_where_a_shell_needs_it() {
         ["dwp update \"my plans/PLAN_next_quoted/\" --task 1 --status in_progress"]
     );
     run_ok(&lines[0], root.path());
-    let state = state(&parent.join("PLAN_next_quoted"));
+    let state = state_of(&parent.join("PLAN_next_quoted"));
     assert_eq!(state["tasks"][0]["status"], "in_progress");
 }
 
 #[test]
 fn the_json_document_carries_the_task_its_validation_and_the_lines() {
-    let (root, plan) = fixture("valid-full-v5");
+    let (root, plan) = fixture_copy("valid-full-v5");
     let json = next_json_in(root.path(), &plan);
     assert_eq!(json["dwp"], 1);
     assert_eq!(json["command"], "next");
@@ -330,18 +308,13 @@ fn the_json_document_carries_the_task_its_validation_and_the_lines() {
     assert_eq!(next["task"]["last"], false);
     // The human lines and the document's are the same lines.
     let human = next_in(root.path(), &plan);
-    let run: Vec<String> = next["run"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|l| l.as_str().unwrap().to_owned())
-        .collect();
+    let run = owned_strs(&next["run"]);
     assert_eq!(printed_dwp_lines(&human.stdout), run);
 }
 
 #[test]
 fn next_writes_nothing() {
-    let (root, plan) = fixture("valid-full-v5");
+    let (root, plan) = fixture_copy("valid-full-v5");
     let before = snapshot(root.path());
     next_in(root.path(), &plan);
     next_json_in(root.path(), &plan);

@@ -7,27 +7,20 @@
 //! snapshots hold no temporary paths; `--all` runs on a temporary ROOT, redacted to `[ROOT]`.
 
 use crate::common;
-use crate::common::{Dwp, NOW};
+use crate::common::{Dwp, NOW, written};
 use dwp::synth::SynthPlan;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The fixed clock of every call.
 const FULL_FIXTURE: &str = "conformance-fixtures/valid-full-v5/PLAN_payment_webhooks";
 const BLOCKED_FIXTURE: &str = "conformance-fixtures/valid-blocked-v5/PLAN_sso_login_rollout";
 
-fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 /// `dwp` with the fixed clock, the caller's HOME, no NO_COLOR, and stdout piped (so never a
 /// terminal).
 fn dwp() -> Dwp {
     let mut cmd = common::dwp();
-    cmd.inherit_home()
-        .env_remove("NO_COLOR")
-        .env_remove("COLUMNS")
-        .env_remove("LINES");
+    cmd.inherit_home().env_remove("NO_COLOR").fixed_width();
     cmd
 }
 
@@ -48,7 +41,7 @@ fn stdout_of(cmd: &mut Dwp) -> String {
 /// `dwp status [--json] TARGET` from the repository root.
 fn status_in_repo(target: &str, json: bool) -> String {
     let mut cmd = dwp();
-    cmd.in_dir(repo_root()).arg("status");
+    cmd.in_dir(common::repo_root()).arg("status");
     if json {
         cmd.arg("--json");
     }
@@ -167,11 +160,7 @@ fn status_all_reports_an_unreadable_plan_and_goes_on() {
 
 #[test]
 fn json_of_a_huge_plan_stays_bounded() {
-    let root = tempfile::tempdir().expect("temp dir");
-    let plan = SynthPlan::new("PLAN_huge_plan", 2_000)
-        .completed(10)
-        .write(root.path())
-        .expect("write synthetic plan");
+    let (_root, plan) = written(SynthPlan::new("PLAN_huge_plan", 2_000).completed(10));
     let stdout = status_of(&plan, &["--json"]);
     let document: Value = serde_json::from_str(&stdout).expect("one JSON document");
     let open = document["open_tasks"].as_array().expect("open_tasks list");
@@ -225,11 +214,7 @@ fn no_colour_when_piped_with_or_without_no_color() {
 
 #[test]
 fn a_box_checked_ahead_of_the_state_shows_the_desync_line() {
-    let root = tempfile::tempdir().expect("temp dir");
-    let plan = SynthPlan::new("PLAN_box_ahead", 5)
-        .completed(2)
-        .write(root.path())
-        .expect("write synthetic plan");
+    let (_root, plan) = written(SynthPlan::new("PLAN_box_ahead", 5).completed(2));
     let in_sync = status_of(&plan, &[]);
     assert!(
         in_sync.ends_with("\nmarkdown and state agree\n"),
@@ -299,7 +284,7 @@ fn status_on_a_terminal(target: &Path, no_color: Option<&str>) -> Option<String>
 
 #[test]
 fn no_colour_with_no_color_set_even_on_a_terminal() {
-    let plan = repo_root().join(FULL_FIXTURE);
+    let plan = common::repo_root().join(FULL_FIXTURE);
     let Some(coloured) = status_on_a_terminal(&plan, None) else {
         return;
     };
@@ -314,11 +299,7 @@ fn no_colour_with_no_color_set_even_on_a_terminal() {
 /// unchecked task its log's `Status:` line.
 #[test]
 fn snapshot_status_of_a_plan_without_a_state_layer() {
-    let root = tempfile::tempdir().unwrap();
-    let dir = SynthPlan::new("PLAN_status_markdown_only", 4)
-        .completed(1)
-        .write(root.path())
-        .unwrap();
+    let (_root, dir) = written(SynthPlan::new("PLAN_status_markdown_only", 4).completed(1));
     std::fs::remove_file(dir.join("state.json")).unwrap();
     std::fs::remove_file(dir.join("manifest.json")).unwrap();
     let log = dir.join("2.task_synthetic_2.md");
@@ -391,12 +372,12 @@ fn status_shows_a_held_lock_and_marks_invalidated_evidence() {
 #[test]
 fn snapshot_status_with_colour_always() {
     // The same report as `status_blocked_human`, painted: escape codes shown as `<ESC>`.
-    let stdout =
-        stdout_of(
-            dwp()
-                .in_dir(repo_root())
-                .args(["status", "--color", "always", BLOCKED_FIXTURE]),
-        );
+    let stdout = stdout_of(dwp().in_dir(common::repo_root()).args([
+        "status",
+        "--color",
+        "always",
+        BLOCKED_FIXTURE,
+    ]));
     assert!(stdout.contains('\u{1b}'), "{stdout}");
     let plain: String = stdout
         .replace('\u{1b}', "")

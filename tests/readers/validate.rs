@@ -6,7 +6,7 @@
 //! (`…/state.json: $.…`), exit 1, leave no panic on stderr, and change no byte on disk.
 
 use crate::common;
-use crate::common::{Dwp, Run, tree_digest};
+use crate::common::{Dwp, Run, edit_state, field_strs, tree_digest, written};
 use clap::CommandFactory;
 use dwp::synth::SynthPlan;
 use serde_json::Value;
@@ -19,17 +19,12 @@ use tempfile::TempDir;
 const SNAPSHOT_FIXTURE: &str =
     "conformance-fixtures/multi-invariants/PLAN_several_invariants_broken";
 
-fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 /// The binary with a fixed clock, the caller's HOME, and a terminal width that does not depend
 /// on the caller.
 fn dwp() -> Dwp {
     let mut cmd = common::dwp();
     cmd.inherit_home()
-        .env_remove("COLUMNS")
-        .env_remove("LINES")
+        .fixed_width()
         .timeout(Duration::from_secs(60));
     cmd
 }
@@ -45,22 +40,11 @@ fn validate(targets: &[&Path], json: bool) -> Run {
 
 /// A conformant Full v5 plan of 4 tasks, 2 completed, in a fresh temporary folder.
 fn synth_plan(name: &str) -> (TempDir, PathBuf) {
-    let root = tempfile::tempdir().expect("temp dir");
-    let dir = SynthPlan::new(name, 4)
-        .completed(2)
-        .write(root.path())
-        .expect("synthetic plan written");
-    (root, dir)
+    written(SynthPlan::new(name, 4).completed(2))
 }
 
 fn state_text(plan: &Path) -> String {
     fs::read_to_string(plan.join("state.json")).expect("state.json")
-}
-
-fn edit_state(plan: &Path, edit: impl FnOnce(&mut Value)) {
-    let mut state: Value = serde_json::from_str(&state_text(plan)).expect("state is JSON");
-    edit(&mut state);
-    fs::write(plan.join("state.json"), dwp::store::json_file_bytes(&state)).expect("write state");
 }
 
 /// Run `dwp validate PLAN` on a broken plan and check the contract for bad input: exit 1, no
@@ -408,12 +392,7 @@ fn several_targets_are_judged_together() {
     let result = validate(&[&invalid, &newer], true);
     let doc: Value = serde_json::from_str(&result.stdout).expect("one JSON document");
     assert_eq!(doc["verdict"], "invalid");
-    let files: Vec<&str> = doc["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["file"].as_str().unwrap())
-        .collect();
+    let files = field_strs(&doc["findings"], "file");
     assert!(
         files.iter().any(|f| f.contains("PLAN_cli_several_invalid")),
         "{files:?}"
@@ -429,7 +408,7 @@ fn several_targets_are_judged_together() {
 #[test]
 fn snapshot_human_output_of_an_invalid_plan() {
     let result = dwp()
-        .in_dir(repo_root())
+        .in_dir(common::repo_root())
         .args(["validate", SNAPSHOT_FIXTURE])
         .run();
     assert_eq!(result.code, 1);
@@ -439,7 +418,7 @@ fn snapshot_human_output_of_an_invalid_plan() {
 #[test]
 fn snapshot_json_output_of_an_invalid_plan() {
     let result = dwp()
-        .in_dir(repo_root())
+        .in_dir(common::repo_root())
         .args(["validate", SNAPSHOT_FIXTURE, "--json"])
         .run();
     assert_eq!(result.code, 1);
@@ -474,11 +453,7 @@ fn snapshot_help_lists_every_command_and_the_exit_codes() {
 /// value) is still refused there, as it is in a small state.
 #[test]
 fn a_large_state_with_a_null_typing_alone_accepts_is_rejected() {
-    let root = tempfile::tempdir().expect("temp dir");
-    let plan = SynthPlan::new("PLAN_large_null_evidence", 3_000)
-        .completed(1_500)
-        .write(root.path())
-        .expect("synthetic plan written");
+    let (root, plan) = written(SynthPlan::new("PLAN_large_null_evidence", 3_000).completed(1_500));
     edit_state(&plan, |state| {
         state["tasks"][1_000]["gates"][0]["evidence"] = Value::Null;
     });

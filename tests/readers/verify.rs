@@ -3,7 +3,7 @@
 //! codes, `--all` and the promise that verify writes nothing.
 
 use crate::common;
-use crate::common::{copy_plan, snapshot, verify_codes as codes};
+use crate::common::{copy_plan, edit_state, field_strs, snapshot, verify_codes as codes, written};
 use dwp::synth::SynthPlan;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -26,13 +26,6 @@ fn verify(args: &[&str]) -> (i32, Value) {
 fn edit(path: &Path, change: impl FnOnce(String) -> String) {
     let text = std::fs::read_to_string(path).unwrap();
     std::fs::write(path, change(text)).unwrap();
-}
-
-fn edit_state(plan: &Path, change: impl FnOnce(&mut Value)) {
-    let path = plan.join("state.json");
-    let mut state: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-    change(&mut state);
-    std::fs::write(path, dwp::store::json_file_bytes(&state)).unwrap();
 }
 
 /// Exit code and sorted codes for a plan broken by `breaking`.
@@ -225,12 +218,7 @@ fn all_verifies_every_plan_under_root_and_gives_the_worst_verdict() {
     let (code, report) = verify(&["--all", root.path().to_str().unwrap()]);
     assert_eq!(code, 1);
     assert_eq!(report["verdict"], "NOT_CONFORMANT");
-    let verdicts: Vec<&str> = report["plans"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["verdict"].as_str().unwrap())
-        .collect();
+    let verdicts = field_strs(&report["plans"], "verdict");
     assert_eq!(verdicts, ["CONFORMANT", "NOT_CONFORMANT"]);
 }
 
@@ -258,11 +246,7 @@ fn timestamps_out_of_order_are_reported() {
 
 #[test]
 fn a_completed_plan_needs_a_security_review_without_an_open_critical_finding() {
-    let root = tempfile::tempdir().unwrap();
-    let plan = SynthPlan::new("PLAN_verify_security", 3)
-        .completed(3)
-        .write(root.path())
-        .unwrap();
+    let (_root, plan) = written(SynthPlan::new("PLAN_verify_security", 3).completed(3));
     let review = plan.join("analysis_results/SECURITY_REVIEW.md");
     write_reference_receipt(&plan);
     let (_, report) = verify(&[plan.to_str().unwrap()]);
@@ -344,11 +328,7 @@ fn write_reference_receipt(plan: &Path) {
 
 #[test]
 fn a_completed_plan_is_checked_against_its_receipt() {
-    let root = tempfile::tempdir().unwrap();
-    let plan = SynthPlan::new("PLAN_verify_receipt", 3)
-        .completed(3)
-        .write(root.path())
-        .unwrap();
+    let (_root, plan) = written(SynthPlan::new("PLAN_verify_receipt", 3).completed(3));
     let path = plan.to_str().unwrap();
     // No receipt: the public reference never checks this.
     let (code, report) = verify(&[path]);
@@ -407,12 +387,11 @@ fn a_task_file_symlinked_out_of_the_plan_is_reported() {
 
 #[test]
 fn lite_anchors_must_match_their_sections() {
-    let root = tempfile::tempdir().unwrap();
-    let plan = SynthPlan::new("PLAN_verify_lite", 3)
-        .format(dwp::plan::model::PlanFormat::Lite)
-        .completed(1)
-        .write(root.path())
-        .unwrap();
+    let (_root, plan) = written(
+        SynthPlan::new("PLAN_verify_lite", 3)
+            .format(dwp::plan::model::PlanFormat::Lite)
+            .completed(1),
+    );
     let (code, report) = verify(&[plan.to_str().unwrap()]);
     assert_eq!(
         (code, codes(&report)),
@@ -896,12 +875,11 @@ fn a_completed_task_without_gates_is_an_error_for_a_current_plan_and_an_advisory
 #[test]
 fn approval_is_not_asked_of_a_v1_state_nor_of_a_completed_plan() {
     // A v1 state has no approval field; without a README row it would read as pending.
-    let root = tempfile::tempdir().unwrap();
-    let v1 = SynthPlan::new("PLAN_approval_v1", 4)
-        .completed(2)
-        .generation(dwp::plan::model::Generation::V1)
-        .write(root.path())
-        .unwrap();
+    let (_root, v1) = written(
+        SynthPlan::new("PLAN_approval_v1", 4)
+            .completed(2)
+            .generation(dwp::plan::model::Generation::V1),
+    );
     remove_approval_row(&v1);
     let (code, report) = verify(&[v1.to_str().unwrap()]);
     assert_eq!(
@@ -916,8 +894,7 @@ fn approval_is_not_asked_of_a_v1_state_nor_of_a_completed_plan() {
     });
     assert_eq!(found, ["DWP091"]);
     // A completed plan with approval pending: no work is left to approve.
-    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("conformance-fixtures/verify-published-dwp-receipt/PLAN_audit_log_export");
+    let fixture = common::fixture("verify-published-dwp-receipt/PLAN_audit_log_export");
     let root = tempfile::tempdir().unwrap();
     let copy = root.path().join("PLAN_audit_log_export");
     copy_plan(&fixture, &copy);

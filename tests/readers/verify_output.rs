@@ -4,8 +4,8 @@
 //! (vendored in `tests/data/`).
 
 use crate::common;
+use crate::common::field_strs;
 use serde_json::Value;
-use std::path::PathBuf;
 
 /// Two fixtures: one broken rule with a JSON-path finding, and several findings across files
 /// with an advisory and an unverified check.
@@ -16,14 +16,10 @@ const NEWER: &str =
     "conformance-fixtures/verify-dwp052-newer-standard-readme/PLAN_payment_webhooks";
 const PENDING: &str = "conformance-fixtures/verify-dwp091-approval-pending/PLAN_payment_webhooks";
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 fn verify(args: &[&str]) -> (i32, String) {
     let run = common::dwp()
         .inherit_home()
-        .in_dir(repo())
+        .in_dir(common::repo_root())
         .arg("verify")
         .args(args)
         .run_utf8();
@@ -61,7 +57,7 @@ fn json_output_is_one_document_with_every_finding_field() {
 #[test]
 fn sarif_output_matches_the_sarif_2_1_0_schema() {
     let mut schema: Value = serde_json::from_slice(
-        &std::fs::read(repo().join("tests/data/sarif-schema-2.1.0.json")).unwrap(),
+        &std::fs::read(common::repo_root().join("tests/data/sarif-schema-2.1.0.json")).unwrap(),
     )
     .unwrap();
     // The published schema's `language` patterns (run, toolComponent) have a stray `]` that a
@@ -103,12 +99,7 @@ fn sarif_output_matches_the_sarif_2_1_0_schema() {
             "relative URI: {uri}"
         );
     }
-    let levels: Vec<&str> = run["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["level"].as_str().unwrap())
-        .collect();
+    let levels = field_strs(&run["results"], "level");
     assert!(
         levels.contains(&"warning"),
         "an unverified check is a warning"
@@ -147,7 +138,7 @@ fn json_and_sarif_together_are_a_usage_error() {
     let output = common::dwp()
         .without_clock()
         .inherit_home()
-        .in_dir(repo())
+        .in_dir(common::repo_root())
         .args(["verify", FAILING_GATE, "--json", "--format", "sarif"])
         .output();
     assert_eq!(output.status.code(), Some(2));

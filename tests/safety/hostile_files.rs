@@ -21,11 +21,7 @@ fn plan(root: &Path, tasks: usize, done: usize) -> PathBuf {
 }
 
 fn publishable(root: &Path) -> PathBuf {
-    SynthPlan::new("PLAN_hostile_publish", 3)
-        .format(PlanFormat::Full)
-        .ready_to_publish()
-        .write(root)
-        .unwrap()
+    common::publishable(root, "PLAN_hostile_publish", 3, PlanFormat::Full)
 }
 
 /// `dwp ARGS` with a deadline: a command blocked in `open()` is killed and reported.

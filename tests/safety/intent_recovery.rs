@@ -13,7 +13,7 @@ use dwp::plan::model::{Generation, PlanFormat};
 use dwp::synth::SynthPlan;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 const RENAMES: &str = "rename,renameat,renameat2";
 
@@ -169,23 +169,6 @@ const CASES: &[Case] = &[
     },
 ];
 
-fn strace_available() -> bool {
-    let found = Command::new("strace")
-        .arg("-V")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !found {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "strace is not on PATH, and CI requires this test to run: install strace"
-        );
-        eprintln!("note: strace is not on PATH; skipping the kill-at-every-rename test");
-    }
-    found
-}
-
 /// `dwp` with the plan in place of `PLAN`, or in second place (`dwp reconcile PLAN --write`).
 fn dwp_command(plan: &Path, args: &[&str]) -> Vec<String> {
     let plan = plan.display().to_string();
@@ -305,7 +288,7 @@ fn progress_holds(plan: &Path, record: &str) -> bool {
 
 #[test]
 fn a_multi_file_write_killed_at_any_rename_is_completed_by_the_next_writer_with_its_record() {
-    if !strace_available() {
+    if !common::strace_available("the kill-at-every-rename test") {
         return;
     }
     for case in CASES {
@@ -370,8 +353,7 @@ fn a_multi_file_write_killed_at_any_rename_is_completed_by_the_next_writer_with_
 
 #[test]
 fn the_hint_of_an_interrupted_write_completes_it_as_written() {
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("conformance-fixtures/verify-dwp087-interrupted-write/PLAN_payment_webhooks");
+    let fixture = common::fixture("verify-dwp087-interrupted-write/PLAN_payment_webhooks");
     let root = tempfile::tempdir().unwrap();
     let plan = root.path().join("PLAN_payment_webhooks");
     copy_plan(&fixture, &plan);

@@ -126,7 +126,7 @@ fn target_module<'a>(path: &str, modules: &'a BTreeMap<String, String>) -> Optio
 
 #[test]
 fn every_module_is_documented_under_the_layer_of_its_folder() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = &common::repo_root();
     let modules = documented(root);
     let mut files = Vec::new();
     common::rust_files(&root.join("src"), &mut files);
@@ -157,7 +157,7 @@ fn every_module_is_documented_under_the_layer_of_its_folder() {
 
 #[test]
 fn no_module_imports_from_a_layer_above_it_nor_a_command_from_another() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = &common::repo_root();
     let modules = documented(root);
     let mut files = Vec::new();
     common::rust_files(&root.join("src"), &mut files);

@@ -10,6 +10,7 @@
 //! (`child_store_writer_loop`, `child_store_single_write`), selected by an environment variable;
 //! without that variable the child tests return at once, so `--include-ignored` stays harmless.
 
+use crate::common::strace_available;
 use dwp::store::atomic::leftover_temps;
 
 /// The folder a target is written in: the root its path must stay inside.
@@ -262,19 +263,7 @@ fn renamed_paths(call: &str) -> Option<(String, String)> {
 
 #[test]
 fn a_write_fsyncs_the_temp_file_then_renames_it_then_fsyncs_the_folder() {
-    let has_strace = Command::new("strace")
-        .arg("-V")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !has_strace {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "strace is not on PATH, and CI=true requires this test to run: install strace \
-             (apt-get install strace)"
-        );
-        eprintln!("note: strace is not on PATH; skipping the syscall-order test");
+    if !strace_available("the syscall-order test") {
         return;
     }
 

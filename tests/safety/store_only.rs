@@ -5,7 +5,6 @@
 //! reason, so a new one is a decision someone makes, not an accident.
 
 use crate::common;
-use std::path::Path;
 
 /// Uses outside the store that open no plan file, each with why.
 const ALLOWED: &[(&str, &str, &str)] = &[
@@ -53,7 +52,7 @@ const OPENERS: &[&str] = &[
 
 #[test]
 fn only_the_store_opens_files() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = &common::repo_root();
     let mut files = Vec::new();
     common::rust_files(&root.join("src"), &mut files);
     let mut found = Vec::new();
@@ -103,7 +102,7 @@ fn only_the_store_opens_files() {
 #[test]
 fn the_allowed_uses_are_still_there() {
     // An entry that no longer matches anything is stale: remove it rather than keep a permit.
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = &common::repo_root();
     for (path, what, why) in ALLOWED {
         let text = std::fs::read_to_string(root.join(path)).unwrap();
         assert!(text.contains(what), "{path}: `{what}` ({why}) is gone");

@@ -5,7 +5,7 @@
 //! `dwp verify`'s amendment rules (DWP070-075) and leave markdown and state in sync.
 
 use crate::common;
-use crate::common::{NOW, Plan, Run};
+use crate::common::{NOW, Plan, Run, field_strs, task_of};
 use dwp::plan::model::PlanFormat;
 use dwp::synth::SynthPlan;
 use serde_json::{Value, json};
@@ -21,14 +21,6 @@ impl Plan {
     /// Five tasks, the first two completed; Full unless `format` says otherwise.
     fn amendable(format: PlanFormat) -> Plan {
         Plan::from_synth(SynthPlan::new(PLAN_NAME, 5).completed(2).format(format))
-    }
-
-    /// The bytes of every file an amendment may touch.
-    fn touched_bytes(&self) -> Vec<(String, Vec<u8>)> {
-        ["state.json", "README.md", "PROGRESS.md", TASK_2_FILE]
-            .iter()
-            .filter_map(|name| Some((name.to_string(), fs::read(self.path(name)).ok()?)))
-            .collect()
     }
 
     /// Task 2 with two runs of `cargo test` and one of `cargo clippy`.
@@ -48,13 +40,11 @@ impl Plan {
 }
 
 /// `dwp COMMAND PLAN ARGS...` at `now`, with HOME the plan's temporary folder.
-fn dwp(now: &str, args: &[&str], plan: &Plan) -> Run {
+fn run_at(now: &str, plan: &Plan, command: &[&str]) -> Run {
     common::dwp()
         .at(now)
         .home(plan.root())
-        .arg(args[0])
-        .arg(&plan.dir)
-        .args(&args[1..])
+        .on_plan(&plan.dir, command)
         .run_utf8()
 }
 
@@ -83,7 +73,7 @@ fn amend_args<'a>(task: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
 }
 
 fn amended(now: &str, plan: &Plan, args: &[&str]) -> Run {
-    let run = dwp(now, args, plan);
+    let run = run_at(now, plan, args);
     assert_eq!(
         run.code, 0,
         "dwp {args:?} should succeed\nstdout:\n{}\nstderr:\n{}",
@@ -95,35 +85,12 @@ fn amended(now: &str, plan: &Plan, args: &[&str]) -> Run {
 
 /// Exit `code`, a `dwp amend: ...` message holding `words`, and no byte changed.
 fn refused(now: &str, plan: &Plan, args: &[&str], code: i32, words: &[&str]) {
-    let before = plan.touched_bytes();
-    let run = dwp(now, args, plan);
-    assert_eq!(run.code, code, "{args:?}\nstderr:\n{}", run.stderr);
-    if code != 2 {
-        let first = run.stderr.lines().next().unwrap_or("");
-        assert!(first.starts_with("dwp amend: "), "{}", run.stderr);
-        assert!(
-            first.ends_with(')'),
-            "one line ending with its place:\n{}",
-            run.stderr
-        );
-    }
-    run.assert_stderr_says(words);
-    assert!(run.stdout.is_empty(), "{}", run.stdout);
-    assert!(
-        plan.touched_bytes() == before,
-        "a refused amend ({args:?}) changed a file"
-    );
-    assert!(!plan.path("state.json.lock").exists());
-}
-
-/// `dwp verify --json` finding codes.
-fn verify_codes(plan: &Plan) -> Vec<String> {
-    common::verify_codes(&dwp(NOW, &["verify", "--json"], plan).json())
+    common::refused(&plan.dir, "amend", code, words, || run_at(now, plan, args));
 }
 
 /// No amendment finding (DWP070-075) and no desync (DWP040-048).
 fn assert_amendments_pass_verify(plan: &Plan) {
-    let codes = verify_codes(plan);
+    let codes = plan.verify_codes(&[]);
     let bad: Vec<&String> = codes
         .iter()
         .filter(|c| c.starts_with("DWP07") || c.starts_with("DWP04"))
@@ -135,10 +102,6 @@ fn headings(text: &str) -> Vec<&str> {
     text.lines()
         .filter(|l| l.starts_with("### Amendment"))
         .collect()
-}
-
-fn task_of(state: &Value, id: usize) -> &Value {
-    &state["tasks"][id - 1]
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -340,12 +303,7 @@ fn invalidation_prefixes_every_record_of_the_command_once_and_returns_the_task_t
     assert!(run.stdout.contains("task 2 → pending"), "{}", run.stdout);
     let state = plan.state();
     let task = task_of(&state, 2);
-    let evidence: Vec<&str> = task["gates"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|g| g["evidence"].as_str().unwrap())
-        .collect();
+    let evidence = field_strs(&task["gates"], "evidence");
     assert_eq!(
         evidence,
         [
@@ -567,10 +525,10 @@ fn a_plan_folder_without_the_task_record_is_refused() {
 #[test]
 fn invalidation_returns_an_in_progress_task_to_pending() {
     let plan = Plan::amendable(PlanFormat::Full);
-    let run = dwp(
+    let run = run_at(
         NOW,
-        &["update", "--task", "3", "--status", "in_progress"],
         &plan,
+        &["update", "--task", "3", "--status", "in_progress"],
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
     plan.edit_state(|s| {

@@ -4,7 +4,7 @@
 //! README's Approval row as markdown that wins.
 
 use crate::common;
-use crate::common::{NOW, Plan, Run, changed_paths, tree_digest};
+use crate::common::{NOW, Plan, Run, tree_digest};
 use dwp::synth::SynthPlan;
 use serde_json::json;
 
@@ -22,17 +22,8 @@ fn pending_plan() -> Plan {
     plan
 }
 
-/// `dwp ARGS[0] PLAN ARGS[1..]` at the test clock.
-fn dwp(plan: &Plan, args: &[&str]) -> Run {
-    common::dwp()
-        .arg(args[0])
-        .arg(&plan.dir)
-        .args(&args[1..])
-        .run_utf8()
-}
-
 fn succeeds(plan: &Plan, args: &[&str]) -> Run {
-    let run = dwp(plan, args);
+    let run = plan.dwp(args);
     assert_eq!(
         run.code, 0,
         "dwp {args:?}\nstdout:\n{}\nstderr:\n{}",
@@ -45,23 +36,10 @@ fn succeeds(plan: &Plan, args: &[&str]) -> Run {
 /// Exit `code`, a `dwp approve: WHAT (WHERE)` message and hint holding `words`, and no entry of
 /// the plan folder changed.
 fn refused(plan: &Plan, args: &[&str], code: i32, words: &[&str]) -> Run {
-    let before = tree_digest(&plan.dir);
-    let run = dwp(plan, args);
-    assert_eq!(run.code, code, "{args:?}\nstderr:\n{}", run.stderr);
+    let run = common::refused(&plan.dir, args[0], code, words, || plan.dwp(args));
     if code != 2 {
-        let first = run.message();
-        assert!(first.starts_with("dwp approve: "), "{}", run.stderr);
-        assert!(first.ends_with(')'), "{}", run.stderr);
-        assert!(run.stderr.contains("\n  hint: "), "{}", run.stderr);
+        run.assert_hinted();
     }
-    run.assert_stderr_says(words);
-    assert!(run.stdout.is_empty(), "{}", run.stdout);
-    let after = tree_digest(&plan.dir);
-    assert!(
-        after == before,
-        "a refused approve changed {:?}",
-        changed_paths(&before, &after)
-    );
     run
 }
 
@@ -80,7 +58,7 @@ fn start_task_3() -> [&'static str; 5] {
 #[test]
 fn approval_sets_state_the_readme_row_and_a_progress_line_and_unblocks_the_update() {
     let plan = pending_plan();
-    let refused_update = dwp(&plan, &start_task_3());
+    let refused_update = plan.dwp(&start_task_3());
     assert_eq!(refused_update.code, 1, "{}", refused_update.stderr);
     let updated_at = plan.state()["updated_at"].clone();
 
@@ -276,7 +254,7 @@ fn a_plan_not_materialized_or_invalid_or_publishing_is_refused() {
 
     let plan = pending_plan();
     plan.write(".finalizing.json", "{}");
-    let run = dwp(&plan, &["approve", "--by", "ann"]);
+    let run = plan.dwp(&["approve", "--by", "ann"]);
     assert_ne!(run.code, 0, "{}", run.stdout);
     assert_eq!(plan.state()["approval"], "pending");
 }
@@ -321,17 +299,14 @@ fn approve_json_is_one_document_and_so_is_its_refusal() {
     );
 
     let stale = "0".repeat(64);
-    let run = dwp(
-        &plan,
-        &[
-            "approve",
-            "--by",
-            "ann",
-            "--expected-sha256",
-            &stale,
-            "--json",
-        ],
-    );
+    let run = plan.dwp(&[
+        "approve",
+        "--by",
+        "ann",
+        "--expected-sha256",
+        &stale,
+        "--json",
+    ]);
     assert_eq!(run.code, 3);
     let doc = run.json();
     assert_eq!(
@@ -348,7 +323,7 @@ fn reconcile_reports_a_readme_approval_row_disagreeing_with_state_and_write_take
     plan.edit("README.md", |t| {
         t.replace("| Approval | pending |", "| Approval | approved |")
     });
-    let run = dwp(&plan, &["reconcile", "--json"]);
+    let run = plan.dwp(&["reconcile", "--json"]);
     assert_eq!(run.code, 1, "{}", run.stdout);
     let report = run.json()["report"].clone();
     let desync = report["desync"].as_array().unwrap();
@@ -363,7 +338,7 @@ fn reconcile_reports_a_readme_approval_row_disagreeing_with_state_and_write_take
     );
     assert!(desync[0]["line"].as_u64().is_some(), "{report:#}");
 
-    let verify = dwp(&plan, &["verify", "--json"]);
+    let verify = plan.dwp(&["verify", "--json"]);
     assert_eq!(
         common::verify_codes(&verify.json()),
         ["DWP039", "DWP091"],
@@ -392,7 +367,7 @@ fn a_readme_without_an_approval_row_leaves_the_state_approval_as_it_is() {
 #[test]
 fn the_pending_update_hint_is_a_command_that_lets_the_update_through() {
     let plan = pending_plan();
-    let run = dwp(&plan, &start_task_3());
+    let run = plan.dwp(&start_task_3());
     assert_eq!(run.code, 1, "{}", run.stderr);
     let hint = run
         .stderr
@@ -422,7 +397,7 @@ fn the_pending_update_hint_is_a_command_that_lets_the_update_through() {
 #[test]
 fn the_approval_pending_advisory_hints_dwp_approve() {
     let plan = pending_plan();
-    let report = dwp(&plan, &["verify", "--json"]).json();
+    let report = plan.dwp(&["verify", "--json"]).json();
     let finding = &report["plans"][0]["findings"][0];
     assert_eq!(finding["code"], "DWP091", "{report:#}");
     let hint = finding["hint"].as_str().unwrap();
@@ -442,7 +417,7 @@ fn the_approval_pending_advisory_hints_dwp_approve() {
         })
         .collect();
     assert_eq!(common::dwp().args(&args).run_utf8().code, 0);
-    let after = dwp(&plan, &["verify", "--json"]).json();
+    let after = plan.dwp(&["verify", "--json"]).json();
     assert!(common::verify_codes(&after).is_empty(), "{after:#}");
 }
 

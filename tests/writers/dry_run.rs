@@ -52,8 +52,7 @@ fn init_dry_run_previews_the_materialization_and_writes_nothing() {
     let root = tempfile::tempdir().unwrap();
     let plan = root.path().join("PLAN_feature_flag_cleanup");
     common::copy_plan(
-        &Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("conformance-fixtures/markdown-only-current-v5/PLAN_feature_flag_cleanup"),
+        &common::fixture("markdown-only-current-v5/PLAN_feature_flag_cleanup"),
         &plan,
     );
     preview_then_write(root.path(), &plan, &["init", plan.to_str().unwrap()]);

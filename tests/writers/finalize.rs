@@ -3,7 +3,7 @@
 //! a SIGKILL loop after which a plan is always unpublished, recoverable, or published.
 
 use crate::common;
-use crate::common::{Run, copy_plan, tree_digest};
+use crate::common::{Run, copy_plan, read_json, tree_digest, writing_nothing, written};
 use dwp::plan::model::PlanFormat;
 use dwp::synth::SynthPlan;
 use serde_json::Value;
@@ -12,26 +12,22 @@ use std::path::{Path, PathBuf};
 const RECEIPT: &str = "analysis_results/FINALIZATION.json";
 
 /// `dwp ARGS` at the test clock, with the caller's HOME.
-fn dwp(args: &[&str]) -> Run {
+fn dwp_with_home(args: &[&str]) -> Run {
     common::dwp().inherit_home().args(args).run()
 }
 
 fn publishable(root: &Path, format: PlanFormat) -> PathBuf {
-    SynthPlan::new("PLAN_finalize_cases", 4)
-        .format(format)
-        .ready_to_publish()
-        .write(root)
-        .unwrap()
+    common::publishable(root, "PLAN_finalize_cases", 4, format)
 }
 
 fn finalize(plan: &Path, extra: &[&str]) -> Run {
     let mut args = vec!["finalize", plan.to_str().unwrap()];
     args.extend(extra);
-    dwp(&args)
+    dwp_with_home(&args)
 }
 
 fn receipt(plan: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(plan.join(RECEIPT)).unwrap()).unwrap()
+    read_json(&plan.join(RECEIPT))
 }
 
 fn sha256sum(path: &Path) -> String {
@@ -83,7 +79,7 @@ fn full_and_lite_plans_publish_with_a_receipt_whose_hashes_are_sha256sum_of_the_
         }
         assert!(!plan.join(".finalizing.json").exists());
         assert_eq!(
-            dwp(&["verify", plan.to_str().unwrap()]).code,
+            dwp_with_home(&["verify", plan.to_str().unwrap()]).code,
             0,
             "{format}: conformant"
         );
@@ -141,18 +137,12 @@ fn check_catches_one_changed_byte_in_any_covered_artifact() {
 
 /// A refusal: the exit code, every needle in the output, and not one byte written.
 fn refused(plan: &Path, extra: &[&str], code: i32, needles: &[&str]) -> Run {
-    let before = tree_digest(plan);
-    let run = finalize(plan, extra);
+    let run = writing_nothing(plan, "a refused finalize", || finalize(plan, extra));
     assert_eq!(run.code, code, "{extra:?}\n{}{}", run.stdout, run.stderr);
     let text = format!("{}{}", run.stdout, run.stderr);
     for needle in needles {
         assert!(text.contains(needle), "`{needle}` missing from:\n{text}");
     }
-    assert_eq!(
-        tree_digest(plan),
-        before,
-        "a refused finalize writes nothing"
-    );
     assert!(!plan.join("state.json.lock").exists(), "no lock left");
     run
 }
@@ -160,7 +150,7 @@ fn refused(plan: &Path, extra: &[&str], code: i32, needles: &[&str]) -> Run {
 /// `dwp update` starts task 4 with the gate record `gate` (`COMMAND|EXIT_CODE|EVIDENCE`), and
 /// nothing else: the markdown is left as it was.
 fn start_task_4_with_gate(plan: &Path, gate: &str) {
-    let run = dwp(&[
+    let run = dwp_with_home(&[
         "update",
         plan.to_str().unwrap(),
         "--task",
@@ -175,11 +165,7 @@ fn start_task_4_with_gate(plan: &Path, gate: &str) {
 
 #[test]
 fn unauthored_markdown_is_refused_listing_every_failure() {
-    let root = tempfile::tempdir().unwrap();
-    let plan = SynthPlan::new("PLAN_finalize_cases", 4)
-        .completed(3)
-        .write(root.path())
-        .unwrap();
+    let (_root, plan) = written(SynthPlan::new("PLAN_finalize_cases", 4).completed(3));
     // Task 4 in progress, but its box, Plan Status and log still say pending.
     start_task_4_with_gate(&plan, "cargo test|0|14 passed");
     refused(
@@ -348,7 +334,7 @@ fn sigkill_at_random_instants_leaves_a_plan_unpublished_recoverable_or_published
         let p = plan.to_str().unwrap();
         if plan.join("state.json.lock").exists() {
             // A killed writer's lock: inspected, then removed because its owner is gone.
-            let run = dwp(&["lock", "recover", p]);
+            let run = dwp_with_home(&["lock", "recover", p]);
             assert_eq!(run.code, 0, "round {round}: {}", run.stderr);
         }
         let has_marker = plan.join(".finalizing.json").exists();
@@ -356,11 +342,11 @@ fn sigkill_at_random_instants_leaves_a_plan_unpublished_recoverable_or_published
         if has_marker {
             marked += 1;
             assert_ne!(
-                dwp(&["verify", p]).code,
+                dwp_with_home(&["verify", p]).code,
                 0,
                 "round {round}: marked is not conformant"
             );
-            let run = dwp(&["finalize", p, "--recover"]);
+            let run = dwp_with_home(&["finalize", p, "--recover"]);
             assert_eq!(
                 run.code, 0,
                 "round {round}: recovery: {}{}",
@@ -376,12 +362,12 @@ fn sigkill_at_random_instants_leaves_a_plan_unpublished_recoverable_or_published
                 "round {round}: no marker, no receipt: the state is untouched"
             );
             assert_eq!(
-                dwp(&["finalize", p]).code,
+                dwp_with_home(&["finalize", p]).code,
                 0,
                 "round {round}: publishes afterwards"
             );
         }
-        let verify = dwp(&["verify", p]);
+        let verify = dwp_with_home(&["verify", p]);
         assert_eq!(verify.code, 0, "round {round}: {}", verify.stdout);
         assert_eq!(finalize(&plan, &["--check"]).code, 0, "round {round}");
     }
@@ -394,11 +380,7 @@ fn sigkill_at_random_instants_leaves_a_plan_unpublished_recoverable_or_published
 /// The receipt tells the gates dwp observed (`dwp run`) from the asserted ones, gate by gate.
 #[test]
 fn the_receipt_lists_an_observed_and_an_asserted_gate_of_the_last_task() {
-    let root = tempfile::tempdir().unwrap();
-    let plan = SynthPlan::new("PLAN_finalize_gates", 3)
-        .ready_to_publish()
-        .write(root.path())
-        .unwrap();
+    let (root, plan) = written(SynthPlan::new("PLAN_finalize_gates", 3).ready_to_publish());
     let asserted = common::dwp()
         .args(["--json", "status"])
         .arg(&plan)

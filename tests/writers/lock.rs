@@ -3,7 +3,7 @@
 //! recorded process start differs from the live process's, and a malformed owner record.
 //! (The ordinary lifecycle, free/held/dead/live/other host, is in `tests/writers/update.rs`.)
 
-use crate::common::{Run, dwp_in};
+use crate::common::{Run, dwp_in, written};
 use dwp::synth::SynthPlan;
 use serde_json::json;
 use std::fs;
@@ -12,12 +12,7 @@ use tempfile::TempDir;
 
 /// A five-task plan in its own temporary directory.
 fn plan() -> (TempDir, PathBuf) {
-    let root = tempfile::tempdir().expect("temp dir");
-    let dir = SynthPlan::new("PLAN_cli_lock", 5)
-        .completed(2)
-        .write(root.path())
-        .expect("write plan");
-    (root, dir)
+    written(SynthPlan::new("PLAN_cli_lock", 5).completed(2))
 }
 
 fn lock_dir(plan: &Path) -> PathBuf {

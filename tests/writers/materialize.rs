@@ -42,49 +42,34 @@ impl Plan {
 
 /// `dwp COMMAND PLAN ARGS...` with HOME the plan's temporary folder and a user name and an API
 /// key in the environment (which nothing may write down).
-fn dwp(plan: &Plan, args: &[&str]) -> Run {
+fn dwp_with_secrets(plan: &Plan, args: &[&str]) -> Run {
     common::dwp()
         .home(plan.root())
         .env("USER", "secret-user")
         .env("ANTHROPIC_API_KEY", "sk-secret")
-        .arg(args[0])
-        .arg(&plan.dir)
-        .args(&args[1..])
+        .on_plan(&plan.dir, args)
         .run_utf8()
 }
 
 fn succeeded(plan: &Plan, args: &[&str]) -> Run {
-    let run = dwp(plan, args);
+    let run = dwp_with_secrets(plan, args);
     assert_eq!(run.code, 0, "dwp {args:?}\n{}\n{}", run.stdout, run.stderr);
     assert!(!plan.path("state.json.lock").exists());
     run
 }
 
+/// Exit `code`, a `dwp init: ...` or `dwp migrate: ...` message holding `words`, and every byte
+/// (and the absence of a file) as it was.
 fn refused(plan: &Plan, args: &[&str], code: i32, words: &[&str]) {
-    let before = snapshot(&plan.dir);
-    let run = dwp(plan, args);
-    assert_eq!(run.code, code, "dwp {args:?}\n{}", run.stderr);
-    if code != 2 {
-        let first = run.stderr.lines().next().unwrap_or("");
-        assert!(
-            first.starts_with(&format!("dwp {}: ", args[0])),
-            "{}",
-            run.stderr
-        );
-        assert!(first.ends_with(')'), "{}", run.stderr);
-    }
-    run.assert_stderr_says(words);
-    assert!(
-        snapshot(&plan.dir) == before,
-        "a refused {args:?} changed the folder"
-    );
-    assert!(!plan.path("state.json.lock").exists());
+    common::refused(&plan.dir, args[0], code, words, || {
+        dwp_with_secrets(plan, args)
+    });
 }
 
 fn assert_validates_and_verifies(plan: &Plan) {
-    let run = dwp(plan, &["validate"]);
+    let run = dwp_with_secrets(plan, &["validate"]);
     assert_eq!(run.code, 0, "validate:\n{}\n{}", run.stdout, run.stderr);
-    let run = dwp(plan, &["verify", "--json"]);
+    let run = dwp_with_secrets(plan, &["verify", "--json"]);
     assert_eq!(run.code, 0, "verify:\n{}\n{}", run.stdout, run.stderr);
 }
 
@@ -281,7 +266,7 @@ fn migrate_converts_a_v1_pair_to_v2_and_to_v5() {
         let plan = Plan::v1("PLAN_migrate_pair");
         let manifest_before = plan.json("manifest.json");
         succeeded(&plan, &["migrate", "--to", to]);
-        let run = dwp(&plan, &["validate"]);
+        let run = dwp_with_secrets(&plan, &["validate"]);
         assert_eq!(run.code, 0, "{to}: {}\n{}", run.stdout, run.stderr);
         let manifest = plan.json("manifest.json");
         assert_eq!(
@@ -327,7 +312,7 @@ fn migrate_leaves_approval_absent_when_the_readme_records_none() {
     plan.edit("README.md", |t| t.replace("| Approval | approved |\n", ""));
     succeeded(&plan, &["migrate", "--to", "v5"]);
     assert!(plan.json("state.json").get("approval").is_none());
-    assert_eq!(dwp(&plan, &["validate"]).code, 0);
+    assert_eq!(dwp_with_secrets(&plan, &["validate"]).code, 0);
 }
 
 #[test]
@@ -341,7 +326,7 @@ fn migrate_finishes_a_migration_interrupted_between_its_writes() {
     succeeded(&plan, &["migrate", "--to", "v5"]);
     assert_eq!(fs::read(plan.path("state.json")).unwrap(), v5_state);
     assert_eq!(plan.json("manifest.json")["plan_format"], "full");
-    assert_eq!(dwp(&plan, &["validate"]).code, 0);
+    assert_eq!(dwp_with_secrets(&plan, &["validate"]).code, 0);
 }
 
 #[test]
@@ -519,9 +504,9 @@ fn init_records_the_checked_boxes_as_they_are() {
     assert_eq!(first["gates"][0]["exit_code"], Value::Null);
     assert_eq!(state["tasks"][2]["status"], "pending");
     // The markdown and the state agree at once: no reconcile step.
-    let run = dwp(&plan, &["reconcile", "--json"]);
+    let run = dwp_with_secrets(&plan, &["reconcile", "--json"]);
     assert_eq!(run.code, 0, "{}", run.stdout);
-    assert_eq!(dwp(&plan, &["validate"]).code, 0);
+    assert_eq!(dwp_with_secrets(&plan, &["validate"]).code, 0);
 }
 
 #[test]
@@ -532,7 +517,7 @@ fn init_of_a_fully_checked_plan_materializes_it_completed_and_its_hint_runs() {
     assert_eq!(state["status"], "completed");
     assert_eq!(state["checkpoint"]["task"], 5);
     assert_eq!(state["checkpoint"]["step"], "done");
-    assert_eq!(dwp(&plan, &["validate"]).code, 0);
+    assert_eq!(dwp_with_secrets(&plan, &["validate"]).code, 0);
     // The hint names `dwp verify DIR`: it runs and lists what publication still needs.
     let hint = run
         .stdout
@@ -541,7 +526,7 @@ fn init_of_a_fully_checked_plan_materializes_it_completed_and_its_hint_runs() {
         .unwrap();
     let dir = plan.dir.display().to_string();
     assert!(hint.contains(&format!("`dwp verify {dir}`")), "{hint}");
-    let verify = dwp(&plan, &["verify", "--json"]);
+    let verify = dwp_with_secrets(&plan, &["verify", "--json"]);
     assert_eq!(verify.code, 1, "{}", verify.stdout);
     assert!(
         verify.stdout.contains("DWP081"),
@@ -752,7 +737,7 @@ fn a_writer_on_a_plan_without_state_points_to_init_and_the_hint_runs() {
         vec!["update", "--task", "1", "--status", "in_progress"],
     ] {
         let before = snapshot(&plan.dir);
-        let run = dwp(&plan, &args);
+        let run = dwp_with_secrets(&plan, &args);
         assert_eq!(run.code, 1, "{args:?}: {}", run.stderr);
         assert!(run.stderr.contains("has no state layer"), "{}", run.stderr);
         assert!(snapshot(&plan.dir) == before, "{args:?} wrote");
@@ -769,7 +754,7 @@ fn a_writer_on_a_plan_without_state_points_to_init_and_the_hint_runs() {
         String::from_utf8_lossy(&output.stderr)
     );
     assert_eq!(
-        dwp(&plan, &["reconcile"]).code,
+        dwp_with_secrets(&plan, &["reconcile"]).code,
         0,
         "in sync once materialized"
     );

@@ -5,7 +5,8 @@
 
 use crate::common;
 use crate::common::{
-    NOW, dwp, fill_task_log, printed_dwp_lines, run_printed, snapshot, verify_codes,
+    NOW, dwp, fill_task_log, owned_strs, printed_dwp_lines, run_printed, snapshot, state_of,
+    verify_codes,
 };
 use std::path::Path;
 
@@ -27,10 +28,6 @@ fn verify(dir: &Path, plan: &str) -> (i32, Vec<String>) {
         .args(["--json", "verify", plan])
         .run();
     (run.code, verify_codes(&run.json()))
-}
-
-fn state(dir: &Path) -> serde_json::Value {
-    serde_json::from_slice(&std::fs::read(dir.join("state.json")).unwrap()).unwrap()
 }
 
 fn assert_conformant_as_it_stands(format: &str, titles: &[&str]) {
@@ -125,7 +122,7 @@ fn a_final_review_is_appended_unless_the_last_title_is_one() {
         run.stdout
     );
     let titles = |plan: &str| -> Vec<String> {
-        state(&root.path().join(plan))["tasks"]
+        state_of(&root.path().join(plan))["tasks"]
             .as_array()
             .unwrap()
             .iter()
@@ -287,12 +284,7 @@ fn follow_next_to_publication(format: &str, titles: &[&str]) {
             .args(["--json", "next", plan])
             .run();
         let next = next.json()["next"].clone();
-        let run: Vec<String> = next["run"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|l| l.as_str().unwrap().to_owned())
-            .collect();
+        let run = owned_strs(&next["run"]);
         if next["action"] == "complete" {
             let id = next["task"]["id"].as_u64().unwrap();
             let record = next["task"]["record"].as_str().unwrap();
@@ -322,7 +314,7 @@ fn follow_next_to_publication(format: &str, titles: &[&str]) {
         "{}",
         last.stdout
     );
-    assert_eq!(state(&dir)["status"], "completed");
+    assert_eq!(state_of(&dir)["status"], "completed");
     assert!(dir.join("analysis_results/FINALIZATION.json").is_file());
     assert_eq!(verify(root.path(), plan), (0, Vec::new()));
 }

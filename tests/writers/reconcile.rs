@@ -9,7 +9,7 @@
 //! correct behaviour.
 
 use crate::common;
-use crate::common::{NOW, Plan, Run, changed_paths, sha256_hex, tree_digest};
+use crate::common::{NOW, Plan, Run, changed_paths, sha256_hex, state_of, task_of, tree_digest};
 use dwp::plan::model::{Generation, PlanFormat};
 use dwp::synth::SynthPlan;
 use serde_json::{Value, json};
@@ -75,10 +75,8 @@ impl Plan {
     /// `dwp reconcile PLAN ARGS...` refused with `code` (`what` says which refusal), every entry
     /// of the plan folder left as it was.
     fn refused(&self, args: &[&str], code: i32, what: &str) -> Run {
-        let before = self.snapshot();
-        let run = reconcile(self, args);
+        let run = common::refused(&self.dir, "reconcile", code, &[], || reconcile(self, args));
         run.assert_code(code, what);
-        self.assert_unchanged(&before, what);
         run
     }
 
@@ -150,7 +148,7 @@ impl Run {
 }
 
 /// `dwp reconcile PLAN ARGS...` in `dir` (or here), with the caller's HOME and NO_COLOR set.
-fn dwp_in(dir: Option<&Path>, args: &[&str], plan: &Path) -> Run {
+fn reconcile_in(dir: Option<&Path>, args: &[&str], plan: &Path) -> Run {
     let mut command = common::dwp();
     command.inherit_home().env("NO_COLOR", "1");
     if let Some(dir) = dir {
@@ -161,7 +159,7 @@ fn dwp_in(dir: Option<&Path>, args: &[&str], plan: &Path) -> Run {
 
 /// `dwp reconcile PLAN ARGS...`.
 fn reconcile(plan: &Plan, args: &[&str]) -> Run {
-    dwp_in(None, args, &plan.dir)
+    reconcile_in(None, args, &plan.dir)
 }
 
 /// The `--json` report of `run` lists a change of task `id` whose description holds `words`.
@@ -175,15 +173,6 @@ fn assert_a_change_of_task(run: &Run, id: u64, words: &str) {
             .any(|c| c["task"] == id && c["what"].as_str().unwrap().contains(words)),
         "{changes:#}"
     );
-}
-
-fn task(state: &Value, id: u64) -> &Value {
-    state["tasks"]
-        .as_array()
-        .expect("tasks")
-        .iter()
-        .find(|t| t["id"] == id)
-        .unwrap_or_else(|| panic!("no task {id} in state"))
 }
 
 fn directions(report: &Value, key: &str) -> Vec<String> {
@@ -298,7 +287,7 @@ fn round_trip_write_then_check_is_in_sync_and_a_second_write_changes_no_byte() {
         // The state now follows the boxes.
         let state = plan.state();
         for (id, is_done) in done.iter().enumerate().skip(1) {
-            let status = task(&state, id as u64)["status"]
+            let status = task_of(&state, id as u64)["status"]
                 .as_str()
                 .unwrap()
                 .to_owned();
@@ -451,9 +440,9 @@ fn write_appends_one_dated_progress_entry_naming_each_task_and_direction() {
     );
 
     let state = plan.state();
-    assert_eq!(task(&state, 2)["status"], "in_progress");
-    assert_eq!(task(&state, 3)["status"], "completed");
-    assert_eq!(task(&state, 4)["title"], "Wire the retry queue");
+    assert_eq!(task_of(&state, 2)["status"], "in_progress");
+    assert_eq!(task_of(&state, 3)["status"], "completed");
+    assert_eq!(task_of(&state, 4)["title"], "Wire the retry queue");
     assert_eq!(state["completed_count"], 2);
     assert_eq!(state["updated_at"], NOW);
 
@@ -501,7 +490,7 @@ fn a_checked_box_whose_log_records_no_gate_stays_without_gates_and_the_output_sa
             "the report says task 2 has no evidence: {said:?}"
         );
         let state = plan.state();
-        let task2 = task(&state, 2);
+        let task2 = task_of(&state, 2);
         assert_eq!(task2["status"], "completed");
         assert_eq!(task2["gates"], json!([]), "no gate invented: {task2:#}");
         assert!(
@@ -557,7 +546,7 @@ fn a_logged_gate_record_and_timestamp_give_the_gate_and_completed_at() {
     let run = reconcile(&plan, &["--write", "--json"]);
     run.assert_code(0, "--write");
     let state = plan.state();
-    let task3 = task(&state, 3);
+    let task3 = task_of(&state, 3);
     assert_eq!(task3["status"], "completed");
     assert_eq!(task3["completed_at"], "2026-06-09T15:30:00Z");
     let gates = task3["gates"].as_array().expect("gates");
@@ -589,7 +578,7 @@ fn a_logged_gate_record_and_timestamp_give_the_gate_and_completed_at() {
     plan.check_in_markdown(2, "2/4");
     reconcile(&plan, &["--write"]).assert_code(0, "--write (lite, bold labels)");
     let state = plan.state();
-    let task2 = task(&state, 2);
+    let task2 = task_of(&state, 2);
     assert_eq!(task2["completed_at"], "2026-06-09T15:45:00Z", "{task2:#}");
     assert_eq!(task2["gates"][0]["command"], "cargo test", "{task2:#}");
     assert_eq!(task2["gates"][0]["evidence"], "12 passed", "{task2:#}");
@@ -835,7 +824,7 @@ impl PlanRef<'_> {
     }
 
     fn state(&self) -> Value {
-        serde_json::from_slice(&fs::read(self.0.join("state.json")).unwrap()).unwrap()
+        state_of(self.0)
     }
 }
 
@@ -852,26 +841,26 @@ fn git_gives_a_checked_task_the_commit_that_names_it() {
     plan.set_box(3, "x");
     let before = plan.state();
 
-    let run = dwp_in(
+    let run = reconcile_in(
         Some(repo.root.path()),
         &["--write", "--git", "--json"],
         repo.plan.as_path(),
     );
     run.assert_code(0, "--write --git");
     let state = plan.state();
-    assert_eq!(task(&state, 2)["commit"], task2.as_str(), "{state:#}");
+    assert_eq!(task_of(&state, 2)["commit"], task2.as_str(), "{state:#}");
     assert_eq!(
-        task(&state, 3)["commit"],
+        task_of(&state, 3)["commit"],
         task3.as_str(),
         "the newest commit naming task 3 wins"
     );
     assert!(
-        task(&state, 4).get("commit").is_none(),
+        task_of(&state, 4).get("commit").is_none(),
         "unchecked task 4 got a commit"
     );
     assert_eq!(
-        task(&state, 1)["commit"],
-        task(&before, 1)["commit"],
+        task_of(&state, 1)["commit"],
+        task_of(&before, 1)["commit"],
         "an existing commit is kept"
     );
     assert_a_change_of_task(&run, 3, &task3);
@@ -879,7 +868,7 @@ fn git_gives_a_checked_task_the_commit_that_names_it() {
     // Idempotent with --git too.
     let settled = fs::read(repo.plan.join("state.json")).unwrap();
     let progress = fs::read(repo.plan.join("PROGRESS.md")).unwrap();
-    dwp_in(
+    reconcile_in(
         Some(repo.root.path()),
         &["--write", "--git"],
         repo.plan.as_path(),
@@ -898,7 +887,7 @@ fn git_ignores_commits_of_another_plan_whose_name_extends_this_one() {
     );
     let plan = repo.as_plan();
     plan.set_box(3, "x");
-    dwp_in(
+    reconcile_in(
         Some(repo.root.path()),
         &["--write", "--git"],
         repo.plan.as_path(),
@@ -906,9 +895,9 @@ fn git_ignores_commits_of_another_plan_whose_name_extends_this_one() {
     .assert_code(0, "--write --git");
     let state = plan.state();
     assert!(
-        task(&state, 3).get("commit").is_none(),
+        task_of(&state, 3).get("commit").is_none(),
         "task 3 of PLAN_git_trace got {other}, a commit of PLAN_git_trace_other: {:#}",
-        task(&state, 3)
+        task_of(&state, 3)
     );
 }
 

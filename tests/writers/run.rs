@@ -51,16 +51,6 @@ fn last_gate(plan: &Plan, id: usize) -> Value {
         .unwrap_or(Value::Null)
 }
 
-fn verify(plan: &Plan, extra: &[&str]) -> Vec<String> {
-    let run = dwp()
-        .arg("--json")
-        .arg("verify")
-        .arg(&plan.dir)
-        .args(extra)
-        .run();
-    verify_codes(&run.json())
-}
-
 #[test]
 fn a_passing_command_is_recorded_as_an_observed_passing_gate() {
     let plan = plan_at_work("PLAN_run_passing");
@@ -113,7 +103,7 @@ fn a_passing_command_is_recorded_as_an_observed_passing_gate() {
         ])
         .run();
     assert_eq!(complete.code, 0, "{complete:?}");
-    let codes = verify(&plan, &[]);
+    let codes = plan.verify_codes(&[]);
     assert!(!codes.contains(&"DWP068".to_owned()), "{codes:?}");
     assert!(!codes.contains(&"DWP060".to_owned()), "{codes:?}");
 }
@@ -280,7 +270,7 @@ fn a_one_byte_edit_of_an_observed_log_is_a_verify_finding() {
     let gate_sh = script(&plan, "gate.sh", "echo '3 passed, 0 failed'");
     let run = run_script(&plan, &[], &gate_sh);
     assert_eq!(run.code, 0, "{run:?}");
-    assert!(!verify(&plan, &[]).contains(&"DWP068".to_owned()));
+    assert!(!plan.verify_codes(&[]).contains(&"DWP068".to_owned()));
     let log = plan.dir.join(run.json()["run"]["log"].as_str().unwrap());
     let mut bytes = std::fs::read(&log).unwrap();
     let at = bytes.len() - "3 passed, 0 failed\n".len();
@@ -367,7 +357,7 @@ fn two_runs_on_different_tasks_of_one_plan_both_land() {
         );
     }
     assert!(!plan.path("state.json.lock").exists());
-    assert!(!verify(&plan, &[]).contains(&"DWP068".to_owned()));
+    assert!(!plan.verify_codes(&[]).contains(&"DWP068".to_owned()));
 }
 
 #[test]
@@ -509,15 +499,18 @@ fn a_moved_snapshot_is_contention_and_leaves_no_log() {
 fn strict_evidence_makes_asserted_gates_of_completed_tasks_a_finding() {
     let plan = plan_at_work("PLAN_run_strict");
     // Task 1 was completed on an asserted gate.
-    assert!(!verify(&plan, &[]).contains(&"DWP069".to_owned()));
-    assert!(verify(&plan, &["--strict-evidence"]).contains(&"DWP069".to_owned()));
+    assert!(!plan.verify_codes(&[]).contains(&"DWP069".to_owned()));
+    assert!(
+        plan.verify_codes(&["--strict-evidence"])
+            .contains(&"DWP069".to_owned())
+    );
     // The plan can ask for it itself.
     common::edit(
         &plan.path("README.md"),
         "| Approval |",
         "| Gate Evidence | observed |\n| Approval |",
     );
-    assert!(verify(&plan, &[]).contains(&"DWP069".to_owned()));
+    assert!(plan.verify_codes(&[]).contains(&"DWP069".to_owned()));
 }
 
 #[test]

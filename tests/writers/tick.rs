@@ -4,7 +4,7 @@
 //! and each way out it names works when run.
 
 use crate::common;
-use crate::common::{NOW, Plan, dwp, snapshot, verify_codes};
+use crate::common::{NOW, Plan, dwp, snapshot};
 use dwp::synth::SynthPlan;
 
 const PLAN_NAME: &str = "PLAN_tick_the_box";
@@ -42,15 +42,6 @@ fn update_json(plan: &Plan, args: &[&str]) -> common::Run {
         .run()
 }
 
-fn verify(plan: &Plan) -> Vec<String> {
-    let run = dwp()
-        .at(NOW)
-        .args(["--json", "verify"])
-        .arg(&plan.dir)
-        .run();
-    verify_codes(&run.json())
-}
-
 const COMPLETE_3: [&str; 6] = [
     "--task",
     "3",
@@ -63,7 +54,11 @@ const COMPLETE_3: [&str; 6] = [
 #[test]
 fn tick_checks_the_box_and_recounts_plan_status_with_the_state_and_the_plan_stays_conformant() {
     let plan = plan_with_task_3_started();
-    assert_eq!(verify(&plan), Vec::<String>::new(), "conformant before");
+    assert_eq!(
+        plan.verify_codes(&[]),
+        Vec::<String>::new(),
+        "conformant before"
+    );
     let run = update(&plan, &[&COMPLETE_3[..], &["--tick"]].concat());
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stdout.contains("task 3's box ticked"), "{}", run.stdout);
@@ -77,7 +72,11 @@ fn tick_checks_the_box_and_recounts_plan_status_with_the_state_and_the_plan_stay
         "the intent record is gone"
     );
     fill_log_of_task_3(&plan);
-    assert_eq!(verify(&plan), Vec::<String>::new(), "conformant after");
+    assert_eq!(
+        plan.verify_codes(&[]),
+        Vec::<String>::new(),
+        "conformant after"
+    );
 }
 
 #[test]
@@ -104,7 +103,7 @@ fn completing_with_the_box_unchecked_succeeds_but_says_so_and_both_ways_out_work
         run.stderr
     );
     assert!(
-        verify(&plan).contains(&"DWP040".to_owned()),
+        plan.verify_codes(&[]).contains(&"DWP040".to_owned()),
         "state ahead until ticked"
     );
 
@@ -117,7 +116,7 @@ fn completing_with_the_box_unchecked_succeeds_but_says_so_and_both_ways_out_work
     let ticked = update(&plan, &["--task", "3", "--status", "completed", "--tick"]);
     assert_eq!(ticked.code, 0, "{}", ticked.stderr);
     fill_log_of_task_3(&plan);
-    assert_eq!(verify(&plan), Vec::<String>::new());
+    assert_eq!(plan.verify_codes(&[]), Vec::<String>::new());
     assert_eq!(plan.state()["tasks"][2]["status"], "completed");
 }
 
@@ -136,7 +135,7 @@ fn the_other_way_out_reconcile_write_reopens_the_task_in_state() {
         .run();
     assert_eq!(reconciled.code, 0, "{}", reconciled.stderr);
     assert_ne!(plan.state()["tasks"][2]["status"], "completed");
-    assert!(!verify(&plan).contains(&"DWP040".to_owned()));
+    assert!(!plan.verify_codes(&[]).contains(&"DWP040".to_owned()));
 }
 
 /// Three tasks, ready to publish but for task 3's box and the Plan Status count.

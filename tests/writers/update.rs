@@ -9,7 +9,7 @@
 //! `task N → STATUS · C/T completed · plan STATUS · sha256 HEX` must describe the bytes written.
 
 use crate::common;
-use crate::common::{NOW, Plan, Run, sha256_hex};
+use crate::common::{NOW, Plan, Run, sha256_hex, task_of};
 use dwp::synth::SynthPlan;
 use serde_json::{Value, json};
 use std::fs;
@@ -89,18 +89,6 @@ impl Plan {
     }
 }
 
-impl Run {
-    /// The message ends with `(… PLACE)`: the place names the file+JSON path or the flag.
-    fn assert_place(&self, place: &str) {
-        let message = self.message();
-        assert!(
-            message.ends_with(&format!("{place})")),
-            "message should name the place `{place}`:\n{}",
-            self.stderr
-        );
-    }
-}
-
 /// `dwp` at the clock `now`, with the caller's HOME.
 fn dwp_at(now: &str) -> common::Dwp {
     let mut command = common::dwp();
@@ -174,37 +162,9 @@ fn refused(plan: &Plan, args: &[&str], code: i32, words: &[&str]) -> Run {
 }
 
 fn refused_at(now: &str, plan: &Plan, args: &[&str], code: i32, words: &[&str]) -> Run {
-    let before = plan.bytes();
-    let run = update_at(now, plan, args);
-    assert_eq!(
-        run.code, code,
-        "dwp update {args:?} should exit {code}\nstdout:\n{}\nstderr:\n{}",
-        run.stdout, run.stderr
-    );
-    assert!(
-        run.message().starts_with("dwp update: "),
-        "stderr should start with `dwp update: `:\n{}",
-        run.stderr
-    );
-    if code != 2 {
-        assert!(
-            run.message().ends_with(')'),
-            "the message should end with its (place):\n{}",
-            run.stderr
-        );
-    }
-    assert_words(&run.stderr, words);
-    assert!(
-        run.stdout.is_empty(),
-        "a refusal prints nothing on stdout:\n{}",
-        run.stdout
-    );
-    assert!(
-        plan.bytes() == before,
-        "a refused update ({args:?}) changed the bytes of state.json"
-    );
-    plan.assert_no_lock_left("a refused update");
-    run
+    common::refused(&plan.dir, "update", code, words, || {
+        update_at(now, plan, args)
+    })
 }
 
 /// A successful update that wrote: exit 0, the printed line describes the new bytes on disk.
@@ -250,15 +210,6 @@ fn summary_line(state: &Value, task: u64, sha: &str) -> String {
         state["task_count"],
         state["status"].as_str().expect("plan status"),
     )
-}
-
-fn task_of(state: &Value, id: u64) -> &Value {
-    state["tasks"]
-        .as_array()
-        .expect("tasks")
-        .iter()
-        .find(|t| t["id"] == id)
-        .unwrap_or_else(|| panic!("no task {id}"))
 }
 
 fn gate_json(value: Value) -> String {
