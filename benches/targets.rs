@@ -858,7 +858,7 @@ fn publication_floor_row(
 }
 
 /// Tasks 1..N-1 completed, N in progress with a passing gate, the markdown authored as done but
-/// for task N's box and the Plan Status count, which `--tick` writes (as tests/cli_tick.rs).
+/// for task N's box and the Plan Status count, which `--tick` writes (as tests/writers/tick.rs).
 fn tick_ready_plan(bench: &Bench, tasks: usize) -> PathBuf {
     let plan = SynthPlan::new(&format!("PLAN_bench_tick_n{tasks}"), tasks)
         .ready_to_publish()

@@ -1,5 +1,6 @@
 //! Documented `dwp` command lines, run as written: the examples of every subcommand's help
-//! (`tests/cli_help.rs`) and the shell blocks of README.md and docs/ (`tests/doc_examples.rs`).
+//! (`tests/interface/help.rs`) and the shell blocks of README.md and docs/
+//! (`tests/interface/doc_examples.rs`).
 //!
 //! A line is read the way a shell reads it, for what examples use: words split on blanks,
 //! `"..."` and `'...'` quoting, a trailing `\` continuing the line, `$NAME` / `${NAME}` replaced
@@ -12,7 +13,7 @@
 //! its stdin from a file (`<`) must be marked not run. `cargo run --release -- ARGS` is
 //! `dwp ARGS` run from a clone.
 
-use super::{Run, copy_plan, dwp, sha256_hex};
+use super::{Run, copy_plan, dwp, repo_root, sha256_hex};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use tempfile::TempDir;
@@ -180,11 +181,6 @@ fn shell_words(command: &str, variables: &BTreeMap<String, String>) -> (Vec<Stri
     (words, None)
 }
 
-/// The repository this test runs from.
-pub fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 /// A folder holding, at the paths the examples name, copies of the repository's plan fixtures
 /// (`conformance-fixtures/GROUP/PLAN_x`) and example folders (`examples/NAME`) they use, and a
 /// copy of [`EXAMPLE_PLAN`] under `.dwp/plans/`: the examples write to these copies only.
@@ -210,7 +206,7 @@ pub fn workspace(examples: &[Example]) -> TempDir {
     for (from, to) in copies {
         let target = dir.path().join(&to);
         if !target.exists() {
-            copy_plan(&repo().join(&from), &target);
+            copy_plan(&repo_root().join(&from), &target);
         }
     }
     dir

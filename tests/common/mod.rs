@@ -1,21 +1,31 @@
-//! Helpers shared by the integration tests that drive the real binary.
+//! Helpers shared by the integration tests that drive the real binary: the one home of what
+//! more than one test module needs (each `tests/<area>/main.rs` declares it once).
 //!
 //! - Running `dwp`: [`dwp()`] starts a [`Dwp`] builder at the test clock ([`NOW`], through
 //!   `DWP_TEST_NOW`) with `HOME` removed; [`Dwp::at`], [`Dwp::in_dir`], [`Dwp::env`],
-//!   [`Dwp::stdin`], [`Dwp::timeout`], [`Dwp::inherit_home`] and [`Dwp::without_clock`] change
-//!   that. It ends in [`Dwp::run`] (a lossy [`Run`]), [`Dwp::run_utf8`] (a [`Run`] that must be
-//!   UTF-8 and must exit), [`Dwp::output`] (the raw `Output`), [`Dwp::assert`] (`assert_cmd`'s
-//!   assertions), [`Dwp::command`] (a
-//!   `std::process::Command` to spawn) or [`Dwp::wrapped`] (the same run under another program,
-//!   such as `strace`). [`dwp_in`] is the short form of a run in a folder.
+//!   [`Dwp::stdin`], [`Dwp::timeout`], [`Dwp::inherit_home`], [`Dwp::fixed_width`] and
+//!   [`Dwp::without_clock`] change that, and [`Dwp::on_plan`] puts a plan folder after the
+//!   subcommand. It ends in [`Dwp::run`] (a lossy [`Run`]), [`Dwp::run_utf8`] (a [`Run`] that
+//!   must be UTF-8 and must exit), [`Dwp::output`] (the raw `Output`), [`Dwp::assert`]
+//!   (`assert_cmd`'s assertions), [`Dwp::command`] (a `std::process::Command` to spawn) or
+//!   [`Dwp::wrapped`] (the same run under another program, such as `strace`; see
+//!   [`strace_available`]). [`dwp_in`] is the short form of a run in a folder.
 //! - [`Run`]: the exit code, stdout and stderr of one process, with [`Run::json`] and
 //!   [`Run::message`].
+//! - Refusals: [`refused`] (a refused command that changed no entry of the plan:
+//!   [`Run::assert_refusal`] and [`writing_nothing`]), [`Run::assert_place`] and
+//!   [`Run::assert_hinted`].
 //! - Plans: [`Plan`], a plan folder written by a `SynthPlan` in its own temporary folder, with
-//!   readers and editors of its files; [`copy_plan`] and [`copy_tree`] copy a folder.
+//!   readers and editors of its files, [`Plan::dwp`] and [`Plan::verify_codes`]; [`written`] and
+//!   [`publishable`] write one; [`read_json`], [`state_of`], [`edit_state`] and [`task_of`] read
+//!   and edit a state by path; [`copy_plan`] and [`copy_tree`] copy a folder.
+//! - The repository: [`repo_root`], the conformance fixtures ([`fixture`], [`fixture_plans`],
+//!   [`fixture_copy`]), [`files_under`], [`rust_files`], [`fuzz_dir`] and [`readme_table`].
 //! - Proving nothing was written: [`snapshot`] (every file's bytes), [`tree_digest`] (every
 //!   entry, folders and symlinks included, as a digest) and [`changed_paths`] (what differs
 //!   between two of them).
-//! - Reports: [`verify_codes`], the sorted finding codes of a `dwp verify --json` document.
+//! - Reports: [`verify_codes`], the sorted finding codes of a `dwp verify --json` document;
+//!   [`field_strs`] and [`owned_strs`] read a JSON array's strings.
 //! - Documented command lines: [`examples`] reads and runs them (help, README, docs).
 //! - Editing and hashing: [`edit`], a replacement in a file that must hold the text replaced;
 //!   [`sha256_hex`].
@@ -24,6 +34,7 @@
 
 pub mod examples;
 
+use dwp::plan::model::PlanFormat;
 use dwp::synth::SynthPlan;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -37,6 +48,11 @@ use tempfile::TempDir;
 
 /// The clock every test runs at (the `updated_at` of the example plan).
 pub const NOW: &str = "2026-06-09T16:42:10Z";
+
+/// The repository the tests run from (the crate's folder): its fixtures, documents and sources.
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
 
 // ---------------------------------------------------------------------------------------------
 // Running dwp
@@ -143,6 +159,18 @@ impl Dwp {
         self.args
             .extend(args.into_iter().map(|a| a.as_ref().to_owned()));
         self
+    }
+
+    /// `COMMAND PLAN ARGS...` for `command` = `[COMMAND, ARGS...]`: the plan folder in second
+    /// place, where every command on one plan takes it.
+    pub fn on_plan(&mut self, plan: impl AsRef<Path>, command: &[&str]) -> &mut Dwp {
+        self.arg(command[0]).arg(plan.as_ref()).args(&command[1..])
+    }
+
+    /// No `COLUMNS` or `LINES` from the caller: output laid out for no terminal, whatever runs
+    /// the tests.
+    pub fn fixed_width(&mut self) -> &mut Dwp {
+        self.env_remove("COLUMNS").env_remove("LINES")
     }
 
     /// The clock `now` instead of [`NOW`].
@@ -288,11 +316,44 @@ pub struct Plan {
     pub dir: PathBuf,
 }
 
+/// A synthetic plan written in a temporary folder of its own: the folder, and the plan folder in
+/// it.
+pub fn written(synth: SynthPlan) -> (TempDir, PathBuf) {
+    let root = tempfile::tempdir().expect("temp dir");
+    let dir = synth.write(root.path()).expect("write synthetic plan");
+    (root, dir)
+}
+
+/// `name`, `tasks` tasks, ready to publish (every task completed, the reviews written), written
+/// in `root` in `format`: the plan folder.
+pub fn publishable(root: &Path, name: &str, tasks: usize, format: PlanFormat) -> PathBuf {
+    SynthPlan::new(name, tasks)
+        .format(format)
+        .ready_to_publish()
+        .write(root)
+        .expect("write synthetic plan")
+}
+
 impl Plan {
     pub fn from_synth(synth: SynthPlan) -> Plan {
-        let root = tempfile::tempdir().expect("temp dir");
-        let dir = synth.write(root.path()).expect("write synthetic plan");
+        let (root, dir) = written(synth);
         Plan { _root: root, dir }
+    }
+
+    /// `dwp COMMAND PLAN ARGS...` for `command` = `[COMMAND, ARGS...]`, at the test clock with no
+    /// home directory; the output must be UTF-8.
+    pub fn dwp(&self, command: &[&str]) -> Run {
+        dwp().on_plan(&self.dir, command).run_utf8()
+    }
+
+    /// The sorted finding codes of `dwp --json verify PLAN EXTRA...` at the test clock.
+    pub fn verify_codes(&self, extra: &[&str]) -> Vec<String> {
+        let run = dwp()
+            .args(["--json", "verify"])
+            .arg(&self.dir)
+            .args(extra)
+            .run_utf8();
+        verify_codes(&run.json())
     }
 
     /// The temporary folder holding the plan folder.
@@ -330,12 +391,72 @@ impl Plan {
 
     /// Rewrite state.json by hand, pretty-printed with a final newline.
     pub fn edit_state(&self, edit: impl FnOnce(&mut Value)) {
-        let mut state = self.state();
-        edit(&mut state);
-        let mut bytes = serde_json::to_vec_pretty(&state).expect("serialize");
-        bytes.push(b'\n');
-        fs::write(self.path("state.json"), bytes).expect("write state.json");
+        edit_state(&self.dir, edit);
     }
+}
+
+/// The JSON document at `path`.
+pub fn read_json(path: &Path) -> Value {
+    let bytes = fs::read(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()))
+}
+
+/// The state.json of the plan folder `plan`.
+pub fn state_of(plan: &Path) -> Value {
+    read_json(&plan.join("state.json"))
+}
+
+/// Rewrite the state.json of the plan folder `plan` by hand, in the bytes dwp writes
+/// (pretty-printed, a final newline).
+pub fn edit_state(plan: &Path, edit: impl FnOnce(&mut Value)) {
+    let mut state = state_of(plan);
+    edit(&mut state);
+    fs::write(plan.join("state.json"), dwp::store::json_file_bytes(&state))
+        .expect("write state.json");
+}
+
+/// The task `id` of a state (found by its id).
+pub fn task_of(state: &Value, id: u64) -> &Value {
+    state["tasks"]
+        .as_array()
+        .expect("tasks")
+        .iter()
+        .find(|t| t["id"] == id)
+        .unwrap_or_else(|| panic!("no task {id} in state"))
+}
+
+/// `conformance-fixtures/PATH`: a fixture's case folder (`CASE`) or its plan (`CASE/PLAN_x`).
+pub fn fixture(path: &str) -> PathBuf {
+    repo_root().join("conformance-fixtures").join(path)
+}
+
+/// Every plan folder of the conformance fixtures (`conformance-fixtures/CASE/PLAN_x`), by case
+/// and plan name.
+pub fn fixture_plans() -> Vec<PathBuf> {
+    let mut plans = Vec::new();
+    for case in fs::read_dir(repo_root().join("conformance-fixtures")).unwrap() {
+        let case = case.unwrap().path();
+        let Ok(entries) = fs::read_dir(&case) else {
+            continue;
+        };
+        plans.extend(entries.map(|e| e.unwrap().path()).filter(|p| p.is_dir()));
+    }
+    plans.sort();
+    plans
+}
+
+/// A copy of the plan of the conformance fixture `case` in a temporary folder: (the folder, the
+/// plan's name).
+pub fn fixture_copy(case: &str) -> (TempDir, String) {
+    let root = tempfile::tempdir().unwrap();
+    let plan = fs::read_dir(fixture(case))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.is_dir())
+        .expect("the fixture's plan folder");
+    let plan_name = plan.file_name().unwrap().to_string_lossy().into_owned();
+    copy_plan(&plan, &root.path().join(&plan_name));
+    (root, plan_name)
 }
 
 /// Copy a folder: files and folders, hidden ones included.
@@ -432,6 +553,94 @@ pub fn changed_paths<V: PartialEq>(
 }
 
 // ---------------------------------------------------------------------------------------------
+// Refusals
+// ---------------------------------------------------------------------------------------------
+
+impl Run {
+    /// The message is followed by its hint, the second line of stderr: `  hint: ...`.
+    pub fn assert_hinted(&self) {
+        assert!(
+            self.stderr
+                .lines()
+                .nth(1)
+                .is_some_and(|l| l.starts_with("  hint: ")),
+            "the message should be followed by its hint:\n{}",
+            self.stderr
+        );
+    }
+
+    /// The message ends with `(… PLACE)`: the place names the file and JSON path, or the flag.
+    pub fn assert_place(&self, place: &str) {
+        let message = self.message();
+        assert!(
+            message.ends_with(&format!("{place})")),
+            "message should name the place `{place}`:\n{}",
+            self.stderr
+        );
+    }
+
+    /// A refusal as every command prints one: exit `code`; on stderr the one-line message
+    /// `dwp COMMAND: WHAT (PLACE)` (a usage error, exit 2, names no place) and every one of
+    /// `words`; nothing on stdout.
+    pub fn assert_refusal(&self, command: &str, code: i32, words: &[&str]) {
+        assert_eq!(
+            self.code, code,
+            "dwp {command} should exit {code}\nstdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
+        assert!(
+            self.message().starts_with(&format!("dwp {command}: ")),
+            "stderr should start with `dwp {command}: `:\n{}",
+            self.stderr
+        );
+        if code != 2 {
+            assert!(
+                self.message().ends_with(')'),
+                "the message should end with its (place):\n{}",
+                self.stderr
+            );
+        }
+        self.assert_stderr_says(words);
+        assert!(
+            self.stdout.is_empty(),
+            "a refusal prints nothing on stdout:\n{}",
+            self.stdout
+        );
+    }
+}
+
+/// The run of `act`, which must leave every entry under `dir` as it was (files, folders and
+/// symlinks: [`tree_digest`]), so no lock or temporary file behind either; `what` names the run
+/// in a failure.
+pub fn writing_nothing(dir: &Path, what: &str, act: impl FnOnce() -> Run) -> Run {
+    let before = tree_digest(dir);
+    let run = act();
+    let changed = changed_paths(&before, &tree_digest(dir));
+    assert!(
+        changed.is_empty(),
+        "{what} changed {changed:?} in {}\nstdout:\n{}\nstderr:\n{}",
+        dir.display(),
+        run.stdout,
+        run.stderr
+    );
+    run
+}
+
+/// The run of `act`, a `dwp COMMAND` on the plan folder `plan` that must be refused
+/// ([`Run::assert_refusal`]) with not one entry of the plan changed ([`writing_nothing`]).
+pub fn refused(
+    plan: &Path,
+    command: &str,
+    code: i32,
+    words: &[&str],
+    act: impl FnOnce() -> Run,
+) -> Run {
+    let run = writing_nothing(plan, &format!("a refused dwp {command}"), act);
+    run.assert_refusal(command, code, words);
+    run
+}
+
+// ---------------------------------------------------------------------------------------------
 // Reports and edits
 // ---------------------------------------------------------------------------------------------
 
@@ -453,6 +662,47 @@ pub fn verify_codes(report: &Value) -> Vec<String> {
     codes
 }
 
+/// The string field `key` of every object of the JSON array `items`, in order.
+pub fn field_strs<'a>(items: &'a Value, key: &str) -> Vec<&'a str> {
+    items
+        .as_array()
+        .unwrap_or_else(|| panic!("not an array: {items:#}"))
+        .iter()
+        .map(|item| {
+            item[key]
+                .as_str()
+                .unwrap_or_else(|| panic!("no string `{key}` in {item:#}"))
+        })
+        .collect()
+}
+
+/// The strings of the JSON array `items`, in order.
+pub fn owned_strs(items: &Value) -> Vec<String> {
+    items
+        .as_array()
+        .unwrap_or_else(|| panic!("not an array: {items:#}"))
+        .iter()
+        .map(|item| item.as_str().expect("a string").to_owned())
+        .collect()
+}
+
+/// The body rows, as written, of the first table whose header row starts with `header`
+/// (`| code`) after the heading `heading` (`## Exit codes`) of README.md.
+pub fn readme_table(heading: &str, header: &str) -> Vec<String> {
+    let readme = fs::read_to_string(repo_root().join("README.md")).expect("README.md");
+    let section = readme
+        .split(heading)
+        .nth(1)
+        .unwrap_or_else(|| panic!("no `{heading}` section in README.md"));
+    section
+        .lines()
+        .skip_while(|l| !l.starts_with(header))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(str::to_owned)
+        .collect()
+}
+
 /// The lowercase hex sha256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     format!("{:x}", Sha256::digest(bytes))
@@ -465,17 +715,38 @@ pub fn edit(path: &Path, from: &str, to: &str) {
     std::fs::write(path, text.replace(from, to)).unwrap();
 }
 
-/// Every `.rs` file under `dir`, recursively (the source checks of `tests/layers.rs` and
-/// `tests/store_only.rs`).
-pub fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+/// Every regular file under `dir`, recursively, sorted; none when `dir` does not exist.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let Ok(entries) = fs::read_dir(dir) else {
+        return files;
+    };
+    for entry in entries.flatten() {
         let path = entry.path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
+        match entry.file_type() {
+            Ok(t) if t.is_dir() => files.extend(files_under(&path)),
+            Ok(t) if t.is_file() => files.push(path),
+            _ => {}
         }
     }
+    files.sort();
+    files
+}
+
+/// Every `.rs` file under `dir`, recursively (the source checks of `tests/safety/layers.rs`,
+/// `tests/safety/store_only.rs` and `tests/interface/flag_names.rs`).
+pub fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    assert!(dir.is_dir(), "{} is not a folder", dir.display());
+    out.extend(
+        files_under(dir)
+            .into_iter()
+            .filter(|path| path.extension().is_some_and(|e| e == "rs")),
+    );
+}
+
+/// The fuzz corpora and their kept crashes, `fuzz/`.
+pub fn fuzz_dir() -> PathBuf {
+    repo_root().join("fuzz")
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -567,6 +838,26 @@ pub const AMEND_TASK_2: [&str; 18] = [
     "--agent",
     "a2",
 ];
+
+/// Whether `strace` runs here. A test that needs it and finds none is skipped (`what` names it
+/// on stderr), except under CI, where it fails: CI installs strace (`.ci/run`).
+pub fn strace_available(what: &str) -> bool {
+    let found = std::process::Command::new("strace")
+        .arg("-V")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !found {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "strace is not on PATH, and CI requires {what} to run: install strace \
+             (apt-get install strace)"
+        );
+        eprintln!("note: strace is not on PATH; skipping {what}");
+    }
+    found
+}
 
 /// `git ARGS` in `dir`, with no user or system configuration and a fixed identity; its
 /// trimmed stdout. A failing git fails the test.

@@ -1,0 +1,366 @@
+//! A hint is a promise: each hint below is run from the state it is printed in, through the real
+//! binary, and must do what it says. The command a hint names in backticks is taken from the
+//! hint itself, so a hint that drifts from what works fails here.
+
+use crate::common;
+use crate::common::{NOW, Plan, Run, dwp, verify_codes};
+use dwp::plan::model::Generation;
+use dwp::synth::SynthPlan;
+use std::time::Duration;
+
+/// The first backticked `dwp ...` command of `hint`, as arguments after `dwp`.
+fn hinted_command(hint: &str) -> Vec<String> {
+    let start = hint
+        .find("`dwp ")
+        .unwrap_or_else(|| panic!("no `dwp ...` command in the hint: {hint}"));
+    let rest = &hint[start + 5..];
+    let end = rest.find('`').expect("closing backtick");
+    rest[..end].split_whitespace().map(String::from).collect()
+}
+
+/// The `hint:` line printed on stderr.
+fn hint_line(run: &Run) -> &str {
+    run.stderr
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("hint: "))
+        .unwrap_or_else(|| panic!("no hint: {run:?}"))
+}
+
+fn run_hint(hint: &str) -> Run {
+    dwp().at(NOW).args(hinted_command(hint)).run()
+}
+
+#[test]
+fn the_hint_scan_takes_the_first_backticked_dwp_command() {
+    assert_eq!(
+        hinted_command("let it finish (`dwp lock status /p` shows it), or `dwp x`"),
+        ["lock", "status", "/p"]
+    );
+}
+
+#[test]
+fn a_writer_held_off_by_a_lock_is_told_to_retry_with_wait_and_that_works() {
+    let plan = Plan::from_synth(SynthPlan::new("PLAN_hint_wait", 5).completed(2));
+    let guard = dwp::store::lock_dir::try_acquire(&plan.path("state.json")).expect("take the lock");
+    let start = [
+        "update",
+        plan.dir.to_str().unwrap(),
+        "--task",
+        "3",
+        "--status",
+        "in_progress",
+    ];
+    let held = dwp().at(NOW).args(start).run();
+    assert_eq!(held.code, 3, "{held:?}");
+    let hint = hint_line(&held).to_owned();
+    assert!(hint.starts_with("retry with --wait SECONDS"), "{hint}");
+    // The retry the hint names: the same command with --wait, while the holder finishes.
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        drop(guard);
+    });
+    let retried = dwp().at(NOW).args(start).args(["--wait", "10"]).run();
+    release.join().unwrap();
+    assert_eq!(retried.code, 0, "{retried:?}");
+    assert_eq!(plan.state()["tasks"][2]["status"], "in_progress");
+}
+
+#[test]
+fn a_command_without_wait_is_never_told_to_use_it() {
+    let plan = Plan::from_synth(SynthPlan::new("PLAN_hint_no_wait", 3).generation(Generation::V1));
+    let guard = dwp::store::lock_dir::try_acquire(&plan.path("state.json")).expect("take the lock");
+    let migrate = ["migrate", plan.dir.to_str().unwrap(), "--to", "v5"];
+    let held = dwp().at(NOW).args(migrate).run();
+    assert_eq!(held.code, 3, "{held:?}");
+    let hint = hint_line(&held);
+    assert!(!hint.contains("--wait"), "migrate has no --wait: {hint}");
+    assert!(hint.starts_with("retry once it is released"), "{hint}");
+    drop(guard);
+    let retried = dwp().at(NOW).args(migrate).run();
+    assert_eq!(retried.code, 0, "{retried:?}");
+}
+
+#[test]
+fn lock_recover_of_a_live_owner_hints_waiting_and_the_hinted_status_works() {
+    let plan = Plan::from_synth(SynthPlan::new("PLAN_hint_recover", 3));
+    let guard = dwp::store::lock_dir::try_acquire(&plan.path("state.json")).expect("take the lock");
+    let refused = dwp().args(["lock", "recover"]).arg(&plan.dir).run();
+    assert_eq!(refused.code, 3, "{refused:?}");
+    let hint = hint_line(&refused);
+    assert!(!hint.contains("--wait"), "recover has no --wait: {hint}");
+    assert!(hint.contains("never takes a live writer's lock"), "{hint}");
+    let status = run_hint(hint);
+    assert_eq!(status.code, 0, "{status:?}");
+    assert!(status.stdout.starts_with("held: "), "{status:?}");
+    drop(guard);
+}
+
+#[test]
+fn two_tasks_in_progress_are_reported_and_the_hinted_update_restores_the_order() {
+    let plan = Plan::from_synth(SynthPlan::new("PLAN_hint_order", 5).completed(2));
+    let start = |task: &str| {
+        let run = dwp()
+            .at(NOW)
+            .arg("update")
+            .arg(&plan.dir)
+            .args(["--task", task, "--status", "in_progress"])
+            .run();
+        assert_eq!(run.code, 0, "{run:?}");
+    };
+    start("3");
+    // By hand, as a reconcile reopening an earlier task leaves it: task 4 started too.
+    plan.edit_state(|state| {
+        state["tasks"][3]["status"] = "in_progress".into();
+        state["tasks"][3]["started_at"] = NOW.into();
+    });
+    let report = dwp()
+        .at(NOW)
+        .args(["--json", "verify"])
+        .arg(&plan.dir)
+        .run();
+    assert_eq!(
+        verify_codes(&report.json()),
+        ["DWP036"],
+        "{}",
+        report.stdout
+    );
+    let hint = report.json()["plans"][0]["findings"][0]["hint"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let fixed = run_hint(&hint);
+    assert_eq!(fixed.code, 0, "{fixed:?}");
+    let report = dwp()
+        .at(NOW)
+        .args(["--json", "verify"])
+        .arg(&plan.dir)
+        .run();
+    assert_eq!(verify_codes(&report.json()), Vec::<String>::new());
+}
+
+/// `cmd` with the placeholders a hint may leave for the user (what only they know) filled with
+/// sample values, as arguments after `dwp`.
+fn with_samples(command: &[String]) -> Vec<String> {
+    command
+        .iter()
+        .map(|word| match word.as_str() {
+            "SECONDS" => "60".to_owned(),
+            "TEXT" => "the reason".to_owned(),
+            "NAME" => "someone".to_owned(),
+            "N" => "1".to_owned(),
+            "\"COMMAND|0|EVIDENCE\"" => "cargo test|0|3 passed".to_owned(),
+            other => other.to_owned(),
+        })
+        .collect()
+}
+
+/// Every backticked `dwp ...` command of `hint`, as arguments after `dwp`.
+fn every_hinted_command(hint: &str) -> Vec<Vec<String>> {
+    hint.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter_map(|span| span.strip_prefix("dwp "))
+        .map(|command| command.split_whitespace().map(String::from).collect())
+        .collect()
+}
+
+#[test]
+fn every_command_a_verify_hint_names_on_the_fixtures_is_one_dwp_accepts() {
+    use clap::Parser;
+    let mut checked = 0;
+    let mut wrong = Vec::new();
+    for plan in common::fixture_plans() {
+        let report = dwp().at(NOW).args(["--json", "verify"]).arg(&plan).run();
+        for finding in report.json()["plans"][0]["findings"].as_array().unwrap() {
+            let hint = finding["hint"].as_str().unwrap_or_default();
+            for command in every_hinted_command(hint) {
+                checked += 1;
+                let argv = std::iter::once("dwp".to_owned()).chain(with_samples(&command));
+                if let Err(e) = dwp::cli::Cli::try_parse_from(argv) {
+                    wrong.push(format!(
+                        "{}: `dwp {}`: {}",
+                        plan.display(),
+                        command.join(" "),
+                        e.kind()
+                    ));
+                }
+                if command.iter().any(|w| w == "PLAN") {
+                    wrong.push(format!(
+                        "{}: `dwp {}` names no plan",
+                        plan.display(),
+                        command.join(" ")
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        checked > 100,
+        "only {checked} hinted commands: the scan found too few"
+    );
+    wrong.sort();
+    wrong.dedup();
+    assert!(
+        wrong.is_empty(),
+        "{} hinted commands dwp refuses:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}
+
+/// The hint of the first finding of `code` that `dwp verify --json` reports on `plan`.
+fn verify_hint(plan: &Plan, code: &str) -> String {
+    let report = dwp()
+        .at(NOW)
+        .args(["--json", "verify"])
+        .arg(&plan.dir)
+        .run();
+    let json = report.json();
+    let finding = json["plans"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == code)
+        .unwrap_or_else(|| panic!("no {code}: {json:#}"))
+        .clone();
+    finding["hint"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn state_ahead_hints_the_tick_and_running_it_brings_the_plan_in_line() {
+    let plan = Plan::from_synth(SynthPlan::new("PLAN_hint_state_ahead", 5).completed(2));
+    for status in ["in_progress", "completed"] {
+        let run = dwp()
+            .at(NOW)
+            .arg("update")
+            .arg(&plan.dir)
+            .args([
+                "--task",
+                "3",
+                "--status",
+                status,
+                "--gate",
+                "cargo test|0|9 passed",
+            ])
+            .run();
+        assert_eq!(run.code, 0, "{run:?}");
+    }
+    let hint = verify_hint(&plan, "DWP040");
+    assert!(
+        hint.contains("--tick") && hint.contains("reopens it in state"),
+        "{hint}"
+    );
+    let ticked = run_hint(&hint);
+    assert_eq!(ticked.code, 0, "{ticked:?}");
+    let codes = verify_codes(
+        &dwp()
+            .at(NOW)
+            .args(["--json", "verify"])
+            .arg(&plan.dir)
+            .run()
+            .json(),
+    );
+    assert!(
+        !codes.iter().any(|c| c == "DWP040" || c == "DWP047"),
+        "{codes:?}"
+    );
+}
+
+#[test]
+fn every_box_checked_hints_finalize_and_running_it_publishes() {
+    let plan = Plan::from_synth(SynthPlan::new("PLAN_hint_all_checked", 3).ready_to_publish());
+    let hint = verify_hint(&plan, "DWP041");
+    assert!(
+        hint.contains("`dwp finalize "),
+        "not reconcile, which refuses: {hint}"
+    );
+    let reconcile = dwp()
+        .at(NOW)
+        .arg("reconcile")
+        .arg(&plan.dir)
+        .arg("--write")
+        .run();
+    assert_eq!(
+        reconcile.code, 1,
+        "reconcile leaves publication to finalize: {reconcile:?}"
+    );
+    let published = run_hint(hint_line(&reconcile));
+    assert_eq!(published.code, 0, "{published:?}");
+    assert!(published.stdout.contains("PUBLISHED"), "{published:?}");
+    assert_eq!(plan.state()["status"], "completed");
+    assert_eq!(
+        run_hint(&hint).code,
+        0,
+        "the verify hint's finalize, run again: no change"
+    );
+}
+
+#[test]
+fn a_run_that_checked_nothing_is_told_so_and_a_run_that_did_completes_the_task() {
+    let plan = Plan::from_synth(SynthPlan::new("PLAN_hint_zero_tests", 5).completed(2));
+    let update = |args: &[&str]| {
+        dwp()
+            .at(NOW)
+            .arg("update")
+            .arg(&plan.dir)
+            .args(["--task", "3"])
+            .args(args)
+            .run()
+    };
+    assert_eq!(update(&["--status", "in_progress"]).code, 0);
+    let complete = |evidence: &str| {
+        let gate = format!("cargo test|0|{evidence}");
+        update(&["--status", "completed", "--gate", &gate])
+    };
+    let refused = complete("running 0 tests");
+    assert_eq!(refused.code, 1, "{refused:?}");
+    let hint = hint_line(&refused);
+    assert!(
+        hint.contains("checked nothing"),
+        "not `re-run the failing check`: {hint}"
+    );
+    assert!(!hint.contains("failing"), "{hint}");
+    let done = complete("running 12 tests; 12 passed");
+    assert_eq!(done.code, 0, "{done:?}");
+}
+
+#[test]
+fn every_hinted_command_runs_on_a_copy_of_its_fixture() {
+    let mut ran = 0;
+    let mut wrong = Vec::new();
+    let mut outcomes = std::collections::BTreeMap::new();
+    for original in common::fixture_plans() {
+        let case = original.parent().unwrap();
+        let copy = tempfile::tempdir().unwrap();
+        let plan = copy.path().join(original.file_name().unwrap());
+        common::copy_plan(&original, &plan);
+        let report = dwp().at(NOW).args(["--json", "verify"]).arg(&plan).run();
+        let findings = report.json()["plans"][0]["findings"].clone();
+        for finding in findings.as_array().unwrap() {
+            let hint = finding["hint"].as_str().unwrap_or_default();
+            for command in every_hinted_command(hint) {
+                let run = dwp().at(NOW).args(with_samples(&command)).run();
+                ran += 1;
+                *outcomes.entry(run.code).or_insert(0) += 1;
+                if run.code == 2 || run.code < 0 {
+                    wrong.push(format!(
+                        "{} {}: `dwp {}` exits {}: {}",
+                        case.file_name().unwrap().to_string_lossy(),
+                        finding["code"],
+                        command.join(" "),
+                        run.code,
+                        run.message()
+                    ));
+                }
+            }
+        }
+    }
+    println!("{ran} hinted commands run; exit codes: {outcomes:?}");
+    assert!(ran > 100, "only {ran} hinted commands ran");
+    assert!(
+        wrong.is_empty(),
+        "{} hinted commands misused:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}

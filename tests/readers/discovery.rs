@@ -1,0 +1,255 @@
+//! A PLAN argument may be left out inside a plan folder, and `--all`'s ROOT inside a repository:
+//! dwp finds them from the current directory the way git finds its repository (this folder or
+//! the nearest one above). Through the real binary, run from inside the folders.
+
+use crate::common;
+use crate::common::dwp_in;
+use dwp::synth::SynthPlan;
+use std::path::{Path, PathBuf};
+use tempfile::TempDir;
+
+/// A repository with two plans under `.dwp/plans/`, and a folder of its own outside them.
+fn repository() -> (TempDir, PathBuf) {
+    let root = tempfile::tempdir().unwrap();
+    let plans = root.path().join(".dwp/plans");
+    std::fs::create_dir_all(&plans).unwrap();
+    for name in ["PLAN_first_plan", "PLAN_second_plan"] {
+        SynthPlan::new(name, 3).completed(1).write(&plans).unwrap();
+    }
+    std::fs::create_dir(root.path().join("src")).unwrap();
+    let repo = root.path().to_path_buf();
+    (root, repo)
+}
+
+fn plan(repo: &Path) -> PathBuf {
+    repo.join(".dwp/plans/PLAN_first_plan")
+}
+
+#[test]
+fn a_command_inside_a_plan_folder_needs_no_plan_argument() {
+    let (_root, repo) = repository();
+    let plan = plan(&repo);
+    let here = dwp_in(&plan, &["status"]);
+    let named = dwp_in(&repo, &["status", ".dwp/plans/PLAN_first_plan"]);
+    assert_eq!(here.code, 0, "{here:?}");
+    assert_eq!(
+        here.stdout, named.stdout,
+        "the same plan, found from inside it"
+    );
+    let verify = dwp_in(&plan, &["verify"]);
+    assert_eq!(verify.code, 0, "{verify:?}");
+    assert!(
+        verify.stdout.contains("PLAN_first_plan: CONFORMANT"),
+        "{verify:?}"
+    );
+    assert_eq!(dwp_in(&plan, &["validate"]).code, 0);
+}
+
+#[test]
+fn a_subfolder_of_a_plan_finds_the_plan_above_it() {
+    let (_root, repo) = repository();
+    let plan = plan(&repo);
+    let inside = plan.join("analysis_results");
+    let run = dwp_in(
+        &inside,
+        &["update", "--task", "2", "--status", "in_progress"],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let state: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(plan.join("state.json")).unwrap()).unwrap();
+    assert_eq!(state["tasks"][1]["status"], "in_progress");
+}
+
+#[test]
+fn outside_any_plan_a_missing_plan_argument_is_a_usage_error_naming_the_folder() {
+    let (_root, repo) = repository();
+    let before = common::tree_digest(&repo);
+    let src = repo.join("src");
+    for args in [
+        vec!["verify"],
+        vec!["update", "--task", "2", "--status", "in_progress"],
+        vec!["reconcile", "--write"],
+    ] {
+        let run = dwp_in(&src, &args);
+        assert_eq!(run.code, 2, "{args:?}: {run:?}");
+        assert!(run.message().contains("no PLAN given"), "{run:?}");
+        assert!(
+            run.message().contains("src"),
+            "names where it looked: {run:?}"
+        );
+    }
+    assert_eq!(common::tree_digest(&repo), before, "nothing written");
+}
+
+#[test]
+fn all_finds_the_repository_from_any_folder_inside_it() {
+    let (_root, repo) = repository();
+    for dir in [repo.clone(), repo.join("src"), repo.join(".dwp/plans")] {
+        let run = dwp_in(&dir, &["--json", "verify", "--all"]);
+        assert_eq!(run.code, 0, "{}: {run:?}", dir.display());
+        assert_eq!(run.json()["plans"].as_array().unwrap().len(), 2);
+    }
+    let outside = tempfile::tempdir().unwrap();
+    let run = dwp_in(outside.path(), &["verify", "--all"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.message().contains("no ROOT given"), "{run:?}");
+}
+
+#[test]
+fn status_at_a_repository_root_lists_its_plans() {
+    let (_root, repo) = repository();
+    let listed = dwp_in(&repo, &["status"]);
+    assert_eq!(listed.code, 0, "{listed:?}");
+    for name in ["PLAN_first_plan", "PLAN_second_plan"] {
+        assert!(listed.stdout.contains(name), "{listed:?}");
+    }
+    assert_eq!(dwp_in(&repo, &["status", "--all"]).stdout, listed.stdout);
+    let named = dwp_in(repo.parent().unwrap(), &["status", repo.to_str().unwrap()]);
+    assert_eq!(
+        named.stdout, listed.stdout,
+        "a repository named as PLAN lists too"
+    );
+    let below = dwp_in(&repo.join("src"), &["status"]);
+    assert_eq!(
+        below.stdout, listed.stdout,
+        "from a folder inside the repository"
+    );
+}
+
+#[test]
+fn status_all_sorts_plans_the_way_people_count_and_an_invalid_plan_takes_one_short_line() {
+    let root = tempfile::tempdir().unwrap();
+    let plans = root.path().join(".dwp/plans");
+    std::fs::create_dir_all(&plans).unwrap();
+    for name in ["PLAN_step_10", "PLAN_step_2", "PLAN_step_1"] {
+        SynthPlan::new(name, 2).write(&plans).unwrap();
+    }
+    std::fs::write(plans.join("PLAN_step_2/state.json"), "{ not json").unwrap();
+    let run = dwp_in(root.path(), &["status", "--all"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{}", run.stdout);
+    for (line, name) in lines
+        .iter()
+        .zip(["PLAN_step_1", "PLAN_step_2", "PLAN_step_10"])
+    {
+        assert!(line.starts_with(name), "{line}");
+    }
+    assert!(lines[1].contains("invalid: "), "{}", lines[1]);
+    assert!(
+        lines[1].chars().count() <= 150,
+        "one short line: {}",
+        lines[1]
+    );
+}
+
+/// A repository of `n` small plans.
+fn repository_of(n: usize) -> TempDir {
+    let root = tempfile::tempdir().unwrap();
+    let plans = root.path().join(".dwp/plans");
+    std::fs::create_dir_all(&plans).unwrap();
+    for i in 0..n {
+        SynthPlan::new(&format!("PLAN_many_{i}"), 2)
+            .write(&plans)
+            .unwrap();
+    }
+    root
+}
+
+#[test]
+fn verify_all_draws_progress_only_on_a_terminal() {
+    let root = repository_of(60);
+    let piped = dwp_in(root.path(), &["verify", "--all"]);
+    assert_eq!(piped.code, 0, "{piped:?}");
+    assert!(
+        piped.stderr.is_empty(),
+        "nothing drawn in a pipe: {:?}",
+        piped.stderr
+    );
+    assert!(
+        piped
+            .stdout
+            .ends_with("60 plans: 60 conformant, 0 not conformant, 0 unverified\n")
+    );
+    // On a terminal (a pseudo-terminal from `script`), the bar is drawn on stderr.
+    let Ok(script) = which("script") else {
+        println!("SKIPPED the terminal half: `script` (util-linux) is not installed");
+        return;
+    };
+    let dwp_bin = assert_cmd::cargo::cargo_bin("dwp");
+    let output = std::process::Command::new(script)
+        .args([
+            "-qec",
+            &format!("{} verify --all", dwp_bin.display()),
+            "/dev/null",
+        ])
+        .current_dir(root.path())
+        .env("TZ", "UTC")
+        .output()
+        .unwrap();
+    let seen = String::from_utf8_lossy(&output.stdout);
+    assert!(seen.contains("plans verified"), "{seen}");
+    let quiet = std::process::Command::new("script")
+        .args([
+            "-qec",
+            &format!("{} verify --all --quiet", dwp_bin.display()),
+            "/dev/null",
+        ])
+        .current_dir(root.path())
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&quiet.stdout).contains("plans verified"));
+}
+
+fn which(program: &str) -> Result<PathBuf, ()> {
+    std::env::var_os("PATH")
+        .and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|dir| dir.join(program))
+                .find(|path| path.is_file())
+        })
+        .ok_or(())
+}
+
+/// A PLAN argument that names nothing at all is one clear problem, not a list of every file a
+/// plan holds (the folder's marker and intent files were once reported as present): verify and
+/// validate report one DWP001 finding, and every command that works on one plan refuses it as a
+/// usage error, creating nothing.
+#[test]
+fn a_plan_argument_that_names_nothing_is_one_problem_and_nothing_is_created() {
+    let (_root, repo) = repository();
+    let missing = repo.join(".dwp/plans/PLAN_not_there");
+    let name = missing.to_str().unwrap();
+    let verify = dwp_in(&repo, &["--json", "verify", name]);
+    assert_eq!(verify.code, 1, "{}", verify.stderr);
+    let findings = &verify.json()["plans"][0]["findings"];
+    assert_eq!(findings.as_array().unwrap().len(), 1, "{findings:#}");
+    assert_eq!(findings[0]["code"], "DWP001");
+    assert_eq!(findings[0]["message"], "no such plan folder or file");
+    let validate = dwp_in(&repo, &["validate", name]);
+    assert_eq!(validate.code, 1, "{}", validate.stdout);
+    assert!(
+        validate.stdout.contains("no such plan folder or file"),
+        "{}",
+        validate.stdout
+    );
+    for args in [
+        &["update", name, "--task", "1", "--status", "in_progress"][..],
+        &["status", name],
+        &["next", name],
+        &["finalize", name],
+        &["reconcile", name],
+        &["run", name, "--task", "1", "--", "true"],
+    ] {
+        let run = dwp_in(&repo, args);
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        let first = run.stderr.lines().next().unwrap_or_default();
+        assert!(
+            first.contains("not a plan: nothing exists at this path")
+                && first.ends_with(&format!("({name})")),
+            "{args:?}: {}",
+            run.stderr
+        );
+        assert!(!missing.exists(), "{args:?} created the plan folder");
+    }
+}

@@ -1,0 +1,18 @@
+//! The commands that write a plan, through the real binary: one module per command (`amend`,
+//! `approve`, `finalize`, `lock`, `init`/`migrate`, `new`, `reconcile`, `run`, `update` and its
+//! `--tick`) and `--dry-run` across the multi-file writers.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod amend;
+mod approve;
+mod dry_run;
+mod finalize;
+mod lock;
+mod materialize;
+mod new;
+mod reconcile;
+mod run;
+mod tick;
+mod update;

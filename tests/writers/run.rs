@@ -1,0 +1,614 @@
+//! `dwp run` (issue #17): dwp runs the agent's gate itself and records what it observed. Real
+//! commands, as small shell scripts written into the test's folder: a passing and a failing
+//! one, a test runner that selects nothing, one that sleeps past `--timeout`, one that prints
+//! megabytes; the log's hash caught after a one-byte edit; two runs at once; a dwp killed while
+//! its command runs.
+
+use crate::common;
+use crate::common::{NOW, Plan, Run, dwp, verify_codes};
+use dwp::synth::SynthPlan;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// A plan of 3 tasks, task 1 completed (an asserted gate), task 2 in progress.
+fn plan_at_work(name: &str) -> Plan {
+    let plan = Plan::from_synth(SynthPlan::new(name, 3).completed(1));
+    let p = plan.dir.to_str().unwrap();
+    let started = dwp()
+        .args(["update", p, "--task", "2", "--status", "in_progress"])
+        .run();
+    assert_eq!(started.code, 0, "{started:?}");
+    plan
+}
+
+/// A script `name` in the plan's parent folder, run as `sh PATH`.
+fn script(plan: &Plan, name: &str, body: &str) -> PathBuf {
+    let path = plan.root().join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    path
+}
+
+/// `dwp --json run PLAN EXTRA... -- sh SCRIPT`, in the plan's parent folder.
+fn run_script(plan: &Plan, extra: &[&str], script: &Path) -> Run {
+    dwp()
+        .in_dir(plan.root())
+        .arg("--json")
+        .arg("run")
+        .arg(&plan.dir)
+        .args(extra)
+        .arg("--")
+        .arg("sh")
+        .arg(script)
+        .run()
+}
+
+/// The last gate record of task `id`.
+fn last_gate(plan: &Plan, id: usize) -> Value {
+    plan.state()["tasks"][id - 1]["gates"]
+        .as_array()
+        .and_then(|g| g.last().cloned())
+        .unwrap_or(Value::Null)
+}
+
+#[test]
+fn a_passing_command_is_recorded_as_an_observed_passing_gate() {
+    let plan = plan_at_work("PLAN_run_passing");
+    let gate_sh = script(
+        &plan,
+        "gate.sh",
+        "echo 'test a ... ok'\necho 'test b ... ok' >&2\necho '2 passed, 0 failed'",
+    );
+    let run = run_script(&plan, &["--task", "2"], &gate_sh);
+    assert_eq!(run.code, 0, "{run:?}");
+    // The output streamed to stderr as it ran; stdout is the one JSON document.
+    assert!(run.stderr.contains("test b ... ok"), "{run:?}");
+    let document = run.json();
+    assert_eq!(document["command"], "run");
+    let log = document["run"]["log"].as_str().unwrap().to_owned();
+    assert!(
+        log.starts_with("analysis_results/gates/task-2-sh-")
+            && log.ends_with(&format!("{}.log", NOW.replace([':', '-'], ""))),
+        "{log}"
+    );
+    let bytes = std::fs::read(plan.dir.join(&log)).unwrap();
+    let sha = common::sha256_hex(&bytes);
+    let gate = last_gate(&plan, 2);
+    assert_eq!(gate["command"], format!("sh {}", gate_sh.display()));
+    assert_eq!(gate["passes"], true);
+    assert_eq!(gate["exit_code"], 0);
+    assert_eq!(gate["last_run"], NOW);
+    assert_eq!(
+        gate["evidence"],
+        format!("2 passed, 0 failed (observed by dwp: exit 0; log={log} sha256={sha})")
+    );
+    let text = String::from_utf8(bytes).unwrap();
+    assert!(text.starts_with("dwp gate log 1\ntask: 2\n"), "{text}");
+    assert!(text.contains("ended: exit 0\n"), "{text}");
+    assert!(
+        text.ends_with("test a ... ok\ntest b ... ok\n2 passed, 0 failed\n"),
+        "{text}"
+    );
+    // The gate backs the completion, and verify holds it against its log.
+    let p = plan.dir.to_str().unwrap();
+    let complete = dwp()
+        .args([
+            "update",
+            p,
+            "--task",
+            "2",
+            "--status",
+            "completed",
+            "--tick",
+        ])
+        .run();
+    assert_eq!(complete.code, 0, "{complete:?}");
+    let codes = plan.verify_codes(&[]);
+    assert!(!codes.contains(&"DWP068".to_owned()), "{codes:?}");
+    assert!(!codes.contains(&"DWP060".to_owned()), "{codes:?}");
+}
+
+#[test]
+fn a_failing_command_is_recorded_with_its_exit_code_and_dwp_exits_with_it() {
+    let plan = plan_at_work("PLAN_run_failing");
+    let gate_sh = script(&plan, "fail.sh", "echo '1 passed, 1 failed'\nexit 7");
+    let run = run_script(&plan, &[], &gate_sh);
+    assert_eq!(run.code, 7, "{run:?}");
+    assert_eq!(run.json()["exit"], 7);
+    assert_eq!(run.json()["ok"], false);
+    let gate = last_gate(&plan, 2);
+    assert_eq!(gate["passes"], false);
+    assert_eq!(gate["exit_code"], 7);
+    assert!(
+        gate["evidence"]
+            .as_str()
+            .unwrap()
+            .starts_with("1 passed, 1 failed (observed by dwp: exit 7; log="),
+        "{gate}"
+    );
+}
+
+/// The issue's rule: dwp exits with the command's own code, 0 here, but the gate it records
+/// fails, stderr says so with a hint, and the JSON document says so too.
+#[test]
+fn a_run_that_selected_no_test_is_recorded_as_failing_evidence_and_dwp_exits_with_the_commands_own_code()
+ {
+    let plan = plan_at_work("PLAN_run_zero_selection");
+    let pytest = script(
+        &plan,
+        "pytest.sh",
+        "echo 'collected 0 items'\necho '============ no tests ran in 0.01s ============'",
+    );
+    let run = run_script(&plan, &["--task", "2"], &pytest);
+    assert_eq!(run.code, 0, "the command's own exit code: {run:?}");
+    let document = run.json();
+    assert_eq!(document["exit"], 0);
+    assert_eq!(document["run"]["ran_no_tests"], true, "{document:#}");
+    assert_eq!(document["run"]["gate"]["passes"], false, "{document:#}");
+    run.assert_stderr_says(&[
+        "dwp run: warning: `sh ",
+        "exited 0 but ran no tests, so the gate is recorded as failing (summary: pytest: no tests ran;",
+        "  hint: make the command select the tests",
+    ]);
+    let gate = last_gate(&plan, 2);
+    assert_eq!(gate["passes"], false);
+    assert_eq!(gate["exit_code"], 0);
+    assert!(
+        gate["evidence"]
+            .as_str()
+            .unwrap()
+            .starts_with("pytest: no tests ran (observed by dwp: exit 0;"),
+        "{gate}"
+    );
+    let cargo = script(
+        &plan,
+        "cargo.sh",
+        "echo 'running 0 tests'\necho 'test result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 3 filtered out'",
+    );
+    let cargo_run = run_script(&plan, &[], &cargo);
+    assert_eq!(cargo_run.code, 0, "{cargo_run:?}");
+    assert_eq!(cargo_run.json()["run"]["ran_no_tests"], true);
+    assert_eq!(last_gate(&plan, 2)["passes"], false);
+    // `dwp run -- GATE && dwp update ... --status completed` goes on, and the updater refuses
+    // the completion with a clear error: the gate of record fails.
+    let p = plan.dir.to_str().unwrap();
+    let complete = dwp()
+        .args(["update", p, "--task", "2", "--status", "completed"])
+        .run();
+    assert_eq!(complete.code, 1, "{complete:?}");
+    complete.assert_stderr_says(&["dwp update:", "passes: false", "hint:"]);
+    assert_eq!(plan.state()["tasks"][1]["status"], "in_progress");
+    // The hint's step works: the gate, once it selects its tests, run again as the hint says.
+    let hint = run
+        .stderr
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("hint: "))
+        .unwrap();
+    let step = hint.split('`').nth(1).unwrap();
+    std::fs::write(&pytest, "#!/bin/sh\necho '==== 3 passed in 0.01s ===='\n").unwrap();
+    let again = common::run_printed(step, plan.root());
+    assert_eq!(again.code, 0, "{step}: {again:?}");
+    assert_eq!(last_gate(&plan, 2)["passes"], true);
+    assert!(!again.stderr.contains("warning"), "{again:?}");
+}
+
+#[test]
+fn a_command_past_its_timeout_is_killed_with_its_group_and_recorded_without_an_exit_code() {
+    let plan = plan_at_work("PLAN_run_timeout");
+    let marker = plan.root().join("child-alive");
+    let slow = script(
+        &plan,
+        "slow.sh",
+        &format!(
+            "echo started\n(sleep 3; touch {}) &\nsleep 30",
+            marker.display()
+        ),
+    );
+    let started = Instant::now();
+    let run = run_script(&plan, &["--timeout", "1"], &slow);
+    assert_eq!(run.code, 124, "{run:?}");
+    assert!(started.elapsed() < Duration::from_secs(15));
+    let gate = last_gate(&plan, 2);
+    assert_eq!(gate["passes"], false);
+    assert!(
+        gate.get("exit_code").is_none(),
+        "dwp invents no exit code: {gate}"
+    );
+    assert!(
+        gate["evidence"]
+            .as_str()
+            .unwrap()
+            .starts_with("started (observed by dwp: timed out after 1 s; log="),
+        "{gate}"
+    );
+    // The background child went with its group.
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(
+        !marker.exists(),
+        "a child of the timed-out command outlived it"
+    );
+}
+
+#[test]
+fn megabytes_of_output_are_streamed_and_the_log_keeps_the_tail_saying_so() {
+    let plan = plan_at_work("PLAN_run_megabytes");
+    // 6 MB of lines, then the verdict.
+    let loud = script(
+        &plan,
+        "loud.sh",
+        "i=0\nwhile [ $i -lt 6000 ]; do printf '%01000d\\n' $i; i=$((i+1)); done\necho '5 passed, 0 failed'",
+    );
+    let run = run_script(&plan, &[], &loud);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert!(run.stderr.len() > 6_000_000, "everything streamed");
+    let document = run.json();
+    assert_eq!(document["run"]["truncated"], true);
+    let total = document["run"]["output_bytes"].as_u64().unwrap();
+    assert_eq!(total, 6000 * 1001 + 19);
+    let log = std::fs::read(plan.dir.join(document["run"]["log"].as_str().unwrap())).unwrap();
+    let bound = dwp::rules::observed::LOG_BOUND;
+    assert!(
+        log.len() > bound && log.len() < bound + 1024,
+        "{}",
+        log.len()
+    );
+    let head = String::from_utf8_lossy(&log[..300]);
+    assert!(
+        head.contains(&format!(
+            "output: {total} bytes, the last {bound} kept (the first {} left out)",
+            total - bound as u64
+        )),
+        "{head}"
+    );
+    assert!(log.ends_with(b"5 passed, 0 failed\n"));
+    assert_eq!(last_gate(&plan, 2)["passes"], true);
+}
+
+#[test]
+fn a_one_byte_edit_of_an_observed_log_is_a_verify_finding() {
+    let plan = plan_at_work("PLAN_run_edited_log");
+    let gate_sh = script(&plan, "gate.sh", "echo '3 passed, 0 failed'");
+    let run = run_script(&plan, &[], &gate_sh);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!plan.verify_codes(&[]).contains(&"DWP068".to_owned()));
+    let log = plan.dir.join(run.json()["run"]["log"].as_str().unwrap());
+    let mut bytes = std::fs::read(&log).unwrap();
+    let at = bytes.len() - "3 passed, 0 failed\n".len();
+    bytes[at] = b'4';
+    std::fs::write(&log, &bytes).unwrap();
+    let report = dwp().arg("--json").arg("verify").arg(&plan.dir).run();
+    assert_eq!(report.code, 1);
+    assert!(verify_codes(&report.json()).contains(&"DWP068".to_owned()));
+    assert!(
+        report.stdout.contains("the log changed after the run"),
+        "{}",
+        report.stdout
+    );
+    // The updater refuses to complete on a record its log no longer backs.
+    let p = plan.dir.to_str().unwrap();
+    let complete = dwp()
+        .args(["update", p, "--task", "2", "--status", "completed"])
+        .run();
+    assert_eq!(complete.code, 1, "{complete:?}");
+    complete.assert_stderr_says(&["log changed after the run"]);
+}
+
+#[test]
+fn a_log_that_disagrees_with_its_record_is_a_verify_finding() {
+    // Rewriting the record to say passes while the log shows exit 1 (and rehashing nothing).
+    let plan = plan_at_work("PLAN_run_forged_record");
+    let fail = script(&plan, "fail.sh", "echo '0 passed, 2 failed'\nexit 1");
+    assert_eq!(run_script(&plan, &[], &fail).code, 1);
+    plan.edit_state(|state| {
+        let gate = &mut state["tasks"][1]["gates"][0];
+        gate["passes"] = Value::Bool(true);
+        gate["exit_code"] = Value::from(0);
+        let evidence = gate["evidence"]
+            .as_str()
+            .unwrap()
+            .replace("exit 1;", "exit 0;");
+        gate["evidence"] = Value::String(evidence);
+    });
+    let report = dwp().arg("--json").arg("verify").arg(&plan.dir).run();
+    assert!(verify_codes(&report.json()).contains(&"DWP068".to_owned()));
+    assert!(
+        report
+            .stdout
+            .contains("says exit 1, the record exit code 0"),
+        "{}",
+        report.stdout
+    );
+}
+
+#[test]
+fn two_runs_on_different_tasks_of_one_plan_both_land() {
+    // Tasks run in order, so two tasks are at work at once only in a state that allows it: task 2
+    // and task 3 both in progress (verify's DWP036, a state the updater still writes to).
+    let plan = plan_at_work("PLAN_run_concurrent");
+    plan.edit_state(|state| {
+        state["tasks"][2]["status"] = Value::from("in_progress");
+        state["tasks"][2]["started_at"] = state["tasks"][1]["started_at"].clone();
+    });
+    let gate_sh = script(&plan, "gate.sh", "sleep 1\necho '1 passed, 0 failed'");
+    let spawn = |task: &str| {
+        let mut command = dwp()
+            .in_dir(plan.root())
+            .args(["run", plan.dir.to_str().unwrap(), "--task", task, "--"])
+            .args(["sh", gate_sh.to_str().unwrap()])
+            .command();
+        command
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn("2"), spawn("3"));
+    for child in [a, b] {
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.success(), "{output:?}");
+    }
+    for id in [2, 3] {
+        let gate = last_gate(&plan, id);
+        assert_eq!(gate["passes"], true, "task {id}: {gate}");
+        let evidence = gate["evidence"].as_str().unwrap();
+        assert!(
+            evidence.contains(&format!("log=analysis_results/gates/task-{id}-")),
+            "{evidence}"
+        );
+    }
+    assert!(!plan.path("state.json.lock").exists());
+    assert!(!plan.verify_codes(&[]).contains(&"DWP068".to_owned()));
+}
+
+#[test]
+fn a_dwp_killed_while_its_command_runs_leaves_no_lock_and_no_half_written_gate() {
+    let plan = plan_at_work("PLAN_run_killed");
+    let marker = plan.root().join("running");
+    let slow = script(
+        &plan,
+        "slow.sh",
+        &format!("touch {}\nsleep 5\necho '1 passed'", marker.display()),
+    );
+    let before = std::fs::read(plan.path("state.json")).unwrap();
+    let mut child = dwp()
+        .in_dir(plan.root())
+        .args(["run", plan.dir.to_str().unwrap(), "--", "sh"])
+        .arg(&slow)
+        .command()
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !marker.exists() {
+        assert!(Instant::now() < deadline, "the command never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    // Let the orphaned command finish: it must not record anything either.
+    std::thread::sleep(Duration::from_secs(6));
+    assert_eq!(std::fs::read(plan.path("state.json")).unwrap(), before);
+    assert!(!plan.path("state.json.lock").exists(), "a lock was left");
+    assert!(!plan.path("analysis_results/gates").exists());
+    // The next writer goes on without any cleanup.
+    let p = plan.dir.to_str().unwrap();
+    let next = dwp()
+        .args([
+            "update",
+            p,
+            "--task",
+            "2",
+            "--status",
+            "blocked",
+            "--block-reason",
+            "x",
+        ])
+        .run();
+    assert_eq!(next.code, 0, "{next:?}");
+}
+
+#[test]
+fn a_run_for_a_task_not_at_work_is_refused_before_the_command_runs_and_writes_nothing() {
+    let plan = Plan::from_synth(SynthPlan::new("PLAN_run_refused", 3).completed(1));
+    let ran = plan.root().join("ran");
+    let gate_sh = script(&plan, "gate.sh", &format!("touch {}", ran.display()));
+    let before = common::snapshot(plan.root());
+    let p = plan.dir.to_str().unwrap();
+    let cases: [(&[&str], i32, &str); 4] = [
+        (&["--task", "2"], 1, "task 2 is pending"),
+        (&["--task", "1"], 1, "task 1 is completed"),
+        (&["--task", "9"], 1, "there is no task 9"),
+        (&[], 1, "no task is in progress"),
+    ];
+    for (extra, code, says) in cases {
+        let run = dwp()
+            .in_dir(plan.root())
+            .arg("run")
+            .arg(p)
+            .args(extra)
+            .args(["--", "sh", gate_sh.to_str().unwrap()])
+            .run();
+        assert_eq!(run.code, code, "{extra:?}: {run:?}");
+        run.assert_stderr_says(&[says]);
+        assert!(run.stderr.contains("hint: "), "{run:?}");
+        assert!(!ran.exists(), "{extra:?}: the command ran");
+    }
+    assert_eq!(common::snapshot(plan.root()), before, "nothing written");
+    // The hint of a pending task names the step that works from here.
+    let refused = dwp()
+        .arg("run")
+        .arg(p)
+        .args(["--task", "2", "--", "true"])
+        .run();
+    let hint = refused
+        .stderr
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("hint: "))
+        .unwrap();
+    let start = hint.split('`').nth(1).unwrap();
+    let args: Vec<&str> = start.split_whitespace().skip(1).collect();
+    assert_eq!(dwp().args(&args).run().code, 0, "{start}");
+}
+
+#[test]
+fn an_unapproved_plan_is_refused_before_the_command_runs() {
+    let plan = plan_at_work("PLAN_run_unapproved");
+    plan.edit_state(|state| state["approval"] = Value::from("pending"));
+    let ran = plan.root().join("ran");
+    let gate_sh = script(&plan, "gate.sh", &format!("touch {}", ran.display()));
+    let before = common::snapshot(plan.root());
+    let run = run_script(&plan, &[], &gate_sh);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(run.json()["error"]["kind"], "rejected");
+    assert!(!ran.exists());
+    // The script was written before the snapshot; nothing else changed.
+    assert_eq!(common::snapshot(plan.root()), before);
+}
+
+#[test]
+fn usage_errors_run_nothing() {
+    let plan = plan_at_work("PLAN_run_usage");
+    let p = plan.dir.to_str().unwrap();
+    for args in [
+        vec!["run", p],
+        vec!["run", p, "--timeout", "0", "--", "true"],
+        vec!["run", p, "--pass-env", "A=b", "--", "true"],
+        vec!["run", p, "--expected-sha256", "nope", "--", "true"],
+    ] {
+        let run = dwp().args(&args).run();
+        assert_eq!(run.code, 2, "{args:?}: {run:?}");
+    }
+    assert!(!plan.path("analysis_results/gates").exists());
+}
+
+#[test]
+fn a_moved_snapshot_is_contention_and_leaves_no_log() {
+    let plan = plan_at_work("PLAN_run_snapshot");
+    let stale = "0".repeat(64);
+    let run = dwp()
+        .arg("run")
+        .arg(&plan.dir)
+        .args(["--expected-sha256", &stale, "--", "true"])
+        .run();
+    assert_eq!(run.code, 3, "{run:?}");
+    assert!(!plan.path("analysis_results/gates").exists());
+}
+
+#[test]
+fn strict_evidence_makes_asserted_gates_of_completed_tasks_a_finding() {
+    let plan = plan_at_work("PLAN_run_strict");
+    // Task 1 was completed on an asserted gate.
+    assert!(!plan.verify_codes(&[]).contains(&"DWP069".to_owned()));
+    assert!(
+        plan.verify_codes(&["--strict-evidence"])
+            .contains(&"DWP069".to_owned())
+    );
+    // The plan can ask for it itself.
+    common::edit(
+        &plan.path("README.md"),
+        "| Approval |",
+        "| Gate Evidence | observed |\n| Approval |",
+    );
+    assert!(plan.verify_codes(&[]).contains(&"DWP069".to_owned()));
+}
+
+#[test]
+fn status_tells_observed_gates_from_asserted_ones() {
+    let plan = plan_at_work("PLAN_run_status");
+    let gate_sh = script(&plan, "gate.sh", "echo '4 passed, 0 failed'");
+    assert_eq!(run_script(&plan, &[], &gate_sh).code, 0);
+    let p = plan.dir.to_str().unwrap();
+    let asserted = dwp()
+        .args(["update", p, "--task", "2", "--status", "in_progress"])
+        .args(["--gate", "make lint|0|clean"])
+        .run();
+    assert_eq!(asserted.code, 0, "{asserted:?}");
+    let status = dwp().arg("status").arg(&plan.dir).run();
+    assert!(
+        status
+            .stdout
+            .contains("gate.sh pass (observed), make lint pass]"),
+        "{}",
+        status.stdout
+    );
+    let json = dwp().args(["--json", "status"]).arg(&plan.dir).run().json();
+    let gates = &json["current"]["gates"];
+    assert_eq!(gates[0]["observed"], true, "{json:#}");
+    assert!(gates[1].get("observed").is_none(), "{json:#}");
+}
+
+#[test]
+fn the_default_task_is_the_one_in_progress() {
+    let plan = plan_at_work("PLAN_run_default_task");
+    let run = dwp()
+        .in_dir(&plan.dir)
+        .args(["--json", "run", "--", "echo", "7 passed"])
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.json()["run"]["task"], 2);
+    assert_eq!(last_gate(&plan, 2)["command"], "echo '7 passed'");
+}
+
+/// A gate may be run for a blocked task (a re-run while it waits): the gate is recorded, the
+/// task stays blocked and its blocker active; only `--resolve-blocker` resolves it.
+#[test]
+fn a_run_on_a_blocked_task_records_the_gate_and_resolves_nothing() {
+    let plan = plan_at_work("PLAN_run_blocked");
+    let p = plan.dir.to_str().unwrap();
+    let blocked = dwp()
+        .args(["update", p, "--task", "2", "--status", "blocked"])
+        .args(["--block-reason", "the staging database is down"])
+        .args(["--block-needs", "ops to restore staging"])
+        .run();
+    assert_eq!(blocked.code, 0, "{blocked:?}");
+    let blocker = plan.state()["blocked"].clone();
+    assert_eq!(blocker["task"], 2, "{blocker}");
+    let gate_sh = script(&plan, "gate.sh", "echo '6 passed, 0 failed'");
+    let run = run_script(&plan, &["--task", "2"], &gate_sh);
+    assert_eq!(run.code, 0, "{run:?}");
+    let state = plan.state();
+    assert_eq!(state["tasks"][1]["status"], "blocked");
+    assert_eq!(state["blocked"], blocker, "the blocker is untouched");
+    assert_eq!(state["status"], "blocked");
+    let gate = last_gate(&plan, 2);
+    assert_eq!(gate["passes"], true);
+    assert!(
+        gate["evidence"]
+            .as_str()
+            .unwrap()
+            .contains("(observed by dwp: exit 0; log="),
+        "{gate}"
+    );
+    // Resolving is its own step, which the recorded gate then backs.
+    let resolved = dwp()
+        .args(["update", p, "--task", "2", "--status", "in_progress"])
+        .arg("--resolve-blocker")
+        .run();
+    assert_eq!(resolved.code, 0, "{resolved:?}");
+    assert!(plan.state()["blocked"].is_null(), "{}", plan.state());
+    assert_eq!(plan.state()["tasks"][1]["status"], "in_progress");
+}
+
+/// dwp turns huge pages off for itself (docs/PERFORMANCE.md "Third pass"); the setting is
+/// inherited across exec, so the command it runs must get the one dwp inherited, not dwp's own.
+#[test]
+fn the_command_gets_the_huge_page_setting_dwp_inherited() {
+    let own = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let Some(inherited) = own.lines().find(|l| l.starts_with("THP_enabled:")) else {
+        return; // a kernel that does not report the setting: nothing to compare
+    };
+    let plan = plan_at_work("PLAN_run_huge_pages");
+    let gate_sh = script(
+        &plan,
+        "gate.sh",
+        "grep THP_enabled /proc/self/status\necho '1 passed, 0 failed'",
+    );
+    let run = run_script(&plan, &["--task", "2"], &gate_sh);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stderr.lines().any(|line| line == inherited),
+        "the command saw another setting than `{inherited}`: {}",
+        run.stderr
+    );
+}
