@@ -1,30 +1,39 @@
 #!/usr/bin/env python3
-"""Interleaved whole-process timings of several dwp binaries on fresh copies of one plan.
+"""Interleaved whole-process timings of several commands on fresh copies of one plan.
 
-    python3 benches/paired.py PLAN ROUNDS BINARY... -- ARG...
+    python3 benches/paired.py PLAN ROUNDS COMMAND...
 
-Each round copies PLAN afresh (untimed) for every binary, in an order that rotates from round
-to round, and times `BINARY ARG...` with the word `PLAN` in ARG replaced by the copy's path.
-It prints each binary's median and the median of its per-round ratio to the first binary: the
-pairing keeps a ratio meaningful while the machine's speed drifts. Exit codes 0 and 1 count as
-runs (a plan verify judges NOT CONFORMANT is still a run); any other stops the measurement.
+Each COMMAND is one string, split into words as a shell would (no shell runs it), in which the
+word PLAN (alone, or followed by `/`) stands for a fresh copy of the plan folder PLAN. Each round
+copies the plan afresh (untimed) for every command, in an order that rotates from round to
+round, and times the command. It prints each command's median and the median of its per-round
+ratio to the first command: the pairing keeps a ratio meaningful while the machine's speed
+drifts. Exit codes 0 and 1 count as runs (a plan verify judges NOT CONFORMANT is still a run);
+any other stops the measurement.
 
 With WORK=/dev/shm/dwp-paired the copies live in memory, where fsync costs nothing: what is
-left is the binaries' own work, without the disk's noise (docs/PERFORMANCE.md "Third pass").
-Without it they go to /tmp/dwp-paired, on the disk.
+left is the commands' own work, without the disk's noise. Without it they go to
+/tmp/dwp-paired, on the disk.
 
-Example (a plan from `dwp::synth`, two builds of dwp):
+Examples (plans from benches/plans.sh; two builds of dwp, then dwp against another tool):
 
-    WORK=/dev/shm/dwp-paired python3 benches/paired.py /tmp/plans/PLAN_x 40 \
-        ./dwp-new ./dwp-old -- update PLAN --task 501 --status in_progress
+    python3 benches/paired.py /tmp/dwp-plans/n6/start 40 \\
+        "./dwp-new update PLAN --task 1 --status in_progress" \\
+        "./dwp-old update PLAN --task 1 --status in_progress"
+    python3 benches/paired.py /tmp/dwp-plans/n1000/verify 20 \\
+        "target/release/dwp verify PLAN" "python3 /path/to/plan_contract.py PLAN nogit"
 """
 
 import os
+import re
+import shlex
 import shutil
 import statistics
 import subprocess
 import sys
 import time
+
+PLAN_WORD = re.compile(r"^PLAN(?=/|$)")
 
 
 def fresh_copy(plan: str, work: str) -> str:
@@ -36,31 +45,38 @@ def fresh_copy(plan: str, work: str) -> str:
     return copy
 
 
+def argv_of(command: str, copy: str) -> list:
+    return [PLAN_WORD.sub(copy, word) for word in shlex.split(command)]
+
+
 def main() -> None:
-    if "--" not in sys.argv or len(sys.argv) < 5:
+    if len(sys.argv) < 4:
         sys.exit(__doc__)
-    separator = sys.argv.index("--")
-    plan, rounds = sys.argv[1], int(sys.argv[2])
-    binaries, args = sys.argv[3:separator], sys.argv[separator + 1 :]
+    plan, rounds, commands = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+    # A plans folder holding one plan: the plan inside it.
+    inside = [n for n in os.listdir(plan) if n.startswith("PLAN_")]
+    if not os.path.exists(os.path.join(plan, "README.md")) and len(inside) == 1:
+        plan = os.path.join(plan, inside[0])
     work = os.environ.get("WORK", "/tmp/dwp-paired")
-    times = {binary: [] for binary in binaries}
+    times = {command: [] for command in commands}
     for round_ in range(rounds):
-        turn = round_ % len(binaries)
-        for binary in binaries[turn:] + binaries[:turn]:
+        turn = round_ % len(commands)
+        for command in commands[turn:] + commands[:turn]:
             copy = fresh_copy(plan, work)
-            argv = [binary] + [copy if arg == "PLAN" else arg for arg in args]
+            argv = argv_of(command, copy)
             started = time.perf_counter()
             run = subprocess.run(argv, capture_output=True)
             took = time.perf_counter() - started
             if run.returncode not in (0, 1):
-                sys.exit(f"{binary}: exit {run.returncode}: {run.stderr.decode()[-400:]}")
-            times[binary].append(took)
-    first = times[binaries[0]]
-    for binary in binaries:
-        ratios = [mine / theirs for mine, theirs in zip(times[binary], first)]
+                sys.exit(f"{command}: exit {run.returncode}: {run.stderr.decode()[-400:]}")
+            times[command].append(took)
+    first = times[commands[0]]
+    for command in commands:
+        ratios = [mine / theirs for mine, theirs in zip(times[command], first)]
         print(
-            f"{binary}: median {statistics.median(times[binary]) * 1000:.2f} ms, "
-            f"ratio to {binaries[0]} {statistics.median(ratios):.3f} ({rounds} rounds)"
+            f"{statistics.median(times[command]) * 1000:9.2f} ms median"
+            f"   ratio to the first {statistics.median(ratios):.3f}"
+            f"   ({rounds} rounds)   {command}"
         )
 
 
