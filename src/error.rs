@@ -1,6 +1,6 @@
 //! The error type of every dwp operation, and the one place that maps it to an exit code:
 //! [`Exit::TABLE`] is the exit-code table that `--help` prints and the README repeats
-//! (`tests/ci_integration.rs` holds the README to it).
+//! (`tests/hooks/ci_integration.rs` holds the README to it).
 
 use std::path::{Path, PathBuf};
 

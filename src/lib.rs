@@ -5,7 +5,7 @@
 //! that state so that no agent can claim work without evidence, tear a file, lose a concurrent
 //! update, or let the JSON drift from the markdown.
 //!
-//! The modules form layers, each importing only the ones below it (`tests/layers.rs` holds the
+//! The modules form layers, each importing only the ones below it (`tests/safety/layers.rs` holds the
 //! code to it; `docs/ARCHITECTURE.md` describes each module):
 //!
 //! - [`cli`]: parses arguments, calls one command, renders its outcome;

@@ -11,7 +11,7 @@ use crate::error::Error;
 use clap::CommandFactory;
 
 /// The `Examples:` section a subcommand's help ends with (its `after_help`): one line each,
-/// indented by two spaces. A line starting with `dwp ` is an example that `tests/cli_help.rs`
+/// indented by two spaces. A line starting with `dwp ` is an example that `tests/interface/help.rs`
 /// runs on a copy of the plans it names; a line starting with `# ` says what the next one does;
 /// a line indented further continues the one above (after a trailing `\`). An example that
 /// exits other than 0 says so in a trailing comment: `# exit N`.

@@ -254,11 +254,11 @@ impl LoadedPlan {
     }
 
     /// Task files the markdown reader read, kept as the bytes every later read of them gets.
-    pub(crate) fn keep_read(&self, path: &Path, text: &str) {
+    pub(crate) fn keep_read(&self, path: &Path, text: String) {
         self.files
             .borrow_mut()
             .entry(path.to_path_buf())
-            .or_insert_with(|| Rc::new(Ok(text.as_bytes().to_vec())));
+            .or_insert_with(|| Rc::new(Ok(text.into_bytes())));
     }
 
     /// The bytes of the plan file at `path` (inside the plan folder), read once.

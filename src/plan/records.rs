@@ -149,13 +149,13 @@ pub fn linked_file(links: &[String]) -> Option<&str> {
 }
 
 /// Read and parse each task file of `wanted` (id, path), in order, on every core from 256 files
-/// on (`store::read_each`): its record, and the text it was parsed from. A file with no task
-/// heading is still the task's record: one that lacks every section, which the section rules
-/// report.
+/// on (`store::read_each`): its record, its text kept in `plan` for every later read of it. A
+/// file with no task heading is still the task's record: one that lacks every section, which
+/// the section rules report.
 fn read_task_files(
     plan: &LoadedPlan,
     wanted: &[(u64, PathBuf)],
-) -> Vec<std::result::Result<(TaskRecord, String), store::ReadFailure>> {
+) -> Vec<std::result::Result<TaskRecord, store::ReadFailure>> {
     // A file the plan already holds (read, or as the change being planned leaves it) is
     // parsed from those bytes; the others are read, then kept for every later read of them.
     let kept: Vec<Option<std::result::Result<String, store::ReadFailure>>> = wanted
@@ -180,12 +180,16 @@ fn read_task_files(
             (record, text)
         })
     });
-    for ((_, path), result) in wanted.iter().zip(&parsed) {
-        if let Ok((_, text)) = result {
-            plan.keep_read(path, text);
-        }
-    }
-    parsed
+    wanted
+        .iter()
+        .zip(parsed)
+        .map(|((_, path), result)| {
+            result.map(|(record, text)| {
+                plan.keep_read(path, text);
+                record
+            })
+        })
+        .collect()
 }
 
 /// The `N.task_*.md` files in the plan folder, sorted.
@@ -263,7 +267,7 @@ pub(crate) fn markdown_of(plan: &LoadedPlan, readme: Readme) -> PlanMarkdown {
             continue;
         }
         match result {
-            Ok((record, _)) => {
+            Ok(record) => {
                 records.insert(id, (path, record));
             }
             Err(failure) => unreadable.push(Unreadable {

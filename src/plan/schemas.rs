@@ -3,7 +3,7 @@
 //! output.
 //!
 //! The files in `schemas/` accept and reject exactly what the public schemas accept and reject
-//! (`tests/schema_parity.rs` proves it on a corpus). Each validator is compiled on first use and
+//! (`tests/conformance/schema_parity.rs` proves it on a corpus). Each validator is compiled on first use and
 //! then shared for the life of the process. Formats (`date-time`) are annotations in draft
 //! 2020-12, as in the public tooling; [`crate::rules::invariants`] checks RFC 3339 on top.
 
@@ -145,7 +145,7 @@ fn validator(kind: DocKind, generation: Generation) -> &'static Validator {
 /// document with any `tasks` items accepted, and the task definition on its own. The state
 /// schemas constrain tasks only through `tasks.items: {$ref: #/$defs/task}`, so a document
 /// passes the whole schema exactly when it passes the first and every task passes the second
-/// (`tests` below and `tests/schema_parity.rs` hold both to the whole schema's verdicts).
+/// (`tests` below and `tests/conformance/schema_parity.rs` hold both to the whole schema's verdicts).
 struct SplitState {
     shell: Validator,
     task: Validator,

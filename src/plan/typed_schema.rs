@@ -12,7 +12,7 @@
 //! for a document the schema accepts (the state typed exactly as the schema path types it);
 //! anything else (an invalid document, a v1 document, a shape they do not decide) takes the
 //! schema path, which reports every violation with its path. So an error here can cost time,
-//! never a verdict. `tests/schema_parity.rs` holds both to the schema on every document of the
+//! never a verdict. `tests/conformance/schema_parity.rs` holds both to the schema on every document of the
 //! parity corpus, and the `json` fuzz target the state check on arbitrary bytes.
 //!
 //! What typing a state alone would let through, and how each is closed:

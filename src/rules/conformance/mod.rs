@@ -39,7 +39,7 @@ pub fn is_dwp_standard(version: &str) -> bool {
 /// The command (or edit) that fixes a finding of this code, for findings that carry no more
 /// specific hint: every verify finding names its next step. `PLAN` and `--task N` stand for the
 /// finding's plan and task ([`add_fix_hints`] writes them in); a command in backticks is one
-/// dwp accepts as written (`tests/cli_hints.rs` parses every one the fixtures print).
+/// dwp accepts as written (`tests/interface/hints.rs` parses every one the fixtures print).
 pub fn fix_hint(code: Code) -> &'static str {
     use Code::*;
     match code {
