@@ -17,7 +17,6 @@ use crate::findings::{Code, Finding, Severity};
 use crate::plan::json::parse_strict;
 use crate::plan::model::{DocKind, Generation, Manifest, SchemaId, State};
 use crate::store::{ReadFailure, read_artifact, sha256_hex};
-use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -307,9 +306,8 @@ pub fn built_state(
     }
 }
 
-/// [`state_from_bytes`] through the schema validator, each task parsed, checked, typed and freed
-/// in turn: the same verdicts and findings as checking the whole document, without building the
-/// whole document as one tree of JSON values (a 10,000-task state: ~45 MB, half the time).
+/// [`state_from_bytes`] through the schema validator: the whole document parsed, checked
+/// against its schema (every violation reported) and typed.
 pub fn state_from_bytes_by_schema(
     path: &Path,
     bytes: Vec<u8>,
@@ -319,71 +317,7 @@ pub fn state_from_bytes_by_schema(
 }
 
 fn typed_state_by_schema(path: &Path, bytes: &[u8]) -> Result<(Generation, State), Vec<Finding>> {
-    let file = path.display().to_string();
-    let not_json = |e: crate::plan::json::JsonError| {
-        vec![Finding::error(Code::NotJson, &file, e.message).at(e.path)]
-    };
-    let shell = crate::profile::time("parse shell", || {
-        crate::plan::json::parse_strict_shell(bytes)
-    })
-    .map_err(not_json)?;
-    let generation = generation_of(path, &shell.value, DocKind::State)?;
-    let Some(raw_tasks) = shell.tasks else {
-        // `tasks` is not an array: the whole schema reports it.
-        let value = shell.value;
-        return type_checked(path, value, DocKind::State, generation).map(|s| (generation, s));
-    };
-    // A task that is not strict JSON makes the document not JSON: report that alone, as the
-    // whole-document reader would.
-    let mut task_values = Vec::new();
-    let mut findings: Vec<Finding> = Vec::new();
-    let mut tasks = Vec::with_capacity(raw_tasks.len());
-    for (index, raw) in raw_tasks.iter().enumerate() {
-        let at = format!("$.tasks[{index}]");
-        let parsing = crate::profile::now();
-        let value =
-            crate::plan::json::parse_task_text(shell.text, raw.get(), &at).map_err(not_json)?;
-        crate::profile::add("parse tasks", parsing);
-        let checking = crate::profile::now();
-        let violations = crate::plan::schemas::validate_task(generation, &value, index);
-        crate::profile::add("schema tasks", checking);
-        if !violations.is_empty() {
-            findings.extend(
-                violations
-                    .into_iter()
-                    .map(|v| Finding::error(Code::SchemaViolation, &file, v.message).at(v.path)),
-            );
-            continue;
-        }
-        let typing = crate::profile::now();
-        match crate::plan::model::Task::deserialize(&value) {
-            Ok(task) => tasks.push(task),
-            Err(_) => task_values.push((index, value)),
-        }
-        crate::profile::add("type tasks", typing);
-    }
-    let shell_findings: Vec<Finding> =
-        crate::plan::schemas::validate_state_shell(generation, &shell.value)
-            .into_iter()
-            .map(|v| Finding::error(Code::SchemaViolation, &file, v.message).at(v.path))
-            .collect();
-    let mut all = shell_findings;
-    all.extend(findings);
-    if !all.is_empty() {
-        return Err(all);
-    }
-    if let Some((index, value)) = task_values.into_iter().next() {
-        let at = format!("$.tasks[{index}]");
-        return Err(vec![typing_finding::<crate::plan::model::Task>(
-            &file, &at, &value,
-        )]);
-    }
-    let mut value = shell.value;
-    value["tasks"] = Value::Array(Vec::new());
-    let mut state: State = State::deserialize(&value)
-        .map_err(|_| vec![typing_finding::<State>(&file, "$", &value)])?;
-    state.tasks = tasks;
-    Ok((generation, state))
+    typed_value(path, parse_value(path, bytes)?, DocKind::State)
 }
 
 /// Why `value` cannot be typed as `T`, as a finding whose path is under `prefix`. Typing runs
