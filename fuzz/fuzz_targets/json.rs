@@ -1,5 +1,5 @@
 //! The strict JSON reader on arbitrary bytes, as dwp reads state.json and manifest.json: the
-//! strict parser (`dwp::plan::json::parse_strict`), the state reader that parses one task at a time
+//! strict parser (`dwp::plan::json::parse_strict`), the state reader
 //! (`dwp::plan::state_from_bytes`), the manifest reader (`dwp::plan::from_value`) and the
 //! invariants run on whatever they type. None of them may panic.
 
