@@ -40,7 +40,8 @@ pub struct LoadedPlan {
     readme: OnceCell<Readme>,
     markdown: OnceCell<PlanMarkdown>,
     files: RefCell<HashMap<PathBuf, FileRead>>,
-    /// What files the plan now holds as a change will leave them held before ([`LoadedPlan::set_file`]).
+    /// What a file held before [`LoadedPlan::set_file`] set it as a change leaves it (for the
+    /// change's preview).
     originals: HashMap<PathBuf, FileRead>,
     places: RefCell<HashMap<PathBuf, Place>>,
     entries: RefCell<HashMap<PathBuf, Option<Entry>>>,
@@ -360,5 +361,57 @@ impl LoadedPlan {
         *self
             .in_git
             .get_or_init(|| store::in_git_work_tree(&self.paths.dir))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan_folder() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("README.md"),
+            "# Plan\n\n- [ ] Task 1: One\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("PROGRESS.md"), "# Progress\n").unwrap();
+        dir
+    }
+
+    /// A file is read once per command: a later read gets the bytes of the first, even when the
+    /// file changed on disk meanwhile (what the checks judged is what the command digests).
+    #[test]
+    fn a_file_is_read_once_and_kept() {
+        let dir = plan_folder();
+        let plan = LoadedPlan::open(dir.path());
+        let progress = dir.path().join("PROGRESS.md");
+        let first = plan.read(&progress);
+        std::fs::write(&progress, "# Progress\n- edited\n").unwrap();
+        let second = plan.read(&progress);
+        assert!(Rc::ptr_eq(&first, &second));
+        assert_eq!(second.as_ref().as_ref().unwrap(), b"# Progress\n");
+        assert_eq!(plan.readme_text().unwrap(), "# Plan\n\n- [ ] Task 1: One\n");
+    }
+
+    /// A file a change sets is what the plan judges from then on (its README parsed again), and
+    /// what it held before is what the change's preview starts from.
+    #[test]
+    fn a_file_set_by_a_change_is_judged_and_its_original_previewed() {
+        let dir = plan_folder();
+        let mut plan = LoadedPlan::open(dir.path());
+        let readme = dir.path().join("README.md");
+        assert!(!plan.readme().unwrap().index[0].marker.is_done());
+        plan.set_file(&readme, b"# Plan\n\n- [x] Task 1: One\n".to_vec());
+        assert!(plan.readme().unwrap().index[0].marker.is_done());
+        assert_eq!(
+            plan.current_bytes(&readme).unwrap().unwrap(),
+            b"# Plan\n\n- [ ] Task 1: One\n"
+        );
+        assert_eq!(
+            std::fs::read(&readme).unwrap(),
+            b"# Plan\n\n- [ ] Task 1: One\n",
+            "nothing is written"
+        );
     }
 }

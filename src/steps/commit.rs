@@ -146,16 +146,6 @@ impl Change {
         self.edits = edits;
     }
 
-    /// The bytes this change writes to `path`, if it replaces it.
-    pub fn written(&self, path: &Path) -> Option<&[u8]> {
-        self.edits.iter().rev().find_map(|edit| match edit {
-            Edit::Write { path: p, bytes, .. } | Edit::NewFile { path: p, bytes } if p == path => {
-                Some(bytes.as_slice())
-            }
-            _ => None,
-        })
-    }
-
     /// What the change would write, as a unified diff per file named relative to the plan
     /// folder (a writer's `--dry-run`), each file's current bytes as `plan` read them.
     pub fn preview(&self, plan: &LoadedPlan) -> Result<String> {
@@ -250,7 +240,7 @@ fn carry_out_alone(dir: &Path, edit: &Edit) -> Result<()> {
         Edit::Write { path, bytes, .. } | Edit::NewFile { path, bytes } => {
             store::write_atomic(path, dir, bytes).map(|_| ())
         }
-        Edit::Append { path, line } => store::append_line(path, dir, line).map(|_| ()),
+        Edit::Append { path, line } => intent::append_unless_there(dir, path, line).map(|_| ()),
         Edit::CreateDir { path } => store::create_dir(path, dir),
         Edit::Remove { path, .. } => store::remove_file(path, dir).map(|_| ()),
     }
@@ -345,4 +335,85 @@ pub fn publish(planned: publication::Planned) -> Result<Publication> {
         recovered_from,
         findings: Vec::new(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn folder() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("state.json"), "old\n").unwrap();
+        std::fs::write(dir.path().join("PROGRESS.md"), "# Progress\n").unwrap();
+        dir
+    }
+
+    /// A change of a new folder, a new file and two edits lands whole, and leaves no record.
+    #[test]
+    fn a_change_lands_whole_and_leaves_no_record() {
+        let dir = folder();
+        let path = |name: &str| dir.path().join(name);
+        let mut change = Change::new(dir.path(), "dwp test");
+        change.create_dir(&path("gates"));
+        change.new_file(&path("gates/run.log"), vec![0xff, b'\n']);
+        change.write(&path("state.json"), Some(b"old\n"), b"new\n".to_vec());
+        change.append(&path("PROGRESS.md"), "- ran");
+        commit(change).unwrap();
+        assert_eq!(std::fs::read(path("gates/run.log")).unwrap(), [0xff, b'\n']);
+        assert_eq!(
+            std::fs::read_to_string(path("state.json")).unwrap(),
+            "new\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(path("PROGRESS.md")).unwrap(),
+            "# Progress\n- ran\n"
+        );
+        assert!(!path(intent::INTENT).exists());
+    }
+
+    /// A preview shows each edit as a diff from the file's bytes as the plan read them, and
+    /// writes nothing.
+    #[test]
+    fn a_preview_diffs_each_edit_and_writes_nothing() {
+        let dir = folder();
+        let plan = LoadedPlan::open(dir.path());
+        let mut change = Change::new(dir.path(), "dwp test");
+        change.write(
+            &dir.path().join("state.json"),
+            Some(b"old\n"),
+            b"new\n".to_vec(),
+        );
+        change.create_dir(&dir.path().join("gates"));
+        let preview = commit_or_preview(change, &plan, true).unwrap().unwrap();
+        assert!(
+            preview.contains("-old") && preview.contains("+new"),
+            "{preview}"
+        );
+        assert!(preview.contains("+ folder gates/"), "{preview}");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("state.json")).unwrap(),
+            "old\n"
+        );
+        assert!(!dir.path().join("gates").exists());
+    }
+
+    /// An edit outside the plan folder is refused, not written.
+    #[test]
+    fn an_edit_outside_the_plan_folder_is_refused() {
+        let dir = folder();
+        let outside = tempfile::tempdir().unwrap();
+        let mut change = Change::new(dir.path(), "dwp test");
+        change.write(
+            &dir.path().join("state.json"),
+            Some(b"old\n"),
+            b"new\n".to_vec(),
+        );
+        change.write(&outside.path().join("x"), None, b"x\n".to_vec());
+        assert!(commit(change).is_err());
+        assert!(!outside.path().join("x").exists());
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("state.json")).unwrap(),
+            "old\n"
+        );
+    }
 }

@@ -330,7 +330,7 @@ fn carry_out_fresh(plan_dir: &Path, step: &Step) -> Result<bool> {
 }
 
 /// Append `line` to the text file `path`, unless it ends with it already (one read).
-fn append_unless_there(plan_dir: &Path, path: &Path, line: &str) -> Result<bool> {
+pub(crate) fn append_unless_there(plan_dir: &Path, path: &Path, line: &str) -> Result<bool> {
     let text = match read_text(path, plan_dir) {
         Ok(text) => text,
         Err(ReadFailure::Missing) => String::new(),
