@@ -1,18 +1,18 @@
-//! `dwp run [PLAN] --task N -- COMMAND [ARG]...` (issue #17): dwp runs the agent's gate itself
+//! `dwp run [PLAN] --task N -- COMMAND [ARG]...`: dwp runs the agent's gate itself
 //! and records what it observed, so the record is no longer the agent's word.
 //!
 //! - The command is the one on the command line, never one stored in the plan (docs/DECISIONS.md,
 //!   "Observed gate evidence"): argv, no shell, in the current directory, with the minimal
 //!   environment of `loop prove` (`steps::command_env`) and a process-group timeout, its output
 //!   streamed to the caller's sink (the terminal's stderr) as it runs (`steps::process::run_teed`).
-//! - Everything the updater would refuse is refused before the command runs (a dry run of the
-//!   same update, without the lock), so a long gate is not run for nothing; the task must be
+//! - Everything the updater would refuse is refused before the command runs (the same update
+//!   planned, without the lock), so a long gate is not run for nothing; the task must be
 //!   in_progress, or blocked.
-//! - Once it ended, under the plan's lock: the log written to
-//!   `analysis_results/gates/task-N-<slug>-<time>.log` (bounded, the tail kept), then one gate
-//!   record through the guarded updater (compare-and-swap, the evidence rules). A refused
-//!   update removes the log again: nothing is left. Nothing is locked while the command runs,
-//!   so a dwp killed then leaves no lock and no record.
+//! - Once it ended, under the plan's lock: one change holding the log
+//!   (`analysis_results/gates/task-N-<slug>-<time>.log`, bounded, the tail kept) and its gate
+//!   record, planned by the guarded updater (compare-and-swap, the evidence rules). A refused
+//!   update writes nothing. Nothing is locked while the command runs, so a dwp killed then
+//!   leaves no lock and no record.
 
 use crate::error::{Error, Result};
 use crate::plan::LoadedPlan;
