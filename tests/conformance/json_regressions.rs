@@ -1,9 +1,8 @@
 //! The strict JSON reader and the hook payload reader never panic: every seed of their fuzz
-//! corpora (`fuzz/seeds/json/`, `fuzz/seeds/hook_payload/`) and every input kept under
-//! `fuzz/regressions/json/` and `fuzz/regressions/hook_payload/` is replayed on stable, in
-//! `cargo test`, through the same calls the fuzz targets make (`fuzz/fuzz_targets/json.rs`,
-//! `fuzz/fuzz_targets/hook_payload.rs`), so what `.ci/fuzz` has been fed or has found stays
-//! tested without it.
+//! corpora (`fuzz/seeds/json/`, `fuzz/seeds/hook_payload/`, where a crash the fuzzer finds is
+//! kept) is replayed on stable, in `cargo test`, through the same calls the fuzz targets make
+//! (`fuzz/fuzz_targets/json.rs`, `fuzz/fuzz_targets/hook_payload.rs`), so what `.ci/fuzz` has
+//! been fed stays tested without it.
 
 use crate::common::{files_under, fuzz_dir};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -31,14 +30,12 @@ fn read_payload(data: &[u8]) {
     let _ = dwp::commands::contract::payload::parse_stop(data);
 }
 
-/// Replay every file of `fuzz/seeds/<target>/` and `fuzz/regressions/<target>/` through `read`;
-/// panics listing every input that made it panic. Returns how many seeds there were.
+/// Replay every file of `fuzz/seeds/<target>/` through `read`; panics listing every input that
+/// made it panic. Returns how many seeds there were.
 fn replay(target: &str, read: fn(&[u8])) -> usize {
     let seeds = files_under(&fuzz_dir().join("seeds").join(target));
-    let kept = files_under(&fuzz_dir().join("regressions").join(target));
     let failures: Vec<String> = seeds
         .iter()
-        .chain(&kept)
         .filter_map(|path| {
             let bytes = std::fs::read(path).expect("read corpus file");
             catch_unwind(AssertUnwindSafe(|| read(&bytes)))

@@ -1,11 +1,10 @@
-//! The markdown reader never panics: every seed of the fuzz corpora (`fuzz/seeds/<target>/`)
-//! and every input kept under `fuzz/regressions/` is replayed through both `parse_readme` and
-//! `parse_task_file` on stable, in `cargo test`, so what the fuzzer (`.ci/fuzz`, cargo-fuzz) has
-//! been fed or has found stays tested without it. Inputs are bytes, read as lossy UTF-8, exactly
-//! as the fuzz targets read them.
+//! The markdown reader never panics: every seed of the fuzz corpora (`fuzz/seeds/<target>/`) is
+//! replayed through both `parse_readme` and `parse_task_file` on stable, in `cargo test`, so what
+//! the fuzzer (`.ci/fuzz`, cargo-fuzz) has been fed stays tested without it. Inputs are bytes,
+//! read as lossy UTF-8, exactly as the fuzz targets read them.
 //!
-//! A crash the fuzzer finds goes to `fuzz/regressions/<target>/` (the file) and, minimized, gets
-//! its own named test below.
+//! A crash the fuzzer finds is kept, minimized, as a seed of its target (`.ci/fuzz` says how),
+//! and gets its own named test below.
 
 use crate::common::{files_under, fuzz_dir};
 use dwp::plan::markdown::{parse_readme, parse_task_file};
@@ -77,12 +76,6 @@ fn every_seed_of_the_fuzz_corpora_parses_without_panicking() {
     );
     // Any other seed folder (a future target) is replayed too.
     replay(&seeds);
-}
-
-#[test]
-fn every_kept_fuzz_regression_parses_without_panicking() {
-    // Absent until the fuzzer finds something; then every file under it is replayed.
-    replay(&fuzz_dir().join("regressions"));
 }
 
 #[test]

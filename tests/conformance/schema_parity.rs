@@ -8,8 +8,8 @@
 //! schema compiled with `dwp::plan::schemas::compile`, and by `dwp::plan::schemas::validate` (the path dwp
 //! itself takes). The tests are grouped by the rule their cases exercise.
 //!
-//! The reference schemas live outside the repository. Without them the parity tests are skipped
-//! with a note, except on CI (`CI=true`), where a missing reference is a failure.
+//! The reference schemas are the public ones, pinned byte for byte in `tests/data/public-schemas/`
+//! (tests/data/README.md says where they come from), so every clone checks the same thing.
 
 use dwp::plan::model::{DocKind, Generation, PlanFormat};
 use dwp::synth::SynthPlan;
@@ -755,24 +755,9 @@ fn build_corpus() -> Vec<Case> {
 // Judging
 // ---------------------------------------------------------------------------------------------
 
-/// The reference schema directory, or `None` (skip) when it is missing outside CI.
-fn reference_dir() -> Option<PathBuf> {
-    let dir = crate::common::repo_root().join("../shared/reference/schemas");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!(
-            "the reference schemas are missing at {} and CI=true: schema parity cannot be \
-             checked, and on CI that is a failure",
-            dir.display()
-        );
-    }
-    eprintln!(
-        "note: reference schemas not found at {}; schema parity test skipped",
-        dir.display()
-    );
-    None
+/// The public schemas the parity is held to, pinned in the repository.
+fn reference_dir() -> PathBuf {
+    crate::common::repo_root().join("tests/data/public-schemas")
 }
 
 fn read_json(path: &Path) -> Value {
@@ -854,7 +839,7 @@ impl Judges {
             let split = split_verdict(case.generation, &case.doc);
             if split != ours {
                 failures.push(format!(
-                    "{}: the whole schema finds it {}, the task-by-task check (dwp's loader) {}",
+                    "{}: the whole schema finds it {}, the task-by-task check (the writer's safety net) {}",
                     case.name,
                     verdict(ours),
                     verdict(split)
@@ -865,8 +850,8 @@ impl Judges {
     }
 }
 
-/// The verdict of dwp's state loader, which checks the document with its tasks apart and then
-/// each task on its own (`dwp::plan::schemas::validate_state_shell` / `validate_task`).
+/// The verdict of the writer's safety net for a state the typed checks leave to the schema, which
+/// checks the document with its tasks apart and then each task on its own (`dwp::plan::schemas::validate_state_shell` / `validate_task`).
 fn split_verdict(generation: Generation, doc: &Value) -> bool {
     let Some(tasks) = doc.get("tasks").and_then(Value::as_array) else {
         return dwp::plan::schemas::validate(DocKind::State, generation, doc).is_empty();
@@ -882,9 +867,7 @@ fn split_verdict(generation: Generation, doc: &Value) -> bool {
 
 /// Judge every case of `rule` and fail with the name of each case that went wrong.
 fn check_rule(rule: Rule) {
-    let Some(dir) = reference_dir() else {
-        return;
-    };
+    let dir = reference_dir();
     let cases: Vec<&Case> = corpus().iter().filter(|c| c.rule == rule).collect();
     assert!(!cases.is_empty(), "the corpus has no {rule:?} case");
     static JUDGES: OnceLock<Judges> = OnceLock::new();
