@@ -26,6 +26,7 @@ use crate::plan::markdown::{self, TaskRecord};
 use crate::plan::model::{State, Task, TaskStatus};
 use crate::plan::records::{TaskSource, read_task_source};
 use crate::steps::commit::{Change, commit_or_preview};
+use crate::steps::publication;
 use crate::steps::updater::{self, UpdateRequest};
 use crate::store;
 use serde::Serialize;
@@ -145,9 +146,12 @@ pub struct AmendOutcome {
     pub status: TaskStatus,
     pub state_changed: bool,
     pub sha256: String,
-    /// Where the receipt of a published plan that the amendment reopened was moved.
+    /// Where the receipt of a published plan the amendment changed was moved.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub superseded_receipt: Option<String>,
+    /// A plan still completed once its receipt moved aside: the command that publishes it again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub republish: Option<String>,
     /// `--dry-run`: nothing was written; `diff` is what would have been.
     pub dry_run: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -197,12 +201,14 @@ fn amend_under_lock(plan: &mut LoadedPlan, request: &AmendRequest) -> Result<Ame
     if let Some(planned) = &planned {
         change.extend(planned.change.clone());
     }
-    let superseded = if state.status == crate::plan::model::PlanStatus::Completed && reopens {
-        supersede_receipt(&mut change, plan)?
+    // A published plan the amendment changes is no longer what its receipt describes.
+    let superseded = if publication::is_published(plan, &state) {
+        publication::supersede_receipt(&mut change, plan)?
     } else {
         None
     };
     let diff = commit_or_preview(change, plan, request.dry_run)?;
+    let republish = (superseded.is_some() && !reopens).then(|| publication::republish_hint(plan));
     let (status, state_changed, sha256) = match planned {
         Some(done) => (
             done.outcome.status,
@@ -225,30 +231,10 @@ fn amend_under_lock(plan: &mut LoadedPlan, request: &AmendRequest) -> Result<Ame
         state_changed,
         sha256,
         superseded_receipt: superseded,
+        republish,
         dry_run: request.dry_run,
         diff,
     })
-}
-
-/// A published plan that an amendment reopens is no longer what its receipt describes: the
-/// receipt moves aside, kept as history (`FINALIZATION.superseded.<time>.json`), and a new one
-/// is written when the plan is published again. Returns where it went.
-fn supersede_receipt(change: &mut Change, plan: &LoadedPlan) -> Result<Option<String>> {
-    let receipt = plan.dir().join(crate::rules::receipt::RECEIPT);
-    let read = plan.read(&receipt);
-    let bytes = match &*read {
-        Ok(bytes) => bytes,
-        Err(store::ReadFailure::Missing) => return Ok(None),
-        Err(failure) => return Err(failure.clone_kind().into_error("read", &receipt)),
-    };
-    let stamp: String = clock::now_rfc3339()
-        .chars()
-        .filter(char::is_ascii_alphanumeric)
-        .collect();
-    let aside = format!("analysis_results/FINALIZATION.superseded.{stamp}.json");
-    change.write(&plan.dir().join(&aside), None, bytes.clone());
-    change.remove(&receipt, bytes);
-    Ok(Some(aside))
 }
 
 /// Today's date (UTC) by the one clock.

@@ -135,6 +135,16 @@ fn approve_under_lock(plan: &LoadedPlan, request: &ApproveRequest) -> Result<App
     let state_changes = state.approval != Some(wanted);
     let changed = state_changes || edit.kind != ReadmeEdit::Unchanged;
 
+    if changed && crate::steps::publication::is_published(plan, state) {
+        return Err(Error::rejected(
+            plan_dir.join(crate::rules::receipt::RECEIPT).display().to_string(),
+            "the plan is published: an approval is recorded before the work, and this one would change files its receipt covers",
+        )
+        .with_hint(format!(
+            "a published plan keeps the approval it was published with; `dwp status {}` shows it",
+            crate::term::shell_word(&plan_dir.display().to_string())
+        )));
+    }
     let bytes = if state_changes {
         crate::steps::writer::refuse_clock_behind(state, &loaded.file, &now)?;
         let mut next = state.clone();

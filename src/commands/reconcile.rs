@@ -98,6 +98,12 @@ pub struct ReconcileReport {
     pub new_sha256: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
+    /// Where the receipt of a published plan whose state changed was moved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub superseded_receipt: Option<String>,
+    /// The plan still completed once its receipt moved aside: the command that publishes it again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub republish: Option<String>,
     /// README path, for findings and messages.
     #[serde(skip)]
     pub readme: String,
@@ -173,6 +179,7 @@ fn reconcile_plan(plan: &LoadedPlan, request: &ReconcileRequest) -> Result<Recon
         .then(|| crate::diff::unified_diff(&loaded.bytes, &bytes, &loaded.file))
         .filter(|d| !d.is_empty());
     let mut written = false;
+    let (mut superseded, mut republish) = (None, None);
     if request.write && bytes != loaded.bytes {
         crate::steps::writer::refuse_clock_behind(&loaded.doc, &loaded.file, &now)?;
         crate::steps::writer::check_before_write(state_path, &bytes, "the regenerated state")?;
@@ -184,6 +191,13 @@ fn reconcile_plan(plan: &LoadedPlan, request: &ReconcileRequest) -> Result<Recon
             &plan_dir.join("PROGRESS.md"),
             &progress_entry(&now, &changes, &desync),
         );
+        // A published plan whose state changes is no longer what its receipt describes.
+        if crate::steps::publication::is_published(plan, &loaded.doc) {
+            superseded = crate::steps::publication::supersede_receipt(&mut write, plan)?;
+            republish = (superseded.is_some()
+                && next.status == crate::plan::model::PlanStatus::Completed)
+                .then(|| crate::steps::publication::republish_hint(plan));
+        }
         match commit_or_preview(write, plan, request.dry_run)? {
             Some(preview) => diff = Some(preview),
             None => written = true,
@@ -210,6 +224,8 @@ fn reconcile_plan(plan: &LoadedPlan, request: &ReconcileRequest) -> Result<Recon
         old_sha256: loaded.sha256.clone(),
         new_sha256: store::sha256_hex(on_disk),
         diff,
+        superseded_receipt: superseded,
+        republish,
         readme: md.readme_path.display().to_string(),
     })
 }

@@ -30,6 +30,7 @@ use crate::error::{Error, Result};
 use crate::findings::{Code, Finding, Severity};
 use crate::plan::model::{Checkpoint, Field, PlanStatus, State, TaskStatus};
 use crate::plan::{self, Loaded, LoadedPlan};
+use crate::steps::commit::Change;
 use crate::store::{self, lock_dir as lock};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -508,6 +509,43 @@ pub(crate) fn reverify(
         );
     }
     findings
+}
+
+/// Whether the plan is published: its state completed and its receipt in place. A writer that
+/// changes a file the receipt covers moves it aside in the same change ([`supersede_receipt`]).
+pub fn is_published(plan: &LoadedPlan, state: &State) -> bool {
+    state.status == PlanStatus::Completed
+        && plan.place(&plan.dir().join(crate::rules::receipt::RECEIPT)) != store::Place::Missing
+}
+
+/// A published plan that a change edits is no longer what its receipt describes: the receipt
+/// moves aside in the same change, kept as history (`FINALIZATION.superseded.<time>.json`), and
+/// `dwp finalize` writes a new one (the plan still completed, [`republish_hint`]) or does so once
+/// it is completed again. Returns where it went (`None`: there was no receipt).
+pub fn supersede_receipt(change: &mut Change, plan: &LoadedPlan) -> Result<Option<String>> {
+    let receipt = plan.dir().join(crate::rules::receipt::RECEIPT);
+    let read = plan.read(&receipt);
+    let bytes = match &*read {
+        Ok(bytes) => bytes,
+        Err(store::ReadFailure::Missing) => return Ok(None),
+        Err(failure) => return Err(failure.clone_kind().into_error("read", &receipt)),
+    };
+    let stamp: String = crate::clock::now_rfc3339()
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect();
+    let aside = format!("analysis_results/FINALIZATION.superseded.{stamp}.json");
+    change.write(&plan.dir().join(&aside), None, bytes.clone());
+    change.remove(&receipt, bytes);
+    Ok(Some(aside))
+}
+
+/// The command that publishes a completed plan again once its receipt moved aside.
+pub fn republish_hint(plan: &LoadedPlan) -> String {
+    format!(
+        "dwp finalize {}",
+        crate::term::shell_word(&plan.dir().display().to_string())
+    )
 }
 
 fn verdict_of(findings: &[Finding]) -> PublicationVerdict {

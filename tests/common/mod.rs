@@ -340,6 +340,13 @@ impl Plan {
         Plan { _root: root, dir }
     }
 
+    /// [`publishable`] in a temporary folder of its own.
+    pub fn publishable(name: &str, tasks: usize, format: PlanFormat) -> Plan {
+        let root = tempfile::tempdir().expect("temp dir");
+        let dir = publishable(root.path(), name, tasks, format);
+        Plan { _root: root, dir }
+    }
+
     /// `dwp COMMAND PLAN ARGS...` for `command` = `[COMMAND, ARGS...]`, at the test clock with no
     /// home directory; the output must be UTF-8.
     pub fn dwp(&self, command: &[&str]) -> Run {

@@ -1,6 +1,6 @@
 //! The commands that write a plan, through the real binary: one module per command (`amend`,
 //! `approve`, `finalize`, `lock`, `init`/`migrate`, `new`, `reconcile`, `run`, `update` and its
-//! `--tick`) and `--dry-run` across the multi-file writers.
+//! `--tick`) and `--dry-run` across the multi-file writers, and every writer on a published plan.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -12,6 +12,7 @@ mod finalize;
 mod lock;
 mod materialize;
 mod new;
+mod published;
 mod reconcile;
 mod run;
 mod tick;

@@ -241,11 +241,20 @@ pub(super) fn amend(out: &mut impl Write, outcome: &AmendOutcome, json: Option<S
         "task {} → {} · sha256 {}{change}",
         outcome.task, outcome.status, outcome.sha256
     );
-    if let Some(aside) = &outcome.superseded_receipt {
-        let _ = writeln!(
-            out,
-            "the plan is no longer completed: its publication receipt moved to {aside}; `dwp finalize` writes a new one when it is completed again"
-        );
+    match (&outcome.superseded_receipt, &outcome.republish) {
+        (Some(aside), Some(republish)) => {
+            let _ = writeln!(
+                out,
+                "the amendment changed files the publication receipt covers: it moved to {aside}; `{republish}` publishes the plan again"
+            );
+        }
+        (Some(aside), None) => {
+            let _ = writeln!(
+                out,
+                "the plan is no longer completed: its publication receipt moved to {aside}; `dwp finalize` writes a new one when it is completed again"
+            );
+        }
+        _ => {}
     }
 }
 
@@ -505,6 +514,16 @@ pub(super) fn reconcile(
             "reconciled: {} · state.json regenerated from the markdown · PROGRESS.md appended · sha256 {}",
             report.plan, report.new_sha256
         );
+        if let Some(aside) = &report.superseded_receipt {
+            let next = match &report.republish {
+                Some(republish) => format!("`{republish}` publishes the plan again"),
+                None => "`dwp finalize` writes a new one when it is completed again".to_owned(),
+            };
+            let _ = writeln!(
+                out,
+                "the state the publication receipt covers changed: the receipt moved to {aside}; {next}"
+            );
+        }
     } else if report.in_sync || write {
         let _ = writeln!(
             out,
