@@ -91,6 +91,9 @@ pub struct Summary {
     /// The writer lock, when one is held.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lock: Option<LockSummary>,
+    /// Why a state.json that is not DWP's was left aside (the plan is shown from its markdown).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ignored_state: Option<String>,
     /// The plan folder, for the commands a reader is shown.
     #[serde(skip)]
     pub dir: PathBuf,
@@ -130,7 +133,18 @@ pub fn summarize(target: &Path) -> Result<Summary> {
         return summarize_markdown(&plan_dir);
     }
     let plan = crate::plan::LoadedPlan::open_with_state(&plan_dir, &state_path);
-    let loaded: &Loaded<State> = crate::steps::writer::load_state_for_write(&plan, false)?;
+    let loaded: &Loaded<State> = match crate::steps::writer::load_state_for_write(&plan, false) {
+        Ok(loaded) => loaded,
+        // Not DWP's state at all: the plan is shown as one without a state layer, saying why.
+        Err(error) => match foreign_state(&plan) {
+            Some(why) => {
+                let mut summary = summarize_markdown(&plan_dir)?;
+                summary.ignored_state = Some(why);
+                return Ok(summary);
+            }
+            None => return Err(error),
+        },
+    };
     let state = &loaded.doc;
     let markdown = plan.markdown().ok();
     // The task being worked on: none once the plan is completed; else the checkpoint's task while
@@ -176,8 +190,30 @@ pub fn summarize(target: &Path) -> Result<Summary> {
                 holder: info.describe(),
                 gone: info.liveness.is_gone(),
             }),
+        ignored_state: None,
         dir: plan_dir,
     })
+}
+
+/// Why the plan's state.json is not a DWP state layer at all (a JSON document that names no DWP
+/// plan-state schema, such as a state file another tool invented), or `None`: it is DWP's, valid
+/// or not, and a problem with it is an error of its own.
+fn foreign_state(plan: &crate::plan::LoadedPlan) -> Option<String> {
+    use crate::plan::model::SchemaId;
+    let read = plan.read(&plan.paths.state);
+    let bytes = read.as_ref().as_ref().ok()?;
+    let document = crate::plan::json::parse_strict(bytes).ok()?;
+    let why = match document.get("schema") {
+        None => "it names no `schema`".to_owned(),
+        Some(serde_json::Value::String(url)) if SchemaId::parse(url) == SchemaId::Unknown => {
+            format!("its `schema` `{url}` is not a DWP plan state")
+        }
+        Some(serde_json::Value::String(_)) => return None,
+        Some(other) => format!("its `schema` is {other}, not a DWP plan-state URL"),
+    };
+    Some(format!(
+        "state.json is not a DWP state layer ({why}): shown from the markdown; `dwp verify` judges the file"
+    ))
 }
 
 /// A plan without state.json, from its markdown: each task's status is its box (checked:
@@ -232,6 +268,7 @@ fn summarize_markdown(plan_dir: &Path) -> Result<Summary> {
         tasks,
         desync: Some(crate::rules::desync::markdown_desync(&md)),
         lock: None,
+        ignored_state: None,
         dir: plan_dir.to_path_buf(),
     })
 }

@@ -400,3 +400,59 @@ fn snapshot_status_with_colour_always() {
     );
     insta::assert_snapshot!("status_blocked_colour", stdout.replace('\u{1b}', "<ESC>"));
 }
+
+/// A state.json that is not DWP's at all (an agent invented `{"tasks": {...}, "phases": ...}`)
+/// does not hide the plan: status shows it from the markdown and says why the file was left
+/// aside, while `dwp verify` still judges the file and fails.
+#[test]
+fn status_of_a_plan_with_a_foreign_state_json_shows_the_markdown_and_says_why() {
+    let (_root, dir) = written(SynthPlan::new("PLAN_status_foreign_state", 3).completed(1));
+    std::fs::remove_file(dir.join("manifest.json")).unwrap();
+    let invented = r#"{"tasks": {"1": {"status": "done"}, "2": {"status": "doing"}}, "phases": {"build": "ok"}}"#;
+    std::fs::write(dir.join("state.json"), invented).unwrap();
+    let human = status_of(&dir, &[]);
+    assert!(
+        human.contains("state.json is not a DWP state layer (it names no `schema`)"),
+        "{human}"
+    );
+    assert!(human.contains("1/3"), "the markdown's count: {human}");
+    let json: Value = serde_json::from_str(&status_of(&dir, &["--json"])).unwrap();
+    assert_eq!(json["source"], "markdown");
+    assert_eq!(json["completed"], 1);
+    assert!(
+        json["ignored_state"]
+            .as_str()
+            .unwrap()
+            .contains("names no `schema`")
+    );
+    let verify = dwp().arg("verify").arg(&dir).output();
+    assert_ne!(
+        verify.status.code(),
+        Some(0),
+        "verify still judges the file"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("state.json")).unwrap(),
+        invented
+    );
+}
+
+/// A state.json naming a schema that is not a DWP plan state is left aside the same way.
+#[test]
+fn status_of_a_plan_whose_state_names_another_schema_says_so() {
+    let (_root, dir) = written(SynthPlan::new("PLAN_status_other_schema", 2));
+    std::fs::write(
+        dir.join("state.json"),
+        r#"{"schema": "https://example.com/build-state.json", "steps": []}"#,
+    )
+    .unwrap();
+    let json: Value = serde_json::from_str(&status_of(&dir, &["--json"])).unwrap();
+    assert_eq!(json["source"], "markdown");
+    assert!(
+        json["ignored_state"]
+            .as_str()
+            .unwrap()
+            .contains("`https://example.com/build-state.json` is not a DWP plan state"),
+        "{json}"
+    );
+}

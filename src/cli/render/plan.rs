@@ -623,6 +623,9 @@ pub(super) fn status<W: Write>(
         if let Some(lock) = &summary.lock {
             document["lock"] = json!(lock);
         }
+        if let Some(why) = &summary.ignored_state {
+            document["ignored_state"] = json!(why);
+        }
         print_json(out, &document);
         return;
     }
@@ -684,7 +687,9 @@ pub(super) fn status<W: Write>(
         status_task_line(out, task, colour);
     }
     let _ = writeln!(out);
-    if summary.source == crate::commands::status::Source::Markdown {
+    if let Some(why) = &summary.ignored_state {
+        let _ = writeln!(out, "{why}");
+    } else if summary.source == crate::commands::status::Source::Markdown {
         let _ = writeln!(
             out,
             "no state layer: shown from the markdown (`dwp init` materializes manifest.json and state.json)"
