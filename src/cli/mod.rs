@@ -272,7 +272,8 @@ pub enum Command {
         /// directory is in, or with --all the repository it is in.
         #[arg(value_name = "PLAN")]
         targets: Vec<PathBuf>,
-        /// Verify every ROOT/.dwp/plans/PLAN_* (one ROOT, default: the repository this is in).
+        /// Verify every ROOT/.dwp/plans/PLAN_* and the PLAN_* folders nested in them (one ROOT,
+        /// default: the repository this is in).
         #[arg(long)]
         all: bool,
         /// Advisories count as failures.

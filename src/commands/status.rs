@@ -276,15 +276,23 @@ fn summarize_markdown(plan_dir: &Path) -> Result<Summary> {
 /// One line of `dwp status --all`: a plan folder and its summary, or why it could not be read.
 pub struct PlanLine {
     pub dir: PathBuf,
+    /// The folder under `.dwp/plans/`: `PLAN_outer/PLAN_inner` for a plan nested in another.
+    pub name: String,
     pub summary: Result<Summary>,
 }
 
 /// Summaries of every plan under `root`.
 pub fn summarize_all(root: &Path) -> Result<Vec<PlanLine>> {
+    let plans = root.join(".dwp").join("plans");
     Ok(crate::plan::plan_dirs(root)?
         .into_iter()
         .map(|dir| PlanLine {
             summary: summarize(&dir),
+            name: dir
+                .strip_prefix(&plans)
+                .unwrap_or(&dir)
+                .display()
+                .to_string(),
             dir,
         })
         .collect())

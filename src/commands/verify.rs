@@ -178,7 +178,7 @@ fn place_json_findings(plan: &LoadedPlan, findings: &mut [Finding]) {
     }
 }
 
-/// Every `ROOT/.dwp/plans/PLAN_*`, verified on both cores.
+/// Every `ROOT/.dwp/plans/PLAN_*` and the plan folders nested in them, verified on every core.
 pub fn verify_all(
     root: &Path,
     strict: Strictness,

@@ -435,9 +435,11 @@ pub fn refuse_while_finalizing(plan_dir: &Path) -> crate::Result<()> {
     Ok(())
 }
 
-/// Every plan under `ROOT/.dwp/plans/` (folders named `PLAN_*`), sorted by name.
+/// Every plan under `ROOT/.dwp/plans/` (folders named `PLAN_*`), sorted by name, each followed
+/// by the `PLAN_*` folders nested inside it (a sub-plan an agent made within a plan's folder), so
+/// `--all` names every one rather than skipping it in silence.
 pub fn plan_dirs(root: &Path) -> crate::Result<Vec<PathBuf>> {
-    use crate::store::{Entry, entry, list_entries};
+    use crate::store::{Entry, entry};
     let plans = root.join(".dwp").join("plans");
     if entry(&plans, root).is_ok_and(|e| e == Entry::Missing) {
         return Err(crate::Error::Usage(format!(
@@ -445,14 +447,41 @@ pub fn plan_dirs(root: &Path) -> crate::Result<Vec<PathBuf>> {
             plans.display()
         )));
     }
-    let mut names: Vec<String> = list_entries(&plans, root)?
+    let mut found = Vec::new();
+    for dir in plan_folders_in(&plans, root)? {
+        nested_plans(dir, root, 1, &mut found);
+    }
+    Ok(found)
+}
+
+/// The `PLAN_*` folders (not symlinks) directly inside `folder`, in natural order.
+fn plan_folders_in(folder: &Path, root: &Path) -> crate::Result<Vec<PathBuf>> {
+    use crate::store::{Entry, list_entries};
+    let mut names: Vec<String> = list_entries(folder, root)?
         .into_iter()
         .filter(|(name, kind)| name.starts_with("PLAN_") && *kind == Entry::Directory)
         .map(|(name, _)| name)
         .collect();
     names.sort_by(|a, b| natural_order(a, b));
-    Ok(names.into_iter().map(|name| plans.join(name)).collect())
+    Ok(names.into_iter().map(|name| folder.join(name)).collect())
 }
+
+/// Push `dir`, then the plan folders nested inside it, depth first. A folder that cannot be
+/// listed is still pushed (its verification says why); nesting deeper than
+/// `NESTED_PLAN_DEPTH` is not followed.
+fn nested_plans(dir: PathBuf, root: &Path, depth: usize, found: &mut Vec<PathBuf>) {
+    let inner = match depth < NESTED_PLAN_DEPTH {
+        true => plan_folders_in(&dir, root).unwrap_or_default(),
+        false => Vec::new(),
+    };
+    found.push(dir);
+    for nested in inner {
+        nested_plans(nested, root, depth + 1, found);
+    }
+}
+
+/// How deep `--all` looks for plans inside plans: real ones nest one level.
+const NESTED_PLAN_DEPTH: usize = 8;
 
 /// Names in the order people count: digit runs compared as numbers (`PLAN_p_2` before
 /// `PLAN_p_10`), the rest byte by byte.

@@ -253,3 +253,39 @@ fn a_plan_argument_that_names_nothing_is_one_problem_and_nothing_is_created() {
         assert!(!missing.exists(), "{args:?} created the plan folder");
     }
 }
+
+/// A plan folder nested inside a plan folder (as agents make a sub-plan for one task, with a
+/// README of headings and no task index) is named by `--all`, judged as a plan of its own,
+/// never skipped in silence.
+#[test]
+fn all_names_and_judges_a_plan_nested_inside_a_plan_folder() {
+    let (_root, repo) = repository();
+    let nested = plan(&repo).join("PLAN_task2_cli_tests");
+    std::fs::create_dir(&nested).unwrap();
+    std::fs::write(
+        nested.join("README.md"),
+        "# CLI tests for task 2\n\n## Tasks\n\n### Task 1: parser tests\n- **Tests:** ~10\n",
+    )
+    .unwrap();
+    let verify = dwp_in(&repo, &["--json", "verify", "--all"]);
+    let plans = verify.json()["plans"].as_array().unwrap().clone();
+    let names: Vec<&str> = plans.iter().map(|p| p["plan"].as_str().unwrap()).collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+    assert!(
+        names[1].ends_with("PLAN_first_plan/PLAN_task2_cli_tests"),
+        "the nested plan follows its parent: {names:?}"
+    );
+    assert_ne!(plans[1]["verdict"], "CONFORMANT", "{:?}", plans[1]);
+    assert_ne!(
+        verify.code, 0,
+        "a nested plan with no task index fails --all: {verify:?}"
+    );
+    let status = dwp_in(&repo, &["status", "--all"]);
+    assert_eq!(status.code, 0, "{status:?}");
+    let lines: Vec<&str> = status.stdout.lines().collect();
+    assert!(
+        lines[1].starts_with("PLAN_first_plan/PLAN_task2_cli_tests"),
+        "{}",
+        status.stdout
+    );
+}

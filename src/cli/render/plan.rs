@@ -769,7 +769,7 @@ pub(super) fn status_all(out: &mut impl Write, lines: &[PlanLine], json: Option<
         return;
     }
     for line in lines {
-        let name = line.dir.file_name().unwrap_or_default().to_string_lossy();
+        let name = &line.name;
         let _ = match &line.summary {
             Ok(s) => {
                 let current = s
