@@ -170,7 +170,7 @@ impl Error {
             Error::Rejected { hint, .. } => hint.clone(),
             Error::LockHeld { lock, live, .. } => {
                 let plan = match lock.parent() {
-                    Some(dir) if !dir.as_os_str().is_empty() => dir.display().to_string(),
+                    Some(dir) if !dir.as_os_str().is_empty() => crate::term::path_word(dir),
                     _ => ".".to_owned(),
                 };
                 let retry = match can_wait {

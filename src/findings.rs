@@ -21,6 +21,11 @@ macro_rules! codes {
                 match self { $(Code::$variant => $number),+ }
             }
 
+            /// The code's position in [`Code::ALL`] (declaration order).
+            pub fn index(self) -> usize {
+                self as usize
+            }
+
             /// One line saying what the code means.
             pub fn summary(self) -> &'static str {
                 match self { $(Code::$variant => $summary),+ }
@@ -263,6 +268,13 @@ mod tests {
         assert_eq!(numbers.len(), Code::ALL.len());
         assert_eq!(Code::Unreadable.id(), "DWP001");
         assert_eq!(Code::Timestamp.to_string(), "DWP032");
+    }
+
+    #[test]
+    fn a_codes_index_is_its_position_in_all_the_sarif_rule_index() {
+        for (position, code) in Code::ALL.iter().enumerate() {
+            assert_eq!(code.index(), position, "{code:?}");
+        }
     }
 
     #[test]

@@ -34,6 +34,12 @@ pub fn inert_line(text: &str) -> Cow<'_, str> {
     escape(text, is_active)
 }
 
+/// A path as one word of a shell command line ([`shell_word`]): the plan folder a hint's `dwp
+/// ...` command names, so that the command runs as printed (`PLAN_a b`, `PLAN_a${IFS}b`).
+pub fn path_word(path: &std::path::Path) -> String {
+    shell_word(&path.display().to_string()).into_owned()
+}
+
 /// `text` as one word of a POSIX shell command line, so a `dwp ...` line dwp prints runs as
 /// printed: as it is when it needs no quoting, else in double quotes when nothing in it is
 /// special there, else in single quotes (a `'` written `'\''`).

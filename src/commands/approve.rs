@@ -121,7 +121,7 @@ fn approve_under_lock(plan: &LoadedPlan, request: &ApproveRequest) -> Result<App
             Some(_) => e,
             None => e.with_hint(format!(
                 "finish the materialization (or the promotion) first; `dwp verify {}` lists what it lacks",
-                plan_dir.display()
+                crate::term::path_word(plan_dir)
             )),
         }
     })?;
@@ -142,7 +142,7 @@ fn approve_under_lock(plan: &LoadedPlan, request: &ApproveRequest) -> Result<App
         )
         .with_hint(format!(
             "a published plan keeps the approval it was published with; `dwp status {}` shows it",
-            crate::term::shell_word(&plan_dir.display().to_string())
+            crate::term::path_word(plan_dir)
         )));
     }
     let bytes = if state_changes {

@@ -11,6 +11,7 @@ use crate::steps::publication::{
     Candidate, Checked, MARKER, Publication, default_candidate, plan_publication, plan_recovery,
 };
 use crate::store;
+use crate::term::path_word;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -62,7 +63,7 @@ fn name_recovery(error: Error, plan_dir: &Path) -> Error {
     if marked && matches!(error, Error::Io { .. }) {
         let hint = format!(
             "the publication stopped after its marker was written: once the cause is fixed, `dwp finalize --recover {}` completes it",
-            plan_dir.display()
+            crate::term::path_word(plan_dir)
         );
         return error.with_hint(hint);
     }
@@ -117,11 +118,11 @@ pub fn check(target: &Path) -> Result<Vec<Finding>> {
     if plan.place(&receipt) == store::Place::Missing {
         // Nothing was published, so nothing "changed since publication".
         let hint = if state.doc.status == PlanStatus::Completed {
-            format!("publish it with `dwp finalize {}`", plan_dir.display())
+            format!("publish it with `dwp finalize {}`", path_word(plan_dir))
         } else {
             format!(
                 "there is nothing to check until it is published: complete its tasks, then `dwp finalize {}`",
-                plan_dir.display()
+                path_word(plan_dir)
             )
         };
         return Err(Error::rejected(

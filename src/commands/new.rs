@@ -93,7 +93,7 @@ pub fn new(target: &Path, request: &NewRequest) -> Result<NewOutcome> {
         )
         .with_hint(format!(
             "name a folder that does not exist yet; if this one is a plan, `dwp next {}` says what comes next in it",
-            shell_word(&target.display().to_string())
+            crate::term::path_word(target)
         )));
     }
     let staging = store::staging::begin(target)?;

@@ -176,7 +176,7 @@ fn check_request(request: &RunRequest) -> Result<String> {
 fn task_to_run(plan: &LoadedPlan, task: Option<u64>) -> Result<u64> {
     let plan_dir = plan.dir();
     let state = &crate::steps::writer::load_state_for_write(plan, true)?.doc;
-    let plan = plan_dir.display();
+    let plan = crate::term::path_word(plan_dir);
     let id = match task {
         Some(id) => id,
         None => {
@@ -226,7 +226,7 @@ fn task_to_run(plan: &LoadedPlan, task: Option<u64>) -> Result<u64> {
 /// A gate is observed for a task at work: in_progress, or blocked (a re-run that resolves
 /// nothing by itself).
 fn require_runnable(state: &crate::plan::model::State, id: u64, plan_dir: &Path) -> Result<()> {
-    let plan = plan_dir.display();
+    let plan = crate::term::path_word(plan_dir);
     let Some(task) = state.task(id) else {
         return Err(Error::rejected(
             "--task",

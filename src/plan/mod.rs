@@ -429,7 +429,7 @@ pub fn refuse_while_finalizing(plan_dir: &Path) -> crate::Result<()> {
         )
         .with_hint(format!(
             "inspect it, then run `dwp finalize {} --recover` against the same candidate",
-            plan_dir.display()
+            crate::term::path_word(plan_dir)
         )));
     }
     Ok(())

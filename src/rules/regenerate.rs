@@ -109,11 +109,12 @@ pub fn regenerate(
             )
             .with_hint(format!(
                 "publish with `dwp finalize {}` (a refusal lists what it still needs)",
-                md.readme_path
-                    .parent()
-                    .filter(|dir| !dir.as_os_str().is_empty())
-                    .unwrap_or(std::path::Path::new("."))
-                    .display()
+                crate::term::path_word(
+                    md.readme_path
+                        .parent()
+                        .filter(|dir| !dir.as_os_str().is_empty())
+                        .unwrap_or(std::path::Path::new("."))
+                )
             )));
         }
         let last = next.tasks.last().map_or(0, |t| t.id);

@@ -542,10 +542,7 @@ pub fn supersede_receipt(change: &mut Change, plan: &LoadedPlan) -> Result<Optio
 
 /// The command that publishes a completed plan again once its receipt moved aside.
 pub fn republish_hint(plan: &LoadedPlan) -> String {
-    format!(
-        "dwp finalize {}",
-        crate::term::shell_word(&plan.dir().display().to_string())
-    )
+    format!("dwp finalize {}", crate::term::path_word(plan.dir()))
 }
 
 fn verdict_of(findings: &[Finding]) -> PublicationVerdict {

@@ -338,7 +338,7 @@ fn check_preconditions(plan: &LoadedPlan, loaded: &Loaded<State>) -> Result<()> 
         )
         .with_hint(format!(
             "record the user's approval: `dwp approve {} --by NAME` (state.json and the README's Approval row together)",
-            plan.dir().display()
+            crate::term::path_word(plan.dir())
         )));
     }
     Ok(())

@@ -118,7 +118,7 @@ pub fn load_state_for_write(plan: &LoadedPlan, invariants: bool) -> crate::Resul
         )
         .with_hint(format!(
             "materialize it from the markdown with `dwp init {}`",
-            plan_dir.display()
+            crate::term::path_word(plan_dir)
         )));
     }
     let loaded = plan.state().map_err(|findings| {

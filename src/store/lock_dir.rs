@@ -466,7 +466,7 @@ pub fn recover(
 fn recovery_grounds(info: &LockInfo, older_than: Option<Duration>, force: bool) -> Result<String> {
     let refuse = |why: String| Error::rejected(info.path.display().to_string(), why);
     let plan = match info.path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir.display().to_string(),
+        Some(dir) if !dir.as_os_str().is_empty() => crate::term::path_word(dir),
         _ => ".".to_owned(),
     };
     if force && info.liveness != Liveness::Alive {

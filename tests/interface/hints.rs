@@ -364,3 +364,73 @@ fn every_hinted_command_runs_on_a_copy_of_its_fixture() {
         wrong.join("\n")
     );
 }
+
+/// The backticked `dwp ...` command of `hint`, as its text.
+fn hinted_line(hint: &str) -> &str {
+    let start = hint.find("`dwp ").expect("a `dwp ...` command") + 1;
+    let end = start + hint[start..].find('`').expect("closing backtick");
+    &hint[start..end]
+}
+
+/// A hint names the plan folder as one shell word (issue 14: `PLAN_a${IFS}b` was shown as
+/// `PLAN_ab`, and a folder with a space split in two), so its command runs as printed: through
+/// `sh -c`, by the shell a user pastes it into.
+#[test]
+fn a_hint_names_a_plan_folder_with_a_space_or_a_dollar_so_it_runs_as_printed() {
+    for name in ["PLAN_a b", "PLAN_a${IFS}b", "PLAN_it's $HOME"] {
+        // The plan's name (held to `PLAN_[a-z0-9_]`) is not its folder's: a folder is anything.
+        let mut plan = Plan::from_synth(SynthPlan::new("PLAN_quoted_folder", 5).completed(2));
+        let folder = plan.dir.with_file_name(name);
+        std::fs::rename(&plan.dir, &folder).unwrap();
+        plan.dir = folder;
+        let start = dwp()
+            .at(NOW)
+            .arg("update")
+            .arg(&plan.dir)
+            .args(["--task", "3", "--status", "in_progress"])
+            .run();
+        assert_eq!(start.code, 0, "{start:?}");
+        plan.edit_state(|state| {
+            state["tasks"][3]["status"] = "in_progress".into();
+            state["tasks"][3]["started_at"] = NOW.into();
+        });
+        // The hint that `PLAN` stands in for (substituted), and one formatted with the folder.
+        let order = verify_hint(&plan, "DWP036");
+        let parent = plan.dir.parent().unwrap();
+        let fixed = common::run_printed(hinted_line(&order), parent);
+        assert_eq!(fixed.code, 0, "{name}: {order}\n{fixed:?}");
+        let report = dwp()
+            .at(NOW)
+            .args(["--json", "verify"])
+            .arg(&plan.dir)
+            .run();
+        // Put in order; what is left is the folder's name, which no plan name can match (DWP030, manifest and state).
+        assert_eq!(
+            verify_codes(&report.json()),
+            ["DWP030"; 2],
+            "{name}: {}",
+            report.stdout
+        );
+
+        // A hint formatted with the folder itself: the lock of a dead writer, recovered.
+        let dead = dwp::store::lock_dir::try_acquire(&plan.path("state.json")).unwrap();
+        std::mem::forget(dead);
+        let owner = plan.path("state.json.lock/owner.json");
+        let mut record: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&owner).unwrap()).unwrap();
+        record["pid"] = 999_999_999u64.into();
+        std::fs::write(&owner, record.to_string()).unwrap();
+        let status = dwp().at(NOW).arg("status").arg(&plan.dir).run();
+        let line = status
+            .stdout
+            .lines()
+            .find(|l| l.contains("dwp lock recover"));
+        let line = line.unwrap_or_else(|| panic!("{name}: {status:?}"));
+        let recover = common::run_printed(hinted_line(line), parent);
+        assert_eq!(recover.code, 0, "{name}: {line}\n{recover:?}");
+        assert!(
+            !plan.path("state.json.lock").exists(),
+            "{name}: {recover:?}"
+        );
+    }
+}

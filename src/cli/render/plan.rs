@@ -138,7 +138,7 @@ pub(super) fn update(
         .collect();
     super::warn("update", &asserted);
     if outcome.markdown == Some(BoxNote::Unchecked) {
-        let plan = target.display();
+        let plan = crate::term::path_word(target);
         let id = outcome.task;
         super::warn(
             "update",
@@ -356,8 +356,8 @@ pub(super) fn init(out: &mut impl Write, outcome: &InitOutcome, json: Option<Sta
     if outcome.task_count > 0 && outcome.completed == outcome.task_count {
         let _ = writeln!(
             out,
-            "every box is checked: the plan is complete in the markdown. `dwp verify {}` lists what its publication still needs; `dwp finalize {}` publishes it with a receipt once it is conformant",
-            outcome.path, outcome.path
+            "every box is checked: the plan is complete in the markdown. `dwp verify {plan}` lists what its publication still needs; `dwp finalize {plan}` publishes it with a receipt once it is conformant",
+            plan = crate::term::shell_word(&outcome.path)
         );
     }
 }
@@ -539,7 +539,7 @@ pub(super) fn reconcile(
             true => String::new(),
             false => format!(
                 " (the markdown wins: `dwp reconcile {} --write` regenerates state.json)",
-                plan.display()
+                crate::term::path_word(plan)
             ),
         };
         let _ = writeln!(
@@ -661,7 +661,7 @@ pub(super) fn status<W: Write>(
         let gone = match lock.gone {
             true => format!(
                 "; its owner is gone: `dwp lock recover {}` removes it",
-                summary.dir.display()
+                crate::term::path_word(&summary.dir)
             ),
             false => String::new(),
         };
@@ -824,7 +824,10 @@ pub(super) fn verify(
         }
         Format::Sarif => {
             let cwd = std::env::current_dir().ok();
-            print_json(out, &super::sarif::log(reports, strict, cwd.as_deref()));
+            // Buffered: the serializer writes token by token, a log of many findings in one pass.
+            let mut buffered = std::io::BufWriter::with_capacity(1 << 16, &mut *out);
+            let _ = super::sarif::write_log(&mut buffered, reports, strict, cwd.as_deref())
+                .and_then(|()| buffered.flush());
         }
         Format::Human | Format::Markdown => {
             if reports.is_empty() {

@@ -6,7 +6,9 @@
 use crate::commands::verify::PlanReport;
 use crate::findings::{Code, Finding, Severity};
 use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
+use serde::{Serialize, Serializer};
 use serde_json::{Value, json};
+use std::io::{self, Write};
 use std::path::Path;
 
 /// The SARIF 2.1.0 schema's URI, as the standard names it.
@@ -30,31 +32,83 @@ const URI_PATH: &AsciiSet = &CONTROLS
     .add(b'|')
     .add(b'}');
 
-/// The SARIF log of `reports`; `strict` makes advisories errors, as it does for the verdict.
-pub fn log(reports: &[PlanReport], strict: bool, cwd: Option<&Path>) -> Value {
-    let rules: Vec<Value> = Code::ALL.iter().map(|code| rule(*code)).collect();
-    let results: Vec<Value> = reports
-        .iter()
-        .flat_map(|report| {
+/// Write the SARIF log of `reports` to `out`, result by result: a log of 100,000 findings is
+/// never held whole in memory. `strict` makes advisories errors, as it does for the verdict.
+pub fn write_log(
+    out: &mut impl Write,
+    reports: &[PlanReport],
+    strict: bool,
+    cwd: Option<&Path>,
+) -> io::Result<()> {
+    let results = Results {
+        reports,
+        strict,
+        cwd,
+    };
+    let log = Log {
+        schema: SARIF_SCHEMA,
+        version: "2.1.0",
+        runs: [SarifRun {
+            tool: Tool {
+                driver: Driver {
+                    name: "dwp",
+                    semantic_version: env!("CARGO_PKG_VERSION"),
+                    rules: Code::ALL.iter().map(|code| rule(*code)).collect(),
+                },
+            },
+            column_kind: "unicodeCodePoints",
+            results,
+        }],
+    };
+    serde_json::to_writer_pretty(&mut *out, &log)?;
+    writeln!(out)
+}
+
+#[derive(Serialize)]
+struct Log<'a> {
+    #[serde(rename = "$schema")]
+    schema: &'static str,
+    version: &'static str,
+    runs: [SarifRun<'a>; 1],
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SarifRun<'a> {
+    tool: Tool,
+    column_kind: &'static str,
+    results: Results<'a>,
+}
+
+#[derive(Serialize)]
+struct Tool {
+    driver: Driver,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Driver {
+    name: &'static str,
+    semantic_version: &'static str,
+    rules: Vec<Value>,
+}
+
+/// Every finding of every report, serialized one result at a time as the writer asks.
+struct Results<'a> {
+    reports: &'a [PlanReport],
+    strict: bool,
+    cwd: Option<&'a Path>,
+}
+
+impl Serialize for Results<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.reports.iter().flat_map(|report| {
             report
                 .findings
                 .iter()
-                .map(move |f| result(f, &report.plan, strict, cwd))
-        })
-        .collect();
-    json!({
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "dwp",
-                "semanticVersion": env!("CARGO_PKG_VERSION"),
-                "rules": rules,
-            }},
-            "columnKind": "unicodeCodePoints",
-            "results": results,
-        }],
-    })
+                .map(move |f| result(f, &report.plan, self.strict, self.cwd))
+        }))
+    }
 }
 
 fn rule(code: Code) -> Value {
@@ -77,7 +131,71 @@ fn rule(code: Code) -> Value {
     })
 }
 
-fn result(finding: &Finding, plan: &str, strict: bool, cwd: Option<&Path>) -> Value {
+/// One finding as a SARIF result: the fields in the order SARIF viewers show them.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SarifResult<'a> {
+    rule_id: String,
+    rule_index: usize,
+    level: &'static str,
+    message: Message,
+    locations: [Location<'a>; 1],
+    properties: Properties<'a>,
+}
+
+#[derive(Serialize)]
+struct Message {
+    text: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Location<'a> {
+    physical_location: PhysicalLocation,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    logical_locations: Option<[LogicalLocation<'a>; 1]>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PhysicalLocation {
+    artifact_location: ArtifactLocation,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    region: Option<Region>,
+}
+
+#[derive(Serialize)]
+struct ArtifactLocation {
+    uri: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Region {
+    start_line: usize,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LogicalLocation<'a> {
+    fully_qualified_name: &'a str,
+    kind: &'static str,
+}
+
+#[derive(Serialize)]
+struct Properties<'a> {
+    plan: &'a str,
+    severity: Severity,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    task: Option<u64>,
+}
+
+fn result<'a>(
+    finding: &'a Finding,
+    plan: &'a str,
+    strict: bool,
+    cwd: Option<&Path>,
+) -> SarifResult<'a> {
     let level = match finding.severity {
         Severity::Error => "error",
         Severity::Advisory if strict => "error",
@@ -88,30 +206,32 @@ fn result(finding: &Finding, plan: &str, strict: bool, cwd: Option<&Path>) -> Va
     if let Some(hint) = &finding.hint {
         text.push_str(&format!(" (hint: {hint})"));
     }
-    let mut physical = json!({"artifactLocation": {"uri": uri(&finding.file, cwd)}});
-    if let Some(line) = finding.line {
-        physical["region"] = json!({"startLine": line});
+    let location = Location {
+        physical_location: PhysicalLocation {
+            artifact_location: ArtifactLocation {
+                uri: uri(&finding.file, cwd),
+            },
+            region: finding.line.map(|start_line| Region { start_line }),
+        },
+        logical_locations: finding.path.as_deref().map(|path| {
+            [LogicalLocation {
+                fully_qualified_name: path,
+                kind: "member",
+            }]
+        }),
+    };
+    SarifResult {
+        rule_id: finding.code.id(),
+        rule_index: finding.code.index(),
+        level,
+        message: Message { text },
+        locations: [location],
+        properties: Properties {
+            plan,
+            severity: finding.severity,
+            task: finding.task,
+        },
     }
-    let mut location = json!({"physicalLocation": physical});
-    if let Some(path) = &finding.path {
-        location["logicalLocations"] = json!([{"fullyQualifiedName": path, "kind": "member"}]);
-    }
-    let rule_index = Code::ALL
-        .iter()
-        .position(|c| *c == finding.code)
-        .expect("every code is in Code::ALL");
-    let mut properties = json!({"plan": plan, "severity": finding.severity});
-    if let Some(task) = finding.task {
-        properties["task"] = json!(task);
-    }
-    json!({
-        "ruleId": finding.code.id(),
-        "ruleIndex": rule_index,
-        "level": level,
-        "message": {"text": text},
-        "locations": [location],
-        "properties": properties,
-    })
 }
 
 /// A relative URI for a file under `cwd` (or given relative), else a `file://` URI.

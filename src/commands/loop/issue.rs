@@ -162,7 +162,7 @@ pub fn load_checked(path: &Path, require_frozen: bool) -> Result<IssueList> {
     let contract = load(path)?;
     match &contract.digest {
         None if require_frozen => Err(super::rejected_at(path, "$.digest", "the contract is not frozen")
-            .with_hint(format!("freeze it at dispatch: `dwp loop freeze {}`", path.display()))),
+            .with_hint(format!("freeze it at dispatch: `dwp loop freeze {}`", crate::term::path_word(path)))),
         Some(digest) if *digest != contract.actual => Err(super::rejected_at(
             path,
             "$.outcomes",

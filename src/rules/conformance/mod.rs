@@ -324,7 +324,7 @@ pub fn markdown_only_rules(
         &dir,
         "the plan has no state layer (manifest.json, state.json)",
     )
-    .hint(format!("materialize it with `dwp init {dir}`"));
+    .hint(materialize_hint(plan.dir()));
     if plan.in_git_work_tree() {
         no_layer = no_layer.severity(Severity::Advisory);
         no_layer
@@ -435,10 +435,20 @@ pub fn no_such_plan(target: &Path) -> Finding {
     )
 }
 
+/// How a plan without a state layer gets one: `dwp init`, which takes the folder's name as the
+/// plan's, so a folder whose name is not a plan name is renamed first.
+fn materialize_hint(dir: &Path) -> String {
+    let name = dir.file_name().map(|n| n.to_string_lossy());
+    match name.is_some_and(|name| crate::plan::is_plan_name(&name)) {
+        true => format!("materialize it with `dwp init {}`", crate::term::path_word(dir)),
+        false => "rename the folder to a plan name (PLAN_ then 2 to 5 lower-case words joined by `_`), then run `dwp init` on it".to_owned(),
+    }
+}
+
 /// Write the finding's plan and task into its hint, where it says `PLAN` and `--task N`, so the
 /// command it names runs as printed.
 pub fn name_the_plan(findings: &mut [Finding], plan_dir: &Path) {
-    let plan = plan_dir.display().to_string();
+    let plan = crate::term::path_word(plan_dir);
     let plan_word = regex::Regex::new(r"\bPLAN\b").expect("a fixed pattern");
     for finding in findings {
         let Some(hint) = finding.hint.take() else {
@@ -450,7 +460,9 @@ pub fn name_the_plan(findings: &mut [Finding], plan_dir: &Path) {
                 .replace("--drop-task N", &format!("--drop-task {task}")),
             None => hint,
         };
-        finding.hint = Some(plan_word.replace_all(&hint, plan.as_str()).into_owned());
+        // NoExpand: a `$` in the folder's name is text, not a capture group reference.
+        let named = plan_word.replace_all(&hint, regex::NoExpand(&plan));
+        finding.hint = Some(named.into_owned());
     }
 }
 
@@ -1249,7 +1261,7 @@ const SAME_WRITE_SECONDS: i64 = 1;
 /// names the update that restores the order from this state.
 fn task_order(paths: &PlanPaths, state: &State, era: Era) -> Vec<Finding> {
     let file = paths.state.display().to_string();
-    let plan = paths.dir.display();
+    let plan = crate::term::path_word(&paths.dir);
     let mut findings = Vec::new();
     // `invariants::open_before` of each task in one pass: the first open task seen so far.
     let mut first_open: Option<&crate::plan::model::Task> = None;
@@ -1539,7 +1551,7 @@ fn interrupted_write(plan: &LoadedPlan) -> Option<Finding> {
         )
         .hint(format!(
             "every writer completes it before its own work: `dwp reconcile --write {}` does, then brings state.json in line with the markdown",
-            paths.dir.display()
+            crate::term::path_word(&paths.dir)
         )),
     )
 }
@@ -1557,4 +1569,21 @@ fn publication_rules(plan: &LoadedPlan) -> Vec<Finding> {
         ];
     }
     Vec::new()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A hint's `PLAN` becomes the folder as one shell word, a `$` in it text (the replacement
+    /// once read `$IFS` as a capture group and dropped it: `PLAN_a${IFS}b` shown as `PLAN_ab`).
+    #[test]
+    fn the_plan_a_hint_names_is_one_shell_word_with_its_dollar_kept() {
+        let mut findings = [
+            Finding::error(Code::InterruptedWrite, "f", "m").hint("run `dwp verify PLAN` again")
+        ];
+        name_the_plan(&mut findings, Path::new("/p/PLAN_a${IFS}b c"));
+        let hint = findings[0].hint.as_deref().unwrap();
+        assert_eq!(hint, "run `dwp verify '/p/PLAN_a${IFS}b c'` again");
+    }
 }
