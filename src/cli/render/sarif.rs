@@ -60,6 +60,7 @@ pub fn log(reports: &[PlanReport], strict: bool, cwd: Option<&Path>) -> Value {
 fn rule(code: Code) -> Value {
     let level = match code {
         Code::DeadLock
+        | Code::OrphanGateLog
         | Code::ApprovalPending
         | Code::ActiveBlocker
         | Code::NoStateLayer
