@@ -499,6 +499,14 @@ pub fn provenance_problems(gate: &Gate, task: Option<u64>, plan: &LoadedPlan) ->
         }
     };
     let mut problems = origin_problems(gate, task, &header, recorded.log);
+    if !is_as_written(&header, output, bytes) {
+        problems.push(format!(
+            "its log `{}` is not as dwp writes one: its header says {} bytes of output, and it keeps {}",
+            recorded.log,
+            header.total,
+            output.len()
+        ));
+    }
     if header.command != gate.command {
         problems.push(format!(
             "its log `{}` ran `{}`, not the recorded command",
@@ -577,6 +585,15 @@ fn origin_problems(gate: &Gate, task: Option<u64>, header: &LogHeader, log: &str
         ));
     }
     problems
+}
+
+/// Whether `bytes` are the log [`log_bytes`] writes for `header` and `output`: the header's
+/// byte count agrees with the output kept (all of it, or the last [`LOG_BOUND`] bytes of more),
+/// every line as dwp spells it.
+fn is_as_written(header: &LogHeader, output: &[u8], bytes: &[u8]) -> bool {
+    let kept = output.len() as u64;
+    let counted = kept == header.total || (kept == LOG_BOUND as u64 && header.total > kept);
+    counted && log_bytes(header, output) == bytes
 }
 
 /// Whether `log` is a name [`log_name`] gives a run of `task` that finished at `finished`

@@ -133,6 +133,29 @@ fn verify_tells_a_hand_written_observed_record_from_the_one_dwp_run_wrote() {
             .unwrap()
             .push(forged);
     });
+    // A log in dwp's place whose header miscounts the output it keeps.
+    let miscounted = format!(
+        "analysis_results/gates/task-2-sh-gate-sh-{}-2.log",
+        NOW.replace([':', '-'], "")
+    );
+    let evidence = hand_written_log(&plan, &miscounted);
+    let text = plan
+        .read(&miscounted)
+        .replace("output: 19 bytes", "output: 18 bytes");
+    plan.write(&miscounted, &text);
+    let evidence = evidence.replace(
+        evidence.rsplit("sha256=").next().unwrap(),
+        &format!("{})", common::sha256_hex(text.as_bytes())),
+    );
+    plan.edit_state(|state| {
+        let mut forged = real.clone();
+        forged["command"] = "sh gate.sh".into();
+        forged["evidence"] = evidence.into();
+        state["tasks"][1]["gates"]
+            .as_array_mut()
+            .unwrap()
+            .push(forged);
+    });
     let (run, report) = verify(&plan);
     assert_eq!(run.code, 1, "{}", run.stdout);
     let messages: Vec<&str> = findings(&report, "DWP068")
@@ -149,6 +172,11 @@ fn verify_tells_a_hand_written_observed_record_from_the_one_dwp_run_wrote() {
         says("is not where dwp keeps its logs (analysis_results/gates/"),
         "{messages:#?}"
     );
+    assert!(
+        says("its header says 18 bytes of output, and it keeps 19"),
+        "{messages:#?}"
+    );
+    assert_eq!(messages.len(), 4, "one finding per forgery: {messages:#?}");
 }
 
 #[test]
