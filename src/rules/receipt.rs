@@ -6,7 +6,8 @@
 //! manifest.json, analysis_results/SECURITY_REVIEW.md, analysis_results/SKILLS_CANDIDATES.md and
 //! every task file, each fed as the name, a NUL byte, then the file's bytes (or the literal
 //! `<absent>`), the reference's digest (docs/DECISIONS.md, "Publication and receipts"). `dwp finalize` writes
-//! receipts with this module; `dwp verify` checks them.
+//! receipts with this module; `dwp verify` checks them. A dwp receipt also lists every file
+//! under `analysis_results/` ([`results_files`]), so a file added there after publication shows.
 
 use crate::plan::LoadedPlan;
 use crate::plan::model::State;
