@@ -209,6 +209,25 @@ fn an_observed_log_deleted_or_replaced_by_a_symlink_is_not_conformant() {
             .contains("is a symlink"),
         "{report:#}"
     );
+
+    // The log where it was, its folder swapped for a link to a copy of it.
+    std::fs::remove_file(&path).unwrap();
+    std::fs::write(&path, &original).unwrap();
+    let gates = plan.path("analysis_results/gates");
+    let copy = plan.path("analysis_results/gates-copy");
+    std::fs::rename(&gates, &copy).unwrap();
+    std::os::unix::fs::symlink("gates-copy", &gates).unwrap();
+    let (run, report) = verify(&plan);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    let moved = findings(&report, "DWP037");
+    assert_eq!(moved.len(), 1, "{report:#}");
+    assert!(
+        moved[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("is reached through the symlink `analysis_results/gates`"),
+        "{report:#}"
+    );
 }
 
 #[test]

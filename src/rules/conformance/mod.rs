@@ -930,12 +930,16 @@ fn gone_log(
     covered: bool,
 ) -> Option<Finding> {
     let path = plan.dir().join(log);
-    let what = if plan.entry(&path) == Some(crate::store::Entry::Symlink) {
-        "is a symlink, not the file dwp wrote"
+    let what = if let Some(link) = symlink_on_the_way(plan, log) {
+        if link == log {
+            "is a symlink, not the file dwp wrote".to_owned()
+        } else {
+            format!("is reached through the symlink `{link}`, not the folder dwp wrote it in")
+        }
     } else {
         match plan.place(&path) {
-            crate::store::Place::Missing if !covered => "is missing",
-            crate::store::Place::Outside if !covered => "leads outside the plan folder",
+            crate::store::Place::Missing if !covered => "is missing".to_owned(),
+            crate::store::Place::Outside if !covered => "leads outside the plan folder".to_owned(),
             _ => return None,
         }
     };
@@ -950,6 +954,24 @@ fn gone_log(
         )
         .task(task),
     )
+}
+
+/// The first part of the relative path `log` (a folder on its way, or the log itself) that is
+/// a symlink: dwp writes its logs as regular files in real folders of the plan.
+fn symlink_on_the_way(plan: &LoadedPlan, log: &str) -> Option<String> {
+    let mut at = plan.dir().to_path_buf();
+    let mut walked = Vec::new();
+    for part in log.split('/').filter(|p| !p.is_empty() && *p != ".") {
+        if part == ".." {
+            return None;
+        }
+        at.push(part);
+        walked.push(part);
+        if plan.entry(&at) == Some(crate::store::Entry::Symlink) {
+            return Some(walked.join("/"));
+        }
+    }
+    None
 }
 
 /// DWP038 (advisory): every file under `analysis_results/gates/` that no gate record's `log=`
