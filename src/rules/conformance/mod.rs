@@ -874,18 +874,14 @@ pub fn observed_gate_rules(plan: &LoadedPlan, state: &State) -> Vec<Finding> {
             if let Err(failure) = &*plan.read(&path)
                 && failure.is_unverifiable()
             {
-                findings.push(
-                    unreadable_file(
-                        &path,
-                        mark.log,
-                        failure,
-                        &format!(
-                            "task {}'s gate `{}` was not checked against it",
-                            task.id, gate.command
-                        ),
-                    )
-                    .task(task.id),
+                // The OS refused: nothing is claimed either way (UNVERIFIED), never silence.
+                let message = format!(
+                    "{failure}, so task {}'s gate `{}` was not checked against it",
+                    task.id, gate.command
                 );
+                let repair =
+                    "let dwp read the log (its permissions), leaving its bytes as they are";
+                findings.push(unreadable(&path, message, repair, true).task(task.id));
                 continue;
             }
             for why in crate::rules::observed::provenance_problems(gate, Some(task.id), plan) {
