@@ -58,6 +58,8 @@ codes! {
     FormatDemoted = 34, "the state is lite but the manifest was created full: plans promote lite to full, never back";
     CompletedWithoutTime = 35, "a completed task has no `completed_at`";
     TaskOrder = 36, "a task is in progress, blocked or completed while an earlier task is neither completed nor skipped (tasks run in order)";
+    ObservedLogGone = 37, "a gate observed by dwp whose log is gone: missing, replaced by a symlink, or outside the plan folder";
+    OrphanGateLog = 38, "a log under analysis_results/gates/ that no gate record points at: a dwp run stopped before recording it (advisory)";
     StateAhead = 40, "state ahead: state.json says completed, the README box is unchecked (the state is stale)";
     MarkdownAhead = 41, "markdown ahead: the README box is checked, state.json does not say completed";
     TitleDrift = 42, "a task's title differs between the README index and state.json";

@@ -31,6 +31,7 @@ pub fn update_observing(
     request: &UpdateRequest,
     observed: &[ObservedRun],
 ) -> Result<(UpdateOutcome, Vec<WrittenLog>)> {
+    refuse_observed_mark(target, request)?;
     let resolved = resolve_commit(target, request);
     let request = resolved.as_ref().unwrap_or(request);
     check_request(request)?;
@@ -51,6 +52,31 @@ pub fn update_observing(
         planned.change.prepend(kept);
         Ok((commit_update(planned)?, logs))
     })
+}
+
+/// Only dwp writes the `(observed by dwp: ...)` mark, after running the command itself (`dwp
+/// run`, `--gates-from`): a `--gate` or `--gate-json` carrying it is the agent's word dressed
+/// as dwp's, refused before anything is locked or written.
+fn refuse_observed_mark(target: &Path, request: &UpdateRequest) -> Result<()> {
+    let marked = request.gates.iter().find(|gate| {
+        gate.evidence
+            .as_deref()
+            .is_some_and(|e| e.contains(crate::rules::observed::MARK.trim_start()))
+    });
+    let Some(gate) = marked else {
+        return Ok(());
+    };
+    let (plan_dir, _) = crate::plan::resolve_target(target);
+    Err(crate::error::Error::rejected(
+        format!("--gate `{}`", gate.command),
+        "its evidence carries `(observed by dwp: ...)`, which only dwp writes, after running the command itself",
+    )
+    .with_hint(format!(
+        "let dwp run it and record what it observed: `dwp run {} --task {} -- {}`; or record the result you saw in your own words, without the mark",
+        crate::term::shell_word(&plan_dir.display().to_string()),
+        request.task,
+        gate.command
+    )))
 }
 
 /// The request with its `commit` resolved to a full hash, when it names a revision, not a hash.

@@ -193,7 +193,7 @@ pub fn gate_problems(gate: &Gate, plan: &LoadedPlan) -> Vec<GateProblem> {
         }
     }
     problems.extend(
-        crate::rules::observed::provenance_problems(gate, plan)
+        crate::rules::observed::provenance_problems(gate, None, plan)
             .into_iter()
             .map(GateProblem::Provenance),
     );

@@ -460,8 +460,10 @@ pub fn is_observed(gate: &Gate) -> bool {
 
 /// What a log says against the observed gate that points at it: empty when the log backs the
 /// record (inside the plan, the recorded sha256, the record's command, ending, summary and
-/// verdict). Nothing for a record without the mark: an asserted record has no log to check.
-pub fn provenance_problems(gate: &Gate, plan: &LoadedPlan) -> Vec<String> {
+/// verdict, and what `dwp run` writes consistently: the log where dwp keeps it, named after its
+/// task and time, of the record's task (`task`, when the caller knows it) and finished when the
+/// record says it ran). Nothing for a record without the mark: an asserted record has no log.
+pub fn provenance_problems(gate: &Gate, task: Option<u64>, plan: &LoadedPlan) -> Vec<String> {
     let Some(recorded) = gate.evidence.as_deref().and_then(mark) else {
         return Vec::new();
     };
@@ -496,7 +498,15 @@ pub fn provenance_problems(gate: &Gate, plan: &LoadedPlan) -> Vec<String> {
             )];
         }
     };
-    let mut problems = Vec::new();
+    let mut problems = origin_problems(gate, task, &header, recorded.log);
+    if !is_as_written(&header, output, bytes) {
+        problems.push(format!(
+            "its log `{}` is not as dwp writes one: its header says {} bytes of output, and it keeps {}",
+            recorded.log,
+            header.total,
+            output.len()
+        ));
+    }
     if header.command != gate.command {
         problems.push(format!(
             "its log `{}` ran `{}`, not the recorded command",
@@ -542,6 +552,82 @@ pub fn provenance_problems(gate: &Gate, plan: &LoadedPlan) -> Vec<String> {
     problems
 }
 
+/// Where `dwp run` would have put the log `header` heads and what it would have recorded with
+/// it, against the record (`task`: the record's, when known). A hand-written record that reuses
+/// another run's log, or a log written where dwp never writes one, disagrees here; one written
+/// consistently does not (docs/DECISIONS.md, "Observed gate evidence").
+fn origin_problems(gate: &Gate, task: Option<u64>, header: &LogHeader, log: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    if let Some(task) = task.filter(|t| *t != header.task) {
+        problems.push(format!(
+            "its log `{log}` is task {}'s, not task {task}'s",
+            header.task
+        ));
+    }
+    let same_time = match (
+        crate::clock::parse_rfc3339(&header.finished),
+        crate::clock::parse_rfc3339(&gate.last_run),
+    ) {
+        (Some(finished), Some(ran)) => finished == ran,
+        _ => header.finished == gate.last_run,
+    };
+    if !same_time {
+        problems.push(format!(
+            "its log `{log}` finished {}, and the record says it ran {}: dwp records the time its log says",
+            header.finished, gate.last_run
+        ));
+    }
+    if !is_log_name(log, header.task, &header.finished) {
+        problems.push(format!(
+            "its log `{log}` is not where dwp keeps its logs ({GATES_DIR}/task-{}-COMMAND-{}.log)",
+            header.task,
+            stamp(&header.finished)
+        ));
+    }
+    problems
+}
+
+/// Whether `bytes` are the log [`log_bytes`] writes for `header` and `output`: the header's
+/// byte count agrees with the output kept (all of it, or the last [`LOG_BOUND`] bytes of more),
+/// every line as dwp spells it.
+fn is_as_written(header: &LogHeader, output: &[u8], bytes: &[u8]) -> bool {
+    let kept = output.len() as u64;
+    let counted = kept == header.total || (kept == LOG_BOUND as u64 && header.total > kept);
+    counted && log_bytes(header, output) == bytes
+}
+
+/// Whether `log` is a name [`log_name`] gives a run of `task` that finished at `finished`
+/// (with the `-2`, `-3`... of a second run in the same second).
+fn is_log_name(log: &str, task: u64, finished: &str) -> bool {
+    let Some(name) = log
+        .strip_prefix(GATES_DIR)
+        .and_then(|rest| rest.strip_prefix('/'))
+        .filter(|name| !name.contains('/'))
+        .and_then(|name| name.strip_suffix(".log"))
+    else {
+        return false;
+    };
+    let stamp = format!("-{}", stamp(finished));
+    let name = match name.rsplit_once('-') {
+        Some((head, n)) if n.parse::<u32>().is_ok_and(|n| n >= 2) && head.ends_with(&stamp) => head,
+        _ => name,
+    };
+    name.starts_with(&format!("task-{task}-")) && name.ends_with(&stamp)
+}
+
+/// The task a log's file name (`task-N-...`) is of.
+pub fn task_of_log_name(name: &str) -> Option<u64> {
+    name.strip_prefix("task-")?.split('-').next()?.parse().ok()
+}
+
+/// A finish time as a log's name carries it: its letters and digits.
+fn stamp(finished: &str) -> String {
+    finished
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect()
+}
+
 /// The name of a new log: `task-N-<slug>-<YYYYMMDDTHHMMSSZ>.log`, the slug from the command's
 /// first words (lower-case letters, digits and `-`, at most 40 characters).
 pub fn log_name(task: u64, argv: &[String], finished: &str) -> String {
@@ -565,11 +651,7 @@ pub fn log_name(task: u64, argv: &[String], finished: &str) -> String {
     if slug.is_empty() {
         slug.push_str("command");
     }
-    let stamp: String = finished
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric())
-        .collect();
-    format!("task-{task}-{slug}-{stamp}.log")
+    format!("task-{task}-{slug}-{}.log", stamp(finished))
 }
 
 #[cfg(test)]
@@ -686,6 +768,44 @@ mod tests {
         // The `log=` pointer is the one the evidence rules already check.
         let pointers: Vec<_> = crate::rules::evidence::log_pointers(&text).collect();
         assert_eq!(pointers, ["analysis_results/gates/t.log"]);
+    }
+
+    #[test]
+    fn a_log_is_where_dwp_run_puts_it_only_under_its_task_and_time() {
+        let at = "2026-06-09T14:00:00Z";
+        let name = |n: &str| format!("{GATES_DIR}/{n}");
+        assert!(is_log_name(
+            &name("task-3-cargo-test-20260609T140000Z.log"),
+            3,
+            at
+        ));
+        assert!(is_log_name(
+            &name("task-3-cargo-test-20260609T140000Z-2.log"),
+            3,
+            at
+        ));
+        assert!(!is_log_name(
+            &name("task-4-cargo-test-20260609T140000Z.log"),
+            3,
+            at
+        ));
+        assert!(!is_log_name(
+            &name("task-3-cargo-test-20260609T140001Z.log"),
+            3,
+            at
+        ));
+        assert!(!is_log_name(
+            "analysis_results/task-3-x-20260609T140000Z.log",
+            3,
+            at
+        ));
+        assert!(!is_log_name(
+            &name("sub/task-3-x-20260609T140000Z.log"),
+            3,
+            at
+        ));
+        assert_eq!(task_of_log_name("task-12-x-1.log"), Some(12));
+        assert_eq!(task_of_log_name("notes.log"), None);
     }
 
     #[test]

@@ -6,12 +6,14 @@
 //! manifest.json, analysis_results/SECURITY_REVIEW.md, analysis_results/SKILLS_CANDIDATES.md and
 //! every task file, each fed as the name, a NUL byte, then the file's bytes (or the literal
 //! `<absent>`), the reference's digest (docs/DECISIONS.md, "Publication and receipts"). `dwp finalize` writes
-//! receipts with this module; `dwp verify` checks them.
+//! receipts with this module; `dwp verify` checks them. A dwp receipt also lists every file
+//! under `analysis_results/` ([`results_files`]), so a file added there after publication shows.
 
 use crate::plan::LoadedPlan;
 use crate::plan::model::State;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
 /// Where the receipt lives, relative to the plan folder.
@@ -82,4 +84,49 @@ pub fn schema_violations(receipt: &Value) -> Vec<crate::plan::schemas::Violation
     static VALIDATOR: OnceLock<jsonschema::Validator> = OnceLock::new();
     let validator = crate::plan::schemas::compiled(&VALIDATOR, &crate::plan::schemas::RECEIPT);
     crate::plan::schemas::violations(validator, receipt)
+}
+
+/// Why the files under `analysis_results/` could not all be named: the folder (or one inside
+/// it) is no folder of the plan, could not be looked at, or could not be listed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResultsUnlisted {
+    NotAFolder(PathBuf),
+    Unseen(PathBuf),
+    Unlisted(PathBuf, String),
+}
+
+/// Every file under `analysis_results/` (relative to the plan), except the receipt and the temp
+/// files of an interrupted write (a killed publication leaves them): what dwp's receipt lists,
+/// and what verify holds a published plan's files to.
+pub fn results_files(plan: &LoadedPlan) -> Result<Vec<String>, ResultsUnlisted> {
+    use crate::store::Entry;
+    let mut found = Vec::new();
+    let mut folders = vec![PathBuf::from("analysis_results")];
+    while let Some(folder) = folders.pop() {
+        let folder_path = plan.dir().join(&folder);
+        match plan.entry(&folder_path) {
+            Some(Entry::Missing) => continue,
+            Some(Entry::Directory) => {}
+            Some(_) => return Err(ResultsUnlisted::NotAFolder(folder_path)),
+            None => return Err(ResultsUnlisted::Unseen(folder_path)),
+        }
+        let listed = plan.list(&folder_path);
+        let entries = match &*listed {
+            Ok(entries) => entries,
+            Err(e) => return Err(ResultsUnlisted::Unlisted(folder_path, e.to_string())),
+        };
+        for (name, kind) in entries {
+            let relative = folder.join(name);
+            if *kind == Entry::Directory {
+                folders.push(relative);
+            } else {
+                // Files and anything else: a symlink or a pipe is refused when it is read.
+                let relative = relative.to_string_lossy().into_owned();
+                if relative != RECEIPT && !crate::store::atomic::is_temp_name(name) {
+                    found.push(relative);
+                }
+            }
+        }
+    }
+    Ok(found)
 }

@@ -673,55 +673,20 @@ fn covered_names(plan: &LoadedPlan, state: &State) -> Result<Vec<String>> {
     Ok(names)
 }
 
-/// Every regular file under `analysis_results/` (relative to the plan), except the receipt and
-/// the temp files of an interrupted write (a killed publication leaves them).
+/// Every file under `analysis_results/` but the receipt ([`crate::rules::receipt::results_files`]);
+/// a folder that is no folder of the plan, or cannot be looked at or listed, refuses the receipt.
 fn analysis_results(plan: &LoadedPlan) -> Result<Vec<String>> {
-    let mut found = Vec::new();
-    let mut folders = vec![PathBuf::from("analysis_results")];
-    while let Some(folder) = folders.pop() {
-        let folder_path = plan.dir().join(&folder);
-        match plan.entry(&folder_path) {
-            Some(store::Entry::Missing) => continue,
-            Some(store::Entry::Directory) => {}
-            Some(_) => {
-                return Err(Error::rejected(
-                    folder_path.display().to_string(),
-                    "is not a folder of the plan (a symlink or a special file)",
-                ));
-            }
-            None => {
-                return Err(Error::io(
-                    "stat",
-                    &folder_path,
-                    std::io::Error::other("cannot be looked at"),
-                ));
-            }
+    use crate::rules::receipt::ResultsUnlisted;
+    crate::rules::receipt::results_files(plan).map_err(|unlisted| match unlisted {
+        ResultsUnlisted::NotAFolder(path) => Error::rejected(
+            path.display().to_string(),
+            "is not a folder of the plan (a symlink or a special file)",
+        ),
+        ResultsUnlisted::Unseen(path) => {
+            Error::io("stat", &path, std::io::Error::other("cannot be looked at"))
         }
-        let listed = plan.list(&folder_path);
-        let entries = match &*listed {
-            Ok(entries) => entries,
-            Err(e) => {
-                return Err(Error::rejected(
-                    folder_path.display().to_string(),
-                    e.to_string(),
-                ));
-            }
-        };
-        for (name, kind) in entries {
-            let relative = folder.join(name);
-            if *kind == store::Entry::Directory {
-                folders.push(relative);
-            } else {
-                // Files and anything else: a symlink or a pipe is refused when it is read.
-                let relative = relative.to_string_lossy().into_owned();
-                if relative != crate::rules::receipt::RECEIPT && !store::atomic::is_temp_name(name)
-                {
-                    found.push(relative);
-                }
-            }
-        }
-    }
-    Ok(found)
+        ResultsUnlisted::Unlisted(path, why) => Error::rejected(path.display().to_string(), why),
+    })
 }
 
 /// `--recover`: only while the marker exists, only for the candidate it recorded, checked

@@ -640,6 +640,25 @@ fn a_plan_without_a_state_layer_is_judged_on_its_markdown_outside_git_an_error()
 }
 
 #[test]
+fn a_lock_held_by_a_dead_writer_is_an_advisory_on_a_plan_without_a_state_layer_too() {
+    // A `dwp init` killed while it held the lock leaves it on a markdown-only plan.
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir(root.path().join(".git")).unwrap();
+    let plan = markdown_only(root.path(), "PLAN_markdown_only_dead_lock");
+    let lock = plan.join("state.json.lock");
+    std::fs::create_dir(&lock).unwrap();
+    let owner = serde_json::json!({"pid": 999_999_999u32, "host": dwp::store::lock_dir::host_name(),
+        "command": "dwp init", "started_at": "2026-06-09T16:00:00Z"});
+    std::fs::write(lock.join("owner.json"), owner.to_string()).unwrap();
+    let (code, report) = verify(&[plan.to_str().unwrap()]);
+    assert_eq!(
+        (code, codes(&report)),
+        (0, vec!["DWP090".to_owned(), "DWP093".to_owned()]),
+        "{report:#}"
+    );
+}
+
+#[test]
 fn a_plan_without_a_state_layer_in_a_git_work_tree_gets_an_advisory() {
     // Seed 003: for interactive execution in a git repository the layer is OPTIONAL.
     let root = tempfile::tempdir().unwrap();

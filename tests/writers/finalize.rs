@@ -135,6 +135,44 @@ fn check_catches_one_changed_byte_in_any_covered_artifact() {
     }
 }
 
+#[test]
+fn a_file_added_under_analysis_results_after_publication_is_caught_by_check_and_verify() {
+    let root = tempfile::tempdir().unwrap();
+    let plan = publishable(root.path(), PlanFormat::Full);
+    assert_eq!(finalize(&plan, &[]).code, 0);
+    let added = "analysis_results/notes/late.md";
+    std::fs::create_dir_all(plan.join("analysis_results/notes")).unwrap();
+    std::fs::write(plan.join(added), "written after publication\n").unwrap();
+    let says_added = |text: &str| text.contains(&format!("{added} was added after publication"));
+
+    let check = finalize(&plan, &["--check"]);
+    assert_eq!(check.code, 1, "{}", check.stdout);
+    assert!(says_added(&check.stdout), "{}", check.stdout);
+    assert!(check.stdout.contains("dwp finalize"), "{}", check.stdout);
+
+    let verify = dwp_with_home(&["--json", "verify", plan.to_str().unwrap()]);
+    assert_eq!(verify.code, 1, "{}", verify.stdout);
+    let report = verify.json();
+    let finding = report["plans"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| says_added(f["message"].as_str().unwrap()))
+        .unwrap_or_else(|| panic!("{report:#}"))
+        .clone();
+    assert_eq!(finding["code"], "DWP082");
+    // The hint's step republishes, and the receipt then covers the file.
+    assert!(
+        finding["hint"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("dwp finalize {}", plan.display())),
+        "{finding:#}"
+    );
+    assert_eq!(finalize(&plan, &[]).code, 0);
+    assert_eq!(finalize(&plan, &["--check"]).code, 0);
+}
+
 /// A refusal: the exit code, every needle in the output, and not one byte written.
 fn refused(plan: &Path, extra: &[&str], code: i32, needles: &[&str]) -> Run {
     let run = writing_nothing(plan, "a refused finalize", || finalize(plan, extra));

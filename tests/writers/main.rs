@@ -12,6 +12,7 @@ mod finalize;
 mod lock;
 mod materialize;
 mod new;
+mod observed;
 mod published;
 mod reconcile;
 mod run;

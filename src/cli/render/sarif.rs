@@ -114,6 +114,7 @@ impl Serialize for Results<'_> {
 fn rule(code: Code) -> Value {
     let level = match code {
         Code::DeadLock
+        | Code::OrphanGateLog
         | Code::ApprovalPending
         | Code::ActiveBlocker
         | Code::NoStateLayer

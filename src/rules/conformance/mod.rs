@@ -120,6 +120,12 @@ pub fn fix_hint(code: Code) -> &'static str {
         GateLog => {
             "a log dwp kept is never edited: run the gate again through dwp, which records a new run: `dwp run PLAN --task N -- COMMAND`"
         }
+        ObservedLogGone => {
+            "a log dwp kept is never moved or removed: restore it from the plan's history, or run the gate again through dwp, which records a new run: `dwp run PLAN --task N -- COMMAND`"
+        }
+        OrphanGateLog => {
+            "no record names this log: remove it, or run the gate again through dwp to record a run: `dwp run PLAN --task N -- COMMAND`"
+        }
         AssertedGate => {
             "observed evidence is required: record the gate as dwp observes it (reopen the task with dwp amend first): `dwp run PLAN --task N -- COMMAND`"
         }
@@ -349,6 +355,7 @@ pub fn markdown_only_rules(
     if total > 0 && done == total {
         findings.extend(security_review(plan));
     }
+    findings.extend(dead_lock(plan));
     findings
 }
 
@@ -764,20 +771,23 @@ fn state_rules(
             .severity(Severity::Advisory),
         );
     }
-    if let Some(info) = plan.lock_holder()
-        && info.liveness.is_gone()
-    {
-        findings.push(
-            Finding::error(
-                Code::DeadLock,
-                info.path.display().to_string(),
-                format!("the writer lock is held by {}", info.describe()),
-            )
-            .severity(Severity::Advisory)
-            .hint("inspect it with `dwp lock status PLAN`, then `dwp lock recover PLAN`"),
-        );
-    }
+    findings.extend(dead_lock(plan));
     findings
+}
+
+/// DWP090 (advisory): the writer lock is held by a process that is gone. A plan without a state
+/// layer has one too when a `dwp init` was killed holding it.
+fn dead_lock(plan: &LoadedPlan) -> Option<Finding> {
+    let info = plan.lock_holder().filter(|info| info.liveness.is_gone())?;
+    Some(
+        Finding::error(
+            Code::DeadLock,
+            info.path.display().to_string(),
+            format!("the writer lock is held by {}", info.describe()),
+        )
+        .severity(Severity::Advisory)
+        .hint("inspect it with `dwp lock status PLAN`, then `dwp lock recover PLAN`"),
+    )
 }
 
 /// Evidence truth of every completed task (shared rules: [`crate::rules::evidence`]). A legacy plan's
@@ -849,13 +859,44 @@ pub fn requires_observed_evidence(readme: &crate::plan::markdown::Readme) -> boo
 
 /// Every gate record dwp observed (`dwp run`), of every task, latest or not, held against its
 /// log ([`crate::rules::observed::provenance_problems`]): a log edited after the run, or one
-/// that ran another command, ended otherwise or shows another summary, is DWP068.
+/// that ran another command, ended otherwise, shows another summary, or is not where and when
+/// dwp would have written it, is DWP068; a log gone (missing, a symlink, outside the plan) is
+/// DWP037; one the OS refuses to read is DWP001, unverified. Then the logs no record points at
+/// (DWP038).
 pub fn observed_gate_rules(plan: &LoadedPlan, state: &State) -> Vec<Finding> {
     let file = plan.paths.state.display().to_string();
     let mut findings = Vec::new();
     for (index, task) in state.tasks.iter().enumerate() {
+        let reported_as_pointer = reported_log_pointers(task);
         for (at, gate) in task.gates().iter().enumerate() {
-            for why in crate::rules::observed::provenance_problems(gate, plan) {
+            let Some(mark) = gate
+                .evidence
+                .as_deref()
+                .and_then(crate::rules::observed::mark)
+            else {
+                continue;
+            };
+            let place = format!("$.tasks[{index}].gates[{at}].evidence");
+            let covered = reported_as_pointer.iter().any(|g| std::ptr::eq(*g, gate));
+            if let Some(finding) = gone_log(plan, &file, task.id, gate, mark.log, covered) {
+                findings.push(finding.at(place));
+                continue;
+            }
+            let path = plan.dir().join(mark.log);
+            if let Err(failure) = &*plan.read(&path)
+                && failure.is_unverifiable()
+            {
+                // The OS refused: nothing is claimed either way (UNVERIFIED), never silence.
+                let message = format!(
+                    "{failure}, so task {}'s gate `{}` was not checked against it",
+                    task.id, gate.command
+                );
+                let repair =
+                    "let dwp read the log (its permissions), leaving its bytes as they are";
+                findings.push(unreadable(&path, message, repair, true).task(task.id));
+                continue;
+            }
+            for why in crate::rules::observed::provenance_problems(gate, Some(task.id), plan) {
                 findings.push(
                     Finding::error(
                         Code::GateLog,
@@ -865,13 +906,124 @@ pub fn observed_gate_rules(plan: &LoadedPlan, state: &State) -> Vec<Finding> {
                             task.id, gate.command
                         ),
                     )
-                    .at(format!("$.tasks[{index}].gates[{at}].evidence"))
+                    .at(&place)
                     .task(task.id),
                 );
             }
         }
     }
+    findings.extend(orphan_gate_logs(plan, state));
     findings
+}
+
+/// The records whose missing or escaping `log=` the evidence rules report (DWP064): a
+/// completed task's latest record of each command.
+fn reported_log_pointers(task: &crate::plan::model::Task) -> Vec<&crate::plan::model::Gate> {
+    if task.status == TaskStatus::Completed {
+        evidence::latest_per_command(task.gates())
+    } else {
+        Vec::new()
+    }
+}
+
+/// DWP037: the log of an observed record is gone: missing, a symlink where dwp wrote a file (to
+/// a copy of its bytes, say), or outside the plan folder. A missing or escaping log the evidence
+/// rules already report (`covered`, DWP064) is left to them.
+fn gone_log(
+    plan: &LoadedPlan,
+    file: &str,
+    task: u64,
+    gate: &crate::plan::model::Gate,
+    log: &str,
+    covered: bool,
+) -> Option<Finding> {
+    let path = plan.dir().join(log);
+    let what = if let Some(link) = symlink_on_the_way(plan, log) {
+        if link == log {
+            "is a symlink, not the file dwp wrote".to_owned()
+        } else {
+            format!("is reached through the symlink `{link}`, not the folder dwp wrote it in")
+        }
+    } else {
+        match plan.place(&path) {
+            crate::store::Place::Missing if !covered => "is missing".to_owned(),
+            crate::store::Place::Outside if !covered => "leads outside the plan folder".to_owned(),
+            _ => return None,
+        }
+    };
+    Some(
+        Finding::error(
+            Code::ObservedLogGone,
+            file,
+            format!(
+                "task {task}'s gate `{}` was observed by dwp, but its log `{log}` {what}: nothing backs the record",
+                gate.command
+            ),
+        )
+        .task(task),
+    )
+}
+
+/// The first part of the relative path `log` (a folder on its way, or the log itself) that is
+/// a symlink: dwp writes its logs as regular files in real folders of the plan.
+fn symlink_on_the_way(plan: &LoadedPlan, log: &str) -> Option<String> {
+    let mut at = plan.dir().to_path_buf();
+    let mut walked = Vec::new();
+    for part in log.split('/').filter(|p| !p.is_empty() && *p != ".") {
+        if part == ".." {
+            return None;
+        }
+        at.push(part);
+        walked.push(part);
+        if plan.entry(&at) == Some(crate::store::Entry::Symlink) {
+            return Some(walked.join("/"));
+        }
+    }
+    None
+}
+
+/// DWP038 (advisory): every file under `analysis_results/gates/` that no gate record's `log=`
+/// names: what a `dwp run` stopped between writing its log and recording it leaves (the temp
+/// files of an interrupted write aside).
+fn orphan_gate_logs(plan: &LoadedPlan, state: &State) -> Vec<Finding> {
+    let gates = plan.dir().join(crate::rules::observed::GATES_DIR);
+    let listed = plan.list(&gates);
+    let Ok(entries) = &*listed else {
+        return Vec::new();
+    };
+    let recorded: std::collections::HashSet<&str> = state
+        .tasks
+        .iter()
+        .flat_map(|t| t.gates())
+        .flat_map(|g| evidence::log_pointers(g.evidence.as_deref().unwrap_or("")))
+        .collect();
+    entries
+        .iter()
+        .filter(|(name, kind)| {
+            *kind != crate::store::Entry::Directory && !crate::store::atomic::is_temp_name(name)
+        })
+        .filter_map(|(name, _)| {
+            let relative = format!("{}/{name}", crate::rules::observed::GATES_DIR);
+            (!recorded.contains(relative.as_str())).then(|| {
+                let path = gates.join(name);
+                let finding = Finding::error(
+                    Code::OrphanGateLog,
+                    path.display().to_string(),
+                    "no gate record points at this log: a `dwp run` stopped between writing its log and recording it leaves one",
+                )
+                .severity(Severity::Advisory)
+                .hint(format!(
+                    "nothing records this run: remove the log (`rm {}`); to record a run, run the gate again with `dwp run PLAN --task N -- COMMAND`",
+                    crate::term::shell_word(&path.display().to_string())
+                ));
+                // The task a log's name gives (`task-N-...`) fills in the hint's `--task N`.
+                match crate::rules::observed::task_of_log_name(name) {
+                    Some(task) => finding.task(task),
+                    None => finding,
+                }
+            })
+        })
+        .collect()
 }
 
 /// DWP069: every completed task whose latest record of a command was asserted (`dwp update
@@ -1519,7 +1671,34 @@ fn receipt_rules(plan: &LoadedPlan, state: &State, declared: Option<&str>) -> Ve
             ));
         }
     }
+    findings.extend(added_results(plan, &receipt).into_iter().map(|name| {
+        Finding::error(
+            Code::ReceiptMismatch,
+            &file,
+            format!("{name} was added after publication: the receipt does not cover it"),
+        )
+        .at("$.artifacts")
+        .hint("a file was added after publication: review it, then republish with `dwp finalize PLAN`, whose receipt covers it")
+    }));
     findings
+}
+
+/// The files under `analysis_results/` a dwp receipt (one listing `artifacts`) does not list:
+/// added after publication. A receipt without the list (the reference's) names no file, and a
+/// folder that cannot be listed adds nothing here (reading it is publication's refusal).
+fn added_results(plan: &LoadedPlan, receipt: &serde_json::Value) -> Vec<String> {
+    let Some(listed) = receipt["artifacts"].as_array() else {
+        return Vec::new();
+    };
+    let listed: std::collections::HashSet<&str> =
+        listed.iter().filter_map(|a| a["path"].as_str()).collect();
+    let mut added: Vec<String> = crate::rules::receipt::results_files(plan)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|name| !listed.contains(name.as_str()))
+        .collect();
+    added.sort();
+    added
 }
 
 /// A relative path that stays inside its folder: no root, no `..`, not empty.
