@@ -22,6 +22,10 @@ pub struct PlanMarkdown {
     /// The `N.task_*.md` files of the plan folder, sorted (listed once, for every rule that
     /// needs the folder's inventory).
     pub task_files: Vec<String>,
+    /// Tasks whose index line links a task file and whose README still holds an inline
+    /// `## Task N … {#task-N}` section (a Lite-to-Full promotion's leftover): the file is the
+    /// record, the section is never judged in its place.
+    pub superseded_sections: Vec<u64>,
 }
 
 /// What every rule and writer hints for an item of the task list dwp cannot read (DWP049).
@@ -240,26 +244,37 @@ pub(crate) fn markdown_of(plan: &LoadedPlan, readme: Readme) -> PlanMarkdown {
     let readme_path = plan_dir.join("README.md");
     let mut records = BTreeMap::new();
     let mut unreadable = Vec::new();
-    for record in &readme.inline_tasks {
-        records
-            .entry(record.id)
-            .or_insert_with(|| (readme_path.clone(), record.clone()));
-    }
     let task_files = task_files_in(plan);
     let files = if readme.inline_tasks.is_empty() {
         task_files.as_slice()
     } else {
         &[]
     };
+    let inline = |id: u64| readme.inline_tasks.iter().find(|r| r.id == id);
+    // A line linking a task file names its record (a Full task's record is its file, whatever
+    // the README still holds); a line linking none reads its inline section, else the folder's
+    // one file of its number.
     let mut wanted = Vec::new();
+    let mut superseded_sections = Vec::new();
     for entry in &readme.index {
-        if records.contains_key(&entry.id) {
+        let linked = linked_file(&entry.links);
+        if linked.is_some() && inline(entry.id).is_some() {
+            superseded_sections.push(entry.id);
+        }
+        if linked.is_none()
+            && let Some(record) = inline(entry.id)
+        {
+            records
+                .entry(entry.id)
+                .or_insert_with(|| (readme_path.clone(), record.clone()));
             continue;
         }
-        if let Some(file) = linked_file(&entry.links).or_else(|| file_numbered(files, entry.id)) {
+        if let Some(file) = linked.or_else(|| file_numbered(files, entry.id)) {
             wanted.push((entry.id, plan_dir.join(file)));
         }
     }
+    superseded_sections.sort_unstable();
+    superseded_sections.dedup();
     let read = read_task_files(plan, &wanted);
     // In index order, as if read one by one: a later line of a task already read adds nothing.
     for ((id, path), result) in wanted.into_iter().zip(read) {
@@ -278,12 +293,21 @@ pub(crate) fn markdown_of(plan: &LoadedPlan, readme: Readme) -> PlanMarkdown {
             }),
         }
     }
+    // An inline section no index line names is still a record (the index rules report it).
+    for record in &readme.inline_tasks {
+        if !readme.index.iter().any(|e| e.id == record.id) {
+            records
+                .entry(record.id)
+                .or_insert_with(|| (readme_path.clone(), record.clone()));
+        }
+    }
     PlanMarkdown {
         readme_path,
         readme,
         records,
         unreadable,
         task_files,
+        superseded_sections,
     }
 }
 

@@ -6,6 +6,7 @@
 mod common;
 
 mod fixtures;
+mod full_records;
 mod json_regressions;
 mod markdown_regressions;
 mod markdown_shapes;

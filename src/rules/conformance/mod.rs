@@ -69,11 +69,14 @@ pub fn fix_hint(code: Code) -> &'static str {
         TaskOrder => {
             "tasks run in order: complete the earlier task first, or put the later one back with `dwp update PLAN --task N --status pending`"
         }
-        PlanStatusCount | OddMarker => {
+        PlanStatusCount | OddMarker | PlanStatusConflict | NoProgressCount => {
             "edit the README (`[ ]`/`[x]` markers, `Plan Status: X/N`), then `dwp verify PLAN` again"
         }
         MissingPlanFile | MissingSection | TaskSection | FinalReview => {
             "author the missing part in the markdown, then `dwp verify PLAN` again"
+        }
+        InlineLeftover => {
+            "the task file is the record: move anything the README's section holds that the file lacks into the file, delete the section, then `dwp verify PLAN` again"
         }
         TaskFileInventory | LocatorEscapes | LiteAnchor => {
             "make the README links, task files and state locators agree, then `dwp reconcile PLAN`"
@@ -161,6 +164,7 @@ pub fn plan_rules(
     if let Some(md) = markdown {
         findings.extend(readme_rules(paths, &md.readme, era));
         findings.extend(unreadable_records(md));
+        findings.extend(superseded_sections(md));
     }
     findings.extend(standard_rule(paths, readme_standard, manifest_version));
     match (state, markdown) {
@@ -291,6 +295,37 @@ fn unreadable_records(md: &crate::plan::records::PlanMarkdown) -> Vec<Finding> {
                 u.kind == crate::plan::records::UnreadableKind::Refused,
             )
             .task(u.id)
+        })
+        .collect()
+}
+
+/// DWP076: a task whose index line links its file and whose README still holds its inline
+/// section (a Lite-to-Full promotion's leftover). The file is judged; the section is reported,
+/// since a reader of the README would take it for the record.
+fn superseded_sections(md: &crate::plan::records::PlanMarkdown) -> Vec<Finding> {
+    let readme = md.readme_path.display().to_string();
+    md.superseded_sections
+        .iter()
+        .filter_map(|id| md.readme.inline_tasks.iter().find(|r| r.id == *id))
+        .map(|section| {
+            let file = md
+                .readme
+                .index
+                .iter()
+                .find(|e| e.id == section.id)
+                .and_then(|e| crate::plan::records::linked_file(&e.links))
+                .unwrap_or("its task file");
+            Finding::error(
+                Code::InlineLeftover,
+                &readme,
+                format!(
+                    "task {id}'s index line links `{file}`, its record, but the README still holds a `## Task {id}` section: dwp judges the file, never the section",
+                    id = section.id
+                ),
+            )
+            .task(section.id)
+            .line(Some(section.line))
+            .severity(Severity::Advisory)
         })
         .collect()
 }
