@@ -111,6 +111,21 @@ impl PlanMarkdown {
     }
 }
 
+/// The rule `dwp init` and `dwp verify` share for a Full task's file: it carries its task's
+/// number (`N.task_slug.md` for task N). A line whose file is another task's (`Task 2` linking
+/// `3.task_final_review.md`: an index that skips an id) is what the message says; `None` when
+/// the numbers agree.
+pub fn misnumbered_file(entry: &markdown::IndexEntry, file: &str) -> Option<String> {
+    let name = file.rsplit('/').next().unwrap_or(file);
+    let number = name.split_once(".task_").map(|(n, _)| n)?;
+    (number != entry.id.to_string()).then(|| {
+        format!(
+            "task {}'s line links `{file}`, the file of task {number}: a task's file carries its number (`{}.task_slug.md`), so the index skips or repeats a task",
+            entry.id, entry.id
+        )
+    })
+}
+
 /// A task file the index names that could not be read.
 #[derive(Debug, Clone)]
 pub struct Unreadable {

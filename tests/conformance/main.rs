@@ -7,6 +7,7 @@ mod common;
 
 mod fixtures;
 mod full_records;
+mod index_files;
 mod json_regressions;
 mod markdown_regressions;
 mod markdown_shapes;

@@ -387,6 +387,9 @@ pub fn markdown_only_rules(
     findings
 }
 
+/// What verify hints, and init, for an index line linking another task's file.
+const MISNUMBERED_HINT: &str = "number the README's task list and its task files 1..N in order (a file and its link renamed together), then `dwp verify PLAN` again";
+
 /// A markdown-only plan's task files: each index item's file exists in the plan folder (Full),
 /// every `N.task_*.md` of the folder is indexed; Lite: one `{#task-N}` section per task.
 fn markdown_inventory(plan: &LoadedPlan, md: &crate::plan::records::PlanMarkdown) -> Vec<Finding> {
@@ -424,12 +427,23 @@ fn markdown_inventory(plan: &LoadedPlan, md: &crate::plan::records::PlanMarkdown
                 findings.extend(escaping_symlink(&path, place, entry.id));
                 // A file that is there but cannot be read is `unreadable_records`' finding.
                 let there = place != crate::store::Place::Missing;
-                (!there).then(|| {
-                    format!(
+                if there {
+                    // The rule `dwp init` refuses the plan by.
+                    findings.extend(crate::plan::records::misnumbered_file(entry, file).map(
+                        |message| {
+                            Finding::error(Code::TaskFileInventory, &readme, message)
+                                .task(entry.id)
+                                .line(entry.line)
+                                .hint(MISNUMBERED_HINT)
+                        },
+                    ));
+                    None
+                } else {
+                    Some(format!(
                         "task {}'s line links `{file}`, which is not a file of the plan",
                         entry.id
-                    )
-                })
+                    ))
+                }
             }
         };
         if let Some(message) = problem {
