@@ -12,4 +12,5 @@ mod json_regressions;
 mod markdown_regressions;
 mod markdown_shapes;
 mod plan_shapes;
+mod progress_counts;
 mod schema_parity;

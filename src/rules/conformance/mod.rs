@@ -662,6 +662,7 @@ fn readme_rules(
             .hint("complete the materialization (every task file, then `Plan Status: 0/N`), or discard it"),
         );
     }
+    findings.extend(plan_status_conflicts(&file, readme));
     if let Some(&line) = readme.index_in_code.first() {
         findings.push(
             Finding::error(
@@ -677,6 +678,34 @@ fn readme_rules(
         );
     }
     findings
+}
+
+/// DWP077: a further `Plan Status:` line (or row) that says otherwise than the first, the one
+/// dwp reads: a reader of the README cannot tell which one is true.
+fn plan_status_conflicts(file: &str, readme: &crate::plan::markdown::Readme) -> Vec<Finding> {
+    let Some(first) = &readme.plan_status else {
+        return Vec::new();
+    };
+    let (done, total) = readme.box_counts();
+    readme
+        .more_plan_status
+        .iter()
+        .filter(|other| other.value != first.value)
+        .map(|other| {
+            Finding::error(
+                Code::PlanStatusConflict,
+                file,
+                format!(
+                    "this `Plan Status:` line says {} but the one on line {} says {}: dwp reads the first",
+                    other.value, first.line, first.value
+                ),
+            )
+            .line(other.line)
+            .hint(format!(
+                "keep one `Plan Status:` line, with the count of the checked boxes ({done}/{total}), then `dwp verify PLAN` again"
+            ))
+        })
+        .collect()
 }
 
 /// The declared standard: the README's `**Standard:**` line, else the manifest's `spec_version`.
