@@ -182,15 +182,19 @@ pub fn plan_rules(
             let all_checked = state.status != crate::plan::model::PlanStatus::Completed
                 && !md.readme.index.is_empty()
                 && md.readme.index.iter().all(|e| e.marker.is_done());
-            findings.extend(crate::rules::desync::compare(md, state).iter().map(|d| {
-                let finding = d.finding(&readme);
-                match finding.code {
-                    Code::MarkdownAhead | Code::CompletedCountDrift if all_checked => {
-                        finding.hint(crate::rules::desync::ALL_CHECKED_HINT)
-                    }
-                    _ => finding,
-                }
-            }));
+            findings.extend(
+                crate::rules::desync::compare_in(md, state, era)
+                    .iter()
+                    .map(|d| {
+                        let finding = d.finding(&readme);
+                        match finding.code {
+                            Code::MarkdownAhead | Code::CompletedCountDrift if all_checked => {
+                                finding.hint(crate::rules::desync::ALL_CHECKED_HINT)
+                            }
+                            _ => finding,
+                        }
+                    }),
+            );
             drop(_desync);
             findings.extend(crate::profile::time("evidence rules", || {
                 evidence_rules(plan, state, era)
@@ -373,7 +377,7 @@ pub fn markdown_only_rules(
     let readme = md.readme_path.display().to_string();
     let mut findings = vec![no_layer];
     findings.extend(
-        crate::rules::desync::markdown_desync(md)
+        crate::rules::desync::markdown_desync_in(md, era)
             .iter()
             .map(|d| d.finding(&readme)),
     );
@@ -663,6 +667,7 @@ fn readme_rules(
         );
     }
     findings.extend(plan_status_conflicts(&file, readme));
+    findings.extend(no_progress_count(&file, readme, era));
     if let Some(&line) = readme.index_in_code.first() {
         findings.push(
             Finding::error(
@@ -706,6 +711,30 @@ fn plan_status_conflicts(file: &str, readme: &crate::plan::markdown::Readme) -> 
             ))
         })
         .collect()
+}
+
+/// DWP078: a legacy plan whose README records no progress count, neither a `Plan Status:` line
+/// nor a count in its Plan Status / Notes section (a current plan without the line is DWP046).
+fn no_progress_count(
+    file: &str,
+    readme: &crate::plan::markdown::Readme,
+    era: Era,
+) -> Option<Finding> {
+    let counted = readme.plan_status.is_some() || readme.notes_count.is_some();
+    if era == Era::Current || counted || readme.index.is_empty() {
+        return None;
+    }
+    let (done, total) = readme.box_counts();
+    Some(
+        Finding::error(
+            Code::NoProgressCount,
+            file,
+            format!("the README records no progress count: no `Plan Status: X/N` line and none in a Plan Status / Notes section (the boxes say {done}/{total})"),
+        )
+        .line(readme.task_list_line.or(readme.index_line))
+        .hint(format!("write `Plan Status: {done}/{total} completed` in the README's task list, then `dwp verify PLAN` again"))
+        .severity(Severity::Advisory),
+    )
 }
 
 /// The declared standard: the README's `**Standard:**` line, else the manifest's `spec_version`.
