@@ -265,7 +265,13 @@ pub(crate) fn markdown_of(plan: &LoadedPlan, readme: Readme) -> PlanMarkdown {
     } else {
         &[]
     };
-    let inline = |id: u64| readme.inline_tasks.iter().find(|r| r.id == id);
+    // Each task's first inline section, looked up by id (a 10,000-task index is not searched
+    // once per task).
+    let mut sections = std::collections::HashMap::with_capacity(readme.inline_tasks.len());
+    for record in &readme.inline_tasks {
+        sections.entry(record.id).or_insert(record);
+    }
+    let inline = |id: u64| sections.get(&id).copied();
     // A line linking a task file names its record (a Full task's record is its file, whatever
     // the README still holds); a line linking none reads its inline section, else the folder's
     // one file of its number.
@@ -309,8 +315,9 @@ pub(crate) fn markdown_of(plan: &LoadedPlan, readme: Readme) -> PlanMarkdown {
         }
     }
     // An inline section no index line names is still a record (the index rules report it).
+    let indexed: std::collections::HashSet<u64> = readme.index.iter().map(|e| e.id).collect();
     for record in &readme.inline_tasks {
-        if !readme.index.iter().any(|e| e.id == record.id) {
+        if !indexed.contains(&record.id) {
             records
                 .entry(record.id)
                 .or_insert_with(|| (readme_path.clone(), record.clone()));

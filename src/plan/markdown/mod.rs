@@ -526,7 +526,8 @@ fn notes_count(doc: &Document) -> Option<Located<PlanStatusValue>> {
         })
 }
 
-/// The first `X/N` or `X / N` in `text` (whole numbers on both sides of the slash).
+/// The first `X/N` or `X / N` in `text` (whole numbers on both sides of the slash, and no
+/// further slash: `2026/03/02` is a date, not a count).
 fn first_count(text: &str) -> Option<(u64, u64)> {
     text.match_indices('/').find_map(|(at, _)| {
         let before = text[..at].trim_end();
@@ -535,8 +536,9 @@ fn first_count(text: &str) -> Option<(u64, u64)> {
         let after = text[at + 1..].trim_start();
         let total =
             &after[..after.len() - after.trim_start_matches(|c: char| c.is_ascii_digit()).len()];
-        let whole = !before[..before.len() - digits].ends_with(|c: char| c.is_alphanumeric())
-            && !after[total.len()..].starts_with(|c: char| c.is_alphanumeric());
+        let whole = !before[..before.len() - digits]
+            .ends_with(|c: char| c.is_alphanumeric() || c == '/')
+            && !after[total.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '/');
         (whole && !done.is_empty() && !total.is_empty())
             .then(|| Some((done.parse().ok()?, total.parse().ok()?)))
             .flatten()
@@ -790,6 +792,36 @@ mod tests {
             "in_progress"
         );
         assert_eq!(readme.index[0].links, ["#task-1"]);
+    }
+
+    #[test]
+    fn a_legacy_count_is_read_from_the_plan_status_notes_section_only() {
+        let count = |notes: &str| {
+            let text = format!(
+                "# Plan\n\n## Tasks\n\n- [ ] Task 1: One\n\n## 7. Plan Status / Notes\n\n{notes}\n## 8. Next\n\n- Completed: 9/9\n"
+            );
+            parse_readme(&text).notes_count.map(|c| c.value.to_string())
+        };
+        assert_eq!(count("- Completed: 2/18").as_deref(), Some("2/18"));
+        assert_eq!(
+            count("- **Tasks completed:** 0 / 18").as_deref(),
+            Some("0/18")
+        );
+        assert_eq!(
+            count("- Status: Not started — 0/6 tasks completed").as_deref(),
+            Some("0/6")
+        );
+        assert_eq!(
+            count("### Current Status\n\n- **Completion:** 0/10 tasks (0%)").as_deref(),
+            Some("0/10")
+        );
+        // A date is no count; a label outside the four is not read; nor is another section.
+        assert_eq!(
+            count("- Status: done 2026/03/02 — 1/4 tasks").as_deref(),
+            Some("1/4")
+        );
+        assert_eq!(count("- Progress: 1/4"), None);
+        assert_eq!(count("- Current status: In progress"), None);
     }
 
     #[test]
