@@ -272,26 +272,32 @@ pub(crate) fn markdown_of(plan: &LoadedPlan, readme: Readme) -> PlanMarkdown {
         sections.entry(record.id).or_insert(record);
     }
     let inline = |id: u64| sections.get(&id).copied();
-    // A line linking a task file names its record (a Full task's record is its file, whatever
-    // the README still holds); a line linking none reads its inline section, else the folder's
-    // one file of its number.
+    // A Full task's record is its file, whatever the README still holds: the file a line links,
+    // or, in a plan declared Full, the folder's one file of its number. A line of a task without
+    // a file reads its inline section, else (no Lite section at all) the folder's numbered file.
+    let full = std::cell::OnceCell::new();
+    let declared_full = || *full.get_or_init(|| declared_full(plan, &readme));
     let mut wanted = Vec::new();
     let mut superseded_sections = Vec::new();
     for entry in &readme.index {
-        let linked = linked_file(&entry.links);
-        if linked.is_some() && inline(entry.id).is_some() {
-            superseded_sections.push(entry.id);
-        }
-        if linked.is_none()
-            && let Some(record) = inline(entry.id)
-        {
-            records
-                .entry(entry.id)
-                .or_insert_with(|| (readme_path.clone(), record.clone()));
-            continue;
-        }
-        if let Some(file) = linked.or_else(|| file_numbered(files, entry.id)) {
-            wanted.push((entry.id, plan_dir.join(file)));
+        let section = inline(entry.id);
+        let file = linked_file(&entry.links).or_else(|| match section {
+            None => file_numbered(files, entry.id),
+            Some(_) => file_numbered(&task_files, entry.id).filter(|_| declared_full()),
+        });
+        match (file, section) {
+            (Some(file), section) => {
+                if section.is_some() {
+                    superseded_sections.push(entry.id);
+                }
+                wanted.push((entry.id, plan_dir.join(file)));
+            }
+            (None, Some(record)) => {
+                records
+                    .entry(entry.id)
+                    .or_insert_with(|| (readme_path.clone(), record.clone()));
+            }
+            (None, None) => {}
         }
     }
     superseded_sections.sort_unstable();
@@ -330,6 +336,21 @@ pub(crate) fn markdown_of(plan: &LoadedPlan, readme: Readme) -> PlanMarkdown {
         unreadable,
         task_files,
         superseded_sections,
+    }
+}
+
+/// Whether the plan says it is Full: its README's Plan Format variable, else its state's
+/// `format` (asked only for a task with both an inline section and a numbered file).
+fn declared_full(plan: &LoadedPlan, readme: &Readme) -> bool {
+    match readme.variable("Plan Format") {
+        Some(format) => format
+            .value
+            .trim_matches(['*', '`', ' '])
+            .to_ascii_lowercase()
+            .starts_with("full"),
+        None => plan
+            .state()
+            .is_ok_and(|s| s.doc.format == Some(crate::plan::model::PlanFormat::Full)),
     }
 }
 

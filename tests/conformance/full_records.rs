@@ -1,7 +1,8 @@
 //! Which record of a task dwp judges: a Full task's record is its task file
 //! (docs/plan-markdown.md, "Lite records"), even when README.md still holds an inline
 //! `## Task N … {#task-N}` section of it, the leftover of a Lite-to-Full promotion. The section
-//! is never judged in the file's place, and it is reported (DWP076, an advisory).
+//! is never judged in the file's place, and it is reported (DWP076, an advisory). A task whose
+//! index line links no file is a Full task when the plan says it is Full (its Plan Format).
 
 use crate::common::{NOW, Plan, dwp, publishable, writing_nothing};
 use dwp::plan::model::PlanFormat;
@@ -107,4 +108,31 @@ fn completing_the_last_full_task_is_refused_when_its_task_file_still_reads_pendi
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     run.assert_stderr_says(&["DWP065", "4.task_final_review.md"]);
     assert!(!plan.join("analysis_results/FINALIZATION.json").exists());
+}
+
+#[test]
+fn a_full_task_whose_index_line_links_no_file_is_judged_on_its_numbered_file() {
+    let plan = Plan::from_synth(SynthPlan::new("PLAN_full_unlinked_leftover", 3).completed(1));
+    leave_inline_section(&plan.dir, "2.task_synthetic_2.md", 2);
+    // `- [ ] Task 2: Title` alone: the plan's Plan Format says full, so the file is the record.
+    plan.edit("README.md", |text| {
+        text.lines()
+            .map(|line| match line.starts_with("- [ ] Task 2:") {
+                true => format!("{}\n", line.split(" — ").next().unwrap()),
+                false => format!("{line}\n"),
+            })
+            .collect()
+    });
+    let readme = plan.read("README.md");
+    assert!(!readme.contains("](2.task_synthetic_2.md)"), "{readme}");
+    plan.write("2.task_synthetic_2.md", "");
+    let (code, found) = verify_findings(&plan.dir);
+    assert_eq!(code, 1, "{found:?}");
+    assert!(
+        found
+            .iter()
+            .any(|(c, _, file)| c == "DWP057" && file.ends_with("2.task_synthetic_2.md")),
+        "{found:?}"
+    );
+    assert!(found.iter().any(|(c, ..)| c == "DWP076"), "{found:?}");
 }

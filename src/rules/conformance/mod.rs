@@ -317,13 +317,13 @@ fn superseded_sections(md: &crate::plan::records::PlanMarkdown) -> Vec<Finding> 
                 .index
                 .iter()
                 .find(|e| e.id == section.id)
-                .and_then(|e| crate::plan::records::linked_file(&e.links))
-                .unwrap_or("its task file");
+                .and_then(|e| md.task_file(e))
+                .unwrap_or_else(|| "its task file".to_owned());
             Finding::error(
                 Code::InlineLeftover,
                 &readme,
                 format!(
-                    "task {id}'s index line links `{file}`, its record, but the README still holds a `## Task {id}` section: dwp judges the file, never the section",
+                    "task {id}'s record is its task file `{file}`, but the README still holds a `## Task {id}` section: dwp judges the file, never the section",
                     id = section.id
                 ),
             )
