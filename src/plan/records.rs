@@ -22,9 +22,9 @@ pub struct PlanMarkdown {
     /// The `N.task_*.md` files of the plan folder, sorted (listed once, for every rule that
     /// needs the folder's inventory).
     pub task_files: Vec<String>,
-    /// Tasks whose index line links a task file and whose README still holds an inline
-    /// `## Task N … {#task-N}` section (a Lite-to-Full promotion's leftover): the file is the
-    /// record, the section is never judged in its place.
+    /// Full tasks whose README still holds an inline `## Task N … {#task-N}` section (a
+    /// Lite-to-Full promotion's leftover): the task file is the record, the section is never
+    /// judged in its place.
     pub superseded_sections: Vec<u64>,
 }
 

@@ -260,7 +260,8 @@ pub struct Readme {
     /// is the one read, and one that says otherwise is reported.
     pub more_plan_status: Vec<Located<PlanStatusValue>>,
     /// A legacy plan's progress count in its `Plan Status / Notes` section
-    /// (`- Completed: 2/18`, `- **Tasks completed:** 0 / 18`), read only in the legacy era.
+    /// (`- Completed: 2/18`, `- **Tasks completed:** 0 / 18`): used only in the legacy era, and
+    /// only without a `Plan Status:` line.
     pub notes_count: Option<Located<PlanStatusValue>>,
     pub index: Vec<IndexEntry>,
     /// Line of the first index item.

@@ -303,8 +303,8 @@ fn unreadable_records(md: &crate::plan::records::PlanMarkdown) -> Vec<Finding> {
         .collect()
 }
 
-/// DWP076: a task whose index line links its file and whose README still holds its inline
-/// section (a Lite-to-Full promotion's leftover). The file is judged; the section is reported,
+/// DWP076: a Full task whose README still holds its inline section (a Lite-to-Full
+/// promotion's leftover). The file is judged; the section is reported,
 /// since a reader of the README would take it for the record.
 fn superseded_sections(md: &crate::plan::records::PlanMarkdown) -> Vec<Finding> {
     let readme = md.readme_path.display().to_string();
