@@ -96,6 +96,9 @@ codes! {
     DeferredDestination = 73, "a deferred requirement names no existing destination task";
     SkippedWithoutAuthority = 74, "a skipped task has no amendment with user authority removing it from scope";
     UnexecutedScenario = 75, "a passing gate record stands for a scenario an amendment records as unexecuted";
+    InlineLeftover = 76, "a Full task still has an inline `## Task N … {#task-N}` section in the README: its task file is the record, the section is not judged (advisory)";
+    PlanStatusConflict = 77, "the README has two `Plan Status:` lines that disagree";
+    NoProgressCount = 78, "a legacy plan's README records no progress count: no `Plan Status: X/N` line and none in its Plan Status / Notes section (advisory)";
     PublicationInProgress = 80, "`.finalizing.json` is present: an interrupted publication awaits recovery";
     MissingReceipt = 81, "a completed v2/v5 plan has no analysis_results/FINALIZATION.json";
     ReceiptMismatch = 82, "the receipt's hashes no longer match the files (an artifact changed after publication)";

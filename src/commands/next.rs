@@ -4,8 +4,10 @@
 //! The next task is the blocked one while a blocker stands (its `--resolve-blocker` line), else
 //! the first task neither completed nor skipped: in progress, its completion
 //! (`--status completed --gate ... --tick`, one `--gate` per command its Validation section
-//! lists); pending, its start (`--status in_progress`), every earlier task being completed or
-//! skipped by construction. A pending approval comes first (`dwp approve PLAN --by NAME`); a
+//! lists); pending, its start (`--status in_progress`). Tasks run in order: a state in which a
+//! later task is in progress while an earlier one is open (DWP036, a hand edit or a reconcile)
+//! is said so, and the lines put each such later task back (`--status pending`) before the
+//! first open task's line, never a third task started. A pending approval comes first (`dwp approve PLAN --by NAME`); a
 //! completed plan needs nothing, or `dwp finalize PLAN` while it has no receipt. A plan without
 //! a state layer is read from its markdown (the boxes, then the logs' `Status:` lines) and is
 //! materialized first (`dwp init PLAN`). Every line names the plan as the caller did, quoted for
@@ -51,6 +53,19 @@ pub enum Action {
     Done,
     /// No open task, yet the plan is not completed (a skipped task never completes a plan).
     NothingOpen,
+    /// Tasks out of order (DWP036): put the later tasks in progress back, then the first open
+    /// task's line.
+    RestoreOrder,
+}
+
+/// A task started while an earlier one is open (DWP036): tasks run in order.
+#[derive(Debug, Clone, Serialize)]
+pub struct OutOfOrder {
+    pub task: u64,
+    pub status: TaskStatus,
+    /// The first earlier task neither completed nor skipped.
+    pub before: u64,
+    pub before_status: TaskStatus,
 }
 
 /// The task to work on.
@@ -94,6 +109,9 @@ pub struct NextOutcome {
     pub action: Action,
     pub task: Option<NextTask>,
     pub blocker: Option<NextBlocker>,
+    /// Tasks started while an earlier task is open (DWP036), in plan order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub out_of_order: Vec<OutOfOrder>,
     /// Whether the plan carries its publication receipt (`analysis_results/FINALIZATION.json`).
     pub published: bool,
     /// The `dwp` lines to run, in order.
@@ -145,6 +163,7 @@ pub fn next(target: &Path) -> Result<NextOutcome> {
         action: Action::Done,
         task: None,
         blocker: None,
+        out_of_order: out_of_order(state),
         published,
         run: Vec::new(),
     };
@@ -241,6 +260,7 @@ fn from_markdown(plan_dir: &Path, path: String) -> Result<NextOutcome> {
         action: Action::Materialize,
         task,
         blocker: None,
+        out_of_order: Vec::new(),
         published: false,
         run,
     })
@@ -256,6 +276,34 @@ fn markdown_locator(
         return Some(format!("#task-{}", entry.id));
     }
     md.task_file(entry)
+}
+
+/// Every task started (in progress, blocked, completed) while an earlier one is open: the rule
+/// `dwp update` enforces ([`crate::rules::invariants::open_before`]) and DWP036 reports.
+fn out_of_order(state: &crate::plan::model::State) -> Vec<OutOfOrder> {
+    let Some(first) = state
+        .tasks
+        .iter()
+        .position(crate::rules::invariants::is_open)
+    else {
+        return Vec::new();
+    };
+    let open = &state.tasks[first];
+    state.tasks[first + 1..]
+        .iter()
+        .filter(|t| {
+            matches!(
+                t.status,
+                TaskStatus::InProgress | TaskStatus::Blocked | TaskStatus::Completed
+            )
+        })
+        .map(|t| OutOfOrder {
+            task: t.id,
+            status: t.status,
+            before: open.id,
+            before_status: open.status,
+        })
+        .collect()
 }
 
 fn is_open(status: TaskStatus) -> bool {
@@ -321,10 +369,25 @@ fn decide_with_task(outcome: &mut NextOutcome, task: NextTask) {
         ),
     };
     outcome.action = action;
+    // A later task in progress goes back first (an in_progress → pending move is always
+    // allowed), so the first open task's line never leaves two tasks in progress.
+    let put_back: Vec<String> = match action {
+        Action::ResolveBlocker => Vec::new(),
+        _ => outcome
+            .out_of_order
+            .iter()
+            .filter(|o| o.status == TaskStatus::InProgress && o.task != task.id)
+            .map(|o| format!("dwp update {path} --task {} --status pending", o.task))
+            .collect(),
+    };
+    if !put_back.is_empty() {
+        outcome.action = Action::RestoreOrder;
+    }
     if outcome.approval == Approval::Pending {
         outcome.action = Action::Approve;
         outcome.run.push(format!("dwp approve {path} --by NAME"));
     }
+    outcome.run.extend(put_back);
     outcome.run.push(line);
     outcome.task = Some(task);
 }

@@ -22,6 +22,10 @@ pub struct PlanMarkdown {
     /// The `N.task_*.md` files of the plan folder, sorted (listed once, for every rule that
     /// needs the folder's inventory).
     pub task_files: Vec<String>,
+    /// Full tasks whose README still holds an inline `## Task N … {#task-N}` section (a
+    /// Lite-to-Full promotion's leftover): the task file is the record, the section is never
+    /// judged in its place.
+    pub superseded_sections: Vec<u64>,
 }
 
 /// What every rule and writer hints for an item of the task list dwp cannot read (DWP049).
@@ -105,6 +109,21 @@ impl PlanMarkdown {
         }
         Ok(())
     }
+}
+
+/// The rule `dwp init` and `dwp verify` share for a Full task's file: it carries its task's
+/// number (`N.task_slug.md` for task N). A line whose file is another task's (`Task 2` linking
+/// `3.task_final_review.md`: an index that skips an id) is what the message says; `None` when
+/// the numbers agree.
+pub fn misnumbered_file(entry: &markdown::IndexEntry, file: &str) -> Option<String> {
+    let name = file.rsplit('/').next().unwrap_or(file);
+    let number = name.split_once(".task_").map(|(n, _)| n)?;
+    (number != entry.id.to_string()).then(|| {
+        format!(
+            "task {}'s line links `{file}`, the file of task {number}: a task's file carries its number (`{}.task_slug.md`), so the index skips or repeats a task",
+            entry.id, entry.id
+        )
+    })
 }
 
 /// A task file the index names that could not be read.
@@ -240,26 +259,49 @@ pub(crate) fn markdown_of(plan: &LoadedPlan, readme: Readme) -> PlanMarkdown {
     let readme_path = plan_dir.join("README.md");
     let mut records = BTreeMap::new();
     let mut unreadable = Vec::new();
-    for record in &readme.inline_tasks {
-        records
-            .entry(record.id)
-            .or_insert_with(|| (readme_path.clone(), record.clone()));
-    }
     let task_files = task_files_in(plan);
     let files = if readme.inline_tasks.is_empty() {
         task_files.as_slice()
     } else {
         &[]
     };
+    // Each task's first inline section, looked up by id (a 10,000-task index is not searched
+    // once per task).
+    let mut sections = std::collections::HashMap::with_capacity(readme.inline_tasks.len());
+    for record in &readme.inline_tasks {
+        sections.entry(record.id).or_insert(record);
+    }
+    let inline = |id: u64| sections.get(&id).copied();
+    // A Full task's record is its file, whatever the README still holds: the file a line links,
+    // or, in a plan declared Full, the folder's one file of its number. A line of a task without
+    // a file reads its inline section, else (no Lite section at all) the folder's numbered file.
+    let full = std::cell::OnceCell::new();
+    let declared_full = || *full.get_or_init(|| declared_full(plan, &readme));
     let mut wanted = Vec::new();
+    let mut superseded_sections = Vec::new();
     for entry in &readme.index {
-        if records.contains_key(&entry.id) {
-            continue;
-        }
-        if let Some(file) = linked_file(&entry.links).or_else(|| file_numbered(files, entry.id)) {
-            wanted.push((entry.id, plan_dir.join(file)));
+        let section = inline(entry.id);
+        let file = linked_file(&entry.links).or_else(|| match section {
+            None => file_numbered(files, entry.id),
+            Some(_) => file_numbered(&task_files, entry.id).filter(|_| declared_full()),
+        });
+        match (file, section) {
+            (Some(file), section) => {
+                if section.is_some() {
+                    superseded_sections.push(entry.id);
+                }
+                wanted.push((entry.id, plan_dir.join(file)));
+            }
+            (None, Some(record)) => {
+                records
+                    .entry(entry.id)
+                    .or_insert_with(|| (readme_path.clone(), record.clone()));
+            }
+            (None, None) => {}
         }
     }
+    superseded_sections.sort_unstable();
+    superseded_sections.dedup();
     let read = read_task_files(plan, &wanted);
     // In index order, as if read one by one: a later line of a task already read adds nothing.
     for ((id, path), result) in wanted.into_iter().zip(read) {
@@ -278,12 +320,37 @@ pub(crate) fn markdown_of(plan: &LoadedPlan, readme: Readme) -> PlanMarkdown {
             }),
         }
     }
+    // An inline section no index line names is still a record (the index rules report it).
+    let indexed: std::collections::HashSet<u64> = readme.index.iter().map(|e| e.id).collect();
+    for record in &readme.inline_tasks {
+        if !indexed.contains(&record.id) {
+            records
+                .entry(record.id)
+                .or_insert_with(|| (readme_path.clone(), record.clone()));
+        }
+    }
     PlanMarkdown {
         readme_path,
         readme,
         records,
         unreadable,
         task_files,
+        superseded_sections,
+    }
+}
+
+/// Whether the plan says it is Full: its README's Plan Format variable, else its state's
+/// `format` (asked only for a task with both an inline section and a numbered file).
+fn declared_full(plan: &LoadedPlan, readme: &Readme) -> bool {
+    match readme.variable("Plan Format") {
+        Some(format) => format
+            .value
+            .trim_matches(['*', '`', ' '])
+            .to_ascii_lowercase()
+            .starts_with("full"),
+        None => plan
+            .state()
+            .is_ok_and(|s| s.doc.format == Some(crate::plan::model::PlanFormat::Full)),
     }
 }
 

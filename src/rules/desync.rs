@@ -8,6 +8,7 @@ use crate::plan::model::{Approval, State, Task, TaskStatus};
 use serde::Serialize;
 
 use crate::plan::records::{PlanMarkdown, UNREADABLE_ITEM_HINT};
+use crate::rules::conformance::Era;
 
 /// What every rule hints for an index not 1..N in order (DWP045).
 pub const ORDER_HINT: &str = "number the README's task list 1..N in order (the markdown is the source), then `dwp verify PLAN` again";
@@ -150,18 +151,35 @@ impl Desync {
     }
 }
 
-/// Every disagreement between the markdown and `state`, task by task, with its direction.
+/// Every disagreement between the markdown and `state`, task by task, with its direction; the
+/// plan's era is its README's Standard line's, else its state's ([`compare_in`]).
 pub fn compare(md: &PlanMarkdown, state: &State) -> Vec<Desync> {
-    compare_with(md, Some(state))
+    compare_in(md, state, Era::of(Some(state), declared(md)))
+}
+
+/// [`compare`] for a plan of `era` (verify's, which also falls back on the manifest's
+/// `spec_version`): a legacy plan's progress count may be in its Plan Status / Notes section.
+pub fn compare_in(md: &PlanMarkdown, state: &State, era: Era) -> Vec<Desync> {
+    compare_with(md, Some(state), era)
 }
 
 /// What the markdown gets wrong on its own, with no state to compare (a markdown-only plan):
 /// odd markers, an index not 1..N in order, unreadable index items, the Plan Status line.
 pub fn markdown_desync(md: &PlanMarkdown) -> Vec<Desync> {
-    compare_with(md, None)
+    markdown_desync_in(md, Era::of(None, declared(md)))
 }
 
-fn compare_with(md: &PlanMarkdown, state: Option<&State>) -> Vec<Desync> {
+/// [`markdown_desync`] for a plan of `era`.
+pub fn markdown_desync_in(md: &PlanMarkdown, era: Era) -> Vec<Desync> {
+    compare_with(md, None, era)
+}
+
+/// The standard the README's Standard line declares.
+fn declared(md: &PlanMarkdown) -> Option<&str> {
+    md.readme.standard.as_ref().map(|s| s.version.as_str())
+}
+
+fn compare_with(md: &PlanMarkdown, state: Option<&State>, era: Era) -> Vec<Desync> {
     let readme = &md.readme;
     let mut found: Vec<Desync> = readme
         .index_problems
@@ -250,7 +268,7 @@ fn compare_with(md: &PlanMarkdown, state: Option<&State>) -> Vec<Desync> {
     if let Some(state) = state {
         found.extend(approval_desync(readme, state));
     }
-    found.extend(plan_status_desync(readme).filter(|d| {
+    found.extend(plan_status_desync(readme, era).filter(|d| {
         whole || !matches!(&d.kind, DesyncKind::PlanStatusCount { says, .. } if says != "nothing")
     }));
     let (boxes_done, _) = readme.box_counts();
@@ -360,12 +378,21 @@ fn approval_desync(readme: &Readme, state: &State) -> Option<Desync> {
     })
 }
 
-/// The README's `Plan Status: X/N` against its boxes: absent, or a different count.
-/// `materializing` is not a count; `dwp verify` reports it as a partial materialization.
-fn plan_status_desync(readme: &Readme) -> Option<Desync> {
+/// The README's `Plan Status: X/N` against its boxes: absent, or a different count. A legacy
+/// plan without the line is judged on its Plan Status / Notes section's count; without either,
+/// verify gives it an advisory (DWP078), which is no desync. `materializing` is not a count;
+/// `dwp verify` reports it as a partial materialization.
+fn plan_status_desync(readme: &Readme, era: Era) -> Option<Desync> {
     let (done, total) = readme.box_counts();
     let boxes = format!("{done}/{total}");
-    let Some(status) = &readme.plan_status else {
+    let notes = readme
+        .notes_count
+        .as_ref()
+        .filter(|_| era == Era::Legacy && readme.plan_status.is_none());
+    let Some(status) = readme.plan_status.as_ref().or(notes) else {
+        if era == Era::Legacy {
+            return None;
+        }
         return Some(Desync::new(
             None,
             readme.task_list_line.or(readme.index_line),
@@ -383,6 +410,11 @@ fn plan_status_desync(readme: &Readme) -> Option<Desync> {
         PlanStatusValue::Materializing => None,
         PlanStatusValue::Other(text) => Some(text.clone()),
     }?;
+    let what = if notes.is_some() {
+        "the Plan Status / Notes section"
+    } else {
+        "Plan Status"
+    };
     Some(Desync::new(
         None,
         Some(status.line),
@@ -390,7 +422,7 @@ fn plan_status_desync(readme: &Readme) -> Option<Desync> {
             says: says.clone(),
             boxes: boxes.clone(),
         },
-        format!("Plan Status says {says} but the boxes say {boxes}"),
+        format!("{what} says {says} but the boxes say {boxes}"),
     ))
 }
 

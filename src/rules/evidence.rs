@@ -41,9 +41,9 @@ const NEVER_RAN: &[&str] = &[
     "couldn't run",
 ];
 
-/// Evidence that the check selected nothing: it ran, but proved nothing.
+/// Evidence that the check selected nothing: it ran, but proved nothing. Counts written
+/// `KEY = 0` and the `no test(s) ran` sentences are read by [`ZERO_COUNT`] and [`NO_TEST`].
 const ZERO_SELECTION: &[&str] = &[
-    "ran=0",
     "collected 0 items",
     "no tests ran",
     "no tests to run",
@@ -70,8 +70,18 @@ fn searchers(phrases: &'static [&'static str]) -> Vec<Finder<'static>> {
 
 static NEVER_RAN_SEARCH: Searchers = LazyLock::new(|| searchers(NEVER_RAN));
 static ZERO_SELECTION_SEARCH: Searchers = LazyLock::new(|| searchers(ZERO_SELECTION));
-static SELECTED_ZERO_SEARCH: LazyLock<Finder<'static>> =
-    LazyLock::new(|| Finder::new("selected=0"));
+
+/// A count of what ran, selected or executed, written `KEY=0`, `KEY = 0`, `KEY=0/12`: the
+/// counts the public reference tooling reads as zero-selection (`executed=0/0`, `ran = 0`). A
+/// whole word only: `deselected=0` and `failed=0` are honest tallies of a run.
+static ZERO_COUNT: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(r"(?i)\b(?:ran|selected|executed)\s*=\s*0\b").expect("a fixed pattern")
+});
+
+/// `no test ran`, `no tests found`, `No tests collected`, in any case and spacing.
+static NO_TEST: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(r"(?i)\bno\s+tests?\s+(?:ran|found|collected)\b").expect("a fixed pattern")
+});
 
 /// What is wrong with one gate record as evidence for completing a task.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -261,11 +271,13 @@ fn is_tally(before: &str) -> bool {
     }
 }
 
-/// The zero-selection marker the evidence contains (`ran=0`, `selected=0/12`, `0 passed`...).
+/// The zero-selection marker the evidence contains (`ran=0`, `executed=0/0`, `selected=0/12`,
+/// `no test ran`, `0 passed`...), as written (lower case).
 ///
 /// ```
 /// use dwp::rules::evidence::zero_selection;
 /// assert_eq!(zero_selection("collected 0 items").as_deref(), Some("collected 0 items"));
+/// assert_eq!(zero_selection("executed=0/0").as_deref(), Some("executed=0"));
 /// assert_eq!(zero_selection("10 passed, 0 failed"), None);
 /// ```
 pub fn zero_selection(evidence: &str) -> Option<String> {
@@ -274,22 +286,21 @@ pub fn zero_selection(evidence: &str) -> Option<String> {
         for start in occurrences(&lower, search) {
             // "10 passed" contains "0 passed": a digit before the match means another number.
             let digit_before = lower[..start].ends_with(|c: char| c.is_ascii_digit());
-            let end = start + phrase.len();
-            // "ran=0" must not match "ran=05"; "0 passed" needs nothing after.
-            let digit_after =
-                phrase.ends_with('0') && lower[end..].starts_with(|c: char| c.is_ascii_digit());
-            if !digit_before && !digit_after {
+            if !digit_before {
                 return Some((*phrase).to_owned());
             }
         }
     }
-    occurrences(&lower, &SELECTED_ZERO_SEARCH)
-        .find(|&start| {
-            let after = &lower[start + "selected=0".len()..];
-            !lower[..start].ends_with(|c: char| c.is_ascii_alphanumeric())
-                && !after.starts_with(|c: char| c.is_ascii_digit())
+    [&*ZERO_COUNT, &*NO_TEST]
+        .into_iter()
+        .find_map(|pattern| pattern.find(&lower))
+        .map(|found| {
+            found
+                .as_str()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
         })
-        .map(|_| "selected=0".to_owned())
 }
 
 /// Where `search`'s phrase starts in `haystack` as whole words (non-overlapping, in order).
@@ -405,6 +416,38 @@ mod tests {
         assert_eq!(zero_selection("ran=05"), None);
         assert_eq!(zero_selection("selected=10/120"), None);
         assert_eq!(zero_selection("42 passed"), None);
+    }
+
+    /// The counts the public reference tooling reads as a run that selected nothing
+    /// (`(ran|selected|executed) = 0`, `no test(s) ran|found|collected`), read the same way, and
+    /// the honest tallies around them left alone.
+    #[test]
+    fn zero_selection_reads_counts_as_the_reference_does() {
+        for (evidence, marker) in [
+            ("executed=0/0", "executed=0"),
+            ("executed=0", "executed=0"),
+            ("ran = 0", "ran = 0"),
+            ("no test ran", "no test ran"),
+            ("No  tests\tfound", "no tests found"),
+            ("tests: Executed = 0 of 0", "executed = 0"),
+            ("ran=0, failed=0", "ran=0"),
+        ] {
+            assert_eq!(
+                zero_selection(evidence).as_deref(),
+                Some(marker),
+                "{evidence}"
+            );
+        }
+        for honest in [
+            "ran=12 failed=0",
+            "executed=3/3",
+            "42 passed, 0 failed",
+            "failed = 0",
+            "5 passed, deselected=0",
+            "no regressions found",
+        ] {
+            assert_eq!(zero_selection(honest), None, "{honest}");
+        }
     }
 
     #[test]

@@ -533,6 +533,10 @@ fn task_file(
             ),
         ));
     };
+    if let Some(problem) = crate::plan::records::misnumbered_file(entry, &file) {
+        return Err(Error::rejected(place, problem)
+            .with_hint("number the README's task list and its task files 1..N in order (a file and its link renamed together), then run this again"));
+    }
     let pattern =
         regex::Regex::new(r"^[1-9][0-9]*\.task_[a-z0-9_]+\.md$").expect("constant pattern");
     if !pattern.is_match(&file) || !file.starts_with(&format!("{}.task_", entry.id)) {

@@ -6,8 +6,11 @@
 mod common;
 
 mod fixtures;
+mod full_records;
+mod index_files;
 mod json_regressions;
 mod markdown_regressions;
 mod markdown_shapes;
 mod plan_shapes;
+mod progress_counts;
 mod schema_parity;

@@ -976,6 +976,35 @@ fn prove_a_command_past_its_timeout_is_failed() {
     );
 }
 
+/// A command that exits 0 but ran no test proves nothing: the proof is failed, as `dwp run`
+/// records and `dwp verify` judges the same output (DWP063), so `loop dod` and the plan agree.
+#[test]
+fn prove_a_command_that_ran_no_test_is_failed_as_the_plan_judges_it() {
+    let work = Work::empty();
+    let config = work.outside(
+        "loop.config.yaml",
+        "dod:\n  items:\n    - {id: none, description: n, kind: command, command: [sh, -c, 'echo running 0 tests; echo \"test result: ok. 0 passed; 0 failed; 0 ignored\"']}\n    - {id: some, description: s, kind: command, command: [sh, -c, 'echo 3 passed, 0 failed']}\n",
+    );
+    let out = work.run_loop("prove", &config, &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let dod = work.json(".ak-loop/dod.json");
+    assert_eq!(dod["project"][0]["status"], "failed", "{dod:#}");
+    assert_eq!(dod["project"][0]["exitCode"], 0);
+    let evidence = dod["project"][0]["evidence"].as_str().unwrap();
+    assert!(
+        evidence.starts_with("exit 0 but no test ran: "),
+        "{evidence}"
+    );
+    assert!(dwp::rules::evidence::zero_selection(evidence).is_some());
+    assert_eq!(dod["project"][1]["status"], "passed", "{dod:#}");
+}
+
 #[test]
 fn prove_refuses_to_overwrite_an_invalid_proof_file() {
     let work = Work::example();

@@ -101,6 +101,68 @@ fn the_first_pending_task_whose_earlier_tasks_are_done_is_next_and_its_line_star
     assert_eq!(plan.state()["tasks"][2]["status"], "in_progress");
 }
 
+/// Tasks run in order (DWP036): with task 3 pending and tasks 4 and 5 in progress, `next` says
+/// so and its lines put 4 and 5 back before starting 3, never a third task in progress; run as
+/// printed, they leave a plan verify calls conformant.
+#[test]
+fn tasks_in_progress_out_of_order_are_put_back_before_the_first_open_task_starts() {
+    let (root, plan) = fixture_copy("verify-dwp036-two-in-progress");
+    let dir = root.path().join(&plan);
+    common::edit_state(&dir, |s| {
+        let started = s["tasks"][3]["started_at"].clone();
+        s["tasks"][2]["status"] = "pending".into();
+        s["tasks"][2].as_object_mut().unwrap().remove("started_at");
+        s["tasks"][4]["status"] = "in_progress".into();
+        s["tasks"][4]["started_at"] = started;
+    });
+    let run = next_in(root.path(), &plan);
+    assert!(
+        run.stdout.contains(
+            "OUT OF ORDER (DWP036): task 4 is in_progress while task 3 before it is pending"
+        ),
+        "{}",
+        run.stdout
+    );
+    let json = next_json_in(root.path(), &plan);
+    assert_eq!(json["next"]["action"], "restore_order");
+    assert_eq!(
+        field_strs(&json["next"]["out_of_order"], "status"),
+        ["in_progress"; 2]
+    );
+    let lines = printed_dwp_lines(&run.stdout);
+    assert_eq!(
+        lines,
+        [
+            format!("dwp update {plan} --task 4 --status pending"),
+            format!("dwp update {plan} --task 5 --status pending"),
+            format!("dwp update {plan} --task 3 --status in_progress"),
+        ]
+    );
+    for line in &lines {
+        run_ok(line, root.path());
+    }
+    let statuses: Vec<_> = state_of(&dir)["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["status"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            "completed",
+            "completed",
+            "in_progress",
+            "pending",
+            "pending",
+            "pending",
+            "pending"
+        ]
+    );
+    let verify = dwp().at(NOW).arg("verify").arg(&dir).run();
+    assert_eq!(verify.code, 0, "{}", verify.stdout);
+}
+
 #[test]
 fn a_skipped_task_counts_as_done_for_the_next_one() {
     let plan = Plan::from_synth(SynthPlan::new("PLAN_next_skipped", 4).completed(1));

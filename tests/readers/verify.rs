@@ -149,6 +149,18 @@ fn zero_selection_evidence_proves_nothing() {
     assert_eq!(found, ["DWP063"]);
 }
 
+/// `executed=0/0`, `executed=0`, `ran = 0`, `no test ran`: counts of a run that selected
+/// nothing, as the public reference reads them; `ran=12, failed=0` is an honest run.
+#[test]
+fn zero_selection_counts_are_read_as_the_reference_reads_them() {
+    for evidence in ["executed=0/0", "executed=0", "ran = 0", "no test ran"] {
+        let (code, found, _) = verdict_with_evidence(0, evidence);
+        assert_eq!((code, found), (1, vec!["DWP063".to_owned()]), "{evidence}");
+    }
+    let (code, found, _) = verdict_with_evidence(0, "ran=12, failed=0");
+    assert_eq!((code, found), (0, Vec::<String>::new()));
+}
+
 #[test]
 fn a_log_pointer_must_stay_inside_the_plan_and_exist() {
     let (_, found, _) = verdict_with_evidence(0, "12 passed log=../outside.log");

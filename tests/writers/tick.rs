@@ -305,3 +305,19 @@ fn a_repeated_completion_of_the_published_last_task_still_notes_its_box() {
     assert_eq!(outcome["markdown"], "box unchecked", "{outcome}");
     assert_eq!(plan.read("state.json"), before);
 }
+
+#[test]
+fn tick_recounts_every_plan_status_line_that_agreed_so_none_disagrees() {
+    let plan = plan_with_task_3_started();
+    // A second line, as plans write one in a status table at the end; it agrees (2/5).
+    plan.edit("README.md", |text| {
+        format!("{text}\n## Status\n\n**Plan Status:** 2 / 5 tasks\n")
+    });
+    let run = update(&plan, &[&COMPLETE_3[..], &["--tick"]].concat());
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let readme = plan.read("README.md");
+    assert!(readme.contains("Plan Status: 3/5"), "{readme}");
+    assert!(readme.contains("**Plan Status:** 3 / 5 tasks"), "{readme}");
+    fill_log_of_task_3(&plan);
+    assert_eq!(plan.verify_codes(&[]), Vec::<String>::new());
+}

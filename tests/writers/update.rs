@@ -633,6 +633,22 @@ fn zero_selection_evidence_is_refused() {
     }
 }
 
+/// The counts the public reference updater refuses as a run that selected nothing (its own test
+/// uses `executed=0/0`) are refused here too; an honest `0 failed` still completes.
+#[test]
+fn zero_selection_counts_are_refused_as_the_reference_refuses_them() {
+    let plan = Plan::with_task_3_started();
+    for evidence in ["executed=0/0", "executed=0", "ran = 0", "no test ran"] {
+        let spec = format!("cargo test|0|{evidence}");
+        completion_with_gate_refused(&plan, &spec, &["gate `cargo test`", "selected nothing"]);
+    }
+    let state = applied(
+        &plan,
+        &complete_3_with(&["--gate", "cargo test|0|ran=13 failed=0"]),
+    );
+    assert_eq!(task_of(&state, 3)["status"], "completed");
+}
+
 #[test]
 fn evidence_invalidated_by_refine_is_refused() {
     let plan = Plan::with_task_3_started();

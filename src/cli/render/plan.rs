@@ -1058,6 +1058,13 @@ pub(super) fn next(out: &mut impl Write, outcome: &NextOutcome, json: Option<Sta
             inert_line(&blocker.reason)
         );
     }
+    for o in &outcome.out_of_order {
+        let _ = writeln!(
+            out,
+            "OUT OF ORDER (DWP036): task {} is {} while task {} before it is {}: tasks run in order",
+            o.task, o.status, o.before, o.before_status
+        );
+    }
     let _ = writeln!(out, "{}", next_words(outcome));
     for line in &outcome.run {
         let _ = writeln!(out, "  {}", inert_line(line));
@@ -1081,6 +1088,9 @@ fn next_words(outcome: &NextOutcome) -> String {
             "the plan is not approved: no task may change before the user's approval (NAME: who approved); then {then}"
         ),
         Action::Start | Action::Complete | Action::ResolveBlocker => then,
+        Action::RestoreOrder => format!(
+            "put each later task in progress back to pending, then {then}"
+        ),
         Action::Finalize => {
             "every task is completed, and the plan has no publication receipt: publish it:".into()
         }

@@ -118,7 +118,9 @@ fn rule(code: Code) -> Value {
         | Code::ApprovalPending
         | Code::ActiveBlocker
         | Code::NoStateLayer
-        | Code::IndexInCode => "note",
+        | Code::IndexInCode
+        | Code::InlineLeftover
+        | Code::NoProgressCount => "note",
         Code::NewerSpec | Code::NewerStandard => "warning",
         _ => "error",
     };

@@ -272,14 +272,15 @@ fn observe(worktree: &Path, task: &Task, env: &CommandEnv, timeout: Duration) ->
     // What `dwp update --gates-from` needs to keep this run in a plan as `dwp run` would: the
     // log's hash (checked before the copy), the ending, and every byte printed.
     let printed = result.total + (bytes.len() - result.output.len()) as u64;
+    let ran_no_test = ran_no_test(&result);
     Ok(Proof {
         id: task.id.clone(),
-        status: if result.passed() {
+        status: if result.passed() && !ran_no_test {
             ProofStatus::Passed
         } else {
             ProofStatus::Failed
         },
-        evidence: evidence(task, &result, &log),
+        evidence: evidence(task, &result, &log, ran_no_test),
         at: Some(crate::clock::now_rfc3339()),
         command: Some(task.argv.clone()),
         exit_code: result.exit_code(),
@@ -292,9 +293,20 @@ fn observe(worktree: &Path, task: &Task, env: &CommandEnv, timeout: Duration) ->
     })
 }
 
-fn evidence(task: &Task, result: &process::RunResult, log: &str) -> String {
+/// The command exited 0, but its output shows a run that selected or ran no test: judged by the
+/// one evidence reader `dwp run`, the updater and `dwp verify` use
+/// ([`crate::rules::observed::passes`]), so a proof and the gate `update --gates-from` copies
+/// from it never disagree.
+fn ran_no_test(result: &process::RunResult) -> bool {
+    let ending = crate::steps::gate_log::ending(&result.ending);
+    let summary = crate::rules::observed::summary(&result.output);
+    result.passed() && !crate::rules::observed::passes(&ending, summary.as_deref())
+}
+
+fn evidence(task: &Task, result: &process::RunResult, log: &str, ran_no_test: bool) -> String {
     let last = process::last_line(&result.output);
     let head = match &result.ending {
+        Ending::Exited(0) if ran_no_test => "exit 0 but no test ran".to_owned(),
         Ending::Exited(code) => format!("exit {code}"),
         Ending::Signalled(signal) => format!("killed by signal {signal}"),
         Ending::TimedOut(after) => format!("timed out after {}s", after.as_secs_f64()),

@@ -55,10 +55,21 @@ pub fn set_box_in(readme: &str, parsed: &Readme, id: u64, done: bool) -> Result<
     // `2/7`, `2 / 7`: the count as the line writes it, recounted.
     let count = regex::Regex::new(&format!(r"\b{written}(\s*)/(\s*){total}\b"))
         .expect("a pattern of digits");
-    Ok(edit_line(&ticked, status.line, |line| {
-        count
-            .replacen(line, 1, format!("{boxes}${{1}}/${{2}}{total}"))
-            .into_owned()
+    // Every `Plan Status:` line that agreed with the first is recounted with it, so a tick
+    // never makes two lines disagree (DWP077).
+    let agreeing = std::iter::once(status.line).chain(
+        parsed
+            .more_plan_status
+            .iter()
+            .filter(|other| other.value == status.value)
+            .map(|other| other.line),
+    );
+    Ok(agreeing.fold(ticked, |text, line_no| {
+        edit_line(&text, line_no, |line| {
+            count
+                .replacen(line, 1, format!("{boxes}${{1}}/${{2}}{total}"))
+                .into_owned()
+        })
     }))
 }
 

@@ -81,6 +81,16 @@ pub enum PlanStatusValue {
     Other(String),
 }
 
+impl std::fmt::Display for PlanStatusValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PlanStatusValue::Count { done, total } => write!(f, "{done}/{total}"),
+            PlanStatusValue::Materializing => f.write_str("materializing"),
+            PlanStatusValue::Other(text) => f.write_str(text),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Located<T> {
     pub value: T,
@@ -246,6 +256,13 @@ pub struct Readme {
     pub context: Option<Section>,
     pub variables: Vec<Variable>,
     pub plan_status: Option<Located<PlanStatusValue>>,
+    /// Every further `Plan Status:` line (and the table row, when a line came first): the first
+    /// is the one read, and one that says otherwise is reported.
+    pub more_plan_status: Vec<Located<PlanStatusValue>>,
+    /// A legacy plan's progress count in its `Plan Status / Notes` section
+    /// (`- Completed: 2/18`, `- **Tasks completed:** 0 / 18`): used only in the legacy era, and
+    /// only without a `Plan Status:` line.
+    pub notes_count: Option<Located<PlanStatusValue>>,
     pub index: Vec<IndexEntry>,
     /// Line of the first index item.
     pub index_line: Option<usize>,
@@ -334,14 +351,17 @@ pub fn parse_readme(text: &str) -> Readme {
             .variable("Standard")
             .and_then(|v| standard(&v.value, v.line));
     }
-    if readme.plan_status.is_none()
-        && let Some(v) = readme.variable("Plan Status")
-    {
-        readme.plan_status = Some(Located {
+    if let Some(v) = readme.variable("Plan Status") {
+        let row = Located {
             value: plan_status_value(&v.value),
             line: v.line,
-        });
+        };
+        match readme.plan_status {
+            None => readme.plan_status = Some(row),
+            Some(_) => readme.more_plan_status.push(row),
+        }
     }
+    readme.notes_count = notes_count(&doc);
     readme.inline_tasks = inline_tasks(&doc);
     // Plan-level sections are read before the first Lite task record, never inside one.
     let plan_part = 0..readme
@@ -377,13 +397,15 @@ fn scan_readme_line(readme: &mut Readme, line_no: usize, line: &str) {
     };
     let quoted = unbolded.trim().trim_start_matches(['>', '|', ' ', '\t']);
     let trimmed = trim_start_repeated(trim_start_repeated(quoted, "- "), "* ").trim();
-    if readme.plan_status.is_none()
-        && let Some(rest) = strip_label(trimmed, "Plan Status")
-    {
-        readme.plan_status = Some(Located {
+    if let Some(rest) = strip_label(trimmed, "Plan Status") {
+        let status = Located {
             value: plan_status_value(rest),
             line: line_no,
-        });
+        };
+        match readme.plan_status {
+            None => readme.plan_status = Some(status),
+            Some(_) => readme.more_plan_status.push(status),
+        }
     }
     if readme.standard.is_none()
         && let Some(rest) = strip_label(trimmed, "Standard")
@@ -469,6 +491,59 @@ fn plan_status_value(text: &str) -> PlanStatusValue {
         })
     });
     count.unwrap_or_else(|| PlanStatusValue::Other(text.to_owned()))
+}
+
+/// Labels of the progress lines older plans keep in their `Plan Status / Notes` section
+/// (docs/plan-markdown.md, "Plan Status line"), compared by [`section_key`].
+const NOTES_COUNT_LABELS: [&str; 4] = ["completed", "tasks completed", "completion", "status"];
+
+/// The first progress count of the README's `Plan Status / Notes` section (a heading whose key
+/// starts with `plan status`): a list item or line `Label: ... X/N ...` under one of
+/// [`NOTES_COUNT_LABELS`] (`- Completed: 2/18`, `- **Tasks completed:** 0 / 18`,
+/// `- Status: Not started — 0/6 tasks completed`, `- Completion: 0/10 tasks (0%)`).
+fn notes_count(doc: &Document) -> Option<Located<PlanStatusValue>> {
+    let headings = &doc.outline.headings;
+    let (i, heading) = headings
+        .iter()
+        .enumerate()
+        .find(|(_, h)| h.key.starts_with("plan status"))?;
+    let end = sections::section_end(headings, i, doc.text.len());
+    doc.plain_lines(heading.range.end..end)
+        .find_map(|(line_no, line)| {
+            let line = line.replace("**", "");
+            let item = trim_start_repeated(
+                trim_start_repeated(line.trim().trim_start_matches('>').trim(), "- "),
+                "* ",
+            );
+            let (label, value) = item.split_once(':')?;
+            NOTES_COUNT_LABELS
+                .contains(&section_key(label).as_str())
+                .then(|| first_count(value))
+                .flatten()
+                .map(|(done, total)| Located {
+                    value: PlanStatusValue::Count { done, total },
+                    line: line_no,
+                })
+        })
+}
+
+/// The first `X/N` or `X / N` in `text` (whole numbers on both sides of the slash, and no
+/// further slash: `2026/03/02` is a date, not a count).
+fn first_count(text: &str) -> Option<(u64, u64)> {
+    text.match_indices('/').find_map(|(at, _)| {
+        let before = text[..at].trim_end();
+        let digits = before.len() - before.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        let done = &before[before.len() - digits..];
+        let after = text[at + 1..].trim_start();
+        let total =
+            &after[..after.len() - after.trim_start_matches(|c: char| c.is_ascii_digit()).len()];
+        let whole = !before[..before.len() - digits]
+            .ends_with(|c: char| c.is_alphanumeric() || c == '/')
+            && !after[total.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '/');
+        (whole && !done.is_empty() && !total.is_empty())
+            .then(|| Some((done.parse().ok()?, total.parse().ok()?)))
+            .flatten()
+    })
 }
 
 /// Lite: each `## Task N ...` heading (usually with `{#task-N}`) up to the next `## `.
@@ -718,6 +793,36 @@ mod tests {
             "in_progress"
         );
         assert_eq!(readme.index[0].links, ["#task-1"]);
+    }
+
+    #[test]
+    fn a_legacy_count_is_read_from_the_plan_status_notes_section_only() {
+        let count = |notes: &str| {
+            let text = format!(
+                "# Plan\n\n## Tasks\n\n- [ ] Task 1: One\n\n## 7. Plan Status / Notes\n\n{notes}\n## 8. Next\n\n- Completed: 9/9\n"
+            );
+            parse_readme(&text).notes_count.map(|c| c.value.to_string())
+        };
+        assert_eq!(count("- Completed: 2/18").as_deref(), Some("2/18"));
+        assert_eq!(
+            count("- **Tasks completed:** 0 / 18").as_deref(),
+            Some("0/18")
+        );
+        assert_eq!(
+            count("- Status: Not started — 0/6 tasks completed").as_deref(),
+            Some("0/6")
+        );
+        assert_eq!(
+            count("### Current Status\n\n- **Completion:** 0/10 tasks (0%)").as_deref(),
+            Some("0/10")
+        );
+        // A date is no count; a label outside the four is not read; nor is another section.
+        assert_eq!(
+            count("- Status: done 2026/03/02 — 1/4 tasks").as_deref(),
+            Some("1/4")
+        );
+        assert_eq!(count("- Progress: 1/4"), None);
+        assert_eq!(count("- Current status: In progress"), None);
     }
 
     #[test]

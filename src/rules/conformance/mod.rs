@@ -69,11 +69,14 @@ pub fn fix_hint(code: Code) -> &'static str {
         TaskOrder => {
             "tasks run in order: complete the earlier task first, or put the later one back with `dwp update PLAN --task N --status pending`"
         }
-        PlanStatusCount | OddMarker => {
+        PlanStatusCount | OddMarker | PlanStatusConflict | NoProgressCount => {
             "edit the README (`[ ]`/`[x]` markers, `Plan Status: X/N`), then `dwp verify PLAN` again"
         }
         MissingPlanFile | MissingSection | TaskSection | FinalReview => {
             "author the missing part in the markdown, then `dwp verify PLAN` again"
+        }
+        InlineLeftover => {
+            "the task file is the record: move anything the README's section holds that the file lacks into the file, delete the section, then `dwp verify PLAN` again"
         }
         TaskFileInventory | LocatorEscapes | LiteAnchor => {
             "make the README links, task files and state locators agree, then `dwp reconcile PLAN`"
@@ -167,6 +170,7 @@ pub fn plan_rules(
     if let Some(md) = markdown {
         findings.extend(readme_rules(paths, &md.readme, era));
         findings.extend(unreadable_records(md));
+        findings.extend(superseded_sections(md));
     }
     findings.extend(standard_rule(paths, readme_standard, manifest_version));
     match (state, markdown) {
@@ -184,15 +188,19 @@ pub fn plan_rules(
             let all_checked = state.status != crate::plan::model::PlanStatus::Completed
                 && !md.readme.index.is_empty()
                 && md.readme.index.iter().all(|e| e.marker.is_done());
-            findings.extend(crate::rules::desync::compare(md, state).iter().map(|d| {
-                let finding = d.finding(&readme);
-                match finding.code {
-                    Code::MarkdownAhead | Code::CompletedCountDrift if all_checked => {
-                        finding.hint(crate::rules::desync::ALL_CHECKED_HINT)
-                    }
-                    _ => finding,
-                }
-            }));
+            findings.extend(
+                crate::rules::desync::compare_in(md, state, era)
+                    .iter()
+                    .map(|d| {
+                        let finding = d.finding(&readme);
+                        match finding.code {
+                            Code::MarkdownAhead | Code::CompletedCountDrift if all_checked => {
+                                finding.hint(crate::rules::desync::ALL_CHECKED_HINT)
+                            }
+                            _ => finding,
+                        }
+                    }),
+            );
             drop(_desync);
             findings.extend(crate::profile::time("evidence rules", || {
                 evidence_rules(plan, state, era)
@@ -301,6 +309,37 @@ fn unreadable_records(md: &crate::plan::records::PlanMarkdown) -> Vec<Finding> {
         .collect()
 }
 
+/// DWP076: a Full task whose README still holds its inline section (a Lite-to-Full
+/// promotion's leftover). The file is judged; the section is reported,
+/// since a reader of the README would take it for the record.
+fn superseded_sections(md: &crate::plan::records::PlanMarkdown) -> Vec<Finding> {
+    let readme = md.readme_path.display().to_string();
+    md.superseded_sections
+        .iter()
+        .filter_map(|id| md.readme.inline_tasks.iter().find(|r| r.id == *id))
+        .map(|section| {
+            let file = md
+                .readme
+                .index
+                .iter()
+                .find(|e| e.id == section.id)
+                .and_then(|e| md.task_file(e))
+                .unwrap_or_else(|| "its task file".to_owned());
+            Finding::error(
+                Code::InlineLeftover,
+                &readme,
+                format!(
+                    "task {id}'s record is its task file `{file}`, but the README still holds a `## Task {id}` section: dwp judges the file, never the section",
+                    id = section.id
+                ),
+            )
+            .task(section.id)
+            .line(Some(section.line))
+            .severity(Severity::Advisory)
+        })
+        .collect()
+}
+
 /// The task-by-task markdown rules every plan gets, with or without a state.
 fn task_rules(
     views: &[tasks::TaskView],
@@ -344,7 +383,7 @@ pub fn markdown_only_rules(
     let readme = md.readme_path.display().to_string();
     let mut findings = vec![no_layer];
     findings.extend(
-        crate::rules::desync::markdown_desync(md)
+        crate::rules::desync::markdown_desync_in(md, era)
             .iter()
             .map(|d| d.finding(&readme)),
     );
@@ -358,6 +397,9 @@ pub fn markdown_only_rules(
     findings.extend(dead_lock(plan));
     findings
 }
+
+/// What verify hints, and init, for an index line linking another task's file.
+const MISNUMBERED_HINT: &str = "number the README's task list and its task files 1..N in order (a file and its link renamed together), then `dwp verify PLAN` again";
 
 /// A markdown-only plan's task files: each index item's file exists in the plan folder (Full),
 /// every `N.task_*.md` of the folder is indexed; Lite: one `{#task-N}` section per task.
@@ -396,12 +438,23 @@ fn markdown_inventory(plan: &LoadedPlan, md: &crate::plan::records::PlanMarkdown
                 findings.extend(escaping_symlink(&path, place, entry.id));
                 // A file that is there but cannot be read is `unreadable_records`' finding.
                 let there = place != crate::store::Place::Missing;
-                (!there).then(|| {
-                    format!(
+                if there {
+                    // The rule `dwp init` refuses the plan by.
+                    findings.extend(crate::plan::records::misnumbered_file(entry, file).map(
+                        |message| {
+                            Finding::error(Code::TaskFileInventory, &readme, message)
+                                .task(entry.id)
+                                .line(entry.line)
+                                .hint(MISNUMBERED_HINT)
+                        },
+                    ));
+                    None
+                } else {
+                    Some(format!(
                         "task {}'s line links `{file}`, which is not a file of the plan",
                         entry.id
-                    )
-                })
+                    ))
+                }
             }
         };
         if let Some(message) = problem {
@@ -632,6 +685,8 @@ fn readme_rules(
             .hint("complete the materialization (every task file, then `Plan Status: 0/N`), or discard it"),
         );
     }
+    findings.extend(plan_status_conflicts(&file, readme));
+    findings.extend(no_progress_count(&file, readme, era));
     if let Some(&line) = readme.index_in_code.first() {
         findings.push(
             Finding::error(
@@ -647,6 +702,58 @@ fn readme_rules(
         );
     }
     findings
+}
+
+/// DWP077: a further `Plan Status:` line (or row) that says otherwise than the first, the one
+/// dwp reads: a reader of the README cannot tell which one is true.
+fn plan_status_conflicts(file: &str, readme: &crate::plan::markdown::Readme) -> Vec<Finding> {
+    let Some(first) = &readme.plan_status else {
+        return Vec::new();
+    };
+    let (done, total) = readme.box_counts();
+    readme
+        .more_plan_status
+        .iter()
+        .filter(|other| other.value != first.value)
+        .map(|other| {
+            Finding::error(
+                Code::PlanStatusConflict,
+                file,
+                format!(
+                    "this `Plan Status:` line says {} but the one on line {} says {}: dwp reads the first",
+                    other.value, first.line, first.value
+                ),
+            )
+            .line(other.line)
+            .hint(format!(
+                "keep one `Plan Status:` line, with the count of the checked boxes ({done}/{total}), then `dwp verify PLAN` again"
+            ))
+        })
+        .collect()
+}
+
+/// DWP078: a legacy plan whose README records no progress count, neither a `Plan Status:` line
+/// nor a count in its Plan Status / Notes section (a current plan without the line is DWP046).
+fn no_progress_count(
+    file: &str,
+    readme: &crate::plan::markdown::Readme,
+    era: Era,
+) -> Option<Finding> {
+    let counted = readme.plan_status.is_some() || readme.notes_count.is_some();
+    if era == Era::Current || counted || readme.index.is_empty() {
+        return None;
+    }
+    let (done, total) = readme.box_counts();
+    Some(
+        Finding::error(
+            Code::NoProgressCount,
+            file,
+            format!("the README records no progress count: no `Plan Status: X/N` line and none in a Plan Status / Notes section (the boxes say {done}/{total})"),
+        )
+        .line(readme.task_list_line.or(readme.index_line))
+        .hint(format!("write `Plan Status: {done}/{total} completed` in the README's task list, then `dwp verify PLAN` again"))
+        .severity(Severity::Advisory),
+    )
 }
 
 /// The declared standard: the README's `**Standard:**` line, else the manifest's `spec_version`.
