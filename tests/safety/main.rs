@@ -8,6 +8,7 @@ mod common;
 mod hostile_files;
 mod intent_recovery;
 mod layers;
+mod lock_recovery_race;
 mod store_durability;
 mod store_only;
 mod update_concurrency;
