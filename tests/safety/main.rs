@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod crash_points;
 mod hostile_files;
 mod intent_recovery;
 mod layers;
