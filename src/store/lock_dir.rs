@@ -249,8 +249,16 @@ impl Drop for LockGuard {
 /// module's protocol), rename it aside in one step (so it never lingers without its owner
 /// record), then delete what was moved.
 fn release(dir: &Path, own: &Opened) -> Result<()> {
-    own.claim()
-        .map_err(|e| Error::io("claim lock for release", dir, e))?;
+    match own.claim() {
+        Ok(()) => {}
+        // Held past the wait: a mover is stuck; the lock stays, for `dwp lock recover`.
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+            return Err(Error::io("claim lock for release", dir, e));
+        }
+        // No `flock` on this filesystem: no recovery can claim the lock either (it refuses
+        // there), so the owner is its only mover and releases it unclaimed.
+        Err(_) => {}
+    }
     if !own
         .is_at(dir)
         .map_err(|e| Error::io("release lock", dir, e))?
