@@ -2,11 +2,15 @@
 //! process still runs; removing the lock a dead writer left and, when forced, recording why in
 //! PROGRESS.md so that no kill leaves the removal without its record.
 //!
-//! The order of a recovery: the removal is decided (`store::lock_dir::recover`); while the dead owner's lock still
-//! keeps every writer out, any record a killed writer left is completed and this removal's own
-//! PROGRESS.md entry is written as an intent record; the lock is removed; then this command takes
-//! the lock as a writer, which completes the entry, and releases it. Killed after the record,
-//! the next writer completes the entry instead.
+//! The order of a recovery: the lock is claimed and judged (`store::lock_dir::recover`, whose
+//! module documents why no live writer's lock is ever moved); while the dead owner's lock still
+//! keeps every writer out, any record a killed writer left is completed and, when forced, this
+//! removal is recorded as an intent record (the lock it removes, by identity, and its
+//! PROGRESS.md entry); the lock is removed; then, while a record is pending, this command takes
+//! the lock as a writer, which completes it, and releases it. Killed after the record and
+//! before the removal, the lock still stands with the record naming it: `dwp lock recover`
+//! (what the lock-held hint names) completes that removal on the record's strength, with no new
+//! `--force` and no second entry. Killed after the removal, the next writer completes the entry.
 
 use crate::error::Result;
 use crate::steps::commit::Change;
@@ -46,17 +50,33 @@ fn recover_lock(
     force: bool,
     reason: Option<&str>,
 ) -> Result<Option<lock::Recovery>> {
-    let recovery = lock::recover(state, older_than, force, |info| match reason {
-        Some(reason) => {
-            // A record a killed writer left is completed first: the intent file holds one.
-            intent::complete_pending(plan_dir)?;
-            let mut entry = Change::new(plan_dir, "dwp lock recover --force");
-            entry.append(&plan_dir.join("PROGRESS.md"), &progress_line(info, reason));
-            crate::steps::commit::record_for_next_writer(entry)
+    let pending = intent::pending(plan_dir)?;
+    let recorded = pending.as_ref().and_then(intent::recorded_lock_removal);
+    let grounds = lock::Grounds {
+        older_than,
+        force,
+        recorded,
+    };
+    let recovery = lock::recover(state, grounds, |info| {
+        let resuming = recorded.is_some() && recorded == info.identity.as_ref();
+        match reason {
+            // The record of an interrupted forced recovery of this lock is there already.
+            _ if resuming => Ok(()),
+            Some(reason) => {
+                // A record a killed writer left is completed first: the intent file holds one.
+                intent::complete_pending(plan_dir)?;
+                let mut entry = Change::new(plan_dir, "dwp lock recover --force");
+                if let Some(identity) = &info.identity {
+                    entry.remove_lock(&info.path, identity);
+                }
+                entry.append(&plan_dir.join("PROGRESS.md"), &progress_line(info, reason));
+                crate::steps::commit::record_for_next_writer(entry)
+            }
+            None => Ok(()),
         }
-        None => Ok(()),
     })?;
-    if recovery.is_some() && reason.is_some() {
+    if recovery.is_some() && intent::pending(plan_dir)?.is_some() {
+        // A writer completes the pending record (this removal's entry, or a killed writer's).
         crate::steps::writer::lock_for_write(plan_dir, state, TAKE_OVER_WAIT)?.release()?;
     }
     Ok(recovery)

@@ -50,7 +50,8 @@ pub fn validate(target: &Path) -> Validation {
 
 fn validate_folder(dir: &Path) -> (String, Vec<Finding>) {
     let plan = LoadedPlan::open(dir);
-    let validation = validate_plan(&plan);
+    let mut validation = validate_plan(&plan);
+    crate::rules::conformance::defer_to_interrupted_write(&plan, &mut validation.findings);
     (validation.summary, validation.findings)
 }
 

@@ -128,6 +128,7 @@ pub fn verify_plan_with(dir: &Path, strictness: Strictness) -> PlanReport {
         ));
     }
     let _stage = crate::profile::stage("hints and lines");
+    crate::rules::conformance::defer_to_interrupted_write(&plan, &mut findings);
     add_fix_hints(&mut findings, plan.dir());
     place_json_findings(&plan, &mut findings);
     // Grouped by file, in line order; within a line, in rule order (the sort is stable).

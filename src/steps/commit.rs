@@ -40,6 +40,13 @@ pub enum Edit {
     CreateDir { path: PathBuf },
     /// Remove the file, which the planner read as bytes of this sha256.
     Remove { path: PathBuf, sha256: String },
+    /// Remove the writer lock directory, which is the one `lock` names: only recorded for the
+    /// next writer ([`record_for_next_writer`]) by `dwp lock recover --force`, which removes
+    /// it itself.
+    RemoveLock {
+        path: PathBuf,
+        lock: store::lock_dir::Identity,
+    },
 }
 
 impl Edit {
@@ -49,7 +56,8 @@ impl Edit {
             | Edit::Append { path, .. }
             | Edit::NewFile { path, .. }
             | Edit::CreateDir { path }
-            | Edit::Remove { path, .. } => path,
+            | Edit::Remove { path, .. }
+            | Edit::RemoveLock { path, .. } => path,
         }
     }
 
@@ -134,6 +142,14 @@ impl Change {
         });
     }
 
+    /// Remove the writer lock directory `path`, which is the directory `lock` names.
+    pub fn remove_lock(&mut self, path: &Path, lock: &store::lock_dir::Identity) {
+        self.edits.push(Edit::RemoveLock {
+            path: path.to_path_buf(),
+            lock: lock.clone(),
+        });
+    }
+
     /// `other`'s edits after this change's (it keeps its own command).
     pub fn extend(&mut self, other: Change) {
         self.edits.extend(other.edits);
@@ -167,6 +183,10 @@ impl Change {
                 Edit::Remove { .. } => (current()?, Vec::new()),
                 Edit::CreateDir { .. } => {
                     out.push_str(&format!("+ folder {relative}/\n"));
+                    continue;
+                }
+                Edit::RemoveLock { .. } => {
+                    out.push_str(&format!("- lock {relative}/\n"));
                     continue;
                 }
             };
@@ -243,6 +263,17 @@ fn carry_out_alone(dir: &Path, edit: &Edit) -> Result<()> {
         Edit::Append { path, line } => intent::append_unless_there(dir, path, line).map(|_| ()),
         Edit::CreateDir { path } => store::create_dir(path, dir),
         Edit::Remove { path, .. } => store::remove_file(path, dir).map(|_| ()),
+        // A lock is removed by `dwp lock recover`, never by a change: one carried out finds
+        // the recorded lock gone, or stops.
+        Edit::RemoveLock { path, lock } => {
+            match store::lock_dir::identity_at(path)?.as_ref() == Some(lock) {
+                false => Ok(()),
+                true => Err(crate::Error::rejected(
+                    path.display().to_string(),
+                    "a change cannot remove a writer lock",
+                )),
+            }
+        }
     }
 }
 
@@ -257,6 +288,7 @@ fn add_to_record(record: &mut intent::Transaction, edit: &Edit) -> Result<()> {
         Edit::Append { path, line } => record.append(path, line),
         Edit::CreateDir { path } => record.create_dir(path),
         Edit::Remove { path, sha256 } => record.remove_known(path, sha256),
+        Edit::RemoveLock { path, lock } => record.remove_lock(path, lock),
     }
 }
 

@@ -40,6 +40,15 @@ pub enum Step {
     CreateDir { path: String },
     /// Remove the file, provided it still holds what was read (`sha256`).
     Remove { path: String, sha256: String },
+    /// Remove the writer lock directory `path`, provided it is still the directory `lock`
+    /// names. `dwp lock recover --force` records it (with its PROGRESS.md entry) before it
+    /// removes that lock, so a kill between the record and the removal leaves a record that
+    /// `dwp lock recover` completes without asking again. A writer completing the record holds
+    /// the lock itself, so the recorded one is gone: nothing to do.
+    RemoveLock {
+        path: String,
+        lock: super::lock_dir::Identity,
+    },
 }
 
 /// The record itself.
@@ -108,6 +117,15 @@ impl Transaction {
         self.intent.steps.push(Step::Remove {
             path: self.relative(path)?,
             sha256: sha256.to_owned(),
+        });
+        Ok(())
+    }
+
+    /// Remove the writer lock directory `path` (inside the plan), which is the directory `lock`.
+    pub fn remove_lock(&mut self, path: &Path, lock: &super::lock_dir::Identity) -> Result<()> {
+        self.intent.steps.push(Step::RemoveLock {
+            path: self.relative(path)?,
+            lock: lock.clone(),
         });
         Ok(())
     }
@@ -240,8 +258,17 @@ fn step_path(step: &Step) -> &str {
         Step::Replace { path, .. }
         | Step::Append { path, .. }
         | Step::CreateDir { path }
-        | Step::Remove { path, .. } => path,
+        | Step::Remove { path, .. }
+        | Step::RemoveLock { path, .. } => path,
     }
+}
+
+/// The lock an interrupted `dwp lock recover --force` recorded removing, if `intent` holds one.
+pub fn recorded_lock_removal(intent: &Intent) -> Option<&super::lock_dir::Identity> {
+    intent.steps.iter().find_map(|step| match step {
+        Step::RemoveLock { lock, .. } => Some(lock),
+        _ => None,
+    })
 }
 
 /// A file changed since the record was written: completing the record would overwrite it.
@@ -313,7 +340,33 @@ fn carry_out_step(plan_dir: &Path, intent: &Intent, step: &Step) -> Result<bool>
             }
             super::create_dir(&path, plan_dir).map(|()| true)
         }
+        Step::RemoveLock { lock, .. } => lock_removed(plan_dir, intent, &path, lock),
     }
+}
+
+/// A recorded lock removal, as a writer completing the record finds it: done, since the writer
+/// holds the lock itself, unless the recorded lock still stands (which only `dwp lock recover`
+/// removes).
+fn lock_removed(
+    plan_dir: &Path,
+    intent: &Intent,
+    path: &Path,
+    lock: &super::lock_dir::Identity,
+) -> Result<bool> {
+    if super::lock_dir::identity_at(path)?.as_ref() != Some(lock) {
+        return Ok(false);
+    }
+    Err(Error::rejected(
+        path.display().to_string(),
+        format!(
+            "the interrupted `{}` of {} recorded removing this lock, which still stands",
+            intent.command, intent.started_at
+        ),
+    )
+    .with_hint(format!(
+        "complete that removal: `dwp lock recover {}`",
+        plan_dir.display()
+    )))
 }
 
 /// A step of a record its own writer just made, carried out as recorded.
@@ -326,6 +379,8 @@ fn carry_out_fresh(plan_dir: &Path, step: &Step) -> Result<bool> {
         Step::Append { line, .. } => append_unless_there(plan_dir, &path, line),
         Step::Remove { .. } => super::remove_file(&path, plan_dir),
         Step::CreateDir { .. } => super::create_dir(&path, plan_dir).map(|()| true),
+        // Only ever recorded for the next writer, which finds it done.
+        Step::RemoveLock { .. } => Ok(false),
     }
 }
 

@@ -1,4 +1,4 @@
-//! The cooperative writer lock: a `state.json.lock` directory created with one atomic `mkdir`.
+//! The cooperative writer lock: a `state.json.lock` directory, placed in one atomic step.
 //!
 //! The public reference updater uses the same directory name, so dwp and that tooling exclude
 //! each other. dwp also records an `owner.json` inside (pid, host, command line, when the lock was
@@ -9,6 +9,42 @@
 //! *unproven* and yields to `--force`. The guard removes the directory on every exit path the
 //! process controls, panics included (unwinding runs `Drop`). Nothing protects against an editor
 //! that ignores the lock; the spec claims no more.
+//!
+//! # Moving a lock directory: why no live writer's lock is ever moved
+//!
+//! Two processes move a lock directory away from its path: its owner releasing it, and `dwp lock
+//! recover` removing one whose owner is gone. Several recoverers may run at once (the lock-held
+//! hint tells every waiting agent to recover), while writers take the freed path. A rename by
+//! path is not conditional, so a recoverer that judged lock A dead and then renames the path may
+//! move lock B, a live writer's, placed since: B's writer and a third one then both write, and
+//! one update is lost. The protocol that excludes it:
+//!
+//! 1. A mover opens the directory (`O_DIRECTORY | O_NOFOLLOW`) and works from that descriptor
+//!    on: what it reads (`owner.json`) is that directory's, whatever happens to the path, and
+//!    the open descriptor keeps the directory's inode number from being reused.
+//! 2. It *claims* the directory: an exclusive `flock` on the descriptor, which the kernel drops
+//!    when the process exits or is killed, so no claim outlives its holder.
+//! 3. Under the claim it checks that the path still names that directory (same device and
+//!    inode), judges the owner from the record read through the descriptor (a recoverer refuses
+//!    a live one; an owner knows it is itself), and only then renames the path to a fresh name
+//!    of its own (`{lock}.recovering.{pid}.{random}`, or `released`), then removes that.
+//!
+//! Invariant: *a lock directory leaves its path only through a process that holds its claim and,
+//! under it, saw the path name it.* Between that check and the rename nothing else can move it:
+//! every mover needs the claim, held here; its owner is dead (recovery) or is this process
+//! (release); and nothing can be renamed over the path while a non-empty directory stands there
+//! (a lock is placed with `RENAME_NOREPLACE`, or by `mkdir`, which fail on an existing path). So
+//! the directory renamed is the one judged, at the moment of its removal. A recoverer that
+//! claims a directory which already left the path (a second recoverer of the same dead lock)
+//! sees the path name another directory or none, touches nothing, and judges what is there now
+//! (a live writer's lock: refused). Nothing is ever renamed back over the path: a directory
+//! found aside that is not the one claimed (only a process ignoring this protocol could cause
+//! it) is put back with `RENAME_NOREPLACE` or left where it is. A released guard whose lock was
+//! taken from it (a forced recovery of a live writer, which the caller swore was gone) finds
+//! the path no longer names its directory and leaves alone what is there.
+//!
+//! Where the filesystem refuses `flock`, nothing proves a recovery exclusive, and `dwp lock
+//! recover` refuses rather than guess.
 
 use crate::error::{Error, Result};
 use crate::term::inert_line;
@@ -132,6 +168,22 @@ pub struct LockInfo {
     /// Seconds since the owner recorded the lock (or since the directory was created).
     pub age_seconds: Option<u64>,
     pub liveness: Liveness,
+    /// Which directory this was: a record of its removal names it ([`Identity`]).
+    #[serde(skip)]
+    pub identity: Option<Identity>,
+}
+
+/// Which lock directory, exactly: its device and inode, its modification time (a bare
+/// directory's is when it was made) and the sha256 of its `owner.json` (`None`: it had none).
+/// An interrupted `dwp lock recover --force` records the identity of the lock it removes, so
+/// that completing it removes that lock and no later one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Identity {
+    pub dev: u64,
+    pub ino: u64,
+    pub modified: String,
+    pub owner_sha256: Option<String>,
 }
 
 impl LockInfo {
@@ -167,7 +219,8 @@ impl LockInfo {
 #[derive(Debug)]
 pub struct LockGuard {
     dir: PathBuf,
-    held: bool,
+    /// This process's lock directory, held open; `None` once released.
+    own: Option<Opened>,
 }
 
 impl LockGuard {
@@ -177,25 +230,149 @@ impl LockGuard {
 
     /// Release now and report a failure to do so (Drop can only ignore it).
     pub fn release(mut self) -> Result<()> {
-        self.held = false;
-        remove_lock_dir(&self.dir)
+        match self.own.take() {
+            Some(own) => release(&self.dir, &own),
+            None => Ok(()),
+        }
     }
 }
 
 impl Drop for LockGuard {
     fn drop(&mut self) {
-        if self.held {
-            let _ = remove_lock_dir(&self.dir);
+        if let Some(own) = self.own.take() {
+            let _ = release(&self.dir, &own);
         }
     }
 }
 
-/// Release: rename the lock aside in one step (so it never lingers without its owner record),
-/// then delete what was moved.
-fn remove_lock_dir(dir: &Path) -> Result<()> {
+/// Release: under the claim of its own directory, and only while the path still names it (the
+/// module's protocol), rename it aside in one step (so it never lingers without its owner
+/// record), then delete what was moved.
+fn release(dir: &Path, own: &Opened) -> Result<()> {
+    match own.claim() {
+        Ok(()) => {}
+        // Held past the wait: a mover is stuck; the lock stays, for `dwp lock recover`.
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+            return Err(Error::io("claim lock for release", dir, e));
+        }
+        // No `flock` on this filesystem: no recovery can claim the lock either (it refuses
+        // there), so the owner is its only mover and releases it unclaimed.
+        Err(_) => {}
+    }
+    if !own
+        .is_at(dir)
+        .map_err(|e| Error::io("release lock", dir, e))?
+    {
+        // Taken from this process (a forced recovery): what stands there now is not ours.
+        return Ok(());
+    }
     let aside = aside_dir(dir, "released");
     fs::rename(dir, &aside).map_err(|e| Error::io("release lock", dir, e))?;
     fs::remove_dir_all(&aside).map_err(|e| Error::io("remove released lock", &aside, e))
+}
+
+/// A lock directory held open: the descriptor names this directory whatever later happens to
+/// its path, and keeps its inode number from being reused while it is open.
+#[derive(Debug)]
+struct Opened {
+    fd: std::os::fd::OwnedFd,
+    dev: u64,
+    ino: u64,
+}
+
+/// How long a mover waits for another's claim on a lock directory: claims last a few
+/// syscalls (a judgement and a rename), so waiting this long means the holder is stuck.
+const CLAIM_WAIT: Duration = Duration::from_secs(5);
+
+impl Opened {
+    fn open(dir: &Path) -> io::Result<Opened> {
+        use rustix::fs::{Mode, OFlags};
+        let fd = rustix::fs::open(
+            dir,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        let stat = rustix::fs::fstat(&fd)?;
+        Ok(Opened {
+            fd,
+            dev: stat.st_dev,
+            ino: stat.st_ino,
+        })
+    }
+
+    /// Whether `path` names this directory.
+    fn is_at(&self, path: &Path) -> io::Result<bool> {
+        match rustix::fs::lstat(path) {
+            Ok(stat) => Ok(stat.st_dev == self.dev && stat.st_ino == self.ino),
+            Err(rustix::io::Errno::NOENT) => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Claim this directory: the exclusive `flock` every mover holds (the module's protocol),
+    /// waited for up to [`CLAIM_WAIT`]; dropped with the descriptor, by exit or kill.
+    fn claim(&self) -> io::Result<()> {
+        use rustix::fs::FlockOperation;
+        let deadline = Instant::now() + CLAIM_WAIT;
+        loop {
+            match rustix::fs::flock(&self.fd, FlockOperation::NonBlockingLockExclusive) {
+                Ok(()) => return Ok(()),
+                Err(rustix::io::Errno::WOULDBLOCK) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+                Err(rustix::io::Errno::WOULDBLOCK) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::WouldBlock,
+                        "another process has held its claim on this lock directory for 5 s",
+                    ));
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// Its `owner.json`, read through the descriptor: this directory's, not the path's.
+    fn owner_bytes(&self) -> io::Result<Vec<u8>> {
+        use rustix::fs::{Mode, OFlags};
+        let fd = rustix::fs::openat(
+            &self.fd,
+            OWNER_FILE,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        let mut bytes = Vec::new();
+        io::Read::read_to_end(&mut fs::File::from(fd), &mut bytes)?;
+        Ok(bytes)
+    }
+
+    /// Its identity, with its `owner.json` as read.
+    fn identity(&self, owner: Option<&[u8]>) -> io::Result<Identity> {
+        let stat = rustix::fs::fstat(&self.fd)?;
+        Ok(Identity {
+            dev: self.dev,
+            ino: self.ino,
+            modified: format!("{}.{:09}", stat.st_mtime, stat.st_mtime_nsec),
+            owner_sha256: owner.map(super::sha256_hex),
+        })
+    }
+}
+
+/// The identity of the lock directory at `dir` now (`None`: there is none).
+pub fn identity_at(dir: &Path) -> Result<Option<Identity>> {
+    let opened = match Opened::open(dir) {
+        Ok(opened) => opened,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io("inspect lock", dir, e)),
+    };
+    let owner = match opened.owner_bytes() {
+        Ok(bytes) => Some(bytes),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => return Err(Error::io("inspect lock", dir, e)),
+    };
+    opened
+        .identity(owner.as_deref())
+        .map(Some)
+        .map_err(|e| Error::io("inspect lock", dir, e))
 }
 
 /// Take the lock on `target` once, or report who holds it.
@@ -215,14 +392,26 @@ pub fn try_acquire(target: &Path) -> Result<LockGuard> {
         ),
         _ => Error::io("create lock", &staging, e),
     })?;
-    let placed = fs::write(staging.join(OWNER_FILE), &owner)
-        .map_err(|e| Error::io("write lock owner", &staging, e))
-        .and_then(|()| place_without_replacing(&staging, &dir));
+    // Opened before it is placed: the guard holds this directory, whatever its path names later.
+    let opened =
+        match fs::write(staging.join(OWNER_FILE), &owner).and_then(|()| Opened::open(&staging)) {
+            Ok(opened) => opened,
+            Err(e) => {
+                let _ = fs::remove_dir_all(&staging);
+                return Err(Error::io("write lock owner", &staging, e));
+            }
+        };
+    let placed = place_without_replacing(&staging, &dir);
     if !matches!(placed, Ok(Placement::Placed)) {
         let _ = fs::remove_dir_all(&staging);
     }
     match placed? {
-        Placement::Placed => return Ok(LockGuard { dir, held: true }),
+        Placement::Placed => {
+            return Ok(LockGuard {
+                dir,
+                own: Some(opened),
+            });
+        }
         Placement::Held => return Err(held_error(target, dir)),
         Placement::Unsupported => {}
     }
@@ -232,7 +421,11 @@ pub fn try_acquire(target: &Path) -> Result<LockGuard> {
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Err(held_error(target, dir)),
         Err(e) => return Err(Error::io("create lock", &dir, e)),
     }
-    let guard = LockGuard { dir, held: true };
+    let own = Opened::open(&dir).map_err(|e| Error::io("create lock", &dir, e))?;
+    let guard = LockGuard {
+        dir,
+        own: Some(own),
+    };
     fs::write(guard.dir.join(OWNER_FILE), &owner)
         .map_err(|e| Error::io("write lock owner", &guard.dir, e))?;
     Ok(guard)
@@ -311,13 +504,19 @@ pub fn acquire(target: &Path, wait: Duration) -> Result<LockGuard> {
 /// Inspect the lock on `target`: `None` when it is free.
 pub fn inspect(target: &Path) -> Result<Option<LockInfo>> {
     let dir = lock_dir(target);
-    let dir_meta = match fs::metadata(&dir) {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io("inspect lock", &dir, e)),
-    };
-    let (record, owner, owner_problem) = match fs::read(dir.join(OWNER_FILE)) {
-        Ok(bytes) => match serde_json::from_slice::<Owner>(&bytes) {
+    match Opened::open(&dir) {
+        Ok(opened) => inspect_opened(&dir, &opened).map(Some),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io("inspect lock", &dir, e)),
+    }
+}
+
+/// What the lock directory `opened` (found at `dir`) holds: read through its descriptor, so
+/// that it is this directory's record whatever its path names meanwhile.
+fn inspect_opened(dir: &Path, opened: &Opened) -> Result<LockInfo> {
+    let read = opened.owner_bytes();
+    let (record, owner, owner_problem) = match &read {
+        Ok(bytes) => match serde_json::from_slice::<Owner>(bytes) {
             Ok(owner) => (Record::Present, Some(owner), None),
             Err(e) => (
                 Record::Malformed,
@@ -332,23 +531,32 @@ pub fn inspect(target: &Path) -> Result<Option<LockInfo>> {
             Some(format!("{OWNER_FILE} cannot be read: {e}")),
         ),
     };
+    let identity = opened
+        .identity(read.as_deref().ok())
+        .map_err(|e| Error::io("inspect lock", dir, e))?;
+    let made = identity
+        .modified
+        .split_once('.')
+        .and_then(|(secs, _)| secs.parse::<u64>().ok())
+        .map(|secs| SystemTime::UNIX_EPOCH + Duration::from_secs(secs));
     let since = owner
         .as_ref()
         .and_then(|o| crate::clock::parse_rfc3339(&o.started_at))
         .map(SystemTime::from)
-        .or_else(|| dir_meta.modified().ok());
+        .or(made);
     let age_seconds = since
         .and_then(|t| SystemTime::now().duration_since(t).ok())
         .map(|d| d.as_secs());
     let liveness = owner.as_ref().map_or(Liveness::Unknown, liveness_of);
-    Ok(Some(LockInfo {
-        path: dir,
+    Ok(LockInfo {
+        path: dir.to_path_buf(),
         record,
         owner,
         owner_problem,
         age_seconds,
         liveness,
-    }))
+        identity: Some(identity),
+    })
 }
 
 fn liveness_of(owner: &Owner) -> Liveness {
@@ -418,57 +626,124 @@ pub struct Recovery {
     pub grounds: String,
 }
 
+/// On what grounds `dwp lock recover` may remove a lock besides a provably gone owner.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Grounds<'a> {
+    /// A lock without an owner record at least this old.
+    pub older_than: Option<Duration>,
+    /// The caller confirmed no writer remains (across hosts, say).
+    pub force: bool,
+    /// The lock an interrupted `dwp lock recover --force` recorded removing: completing that
+    /// removal needs no new confirmation.
+    pub recorded: Option<&'a Identity>,
+}
+
+/// How many times recovery judges the lock again when the one it opened left its path before
+/// it could claim it (another recoverer removed it; a writer may have taken the path since).
+const JUDGEMENTS: usize = 3;
+
 /// Remove the lock on `target` only when its owner is provably gone (same host, process dead or
 /// pid reused), or it has no owner record and is at least `older_than` old, or `force` (the
-/// caller confirmed no writer remains, e.g. across hosts). `Ok(None)`: there was no lock.
+/// caller confirmed no writer remains, e.g. across hosts), or it is the lock an interrupted
+/// forced recovery recorded removing. `Ok(None)`: there was no lock.
 ///
-/// The lock directory is first renamed aside, then its owner re-read: if it changed hands
-/// between inspection and removal, it is put back and recovery refused, so a live writer's
-/// lock is never removed by a race.
+/// The removal follows the module's protocol: the directory is opened, claimed, found still at
+/// its path and judged from its own record, and only then renamed aside and deleted, so no live
+/// writer's lock is ever moved. `before_removal` runs under the claim, with the dead owner's
+/// lock still keeping every writer out.
 pub fn recover(
     target: &Path,
-    older_than: Option<Duration>,
-    force: bool,
+    grounds: Grounds,
     before_removal: impl FnOnce(&LockInfo) -> Result<()>,
 ) -> Result<Option<Recovery>> {
-    let Some(info) = inspect(target)? else {
-        return Ok(None);
-    };
-    let grounds = recovery_grounds(&info, older_than, force)?;
-    // Still under the dead owner's lock, which keeps every writer out: the caller records what
-    // it is about to do (an intent record), so no kill leaves the removal without its record.
-    before_removal(&info)?;
-    let aside = aside_dir(&info.path, "recovering");
-    fs::rename(&info.path, &aside).map_err(|e| Error::io("move lock aside", &info.path, e))?;
-    let owner_now = fs::read(aside.join(OWNER_FILE))
-        .ok()
-        .and_then(|b| serde_json::from_slice::<Owner>(&b).ok());
-    if owner_now != info.owner {
-        let _ = fs::rename(&aside, &info.path);
+    let dir = lock_dir(target);
+    for _ in 0..JUDGEMENTS {
+        let opened = match Opened::open(&dir) {
+            Ok(opened) => opened,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::io("inspect lock", &dir, e)),
+        };
+        opened.claim().map_err(|e| claim_error(&dir, e))?;
+        if !opened
+            .is_at(&dir)
+            .map_err(|e| Error::io("inspect lock", &dir, e))?
+        {
+            // It left its path before the claim (another recovery): judge what is there now.
+            continue;
+        }
+        let info = inspect_opened(&dir, &opened)?;
+        let grounds = recovery_grounds(&info, grounds)?;
+        before_removal(&info)?;
+        remove_claimed(&dir, &opened)?;
+        // A killed writer may also have left a temp file or a lock set aside: clear those too.
+        if let (Some(folder), Some(name)) =
+            (target.parent(), target.file_name().and_then(|n| n.to_str()))
+        {
+            super::atomic::sweep_leftovers(folder, name);
+        }
+        return Ok(Some(Recovery {
+            inspected: info,
+            grounds,
+        }));
+    }
+    Err(Error::LockHeld {
+        lock: dir,
+        owner: Some("writers that took it in turn while it was being recovered".into()),
+        live: true,
+    })
+}
+
+/// A claim that could not be had: another process holds it too long, or the filesystem has
+/// no `flock`, so nothing proves the removal exclusive.
+fn claim_error(dir: &Path, e: io::Error) -> Error {
+    if e.kind() == io::ErrorKind::WouldBlock {
+        return Error::LockHeld {
+            lock: dir.to_path_buf(),
+            owner: Some("another process recovering or releasing it".into()),
+            live: true,
+        };
+    }
+    Error::io("claim lock", dir, e).with_hint(format!(
+        "this filesystem refuses advisory locks, so no recovery can be proven exclusive: once no writer remains, remove `{}` by hand",
+        dir.display()
+    ))
+}
+
+/// Rename the claimed directory `opened`, found at `dir`, aside to a name of this process's,
+/// check that what moved is it, and delete it. Should something else have moved (only a
+/// process ignoring the protocol could cause it), it goes back only onto a free path.
+fn remove_claimed(dir: &Path, opened: &Opened) -> Result<()> {
+    let aside = aside_dir(dir, "recovering");
+    fs::rename(dir, &aside).map_err(|e| Error::io("move lock aside", dir, e))?;
+    if !opened
+        .is_at(&aside)
+        .map_err(|e| Error::io("move lock aside", &aside, e))?
+    {
+        let _ = place_without_replacing(&aside, dir);
         return Err(Error::LockHeld {
-            lock: info.path.clone(),
+            lock: dir.to_path_buf(),
             owner: Some("a new writer (the lock changed hands during recovery)".into()),
             live: true,
         });
     }
-    fs::remove_dir_all(&aside).map_err(|e| Error::io("remove lock", &aside, e))?;
-    // A killed writer may also have left a temp file or a lock set aside: clear those too.
-    if let (Some(dir), Some(name)) = (target.parent(), target.file_name().and_then(|n| n.to_str()))
-    {
-        super::atomic::sweep_leftovers(dir, name);
-    }
-    Ok(Some(Recovery {
-        inspected: info,
-        grounds,
-    }))
+    fs::remove_dir_all(&aside).map_err(|e| Error::io("remove lock", &aside, e))
 }
 
-fn recovery_grounds(info: &LockInfo, older_than: Option<Duration>, force: bool) -> Result<String> {
+fn recovery_grounds(info: &LockInfo, grounds: Grounds) -> Result<String> {
+    let Grounds {
+        older_than,
+        force,
+        recorded,
+    } = grounds;
     let refuse = |why: String| Error::rejected(info.path.display().to_string(), why);
     let plan = match info.path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => crate::term::path_word(dir),
         _ => ".".to_owned(),
     };
+    if recorded.is_some() && recorded == info.identity.as_ref() && info.liveness != Liveness::Alive
+    {
+        return Ok("an interrupted `dwp lock recover --force` recorded its removal".into());
+    }
     if force && info.liveness != Liveness::Alive {
         return Ok("forced by the caller, who confirmed no writer remains".into());
     }

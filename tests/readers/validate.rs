@@ -461,3 +461,28 @@ fn a_large_state_with_a_null_typing_alone_accepts_is_rejected() {
     assert!(size >= 1024 * 1024, "typed beside its scan: {size} bytes");
     assert_rejected(&root, &plan, "$.tasks[1000].gates[0].evidence");
 }
+
+/// While an interrupted write's record is pending the files disagree by design, so every hint
+/// `verify` and `validate` print names the record's completion, never a step that would
+/// refuse (a second `dwp init` on a plan whose state.json the record is about to write).
+#[test]
+fn while_an_intent_record_is_pending_every_hint_names_its_completion() {
+    let (root, name) = common::fixture_copy("verify-dwp087-interrupted-write");
+    // A killed init: the record written, state.json not yet.
+    fs::remove_file(root.path().join(&name).join("state.json")).unwrap();
+    for reader in ["verify", "validate"] {
+        let run = common::dwp_in(root.path(), &[reader, &name]);
+        let output = format!("{}{}", run.stdout, run.stderr);
+        let hints: Vec<&str> = output
+            .lines()
+            .filter_map(|l| l.trim_start().strip_prefix("hint: "))
+            .collect();
+        assert!(!hints.is_empty(), "{reader} printed no hint:\n{output}");
+        for hint in hints {
+            assert!(
+                hint.contains("`dwp reconcile --write "),
+                "{reader}: a hint that does not complete the pending record: {hint}\n{output}"
+            );
+        }
+    }
+}

@@ -5,9 +5,11 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod crash_points;
 mod hostile_files;
 mod intent_recovery;
 mod layers;
+mod lock_recovery_race;
 mod store_durability;
 mod store_only;
 mod update_concurrency;

@@ -485,6 +485,30 @@ pub fn add_fix_hints(findings: &mut [Finding], plan_dir: &Path) {
     name_the_plan(findings, plan_dir);
 }
 
+/// While an interrupted multi-file write's record is there, the files disagree by design (a
+/// half-done `dwp init` leaves PROGRESS.md without state.json, say), so the step every other
+/// finding names waits for its completion: a `dwp init` there would refuse the files the record
+/// is about to finish. The hint names the completion instead (a dead lock's and a publication
+/// marker's own steps complete the record too, and stay).
+pub fn defer_to_interrupted_write(plan: &LoadedPlan, findings: &mut [Finding]) {
+    let record = plan.paths.dir.join(crate::store::intent::INTENT);
+    if plan.place(&record) == crate::store::Place::Missing {
+        return;
+    }
+    let own_step = |code| {
+        matches!(
+            code,
+            Code::InterruptedWrite | Code::DeadLock | Code::PublicationInProgress
+        )
+    };
+    for finding in findings.iter_mut().filter(|f| !own_step(f.code)) {
+        finding.hint = Some(
+            "an interrupted write is pending (`.dwp-intent.json`): complete it first with `dwp reconcile --write PLAN`, then look again"
+                .to_owned(),
+        );
+    }
+}
+
 /// The one finding on a plan argument that names nothing: no folder, no file, not even a
 /// dangling link, so no file of a plan is reported missing one by one.
 pub fn no_such_plan(target: &Path) -> Finding {
