@@ -286,7 +286,7 @@ fn changed_since(plan_dir: &Path, intent: &Intent, path: &Path) -> Error {
 fn abandon_hint(record: &Path) -> String {
     format!(
         "read it, then remove it to abandon that write (`rm {}`) and run the command again",
-        record.display()
+        crate::term::path_word(record)
     )
 }
 
@@ -365,7 +365,7 @@ fn lock_removed(
     )
     .with_hint(format!(
         "complete that removal: `dwp lock recover {}`",
-        plan_dir.display()
+        crate::term::path_word(plan_dir)
     )))
 }
 
