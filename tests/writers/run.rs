@@ -612,3 +612,37 @@ fn the_command_gets_the_huge_page_setting_dwp_inherited() {
         run.stderr
     );
 }
+
+/// The command a gate records is the one its log's header names, for any argv: a multi-line
+/// `sh -c` script (a newline, a tab, a carriage return in one argument) is recorded as one line
+/// that says those characters, the log reads back to the same command, and completion takes it.
+#[test]
+fn a_multi_line_script_is_recorded_as_the_command_its_log_names() {
+    let plan = plan_at_work("PLAN_run_multi_line");
+    let script = "echo building\n\tcd . &&\r\necho '2 passed, 0 failed'";
+    let run = dwp()
+        .in_dir(plan.root())
+        .arg("--json")
+        .arg("run")
+        .arg(&plan.dir)
+        .args(["--", "sh", "-c", script])
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    let gate = last_gate(&plan, 2);
+    assert_eq!(gate["passes"], true, "{gate:#}");
+    let command = gate["command"].as_str().unwrap();
+    let log =
+        std::fs::read_to_string(plan.dir.join(run.json()["run"]["log"].as_str().unwrap())).unwrap();
+    assert!(log.contains(&format!("\ncommand: {command}\n")), "{log}");
+    assert!(!plan.verify_codes(&[]).contains(&"DWP068".to_owned()));
+    let p = plan.dir.to_str().unwrap();
+    let complete = dwp()
+        .args(["update", p, "--task", "2", "--status", "completed"])
+        .run();
+    assert_eq!(complete.code, 0, "{complete:?}");
+    // One line, each character said as the shell's $'...' quoting says it.
+    assert_eq!(
+        command,
+        r"sh -c $'echo building\n\tcd . &&\r\necho \'2 passed, 0 failed\''"
+    );
+}
