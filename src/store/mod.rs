@@ -95,6 +95,21 @@ pub fn create_dir(path: &Path, root: &Path) -> crate::Result<()> {
     }
 }
 
+/// Refuse unless dwp may create and remove entries in the folder `path` inside `root` (an
+/// `access(2)` check as dwp's effective user, so nothing is written to find out).
+pub fn check_writable_folder(path: &Path, root: &Path) -> crate::Result<()> {
+    use rustix::fs::{Access, AtFlags};
+    let fail = |e: io::Error| io_failure("write in", path, e);
+    let folder = inside::open_folder(path, root).map_err(fail)?;
+    rustix::fs::accessat(
+        &folder.fd,
+        ".",
+        Access::WRITE_OK | Access::EXEC_OK,
+        AtFlags::EACCESS,
+    )
+    .map_err(|e| fail(e.into()))
+}
+
 /// Remove the file `path` inside `root` durably; `Ok(false)` when there was none.
 pub fn remove_file(path: &Path, root: &Path) -> crate::Result<bool> {
     let fail = |e: io::Error| io_failure("remove", path, e);

@@ -646,3 +646,125 @@ fn a_multi_line_script_is_recorded_as_the_command_its_log_names() {
         r"sh -c $'echo building\n\tcd . &&\r\necho \'2 passed, 0 failed\''"
     );
 }
+
+/// `chown -R` of a test's folder to `uid` (a test run as root drops to that user to meet a
+/// permission it would otherwise bypass).
+fn chown_tree(dir: &Path, uid: u32) {
+    std::os::unix::fs::lchown(dir, Some(uid), Some(uid)).unwrap();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_dir() {
+            chown_tree(&entry.path(), uid);
+        } else {
+            std::os::unix::fs::lchown(entry.path(), Some(uid), Some(uid)).unwrap();
+        }
+    }
+}
+
+/// The unprivileged user a test run as root acts as.
+const NOBODY: u32 = 65534;
+
+/// Whatever keeps dwp from keeping the log (`analysis_results/` a symlink out of the plan, a
+/// file where `analysis_results/gates/` belongs, a folder dwp may not write in) is found before
+/// the command runs: refused, the command not run, nothing written.
+#[test]
+fn a_log_folder_dwp_cannot_write_is_refused_before_the_command_runs() {
+    use std::os::unix::fs::PermissionsExt;
+    let as_root = rustix::process::geteuid().is_root();
+    let cases = ["symlink", "file", "read-only"];
+    for case in cases {
+        let plan = plan_at_work(&format!("PLAN_run_log_{}", case.replace('-', "_")));
+        let ran = plan.root().join("ran");
+        let gate_sh = script(
+            &plan,
+            "gate.sh",
+            &format!("touch {}\necho '1 passed, 0 failed'", ran.display()),
+        );
+        let results = plan.path("analysis_results");
+        let (code, says) = match case {
+            "symlink" => {
+                let outside = plan.root().join("elsewhere");
+                std::fs::create_dir(&outside).unwrap();
+                std::fs::remove_dir_all(&results).unwrap();
+                std::os::unix::fs::symlink(&outside, &results).unwrap();
+                (1, "symlink")
+            }
+            "file" => {
+                std::fs::create_dir_all(&results).unwrap();
+                std::fs::write(results.join("gates"), "not a folder").unwrap();
+                (1, "not a folder")
+            }
+            _ => {
+                std::fs::create_dir_all(results.join("gates")).unwrap();
+                let read_only = std::fs::Permissions::from_mode(0o555);
+                std::fs::set_permissions(results.join("gates"), read_only).unwrap();
+                if as_root {
+                    chown_tree(plan.root(), NOBODY);
+                }
+                (4, "Permission denied")
+            }
+        };
+        let before = common::snapshot(plan.root());
+        let mut command = dwp()
+            .in_dir(plan.root())
+            .arg("run")
+            .arg(&plan.dir)
+            .args(["--", "sh"])
+            .arg(&gate_sh)
+            .command();
+        if as_root && case == "read-only" {
+            std::os::unix::process::CommandExt::uid(&mut command, NOBODY);
+            std::os::unix::process::CommandExt::gid(&mut command, NOBODY);
+        }
+        let run = Run::lossy(&command.output().unwrap());
+        assert_eq!(run.code, code, "{case}: {run:?}");
+        run.assert_stderr_says(&["analysis_results", says, "hint: "]);
+        assert!(!ran.exists(), "{case}: the command ran");
+        assert_eq!(common::snapshot(plan.root()), before, "{case}: written");
+    }
+}
+
+/// A `dwp run` refused for want of a place to write (here a plan folder dwp may not write in,
+/// where the state and the intent record go, under an `analysis_results/` it may) leaves no
+/// empty `analysis_results/gates/` behind: nothing is created before the refusal.
+#[test]
+fn a_refused_run_leaves_no_empty_gates_folder() {
+    use std::os::unix::fs::PermissionsExt;
+    let as_root = rustix::process::geteuid().is_root();
+    let plan = plan_at_work("PLAN_run_no_gates_left");
+    let ran = plan.root().join("ran");
+    let gate_sh = script(
+        &plan,
+        "gate.sh",
+        &format!("touch {}\necho '1 passed, 0 failed'", ran.display()),
+    );
+    let results = plan.path("analysis_results");
+    std::fs::create_dir_all(&results).unwrap();
+    let _ = std::fs::remove_dir_all(results.join("gates"));
+    if as_root {
+        chown_tree(plan.root(), NOBODY);
+    }
+    std::fs::set_permissions(&plan.dir, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let before = common::snapshot(plan.root());
+    let mut command = dwp()
+        .in_dir(plan.root())
+        .arg("run")
+        .arg(&plan.dir)
+        .args(["--", "sh"])
+        .arg(&gate_sh)
+        .command();
+    if as_root {
+        std::os::unix::process::CommandExt::uid(&mut command, NOBODY);
+        std::os::unix::process::CommandExt::gid(&mut command, NOBODY);
+    }
+    let run = Run::lossy(&command.output().unwrap());
+    std::fs::set_permissions(&plan.dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(run.code, 4, "{run:?}");
+    run.assert_stderr_says(&["Permission denied", "hint: "]);
+    assert!(!ran.exists(), "the command ran");
+    assert!(
+        !results.join("gates").exists(),
+        "an empty gates folder was left"
+    );
+    assert_eq!(common::snapshot(plan.root()), before, "written");
+}
