@@ -1135,3 +1135,29 @@ fn ladder_escalation_killed_at_any_rename_is_completed_whole_by_the_next_writer(
     }
     assert!(blocked_whole > 0, "no run reached the escalation");
 }
+
+/// A payload over the 64 MiB dwp reads is called too large, with the limit and where it came
+/// from (`<stdin>`), never "EOF while parsing" of an empty payload: the Stop hook blocks with
+/// that reason, `record` refuses it and appends nothing.
+#[test]
+fn a_hook_payload_over_64_mib_is_refused_as_too_large() {
+    let repo = Repo::new();
+    repo.declare(&["--delete", "src/x.rs"]);
+    // A JSON object padded with whitespace: one byte over the limit, read whole by dwp.
+    let huge = format!("{{{}}}", " ".repeat(64 * 1024 * 1024 - 1));
+    let stop = repo.run(&["contract", "check", "--hook", "PLAN"], Some(&huge));
+    assert_eq!(stop.code, 2, "the stop is blocked: {stop:?}");
+    for said in ["too large", "64 MiB", "<stdin>", "hint: "] {
+        assert!(stop.stderr.contains(said), "{said:?} in {stop:?}");
+    }
+    assert!(!stop.stderr.contains("EOF"), "{stop:?}");
+    let record = refused(
+        &repo,
+        &["contract", "record", "PLAN"],
+        Some(&huge),
+        &["too large", "64 MiB"],
+        "<stdin>",
+    );
+    assert!(!record.stderr.contains("EOF"), "{record:?}");
+    assert!(!repo.ledger_path().exists(), "nothing appended");
+}

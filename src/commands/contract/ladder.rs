@@ -75,11 +75,13 @@ pub struct HookOutcome {
 }
 
 /// The inputs of one Stop hook run.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct HookRequest {
     pub task: Option<u64>,
     pub require_declaration: bool,
-    pub payload: Vec<u8>,
+    /// The payload as read from stdin, or why it could not be (too large, a failed read): a
+    /// verdict like a malformed one, never an empty payload in its place.
+    pub payload: Result<Vec<u8>>,
 }
 
 /// A failure to count: the lines that say what is wrong, and the report if a check ran.
@@ -91,7 +93,15 @@ struct Failure {
 
 /// Run the Stop hook: never an `Err`, every error is a verdict.
 pub fn stop_hook(target: &Path, request: &HookRequest) -> HookOutcome {
-    let stop = super::payload::parse_stop(&request.payload);
+    let parsed = request
+        .payload
+        .as_ref()
+        .map(|bytes| super::payload::parse_stop(bytes));
+    let stop: std::result::Result<&super::payload::Stop, &Error> = match &parsed {
+        Ok(Ok(stop)) => Ok(stop),
+        Ok(Err(e)) => Err(e),
+        Err(e) => Err(*e),
+    };
     let stop_hook_active = stop.as_ref().is_ok_and(|s| s.stop_hook_active);
     let plan_dir = match super::plan_dir(target) {
         Ok(dir) => dir,
