@@ -1,7 +1,9 @@
 //! Running one command: argv (no shell), in the given folder, with only the environment it is
 //! given (see [`super::command_env`]), stdin closed, stdout and stderr together into one
 //! capture, and a timeout after which the whole process group is killed (a test runner's
-//! children must not outlive the proof). Two captures: [`run`] into an unnamed temp file, the
+//! children must not outlive the proof), and with it every process the command left that
+//! escaped the group (`setsid`, a daemon): dwp is their subreaper (`PR_SET_CHILD_SUBREAPER`), so
+//! an orphan is re-parented to dwp, not to init, and killed by [`kill_leftovers`]. Two captures: [`run`] into an unnamed temp file, the
 //! last [`MAX_OUTPUT_BYTES`] kept (`dwp loop prove`); [`run_teed`] through a pipe, every byte
 //! written to a sink as it comes (the terminal) and the last `bound` bytes kept (`dwp run`).
 
@@ -80,6 +82,8 @@ pub fn run(
 /// `program` with `args` in `cwd`, with exactly `env`, stdin closed, in a process group of its
 /// own (so a timeout kills its children too); where its output goes is the caller's.
 fn isolated(program: &str, args: &[String], cwd: &Path, env: &[(String, OsString)]) -> Command {
+    // Failing (not Linux, an old kernel), leftovers that left the group are not contained.
+    let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
     let mut command = Command::new(program);
     command
         .args(args)
@@ -142,8 +146,9 @@ pub fn run_teed(
         // Leftover children hold the pipe: the group goes, as at a timeout.
         let group = rustix::process::Pid::from_child(&child);
         let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
-        // A process that left the group may still hold the pipe: what was read so far is
-        // kept, and the pump is left to end with dwp.
+        kill_leftovers();
+        // A process dwp could not kill may still hold the pipe: what was read so far is kept,
+        // and the pump is left to end with dwp.
         let _ = done_rx.recv_timeout(DRAIN_GRACE);
     }
     let captured = std::mem::take(&mut *captured.lock().unwrap_or_else(|e| e.into_inner()));
@@ -234,10 +239,34 @@ fn wait(child: &mut std::process::Child, timeout: Duration) -> std::io::Result<E
             let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
             let _ = child.kill();
             child.wait()?;
+            kill_leftovers();
             return Ok(Ending::TimedOut(timeout));
         }
         std::thread::sleep(interval.min(timeout.saturating_sub(started.elapsed())));
         interval = (interval * 2).min(Duration::from_millis(100));
+    }
+}
+
+/// How long dwp goes on killing the processes a command left: each kill re-parents the killed
+/// one's children to dwp, which kills them in turn.
+const LEFTOVER_GRACE: Duration = Duration::from_secs(2);
+
+/// Kill and reap every child dwp has once the command is done with (the processes that left
+/// its group, re-parented to dwp as their subreaper), until none is left or
+/// [`LEFTOVER_GRACE`] has passed.
+fn kill_leftovers() {
+    use rustix::process::{Pid, Signal, WaitOptions};
+    let started = Instant::now();
+    loop {
+        let children = crate::store::procfs::children_of(std::process::id());
+        if children.is_empty() || started.elapsed() >= LEFTOVER_GRACE {
+            return;
+        }
+        for pid in children.iter().filter_map(|pid| Pid::from_raw(*pid as i32)) {
+            let _ = rustix::process::kill_process(pid, Signal::KILL);
+            let _ = rustix::process::waitpid(Some(pid), WaitOptions::NOHANG);
+        }
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 

@@ -14,6 +14,8 @@ pub mod git;
 pub mod inside;
 pub mod intent;
 pub mod lock_dir;
+pub mod private_home;
+pub mod procfs;
 pub mod staging;
 
 pub use atomic::{WriteOutcome, write_atomic};

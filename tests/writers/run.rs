@@ -768,3 +768,93 @@ fn a_refused_run_leaves_no_empty_gates_folder() {
     );
     assert_eq!(common::snapshot(plan.root()), before, "written");
 }
+
+/// The command's private `HOME` is its user's alone (0700, not the temp folder's 0755), gone
+/// when the run ends, and a home a killed dwp left behind (its pid no longer running) is
+/// removed by the next run; a live one's is left.
+#[test]
+fn the_private_home_is_0700_and_a_killed_runs_home_is_swept() {
+    let plan = plan_at_work("PLAN_run_private_home");
+    let temp = plan.root().join("tmp");
+    std::fs::create_dir(&temp).unwrap();
+    // Past the largest pid Linux hands out (2^22): never running.
+    let stale = temp.join("dwp-home-4194305-abc123");
+    std::fs::create_dir(&stale).unwrap();
+    std::fs::write(stale.join(".netrc"), "machine x password y\n").unwrap();
+    let live = temp.join(format!("dwp-home-{}-def456", std::process::id()));
+    std::fs::create_dir(&live).unwrap();
+    let seen = plan.root().join("seen");
+    let gate_sh = script(
+        &plan,
+        "gate.sh",
+        &format!(
+            "stat -c %a \"$HOME\" > {seen}\necho \"$HOME\" >> {seen}\necho '1 passed, 0 failed'",
+            seen = seen.display()
+        ),
+    );
+    let run = dwp()
+        .in_dir(plan.root())
+        .env("TMPDIR", &temp)
+        .arg("run")
+        .arg(&plan.dir)
+        .args(["--", "sh"])
+        .arg(&gate_sh)
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    let seen = std::fs::read_to_string(&seen).unwrap();
+    let (mode, home) = seen.trim().split_once('\n').unwrap();
+    assert_eq!(mode, "700", "{seen}");
+    assert!(home.starts_with(temp.to_str().unwrap()), "{seen}");
+    assert!(!Path::new(home).exists(), "the run's home is removed");
+    assert!(!stale.exists(), "a dead run's home is swept");
+    assert!(live.exists(), "a running dwp's home is left");
+}
+
+/// Whether process `pid` is running (a zombie waiting to be reaped is not).
+fn alive(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit_once(')')
+            .unwrap()
+            .1
+            .trim_start()
+            .starts_with('Z')
+    })
+}
+
+/// A grandchild that left the command's process group and session (`setsid`) does not outlive
+/// the timeout: dwp adopts it as the subreaper and kills it with the rest.
+#[test]
+fn a_setsid_grandchild_does_not_outlive_the_timeout() {
+    let plan = plan_at_work("PLAN_run_setsid");
+    let pid_file = plan.root().join("grandchild.pid");
+    let gate_sh = script(
+        &plan,
+        "gate.sh",
+        &format!(
+            "setsid sh -c 'echo $$ > {pid}; exec sleep 300' </dev/null >/dev/null 2>&1 &\nsleep 300",
+            pid = pid_file.display()
+        ),
+    );
+    let run = dwp()
+        .in_dir(plan.root())
+        .arg("run")
+        .arg(&plan.dir)
+        .args(["--timeout", "1", "--", "sh"])
+        .arg(&gate_sh)
+        .timeout(std::time::Duration::from_secs(60))
+        .run();
+    assert_eq!(run.code, 124, "{run:?}");
+    let pid = std::fs::read_to_string(&pid_file).unwrap();
+    let pid = pid.trim();
+    let survived = alive(pid);
+    if survived {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", pid])
+            .status();
+    }
+    assert!(
+        !survived,
+        "the setsid grandchild {pid} outlived the timeout"
+    );
+}
