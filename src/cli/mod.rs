@@ -716,6 +716,7 @@ impl Command {
 
 /// Run the command line and return the process exit code.
 pub fn main() -> ExitCode {
+    crate::steps::process::ignore_file_size_signal();
     crate::profile::start();
     let exit = run_main();
     if let Some(timings) = crate::profile::report() {

@@ -17,6 +17,25 @@ use std::time::{Duration, Instant};
 /// The most output kept per command: the tail is where the verdict is.
 pub const MAX_OUTPUT_BYTES: u64 = 16 * 1024 * 1024;
 
+/// `signal(2)` of the C library std links: std has no way to set a signal's disposition.
+mod c {
+    unsafe extern "C" {
+        pub fn signal(signum: i32, handler: usize) -> usize;
+    }
+    pub const SIG_DFL: usize = 0;
+    pub const SIG_IGN: usize = 1;
+}
+
+/// Ignore SIGXFSZ in dwp, so that a write over the file-size limit (`ulimit -f`) fails with
+/// EFBIG, which dwp reports (exit 4) after removing its temp file and releasing its lock,
+/// rather than killing dwp between the two. Called first in `main`, before any thread.
+pub fn ignore_file_size_signal() {
+    // SAFETY: SIG_IGN installs no handler code; the call races with no thread.
+    unsafe {
+        c::signal(rustix::process::Signal::XFSZ.as_raw(), c::SIG_IGN);
+    }
+}
+
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Ending {
@@ -92,6 +111,14 @@ fn isolated(program: &str, args: &[String], cwd: &Path, env: &[(String, OsString
         .current_dir(cwd)
         .stdin(Stdio::null())
         .process_group(0);
+    // SAFETY: between fork and exec only `signal(2)`, which is async-signal-safe: the command
+    // gets SIGXFSZ's default back (an ignored signal stays ignored across exec).
+    unsafe {
+        command.pre_exec(|| {
+            c::signal(rustix::process::Signal::XFSZ.as_raw(), c::SIG_DFL);
+            Ok(())
+        });
+    }
     command
 }
 
