@@ -157,12 +157,12 @@ mod tests {
     #[test]
     fn a_backslash_continued_line_is_one_command() {
         let list = validation_list(
-            "```bash\ncargo test --workspace \\\n    --all-features \\\n    -- --nocapture\n$ pytest -q \\\n> tests/unit\necho 'a\\\\'\nmake check\n```\n",
+            "```bash\ncargo test --all \\\n    --json \\\n    -- --strict\n$ pytest -q \\\n> tests/unit\necho 'a\\\\'\nmake check\n```\n",
         );
         assert_eq!(
             list.commands,
             [
-                "cargo test --workspace --all-features -- --nocapture",
+                "cargo test --all --json -- --strict",
                 "pytest -q tests/unit",
                 "echo 'a\\\\'",
                 "make check"
