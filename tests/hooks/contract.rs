@@ -1277,3 +1277,36 @@ fn the_documented_stop_hook_holds_an_unmet_contract_three_ways() {
     assert_eq!(stop.code, 2, "symlinked out: {stop:?}");
     assert!(stop.stderr.contains("outside the repository"), "{stop:?}");
 }
+
+/// A completed task whose contract the Stop hook let through on the third failure (the updater
+/// will not block a completed task) is a `dwp verify` error, DWP097, until a stop sees it met.
+#[test]
+fn a_completed_task_the_hook_let_through_unmet_is_a_verify_finding() {
+    let repo = Repo::new();
+    repo.declare(&["--create", "src/new.rs:Thing"]);
+    let completed = repo.run(
+        &[
+            "update",
+            "PLAN",
+            "--task",
+            "3",
+            "--status",
+            "completed",
+            "--gate",
+            "cargo test|0|14 passed",
+        ],
+        None,
+    );
+    assert_eq!(completed.code, 0, "{completed:?}");
+    assert_eq!(repo.stop(false).code, 2);
+    assert_eq!(repo.stop(true).code, 2);
+    let third = repo.stop(true);
+    assert_eq!(third.code, 0, "the ladder ends the loop: {third:?}");
+    assert!(third.stdout.contains("NOT met"), "{third:?}");
+    let verify = repo.run(&["verify", "PLAN"], None);
+    assert!(verify.stdout.contains("DWP097"), "{verify:?}");
+    repo.write("src/new.rs", "pub struct Thing;\n");
+    assert_eq!(repo.stop(false).code, 0);
+    let verify = repo.run(&["verify", "PLAN"], None);
+    assert!(!verify.stdout.contains("DWP097"), "{verify:?}");
+}
