@@ -186,6 +186,11 @@ fn judge_task(plan_dir: &Path, tasks: &PlanTasks, task: u64, require_declaration
 /// ladder file (a stop checked them in progress), whose ladder does not hold the sha256 of
 /// their declaration as it is now (a declaration deleted since is never met).
 fn completed_unmet(plan_dir: &Path, tasks: &PlanTasks) -> Vec<u64> {
+    // No ledger folder, no contract: a plan of 10,000 tasks is not looked through for nothing.
+    let ledger = plan_dir.join(LEDGER_DIR);
+    if crate::store::place(&ledger, plan_dir) == crate::store::Place::Missing {
+        return Vec::new();
+    }
     tasks
         .tasks
         .iter()
