@@ -112,6 +112,7 @@ codes! {
     ActiveBlocker = 92, "the plan is blocked: the blocker's task, reason and needs (advisory)";
     NoStateLayer = 93, "the plan carries no state layer (manifest.json, state.json): advisory in a git work tree, an error outside one";
     IndexInCode = 94, "the task list is indented four spaces, which renders as code: dwp reads it as markdown (advisory)";
+    UnmetContract = 97, "a completed task whose file contract the Stop hook last found unmet (ledger/task-N.check.json)";
     ApprovalDrift = 39, "the README's Approval row and state.json's `approval` disagree";
 }
 

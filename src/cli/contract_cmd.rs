@@ -173,8 +173,8 @@ pub fn run(command: &ContractCommand) -> Result<Outcome, Error> {
             Ok(Outcome::ContractRecord(recorded))
         }
         ContractCommand::Check(args) if args.hook => {
-            // Reading stdin can only fail on I/O; an empty payload is refused by the parser.
-            let payload = payload::read_stdin().unwrap_or_default();
+            // A payload that could not be read is a verdict of the hook, as a malformed one is.
+            let payload = payload::read_stdin();
             let request = HookRequest {
                 task: args.task,
                 require_declaration: args.require_declaration,

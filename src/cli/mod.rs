@@ -528,7 +528,8 @@ pub struct RunArgs {
     /// The task the gate is for (default: the task in progress); it must be in_progress or blocked.
     #[arg(long, value_name = "N")]
     pub task: Option<u64>,
-    /// Kill the command (and its process group) after this many seconds.
+    /// Kill the command, its process group and every process it left (setsid ones too) after this
+    /// many seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 600.0)]
     pub timeout: f64,
     /// Pass this variable of dwp's environment to the command (repeatable). By default it gets
@@ -717,6 +718,7 @@ impl Command {
 
 /// Run the command line and return the process exit code.
 pub fn main() -> ExitCode {
+    crate::steps::process::ignore_file_size_signal();
     crate::profile::start();
     let exit = run_main();
     if let Some(timings) = crate::profile::report() {

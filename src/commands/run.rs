@@ -92,6 +92,7 @@ pub fn run(
     let rehearsal = gate_request(request, task, placeholder_gate(&command), true);
     check_update(&rehearsal)?;
     plan_update(&mut unlocked, &rehearsal, &crate::clock::now_rfc3339())?;
+    gate_log::check_log_folder(&unlocked)?;
     drop(unlocked);
     let cwd = std::env::current_dir().map_err(|e| Error::io("read", Path::new("."), e))?;
     let teed = crate::steps::process::run_teed(

@@ -5,7 +5,8 @@
 //! keys); the commands come from the configuration and the contract, and their output lands in
 //! `.ak-loop/logs/` or a plan's `analysis_results/gates/`, which the worker and every reviewer read. So nothing is passed unless it is
 //! in [`DEFAULT_PASSED`] or named. `HOME` is a private empty folder unless `--pass-env HOME`: a
-//! real home holds credentials (`~/.netrc`, `~/.cargo/credentials.toml`, `~/.npmrc`). The names
+//! real home holds credentials (`~/.netrc`, `~/.cargo/credentials.toml`, `~/.npmrc`); the
+//! private one is 0700 and a killed run's is swept later (`store::private_home`). The names
 //! passed (never the values) are recorded in each proof's `env`.
 
 use crate::error::{Error, Result};
@@ -43,7 +44,7 @@ impl CommandEnv {
         let home = if passed.iter().any(|(name, _)| name == "HOME") {
             None
         } else {
-            let dir = tempfile::tempdir()
+            let dir = crate::store::private_home::create()
                 .map_err(|e| Error::io("create a private HOME", &std::env::temp_dir(), e))?;
             Some(dir)
         };

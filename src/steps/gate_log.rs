@@ -4,6 +4,7 @@
 //! [`record`], in the change they commit under the plan's lock; the log format, the summary and the evidence string are
 //! `rules::observed`'s.
 
+use crate::error::{Error, Result};
 use crate::plan::LoadedPlan;
 use crate::plan::model::Gate;
 use crate::rules::observed::{self, Ending, LogHeader, Observation};
@@ -84,7 +85,12 @@ pub fn record(
     let stem = base.trim_end_matches(".log");
     let mut name = format!("{}/{base}", observed::GATES_DIR);
     let mut n = 1;
-    while plan.place(&dir.join(&name)) != store::Place::Missing {
+    // A name that leads out of the plan is no log's: the commit refuses it, rather than this
+    // loop looking for a free name forever.
+    while matches!(
+        plan.place(&dir.join(&name)),
+        store::Place::File | store::Place::Other
+    ) {
         n += 1;
         name = format!("{}/{stem}-{n}.log", observed::GATES_DIR);
     }
@@ -102,4 +108,46 @@ pub fn record(
         log,
         observation,
     }
+}
+
+/// Refuse, before a command runs, a plan where its log could not be kept: `analysis_results/`
+/// or `analysis_results/gates/` a symlink or not a folder, or a folder dwp may not write in
+/// (the plan folder itself too: the state and the intent record are written there). A gate
+/// is not run to be thrown away, and a refusal leaves no folder behind.
+pub fn check_log_folder(plan: &LoadedPlan) -> Result<()> {
+    let dir = plan.dir();
+    let mut deepest = dir.to_path_buf();
+    for name in ["analysis_results", observed::GATES_DIR] {
+        let path = dir.join(name);
+        let what = match plan.entry(&path) {
+            Some(store::Entry::Directory) => {
+                deepest = path;
+                continue;
+            }
+            Some(store::Entry::Missing) | None => break,
+            Some(store::Entry::Symlink) => {
+                "a symlink: a gate's log is kept in a folder of the plan itself"
+            }
+            Some(store::Entry::File) => "a file, not a folder",
+            Some(store::Entry::Other(kind)) => kind,
+        };
+        return Err(Error::rejected(
+            path.display().to_string(),
+            format!("`{name}` is {what}: dwp cannot keep the gate's log there, so the command is not run"),
+        )
+        .with_hint(format!(
+            "move it aside (`mv {} {}.moved`), then run the gate again: dwp creates the folder",
+            path.display(),
+            path.display()
+        )));
+    }
+    for folder in [dir, deepest.as_path()] {
+        store::check_writable_folder(folder, dir).map_err(|e| {
+            e.with_hint(format!(
+                "let the user dwp runs as write in it (`chmod u+w {}`, or run as its owner), then run the gate again",
+                folder.display()
+            ))
+        })?;
+    }
+    Ok(())
 }

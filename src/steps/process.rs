@@ -1,7 +1,9 @@
 //! Running one command: argv (no shell), in the given folder, with only the environment it is
 //! given (see [`super::command_env`]), stdin closed, stdout and stderr together into one
 //! capture, and a timeout after which the whole process group is killed (a test runner's
-//! children must not outlive the proof). Two captures: [`run`] into an unnamed temp file, the
+//! children must not outlive the proof), and with it every process the command left that
+//! escaped the group (`setsid`, a daemon): dwp is their subreaper (`PR_SET_CHILD_SUBREAPER`), so
+//! an orphan is re-parented to dwp, not to init, and killed by [`kill_leftovers`]. Two captures: [`run`] into an unnamed temp file, the
 //! last [`MAX_OUTPUT_BYTES`] kept (`dwp loop prove`); [`run_teed`] through a pipe, every byte
 //! written to a sink as it comes (the terminal) and the last `bound` bytes kept (`dwp run`).
 
@@ -14,6 +16,17 @@ use std::time::{Duration, Instant};
 
 /// The most output kept per command: the tail is where the verdict is.
 pub const MAX_OUTPUT_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Ignore SIGXFSZ in dwp, so that a write over the file-size limit (`ulimit -f`) fails with
+/// EFBIG, which dwp reports (exit 4) after removing its temp file and releasing its lock,
+/// rather than killing dwp between the two. Called first in `main`, before any thread.
+pub fn ignore_file_size_signal() {
+    // SAFETY: SIG_IGN installs no handler code; the call races with no thread.
+    unsafe {
+        // std and rustix have no way to set a signal's disposition: libc's `signal(2)`.
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
+}
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,6 +93,8 @@ pub fn run(
 /// `program` with `args` in `cwd`, with exactly `env`, stdin closed, in a process group of its
 /// own (so a timeout kills its children too); where its output goes is the caller's.
 fn isolated(program: &str, args: &[String], cwd: &Path, env: &[(String, OsString)]) -> Command {
+    // Failing (not Linux, an old kernel), leftovers that left the group are not contained.
+    let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
     let mut command = Command::new(program);
     command
         .args(args)
@@ -88,6 +103,14 @@ fn isolated(program: &str, args: &[String], cwd: &Path, env: &[(String, OsString
         .current_dir(cwd)
         .stdin(Stdio::null())
         .process_group(0);
+    // SAFETY: between fork and exec only `signal(2)`, which is async-signal-safe: the command
+    // gets SIGXFSZ's default back (an ignored signal stays ignored across exec).
+    unsafe {
+        command.pre_exec(|| {
+            libc::signal(libc::SIGXFSZ, libc::SIG_DFL);
+            Ok(())
+        });
+    }
     command
 }
 
@@ -142,8 +165,9 @@ pub fn run_teed(
         // Leftover children hold the pipe: the group goes, as at a timeout.
         let group = rustix::process::Pid::from_child(&child);
         let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
-        // A process that left the group may still hold the pipe: what was read so far is
-        // kept, and the pump is left to end with dwp.
+        kill_leftovers();
+        // A process dwp could not kill may still hold the pipe: what was read so far is kept,
+        // and the pump is left to end with dwp.
         let _ = done_rx.recv_timeout(DRAIN_GRACE);
     }
     let captured = std::mem::take(&mut *captured.lock().unwrap_or_else(|e| e.into_inner()));
@@ -234,10 +258,34 @@ fn wait(child: &mut std::process::Child, timeout: Duration) -> std::io::Result<E
             let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
             let _ = child.kill();
             child.wait()?;
+            kill_leftovers();
             return Ok(Ending::TimedOut(timeout));
         }
         std::thread::sleep(interval.min(timeout.saturating_sub(started.elapsed())));
         interval = (interval * 2).min(Duration::from_millis(100));
+    }
+}
+
+/// How long dwp goes on killing the processes a command left: each kill re-parents the killed
+/// one's children to dwp, which kills them in turn.
+const LEFTOVER_GRACE: Duration = Duration::from_secs(2);
+
+/// Kill and reap every child dwp has once the command is done with (the processes that left
+/// its group, re-parented to dwp as their subreaper), until none is left or
+/// [`LEFTOVER_GRACE`] has passed.
+fn kill_leftovers() {
+    use rustix::process::{Pid, Signal, WaitOptions};
+    let started = Instant::now();
+    loop {
+        let children = crate::store::procfs::children_of(std::process::id());
+        if children.is_empty() || started.elapsed() >= LEFTOVER_GRACE {
+            return;
+        }
+        for pid in children.iter().filter_map(|pid| Pid::from_raw(*pid as i32)) {
+            let _ = rustix::process::kill_process(pid, Signal::KILL);
+            let _ = rustix::process::waitpid(Some(pid), WaitOptions::NOHANG);
+        }
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 
@@ -261,22 +309,43 @@ pub fn last_line(output: &[u8]) -> Option<String> {
     Some(summary)
 }
 
-/// An argv as one readable line: words with spaces or quotes are single-quoted.
+/// An argv as one readable line, each word as a shell reads it back: a plain word as it is, a
+/// word with spaces or quotes single-quoted, a word with a control character (a newline of a
+/// multi-line `sh -c` script, a tab) in the `$'...'` quoting of bash, zsh and POSIX.1-2024, so
+/// that the line holds no control character and reads back through a log header unchanged.
 pub fn display_argv(argv: &[String]) -> String {
     argv.iter()
-        .map(|word| {
-            let plain = !word.is_empty()
-                && word
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
-            if plain {
-                word.clone()
-            } else {
-                format!("'{}'", word.replace('\'', r"'\''"))
-            }
-        })
+        .map(|word| display_word(word))
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+fn display_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
+    if plain {
+        word.to_owned()
+    } else if word.chars().any(char::is_control) {
+        let mut quoted = String::from("$'");
+        for c in word.chars() {
+            match c {
+                '\n' => quoted.push_str("\\n"),
+                '\t' => quoted.push_str("\\t"),
+                '\r' => quoted.push_str("\\r"),
+                '\\' => quoted.push_str("\\\\"),
+                '\'' => quoted.push_str("\\'"),
+                c if c.is_ascii_control() => quoted.push_str(&format!("\\x{:02x}", c as u32)),
+                c if c.is_control() => quoted.push_str(&format!("\\u{:04x}", c as u32)),
+                c => quoted.push(c),
+            }
+        }
+        quoted.push('\'');
+        quoted
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
 }
 
 #[cfg(test)]
@@ -345,6 +414,29 @@ mod tests {
     fn argv_words_with_spaces_are_quoted() {
         let argv = ["grep", "-q", "a b", "it's"].map(String::from);
         assert_eq!(display_argv(&argv), r#"grep -q 'a b' 'it'\''s'"#);
+    }
+
+    #[test]
+    fn argv_words_with_control_characters_are_one_line_and_read_back_by_the_shell() {
+        let script = "printf '%s\\n' a\\\\b\n\tprintf 'c\x1bd\u{85}'\r";
+        let argv = ["sh", "-c", script].map(String::from);
+        let line = display_argv(&argv);
+        assert!(!line.chars().any(char::is_control), "{line}");
+        assert_eq!(
+            line,
+            r"sh -c $'printf \'%s\\n\' a\\\\b\n\tprintf \'c\x1bd\u0085\'\r'"
+        );
+        // bash (where there is one) reads the word back to the argument it was; ASCII, so the
+        // locale does not matter.
+        let ascii = script.replace('\u{85}', "");
+        let echoed = Command::new("bash")
+            .env_clear()
+            .arg("-c")
+            .arg(format!("printf '%s' {}", display_word(&ascii)))
+            .output();
+        if let Ok(echoed) = echoed {
+            assert_eq!(String::from_utf8(echoed.stdout).unwrap(), ascii);
+        }
     }
 
     /// A sink the test can read after the run.

@@ -14,6 +14,8 @@ pub mod git;
 pub mod inside;
 pub mod intent;
 pub mod lock_dir;
+pub mod private_home;
+pub mod procfs;
 pub mod staging;
 
 pub use atomic::{WriteOutcome, write_atomic};
@@ -93,6 +95,21 @@ pub fn create_dir(path: &Path, root: &Path) -> crate::Result<()> {
         Err(rustix::io::Errno::EXIST) if entry(path, root).ok() == Some(Entry::Directory) => Ok(()),
         Err(e) => Err(fail(e.into())),
     }
+}
+
+/// Refuse unless dwp may create and remove entries in the folder `path` inside `root` (an
+/// `access(2)` check as dwp's effective user, so nothing is written to find out).
+pub fn check_writable_folder(path: &Path, root: &Path) -> crate::Result<()> {
+    use rustix::fs::{Access, AtFlags};
+    let fail = |e: io::Error| io_failure("write in", path, e);
+    let folder = inside::open_folder(path, root).map_err(fail)?;
+    rustix::fs::accessat(
+        &folder.fd,
+        ".",
+        Access::WRITE_OK | Access::EXEC_OK,
+        AtFlags::EACCESS,
+    )
+    .map_err(|e| fail(e.into()))
 }
 
 /// Remove the file `path` inside `root` durably; `Ok(false)` when there was none.

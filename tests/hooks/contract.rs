@@ -431,7 +431,15 @@ fn ladder_a_passing_check_resets_the_count() {
     assert_eq!(repo.stop(true).code, 2);
     fs::remove_file(repo.root.join("src/x.rs")).unwrap();
     assert_eq!(repo.stop(true).code, 0);
-    assert!(!repo.ledger_dir().join("task-3.check.json").exists());
+    // The count is back at 0; the file keeps the declaration seen met.
+    let ladder: Value =
+        serde_json::from_slice(&fs::read(repo.ledger_dir().join("task-3.check.json")).unwrap())
+            .unwrap();
+    assert_eq!(ladder["consecutive_failures"], 0, "{ladder}");
+    assert_eq!(
+        ladder["met"],
+        sha256_hex(&fs::read(repo.expected_path()).unwrap())
+    );
     fs::write(repo.root.join("src/x.rs"), "back\n").unwrap();
     let again = repo.stop(false);
     assert_eq!(again.code, 2, "{again:?}");
@@ -1134,4 +1142,171 @@ fn ladder_escalation_killed_at_any_rename_is_completed_whole_by_the_next_writer(
         blocked_whole += usize::from(blocked);
     }
     assert!(blocked_whole > 0, "no run reached the escalation");
+}
+
+/// A payload over the 64 MiB dwp reads is called too large, with the limit and where it came
+/// from (`<stdin>`), never "EOF while parsing" of an empty payload: the Stop hook blocks with
+/// that reason, `record` refuses it and appends nothing.
+#[test]
+fn a_hook_payload_over_64_mib_is_refused_as_too_large() {
+    let repo = Repo::new();
+    repo.declare(&["--delete", "src/x.rs"]);
+    // A JSON object padded with whitespace: one byte over the limit, read whole by dwp.
+    let huge = format!("{{{}}}", " ".repeat(64 * 1024 * 1024 - 1));
+    let stop = repo.run(&["contract", "check", "--hook", "PLAN"], Some(&huge));
+    assert_eq!(stop.code, 2, "the stop is blocked: {stop:?}");
+    for said in ["too large", "64 MiB", "<stdin>", "hint: "] {
+        assert!(stop.stderr.contains(said), "{said:?} in {stop:?}");
+    }
+    assert!(!stop.stderr.contains("EOF"), "{stop:?}");
+    let record = refused(
+        &repo,
+        &["contract", "record", "PLAN"],
+        Some(&huge),
+        &["too large", "64 MiB"],
+        "<stdin>",
+    );
+    assert!(!record.stderr.contains("EOF"), "{record:?}");
+    assert!(!repo.ledger_path().exists(), "nothing appended");
+}
+
+/// The Stop hook's command exactly as docs/hooks.md configures it (Claude Code runs it with
+/// `sh -c`, `$CLAUDE_PROJECT_DIR` set), with this repository's plan in place of the example's.
+fn documented_stop(repo: &Repo) -> Run {
+    let docs = include_str!("../../docs/hooks.md");
+    let settings = docs
+        .split("```json\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n```").next())
+        .expect("docs/hooks.md holds the settings");
+    let settings: Value = serde_json::from_str(settings).expect("the settings are JSON");
+    let command = settings["hooks"]["Stop"][0]["hooks"][0]["command"]
+        .as_str()
+        .expect("a Stop hook command")
+        .replace("PLAN_auth_tokens", PLAN_NAME);
+    let binary = assert_cmd::cargo::cargo_bin("dwp");
+    let path = format!(
+        "{}:{}",
+        binary.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let payload = json!({
+        "session_id": "0b9e3c1a-session",
+        "transcript_path": "/nonexistent/transcript.jsonl",
+        "cwd": repo.root,
+        "permission_mode": "default",
+        "hook_event_name": "Stop",
+        "stop_hook_active": false,
+        "last_assistant_message": "Done: the task is complete."
+    })
+    .to_string();
+    let mut sh = std::process::Command::new("sh");
+    sh.args(["-c", &command])
+        .current_dir(&repo.root)
+        .env("PATH", path)
+        .env("CLAUDE_PROJECT_DIR", &repo.root)
+        .env("DWP_TEST_NOW", NOW)
+        .env_remove("HOME")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = sh.spawn().unwrap();
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.as_bytes())
+        .unwrap();
+    Run::lossy(&child.wait_with_output().unwrap())
+}
+
+/// The Stop hook configured as docs/hooks.md says holds an unmet contract in each way an agent
+/// could slip past it: completing the task (an asserted gate takes it out of progress),
+/// deleting its declaration, and meeting a `--create` with a symlink to a file outside the
+/// repository. Each stop is blocked (exit 2) with the reason.
+#[test]
+fn the_documented_stop_hook_holds_an_unmet_contract_three_ways() {
+    // 1. Completed with an asserted gate, the file never created.
+    let repo = Repo::new();
+    repo.declare(&["--create", "src/new.rs:Thing"]);
+    let completed = repo.run(
+        &[
+            "update",
+            "PLAN",
+            "--task",
+            "3",
+            "--status",
+            "completed",
+            "--gate",
+            "cargo test|0|14 passed",
+        ],
+        None,
+    );
+    assert_eq!(completed.code, 0, "{completed:?}");
+    let stop = documented_stop(&repo);
+    assert_eq!(stop.code, 2, "completed, unmet: {stop:?}");
+    assert!(stop.stderr.contains("src/new.rs (create)"), "{stop:?}");
+    // Once the file is made, the stop is allowed, and the contract is not asked again.
+    repo.write("src/new.rs", "pub struct Thing;\n");
+    let met = documented_stop(&repo);
+    assert_eq!(met.code, 0, "{met:?}");
+    fs::remove_file(repo.root.join("src/new.rs")).unwrap();
+    assert_eq!(
+        documented_stop(&repo).code,
+        0,
+        "a contract seen met is not judged again"
+    );
+
+    // 2. The declaration deleted.
+    let repo = Repo::new();
+    repo.declare(&["--delete", "src/x.rs"]);
+    fs::remove_file(repo.expected_path()).unwrap();
+    let stop = documented_stop(&repo);
+    assert_eq!(stop.code, 2, "declaration deleted: {stop:?}");
+    assert!(stop.stderr.contains("declares no files"), "{stop:?}");
+
+    // 3. A `--create` met by a symlink to a file outside the repository.
+    let repo = Repo::new();
+    repo.declare(&["--create", "src/new.rs:Thing"]);
+    let outside = tempfile::tempdir().unwrap();
+    let elsewhere = outside.path().join("new.rs");
+    fs::write(&elsewhere, "pub struct Thing;\n").unwrap();
+    std::os::unix::fs::symlink(&elsewhere, repo.root.join("src/new.rs")).unwrap();
+    let stop = documented_stop(&repo);
+    assert_eq!(stop.code, 2, "symlinked out: {stop:?}");
+    assert!(stop.stderr.contains("outside the repository"), "{stop:?}");
+}
+
+/// A completed task whose contract the Stop hook let through on the third failure (the updater
+/// will not block a completed task) is a `dwp verify` error, DWP097, until a stop sees it met.
+#[test]
+fn a_completed_task_the_hook_let_through_unmet_is_a_verify_finding() {
+    let repo = Repo::new();
+    repo.declare(&["--create", "src/new.rs:Thing"]);
+    let completed = repo.run(
+        &[
+            "update",
+            "PLAN",
+            "--task",
+            "3",
+            "--status",
+            "completed",
+            "--gate",
+            "cargo test|0|14 passed",
+        ],
+        None,
+    );
+    assert_eq!(completed.code, 0, "{completed:?}");
+    assert_eq!(repo.stop(false).code, 2);
+    assert_eq!(repo.stop(true).code, 2);
+    let third = repo.stop(true);
+    assert_eq!(third.code, 0, "the ladder ends the loop: {third:?}");
+    assert!(third.stdout.contains("NOT met"), "{third:?}");
+    let verify = repo.run(&["verify", "PLAN"], None);
+    assert!(verify.stdout.contains("DWP097"), "{verify:?}");
+    repo.write("src/new.rs", "pub struct Thing;\n");
+    assert_eq!(repo.stop(false).code, 0);
+    let verify = repo.run(&["verify", "PLAN"], None);
+    assert!(!verify.stdout.contains("DWP097"), "{verify:?}");
 }

@@ -441,3 +441,40 @@ fn concurrent_writers_never_expose_a_torn_or_mixed_file() {
     assert!(reads > 1);
     assert!(leftover_temps(dir.path(), TARGET_NAME).is_empty());
 }
+
+/// Under a file-size limit (`ulimit -f`) too small for the new state, dwp is not killed by
+/// SIGXFSZ halfway: the write fails (EFBIG), dwp exits 4 saying so, and leaves no temp file,
+/// no lock and the plan's bytes as they were.
+#[test]
+fn a_file_size_limit_fails_the_write_cleanly_instead_of_killing_dwp() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = SynthPlan::new("PLAN_fsize_limit", 3)
+        .write(tmp.path())
+        .unwrap();
+    let state = fs::read(plan.join("state.json")).unwrap();
+    assert!(state.len() > 1024, "the state outgrows a 1-block limit");
+    let before = crate::common::snapshot(&plan);
+    let dwp = assert_cmd::cargo::cargo_bin("dwp");
+    let output = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -f 1 && exec \"$0\" update \"$1\" --task 1 --status in_progress")
+        .arg(&dwp)
+        .arg(&plan)
+        .env_remove("HOME")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        output.status.code(),
+        Some(4),
+        "{:?} {stderr}",
+        output.status
+    );
+    assert!(stderr.contains("File too large"), "{stderr}");
+    assert!(
+        leftover_temps(&plan, "state.json").is_empty(),
+        "a temp file was left"
+    );
+    assert!(!plan.join("state.json.lock").exists(), "the lock was left");
+    assert_eq!(crate::common::snapshot(&plan), before, "written");
+}

@@ -612,3 +612,249 @@ fn the_command_gets_the_huge_page_setting_dwp_inherited() {
         run.stderr
     );
 }
+
+/// The command a gate records is the one its log's header names, for any argv: a multi-line
+/// `sh -c` script (a newline, a tab, a carriage return in one argument) is recorded as one line
+/// that says those characters, the log reads back to the same command, and completion takes it.
+#[test]
+fn a_multi_line_script_is_recorded_as_the_command_its_log_names() {
+    let plan = plan_at_work("PLAN_run_multi_line");
+    let script = "echo building\n\tcd . &&\r\necho '2 passed, 0 failed'";
+    let run = dwp()
+        .in_dir(plan.root())
+        .arg("--json")
+        .arg("run")
+        .arg(&plan.dir)
+        .args(["--", "sh", "-c", script])
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    let gate = last_gate(&plan, 2);
+    assert_eq!(gate["passes"], true, "{gate:#}");
+    let command = gate["command"].as_str().unwrap();
+    let log =
+        std::fs::read_to_string(plan.dir.join(run.json()["run"]["log"].as_str().unwrap())).unwrap();
+    assert!(log.contains(&format!("\ncommand: {command}\n")), "{log}");
+    assert!(!plan.verify_codes(&[]).contains(&"DWP068".to_owned()));
+    let p = plan.dir.to_str().unwrap();
+    let complete = dwp()
+        .args(["update", p, "--task", "2", "--status", "completed"])
+        .run();
+    assert_eq!(complete.code, 0, "{complete:?}");
+    // One line, each character said as the shell's $'...' quoting says it.
+    assert_eq!(
+        command,
+        r"sh -c $'echo building\n\tcd . &&\r\necho \'2 passed, 0 failed\''"
+    );
+}
+
+/// `chown -R` of a test's folder to `uid` (a test run as root drops to that user to meet a
+/// permission it would otherwise bypass).
+fn chown_tree(dir: &Path, uid: u32) {
+    std::os::unix::fs::lchown(dir, Some(uid), Some(uid)).unwrap();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_dir() {
+            chown_tree(&entry.path(), uid);
+        } else {
+            std::os::unix::fs::lchown(entry.path(), Some(uid), Some(uid)).unwrap();
+        }
+    }
+}
+
+/// The unprivileged user a test run as root acts as.
+const NOBODY: u32 = 65534;
+
+/// Whatever keeps dwp from keeping the log (`analysis_results/` a symlink out of the plan, a
+/// file where `analysis_results/gates/` belongs, a folder dwp may not write in) is found before
+/// the command runs: refused, the command not run, nothing written.
+#[test]
+fn a_log_folder_dwp_cannot_write_is_refused_before_the_command_runs() {
+    use std::os::unix::fs::PermissionsExt;
+    let as_root = rustix::process::geteuid().is_root();
+    let cases = ["symlink", "file", "read-only"];
+    for case in cases {
+        let plan = plan_at_work(&format!("PLAN_run_log_{}", case.replace('-', "_")));
+        let ran = plan.root().join("ran");
+        let gate_sh = script(
+            &plan,
+            "gate.sh",
+            &format!("touch {}\necho '1 passed, 0 failed'", ran.display()),
+        );
+        let results = plan.path("analysis_results");
+        let (code, says) = match case {
+            "symlink" => {
+                let outside = plan.root().join("elsewhere");
+                std::fs::create_dir(&outside).unwrap();
+                std::fs::remove_dir_all(&results).unwrap();
+                std::os::unix::fs::symlink(&outside, &results).unwrap();
+                (1, "symlink")
+            }
+            "file" => {
+                std::fs::create_dir_all(&results).unwrap();
+                std::fs::write(results.join("gates"), "not a folder").unwrap();
+                (1, "not a folder")
+            }
+            _ => {
+                std::fs::create_dir_all(results.join("gates")).unwrap();
+                let read_only = std::fs::Permissions::from_mode(0o555);
+                std::fs::set_permissions(results.join("gates"), read_only).unwrap();
+                if as_root {
+                    chown_tree(plan.root(), NOBODY);
+                }
+                (4, "Permission denied")
+            }
+        };
+        let before = common::snapshot(plan.root());
+        let mut command = dwp()
+            .in_dir(plan.root())
+            .arg("run")
+            .arg(&plan.dir)
+            .args(["--", "sh"])
+            .arg(&gate_sh)
+            .command();
+        if as_root && case == "read-only" {
+            std::os::unix::process::CommandExt::uid(&mut command, NOBODY);
+            std::os::unix::process::CommandExt::gid(&mut command, NOBODY);
+        }
+        let run = Run::lossy(&command.output().unwrap());
+        assert_eq!(run.code, code, "{case}: {run:?}");
+        run.assert_stderr_says(&["analysis_results", says, "hint: "]);
+        assert!(!ran.exists(), "{case}: the command ran");
+        assert_eq!(common::snapshot(plan.root()), before, "{case}: written");
+    }
+}
+
+/// A `dwp run` refused for want of a place to write (here a plan folder dwp may not write in,
+/// where the state and the intent record go, under an `analysis_results/` it may) leaves no
+/// empty `analysis_results/gates/` behind: nothing is created before the refusal.
+#[test]
+fn a_refused_run_leaves_no_empty_gates_folder() {
+    use std::os::unix::fs::PermissionsExt;
+    let as_root = rustix::process::geteuid().is_root();
+    let plan = plan_at_work("PLAN_run_no_gates_left");
+    let ran = plan.root().join("ran");
+    let gate_sh = script(
+        &plan,
+        "gate.sh",
+        &format!("touch {}\necho '1 passed, 0 failed'", ran.display()),
+    );
+    let results = plan.path("analysis_results");
+    std::fs::create_dir_all(&results).unwrap();
+    let _ = std::fs::remove_dir_all(results.join("gates"));
+    if as_root {
+        chown_tree(plan.root(), NOBODY);
+    }
+    std::fs::set_permissions(&plan.dir, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let before = common::snapshot(plan.root());
+    let mut command = dwp()
+        .in_dir(plan.root())
+        .arg("run")
+        .arg(&plan.dir)
+        .args(["--", "sh"])
+        .arg(&gate_sh)
+        .command();
+    if as_root {
+        std::os::unix::process::CommandExt::uid(&mut command, NOBODY);
+        std::os::unix::process::CommandExt::gid(&mut command, NOBODY);
+    }
+    let run = Run::lossy(&command.output().unwrap());
+    std::fs::set_permissions(&plan.dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(run.code, 4, "{run:?}");
+    run.assert_stderr_says(&["Permission denied", "hint: "]);
+    assert!(!ran.exists(), "the command ran");
+    assert!(
+        !results.join("gates").exists(),
+        "an empty gates folder was left"
+    );
+    assert_eq!(common::snapshot(plan.root()), before, "written");
+}
+
+/// The command's private `HOME` is its user's alone (0700, not the temp folder's 0755), gone
+/// when the run ends, and a home a killed dwp left behind (its pid no longer running) is
+/// removed by the next run; a live one's is left.
+#[test]
+fn the_private_home_is_0700_and_a_killed_runs_home_is_swept() {
+    let plan = plan_at_work("PLAN_run_private_home");
+    let temp = plan.root().join("tmp");
+    std::fs::create_dir(&temp).unwrap();
+    // Past the largest pid Linux hands out (2^22): never running.
+    let stale = temp.join("dwp-home-4194305-abc123");
+    std::fs::create_dir(&stale).unwrap();
+    std::fs::write(stale.join(".netrc"), "machine x password y\n").unwrap();
+    let live = temp.join(format!("dwp-home-{}-def456", std::process::id()));
+    std::fs::create_dir(&live).unwrap();
+    let seen = plan.root().join("seen");
+    let gate_sh = script(
+        &plan,
+        "gate.sh",
+        &format!(
+            "stat -c %a \"$HOME\" > {seen}\necho \"$HOME\" >> {seen}\necho '1 passed, 0 failed'",
+            seen = seen.display()
+        ),
+    );
+    let run = dwp()
+        .in_dir(plan.root())
+        .env("TMPDIR", &temp)
+        .arg("run")
+        .arg(&plan.dir)
+        .args(["--", "sh"])
+        .arg(&gate_sh)
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    let seen = std::fs::read_to_string(&seen).unwrap();
+    let (mode, home) = seen.trim().split_once('\n').unwrap();
+    assert_eq!(mode, "700", "{seen}");
+    assert!(home.starts_with(temp.to_str().unwrap()), "{seen}");
+    assert!(!Path::new(home).exists(), "the run's home is removed");
+    assert!(!stale.exists(), "a dead run's home is swept");
+    assert!(live.exists(), "a running dwp's home is left");
+}
+
+/// Whether process `pid` is running (a zombie waiting to be reaped is not).
+fn alive(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit_once(')')
+            .unwrap()
+            .1
+            .trim_start()
+            .starts_with('Z')
+    })
+}
+
+/// A grandchild that left the command's process group and session (`setsid`) does not outlive
+/// the timeout: dwp adopts it as the subreaper and kills it with the rest.
+#[test]
+fn a_setsid_grandchild_does_not_outlive_the_timeout() {
+    let plan = plan_at_work("PLAN_run_setsid");
+    let pid_file = plan.root().join("grandchild.pid");
+    let gate_sh = script(
+        &plan,
+        "gate.sh",
+        &format!(
+            "setsid sh -c 'echo $$ > {pid}; exec sleep 300' </dev/null >/dev/null 2>&1 &\nsleep 300",
+            pid = pid_file.display()
+        ),
+    );
+    let run = dwp()
+        .in_dir(plan.root())
+        .arg("run")
+        .arg(&plan.dir)
+        .args(["--timeout", "1", "--", "sh"])
+        .arg(&gate_sh)
+        .timeout(std::time::Duration::from_secs(60))
+        .run();
+    assert_eq!(run.code, 124, "{run:?}");
+    let pid = std::fs::read_to_string(&pid_file).unwrap();
+    let pid = pid.trim();
+    let survived = alive(pid);
+    if survived {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", pid])
+            .status();
+    }
+    assert!(
+        !survived,
+        "the setsid grandchild {pid} outlived the timeout"
+    );
+}

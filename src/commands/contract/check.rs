@@ -168,6 +168,9 @@ fn problems(root: &Path, expected: &Expected, touched: &HashSet<&str>) -> Result
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
         Err(e) => return Err(Error::io("stat", &full, e)),
     };
+    if exists && let Some(problem) = leads_outside(root, &full)? {
+        return Ok(vec![problem]);
+    }
     let mut found = Vec::new();
     match expected.op {
         Op::Create => {
@@ -207,6 +210,20 @@ fn problems(root: &Path, expected: &Expected, touched: &HashSet<&str>) -> Result
         found.extend(missing_symbols(&full, &expected.required)?);
     }
     Ok(found)
+}
+
+/// A file that is a symlink to a file outside the repository is none of its files: its bytes
+/// (and symbols) are not the repository's, so no expectation is met through it.
+fn leads_outside(root: &Path, full: &Path) -> Result<Option<String>> {
+    let real = std::fs::canonicalize(full).map_err(|e| Error::io("resolve", full, e))?;
+    if real.starts_with(root) {
+        return Ok(None);
+    }
+    Ok(Some(format!(
+        "is a symlink to {}, outside the repository {}: a file of the task must be the repository's own",
+        real.display(),
+        root.display()
+    )))
 }
 
 fn missing_symbols(path: &Path, required: &[String]) -> Result<Vec<String>> {

@@ -36,6 +36,10 @@ pub struct LadderState {
     pub last_failure: Vec<String>,
     pub escalations: u32,
     pub last_escalated_at: Option<String>,
+    /// The sha256 of the declaration a Stop check last saw met (a failure since clears it):
+    /// until then a completed task is still checked at every stop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub met: Option<String>,
 }
 
 impl LadderState {
@@ -48,6 +52,7 @@ impl LadderState {
             last_failure: Vec::new(),
             escalations: 0,
             last_escalated_at: None,
+            met: None,
         }
     }
 }
@@ -75,11 +80,13 @@ pub struct HookOutcome {
 }
 
 /// The inputs of one Stop hook run.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct HookRequest {
     pub task: Option<u64>,
     pub require_declaration: bool,
-    pub payload: Vec<u8>,
+    /// The payload as read from stdin, or why it could not be (too large, a failed read): a
+    /// verdict like a malformed one, never an empty payload in its place.
+    pub payload: Result<Vec<u8>>,
 }
 
 /// A failure to count: the lines that say what is wrong, and the report if a check ran.
@@ -91,7 +98,15 @@ struct Failure {
 
 /// Run the Stop hook: never an `Err`, every error is a verdict.
 pub fn stop_hook(target: &Path, request: &HookRequest) -> HookOutcome {
-    let stop = super::payload::parse_stop(&request.payload);
+    let parsed = request
+        .payload
+        .as_ref()
+        .map(|bytes| super::payload::parse_stop(bytes));
+    let stop: std::result::Result<&super::payload::Stop, &Error> = match &parsed {
+        Ok(Ok(stop)) => Ok(stop),
+        Ok(Err(e)) => Err(e),
+        Err(e) => Err(*e),
+    };
     let stop_hook_active = stop.as_ref().is_ok_and(|s| s.stop_hook_active);
     let plan_dir = match super::plan_dir(target) {
         Ok(dir) => dir,
@@ -108,46 +123,92 @@ pub fn stop_hook(target: &Path, request: &HookRequest) -> HookOutcome {
     if let Err(e) = &stop {
         return on_failure(&plan_dir, task, error_failure(e), stop_hook_active);
     }
-    let Some(task) = task else {
-        return allow(
-            None,
-            "no task is in progress: no file contract to check".into(),
-        );
-    };
+    // A task completed with its contract unmet (its gate asserted, say) is held to it still.
+    let mut held = completed_unmet(&plan_dir, &tasks);
+    held.extend(task.filter(|task| !held.contains(task)));
+    let mut outcome = allow(
+        None,
+        "no task is in progress: no file contract to check".into(),
+    );
+    for task in held {
+        match judge_task(&plan_dir, &tasks, task, request.require_declaration) {
+            Judged::Failed(failure) => {
+                return on_failure(&plan_dir, Some(task), failure, stop_hook_active);
+            }
+            Judged::Allowed(allowed) => outcome = allowed,
+        }
+    }
+    outcome
+}
+
+/// A task's contract judged at a stop: a failure to count, or the stop allowed for this task.
+enum Judged {
+    Failed(Failure),
+    Allowed(HookOutcome),
+}
+
+/// Judge the contract of `task` (a pass is recorded as met).
+fn judge_task(plan_dir: &Path, tasks: &PlanTasks, task: u64, require_declaration: bool) -> Judged {
     if tasks.status(task) == Some(TaskStatus::Blocked) {
-        return allow(
+        return Judged::Allowed(allow(
             Some(task),
             format!("task {task} is blocked: its contract waits for the blocker to be resolved"),
-        );
+        ));
     }
-    match super::check::check_loaded(&plan_dir, &tasks, Some(task)) {
-        Err(e) => on_failure(&plan_dir, Some(task), error_failure(&e), stop_hook_active),
-        Ok(CheckOutcome::NoTask) => allow(None, "no task to check".into()),
-        Ok(CheckOutcome::Undeclared { task, file }) if request.require_declaration => {
-            let line = format!(
-                "task {task} declares no files ({file} is missing): declare them with `dwp contract declare`"
-            );
-            let failure = Failure {
-                lines: vec![line],
+    match super::check::check_loaded(plan_dir, tasks, Some(task)) {
+        Err(e) => Judged::Failed(error_failure(&e)),
+        Ok(CheckOutcome::NoTask) => Judged::Allowed(allow(None, "no task to check".into())),
+        Ok(CheckOutcome::Undeclared { task, file }) if require_declaration => {
+            Judged::Failed(Failure {
+                lines: vec![format!(
+                    "task {task} declares no files ({file} is missing): declare them with `dwp contract declare`"
+                )],
                 report: None,
                 error: false,
-            };
-            on_failure(&plan_dir, Some(task), failure, stop_hook_active)
+            })
         }
-        Ok(CheckOutcome::Undeclared { task, .. }) => allow(
+        Ok(CheckOutcome::Undeclared { task, .. }) => Judged::Allowed(allow(
             Some(task),
             format!("task {task} declares no files: nothing to check"),
-        ),
-        Ok(CheckOutcome::Checked(report)) if report.passed => passed(&plan_dir, report),
-        Ok(CheckOutcome::Checked(report)) => {
-            let failure = Failure {
-                lines: report.failures(),
-                report: Some(report),
-                error: false,
-            };
-            on_failure(&plan_dir, Some(task), failure, stop_hook_active)
+        )),
+        Ok(CheckOutcome::Checked(report)) if report.passed => {
+            Judged::Allowed(passed(plan_dir, report))
         }
+        Ok(CheckOutcome::Checked(report)) => Judged::Failed(Failure {
+            lines: report.failures(),
+            report: Some(report),
+            error: false,
+        }),
     }
+}
+
+/// The completed tasks a Stop check has not seen met: those with a declaration, or with a
+/// ladder file (a stop checked them in progress), whose ladder does not hold the sha256 of
+/// their declaration as it is now (a declaration deleted since is never met).
+fn completed_unmet(plan_dir: &Path, tasks: &PlanTasks) -> Vec<u64> {
+    // No ledger folder, no contract: a plan of 10,000 tasks is not looked through for nothing.
+    let ledger = plan_dir.join(LEDGER_DIR);
+    if crate::store::place(&ledger, plan_dir) == crate::store::Place::Missing {
+        return Vec::new();
+    }
+    tasks
+        .tasks
+        .iter()
+        .filter(|(_, status)| *status == TaskStatus::Completed)
+        .map(|(task, _)| *task)
+        .filter(|task| {
+            let files = TaskFiles::new(plan_dir, *task);
+            let declaration = crate::store::read_artifact(&files.expected, plan_dir).ok();
+            let ladder = crate::store::read_artifact(&files.check, plan_dir).ok();
+            if declaration.is_none() && ladder.is_none() {
+                return false;
+            }
+            let met = ladder
+                .and_then(|bytes| serde_json::from_slice::<LadderState>(&bytes).ok())
+                .and_then(|state| state.met);
+            met.is_none() || met != declaration.map(|bytes| crate::store::sha256_hex(&bytes))
+        })
+        .collect()
 }
 
 fn error_failure(error: &Error) -> Failure {
@@ -174,7 +235,8 @@ fn allow(task: Option<u64>, message: String) -> HookOutcome {
     }
 }
 
-/// A pass resets the ladder; a reset that cannot be written is a warning, not a block.
+/// A pass resets the ladder and records the declaration as met; a ladder that cannot be
+/// written is a warning, not a block.
 fn passed(plan_dir: &Path, report: CheckReport) -> HookOutcome {
     let task = report.task;
     let mut outcome = allow(
@@ -185,7 +247,12 @@ fn passed(plan_dir: &Path, report: CheckReport) -> HookOutcome {
         ),
     );
     outcome.warnings = report.warnings.clone();
-    if let Err(e) = reset(plan_dir, &TaskFiles::new(plan_dir, task).check) {
+    let files = TaskFiles::new(plan_dir, task);
+    let mut state = LadderState::new(Some(task));
+    state.met = crate::store::read_artifact(&files.expected, plan_dir)
+        .ok()
+        .map(|bytes| crate::store::sha256_hex(&bytes));
+    if let Err(e) = write_state(plan_dir, &files.check, &state) {
         outcome
             .warnings
             .push(format!("the retry count could not be reset: {e}"));
@@ -255,6 +322,7 @@ fn on_failure(
     let mut warnings = Vec::new();
     let mut state = read_state(plan_dir, &path, task, &mut warnings);
     state.consecutive_failures += 1;
+    state.met = None;
     state.last_failure_at = Some(crate::clock::now_rfc3339());
     state.last_failure = failure.lines.clone();
     if let Err(e) = write_state(plan_dir, &path, &state) {

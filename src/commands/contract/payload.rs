@@ -170,10 +170,14 @@ pub fn read_stdin() -> Result<Vec<u8>> {
         .read_to_end(&mut bytes)
         .map_err(|e| Error::io("read", std::path::Path::new(STDIN), e))?;
     if bytes.len() as u64 > MAX_PAYLOAD_BYTES {
-        return Err(rejected(
-            "$",
-            format!("the payload is over {MAX_PAYLOAD_BYTES} bytes"),
-        ));
+        return Err(Error::rejected(
+            STDIN,
+            format!(
+                "the hook payload is too large: over {} MiB ({MAX_PAYLOAD_BYTES} bytes), the most dwp reads",
+                MAX_PAYLOAD_BYTES / (1024 * 1024)
+            ),
+        )
+        .with_hint("send the hook's own JSON object on stdin (a few KiB from the harness), not a transcript or a log: `dwp contract check --hook PLAN < payload.json`"));
     }
     Ok(bytes)
 }

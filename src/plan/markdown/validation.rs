@@ -1,8 +1,9 @@
 //! The commands a task record's Validation section lists, read as written and never guessed:
-//! each line of a fenced (or indented) code block, and each item of a list whose text opens with
-//! a code span (`` - `cargo test` (unit and integration) ``). A section that has neither gives
-//! the code spans of its text. List items that hold no code are kept apart as notes: they say
-//! what to check, not what to run.
+//! each command of a fenced (or indented) code block (a line, or lines joined by a `\` at their
+//! end, as a shell reads them), and each item of a list whose text opens with a code span
+//! (`` - `cargo test` (unit and integration) ``). A section that has neither gives the code spans
+//! of its text. List items that hold no code are kept apart as notes: they say what to check,
+//! not what to run.
 
 use pulldown_cmark::{Event, Parser, Tag, TagEnd};
 
@@ -31,12 +32,8 @@ pub fn validation_list(body: &str) -> ValidationList {
             }
             Event::End(TagEnd::CodeBlock) => {
                 in_block = false;
-                for line in block.lines() {
-                    let line = line.trim();
-                    let line = line.strip_prefix("$ ").unwrap_or(line).trim();
-                    if !line.is_empty() && !line.starts_with('#') {
-                        push_once(&mut list.commands, line);
-                    }
+                for command in block_commands(&block) {
+                    push_once(&mut list.commands, &command);
                 }
             }
             Event::Text(text) if in_block => block.push_str(&text),
@@ -80,6 +77,53 @@ pub fn validation_list(body: &str) -> ValidationList {
     list
 }
 
+/// The commands of a code block: one per line, a line that ends with an odd number of `\`
+/// continued on the next (the shell's line continuation; a `> ` prompt opening the continued
+/// line is the shell's too), a leading `$ ` prompt and `#` comment lines left out.
+fn block_commands(block: &str) -> Vec<String> {
+    let mut commands = Vec::new();
+    let mut pending: Option<String> = None;
+    for line in block.lines() {
+        let mut line = line.trim();
+        if let Some(start) = pending.as_mut() {
+            line = line.strip_prefix("> ").unwrap_or(line).trim_start();
+            let (text, continued) = continuation(line);
+            start.push(' ');
+            start.push_str(text);
+            if !continued {
+                commands.extend(pending.take());
+            }
+            continue;
+        }
+        let line = line.strip_prefix("$ ").unwrap_or(line).trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        match continuation(line) {
+            (text, true) => pending = Some(text.to_owned()),
+            (text, false) => commands.push(text.to_owned()),
+        }
+    }
+    // A block that ends on a continuation: the command as far as it goes.
+    commands.extend(pending);
+    commands
+        .into_iter()
+        .map(|c| c.trim().to_owned())
+        .filter(|c| !c.is_empty())
+        .collect()
+}
+
+/// A line without its continuation `\` (trailing blanks before it dropped), and whether it had
+/// one: an odd number of backslashes at its end (an even number is escaped backslashes).
+fn continuation(line: &str) -> (&str, bool) {
+    let trailing = line.len() - line.trim_end_matches('\\').len();
+    if trailing % 2 == 1 {
+        (line[..line.len() - 1].trim_end(), true)
+    } else {
+        (line, false)
+    }
+}
+
 fn push_once(commands: &mut Vec<String>, command: &str) {
     if !commands.iter().any(|c| c == command) {
         commands.push(command.to_owned());
@@ -108,6 +152,24 @@ mod tests {
             "Run:\n\n```sh\n$ cargo test\n# a comment\ncargo clippy -- -D warnings\n```\n",
         );
         assert_eq!(list.commands, ["cargo test", "cargo clippy -- -D warnings"]);
+    }
+
+    #[test]
+    fn a_backslash_continued_line_is_one_command() {
+        let list = validation_list(
+            "```bash\ncargo test --all \\\n    --json \\\n    -- --strict\n$ pytest -q \\\n> tests/unit\necho 'a\\\\'\nmake check\n```\n",
+        );
+        assert_eq!(
+            list.commands,
+            [
+                "cargo test --all --json -- --strict",
+                "pytest -q tests/unit",
+                "echo 'a\\\\'",
+                "make check"
+            ]
+        );
+        let cut = validation_list("```sh\ncargo test \\\n```\n");
+        assert_eq!(cut.commands, ["cargo test"]);
     }
 
     #[test]

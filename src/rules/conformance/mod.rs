@@ -120,6 +120,9 @@ pub fn fix_hint(code: Code) -> &'static str {
         }
         NoStateLayer => "materialize the state layer with `dwp init PLAN`",
         IndexInCode => "remove the four-space indent of the task list so it renders as a list",
+        UnmetContract => {
+            "`dwp contract check PLAN --task N` lists what is unmet; make those file changes, then stop again: the Stop hook records the contract met"
+        }
         GateLog => {
             "a log dwp kept is never edited: run the gate again through dwp, which records a new run: `dwp run PLAN --task N -- COMMAND`"
         }
@@ -206,6 +209,7 @@ pub fn plan_rules(
                 evidence_rules(plan, state, era)
             }));
             findings.extend(observed_gate_rules(plan, state));
+            findings.extend(unmet_contracts(plan, state));
             if requires_observed_evidence(&md.readme) {
                 findings.extend(asserted_gates(paths, state));
             }
@@ -223,6 +227,7 @@ pub fn plan_rules(
             findings.extend(task_order(paths, state, era));
             findings.extend(evidence_rules(plan, state, era));
             findings.extend(observed_gate_rules(plan, state));
+            findings.extend(unmet_contracts(plan, state));
         }
         (None, Some(md)) if plan.has_no_state_layer() => {
             findings.extend(markdown_only_rules(plan, md, era));
@@ -919,6 +924,56 @@ fn dead_lock(plan: &LoadedPlan) -> Option<Finding> {
         .severity(Severity::Advisory)
         .hint("inspect it with `dwp lock status PLAN`, then `dwp lock recover PLAN`"),
     )
+}
+
+/// Each completed task whose file contract the Stop hook last found unmet (DWP097): its ladder
+/// (`ledger/task-N.check.json`, docs/hooks.md) counts failures and records no `met`. The hook
+/// holds a completed task to its contract, but its third failure lets the stop through (the
+/// updater will not block a completed task): this finding keeps such a plan from passing.
+fn unmet_contracts(plan: &LoadedPlan, state: &State) -> Vec<Finding> {
+    use serde_json::Value;
+    let ledger = plan.dir().join("ledger");
+    if plan.place(&ledger) == crate::store::Place::Missing {
+        return Vec::new();
+    }
+    let mut findings = Vec::new();
+    for task in state
+        .tasks
+        .iter()
+        .filter(|t| t.status == TaskStatus::Completed)
+    {
+        let path = ledger.join(format!("task-{}.check.json", task.id));
+        let read = plan.read(&path);
+        let Ok(bytes) = &*read else { continue };
+        let Ok(ladder) = serde_json::from_slice::<Value>(bytes) else {
+            continue;
+        };
+        let failures = ladder["consecutive_failures"].as_u64().unwrap_or(0);
+        if failures == 0 || !ladder["met"].is_null() {
+            continue;
+        }
+        let last: Vec<&str> = ladder["last_failure"]
+            .as_array()
+            .map(|lines| lines.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        findings.push(
+            Finding::error(
+                Code::UnmetContract,
+                path.display().to_string(),
+                format!(
+                    "task {} is completed, but its file contract failed the last {failures} Stop checks: {}",
+                    task.id,
+                    last.join("; ")
+                ),
+            )
+            .task(task.id)
+            .hint(format!(
+                "`dwp contract check PLAN --task {}` lists what is unmet; make those file changes, then stop again: the Stop hook records the contract met",
+                task.id
+            )),
+        );
+    }
+    findings
 }
 
 /// Evidence truth of every completed task (shared rules: [`crate::rules::evidence`]). A legacy plan's
