@@ -107,7 +107,7 @@ fn approve_under_lock(plan: &LoadedPlan, request: &ApproveRequest) -> Result<App
     crate::plan::refuse_while_finalizing(plan_dir)?;
     let loaded = crate::steps::writer::load_state_for_write(plan, true)?;
     crate::steps::writer::check_snapshot(loaded, request.expected_sha256.as_ref())?;
-    refuse_v1(loaded)?;
+    refuse_v1(loaded, plan_dir)?;
     let readme_path = plan_dir.join("README.md");
     let Some(readme_text) = updater::read_readme(plan)? else {
         return Err(Error::rejected(
@@ -239,13 +239,16 @@ fn check_input(request: &ApproveRequest) -> Result<()> {
 }
 
 /// A v1 state has no `approval` field: there is nothing to record the approval in.
-fn refuse_v1(loaded: &Loaded<State>) -> Result<()> {
+fn refuse_v1(loaded: &Loaded<State>, plan_dir: &Path) -> Result<()> {
     if loaded.generation == Generation::V1 {
         return Err(Error::rejected(
             format!("{}: $", loaded.file),
             "a v1 state has no `approval` field: the approval cannot be recorded in it",
         )
-        .with_hint("convert the plan with `dwp migrate PLAN --to v5`, then approve it"));
+        .with_hint(format!(
+            "convert the plan with `dwp migrate {} --to v5`, then approve it",
+            crate::term::path_word(plan_dir)
+        )));
     }
     Ok(())
 }

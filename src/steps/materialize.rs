@@ -361,7 +361,10 @@ fn declared_standard(
                 place,
                 "declares no standard: spec_version comes from the `**Standard:** DWP spec X.Y.Z` line",
             )
-            .with_hint("add `**Standard:** DWP spec X.Y.Z` to the README, or say which standard the plan was written under with `dwp init PLAN --standard X.Y.Z`"));
+            .with_hint(format!(
+                "add `**Standard:** DWP spec X.Y.Z` to the README, or say which standard the plan was written under with `dwp init {} --standard X.Y.Z`",
+                crate::term::path_word(Path::new(&place).parent().unwrap_or(Path::new(".")))
+            )));
         }
     };
     let semver = regex::Regex::new(r"^\d+\.\d+\.\d+$").expect("constant pattern");

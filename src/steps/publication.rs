@@ -564,7 +564,10 @@ fn read_marker(plan: &LoadedPlan, path: &Path) -> Result<Marker> {
                 path.display().to_string(),
                 "there is no interrupted publication to recover",
             )
-            .with_hint("publish with `dwp finalize PLAN`"));
+            .with_hint(format!(
+                "publish with `dwp finalize {}`",
+                crate::term::path_word(path.parent().unwrap_or(Path::new(".")))
+            )));
         }
         Err(failure) => return Err(failure.clone_kind().into_error("read", path)),
     };

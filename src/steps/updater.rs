@@ -227,11 +227,12 @@ pub fn commit_update(planned: Planned) -> Result<UpdateOutcome> {
         mut outcome,
         publication,
     } = planned;
+    let plan_dir = change.dir().to_path_buf();
     commit::commit(change)?;
     if let Some(publishing) = publication {
         let published = commit::publish(*publishing)?;
         if published.verdict != PublicationVerdict::Published {
-            return Err(publication_refused(outcome.task, &published));
+            return Err(publication_refused(outcome.task, &published, &plan_dir));
         }
         outcome.receipt = published.receipt;
     }
@@ -991,7 +992,7 @@ fn plan_publishing(
     let planned = match publication::plan_publication(plan, candidate, edits) {
         publication::Checked::Ready(planned) => planned,
         publication::Checked::Stopped(stopped) => {
-            return Err(publication_refused(request.task, &stopped));
+            return Err(publication_refused(request.task, &stopped, plan.dir()));
         }
     };
     let outcome = UpdateOutcome {
@@ -1017,7 +1018,11 @@ fn plan_publishing(
 }
 
 /// The refusal of an update whose publication stopped, listing every problem.
-fn publication_refused(task: u64, publication: &publication::Publication) -> Error {
+fn publication_refused(
+    task: u64,
+    publication: &publication::Publication,
+    plan_dir: &Path,
+) -> Error {
     let problems: Vec<String> = publication
         .findings
         .iter()
@@ -1032,7 +1037,10 @@ fn publication_refused(task: u64, publication: &publication::Publication) -> Err
             problems.join("; ")
         ),
     )
-    .with_hint("fix each problem, then retry; `dwp finalize PLAN --json` lists them one by one")
+    .with_hint(format!(
+        "fix each problem, then retry; `dwp finalize {} --json` lists them one by one",
+        crate::term::path_word(plan_dir)
+    ))
 }
 
 /// Field limits of the schema and the shape of each flag, checked before anything is read.

@@ -434,3 +434,27 @@ fn a_hint_names_a_plan_folder_with_a_space_or_a_dollar_so_it_runs_as_printed() {
         );
     }
 }
+
+/// An update whose publication is refused names `dwp finalize` on the plan itself (it said
+/// `dwp finalize PLAN --json`, a placeholder in an error no one fills in), and that command lists
+/// the problem.
+#[test]
+fn a_refused_publication_hints_finalize_on_the_plan_and_it_lists_the_problem() {
+    let plan = Plan::publishable(
+        "PLAN_refused_publication",
+        3,
+        dwp::plan::model::PlanFormat::Full,
+    );
+    std::fs::remove_file(plan.path("analysis_results/SECURITY_REVIEW.md")).unwrap();
+    let refused = dwp()
+        .at(NOW)
+        .arg("update")
+        .arg(&plan.dir)
+        .args(["--task", "3", "--status", "completed"])
+        .run();
+    assert_eq!(refused.code, 1, "{refused:?}");
+    let hint = hint_line(&refused).to_owned();
+    let listed = common::run_printed(hinted_line(&hint), plan.dir.parent().unwrap());
+    assert_eq!(listed.code, 1, "{hint}\n{listed:?}");
+    assert!(listed.stdout.contains("DWP083"), "{hint}\n{listed:?}");
+}
