@@ -1310,3 +1310,42 @@ fn a_completed_task_the_hook_let_through_unmet_is_a_verify_finding() {
     let verify = repo.run(&["verify", "PLAN"], None);
     assert!(!verify.stdout.contains("DWP097"), "{verify:?}");
 }
+
+/// A completed task's Stop-check ladder that cannot be parsed is said so, never taken as met
+/// (the DWP097 rule once skipped it in silence: "never claim what you could not check").
+#[test]
+fn a_completed_tasks_ladder_that_is_not_json_is_reported_not_taken_as_met() {
+    let repo = Repo::new();
+    repo.declare(&["--create", "src/new.rs:Thing"]);
+    let completed = repo.run(
+        &[
+            "update",
+            "PLAN",
+            "--task",
+            "3",
+            "--status",
+            "completed",
+            "--gate",
+            "cargo test|0|14 passed",
+        ],
+        None,
+    );
+    assert_eq!(completed.code, 0, "{completed:?}");
+    assert_eq!(repo.stop(false).code, 2);
+    std::fs::write(
+        repo.plan.join("ledger/task-3.check.json"),
+        "{\"consecutive_failures\": 1,",
+    )
+    .unwrap();
+    let verify = repo.run(&["--json", "verify", "PLAN"], None);
+    let report = verify.json();
+    let found: Vec<_> = report["plans"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["file"].as_str().unwrap().ends_with("task-3.check.json"))
+        .map(|f| f["code"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(found, ["DWP002"], "{}", verify.stdout);
+    assert_eq!(verify.code, 1, "{verify:?}");
+}

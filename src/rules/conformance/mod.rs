@@ -79,7 +79,7 @@ pub fn fix_hint(code: Code) -> &'static str {
             "the task file is the record: move anything the README's section holds that the file lacks into the file, delete the section, then `dwp verify PLAN` again"
         }
         TaskFileInventory | LocatorEscapes | LiteAnchor => {
-            "make the README links, task files and state locators agree, then `dwp reconcile PLAN`"
+            "make the README links and task files agree (and state.json's locators, where the plan has one), then `dwp verify PLAN` again"
         }
         FailingGate | LogPointer | CompletedWithoutGates => {
             "re-run the gate until it passes and record that run: `dwp update PLAN --task N --status completed --gate \"COMMAND|0|EVIDENCE\"`"
@@ -943,9 +943,31 @@ fn unmet_contracts(plan: &LoadedPlan, state: &State) -> Vec<Finding> {
         .filter(|t| t.status == TaskStatus::Completed)
     {
         let path = ledger.join(format!("task-{}.check.json", task.id));
+        // No ladder: no Stop check has failed. One that cannot be read or parsed is said so,
+        // never taken as met.
         let read = plan.read(&path);
-        let Ok(bytes) = &*read else { continue };
+        let bytes = match &*read {
+            Ok(bytes) => bytes,
+            Err(crate::store::ReadFailure::Missing) => continue,
+            Err(failure) => {
+                let lost = "whether the Stop hook let its contract through unmet is not known";
+                findings.push(unreadable_file(&path, "it", failure, lost).task(task.id));
+                continue;
+            }
+        };
         let Ok(ladder) = serde_json::from_slice::<Value>(bytes) else {
+            findings.push(
+                Finding::error(
+                    Code::NotJson,
+                    path.display().to_string(),
+                    format!("task {}'s Stop-check ladder is not JSON, so whether the Stop hook let its contract through unmet is not known", task.id),
+                )
+                .task(task.id)
+                .hint(format!(
+                    "remove it and stop again (the Stop hook writes it anew): `dwp contract check PLAN --task {}` shows the contract's state",
+                    task.id
+                )),
+            );
             continue;
         };
         let failures = ladder["consecutive_failures"].as_u64().unwrap_or(0);
