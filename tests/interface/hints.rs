@@ -95,24 +95,26 @@ fn lock_recover_of_a_live_owner_hints_waiting_and_the_hinted_status_works() {
     drop(guard);
 }
 
-#[test]
-fn two_tasks_in_progress_are_reported_and_the_hinted_update_restores_the_order() {
-    let plan = Plan::from_synth(SynthPlan::new("PLAN_hint_order", 5).completed(2));
-    let start = |task: &str| {
-        let run = dwp()
-            .at(NOW)
-            .arg("update")
-            .arg(&plan.dir)
-            .args(["--task", task, "--status", "in_progress"])
-            .run();
-        assert_eq!(run.code, 0, "{run:?}");
-    };
-    start("3");
-    // By hand, as a reconcile reopening an earlier task leaves it: task 4 started too.
+/// Task 3 started by dwp, then task 4 by hand, as a reconcile reopening an earlier task leaves
+/// a plan: two tasks in progress (DWP036).
+fn start_tasks_3_and_4(plan: &Plan) {
+    let run = dwp()
+        .at(NOW)
+        .arg("update")
+        .arg(&plan.dir)
+        .args(["--task", "3", "--status", "in_progress"])
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
     plan.edit_state(|state| {
         state["tasks"][3]["status"] = "in_progress".into();
         state["tasks"][3]["started_at"] = NOW.into();
     });
+}
+
+#[test]
+fn two_tasks_in_progress_are_reported_and_the_hinted_update_restores_the_order() {
+    let plan = Plan::from_synth(SynthPlan::new("PLAN_hint_order", 5).completed(2));
+    start_tasks_3_and_4(&plan);
     let report = dwp()
         .at(NOW)
         .args(["--json", "verify"])
@@ -383,17 +385,7 @@ fn a_hint_names_a_plan_folder_with_a_space_or_a_dollar_so_it_runs_as_printed() {
         let folder = plan.dir.with_file_name(name);
         std::fs::rename(&plan.dir, &folder).unwrap();
         plan.dir = folder;
-        let start = dwp()
-            .at(NOW)
-            .arg("update")
-            .arg(&plan.dir)
-            .args(["--task", "3", "--status", "in_progress"])
-            .run();
-        assert_eq!(start.code, 0, "{start:?}");
-        plan.edit_state(|state| {
-            state["tasks"][3]["status"] = "in_progress".into();
-            state["tasks"][3]["started_at"] = NOW.into();
-        });
+        start_tasks_3_and_4(&plan);
         // The hint that `PLAN` stands in for (substituted), and one formatted with the folder.
         let order = verify_hint(&plan, "DWP036");
         let parent = plan.dir.parent().unwrap();
