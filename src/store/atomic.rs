@@ -212,7 +212,7 @@ fn sweep_fd(fd: &OwnedFd, file_name: &str) {
             .next()
             .and_then(|p| std::str::from_utf8(p).ok())
             .and_then(|p| p.parse::<i32>().ok());
-        if pid.is_some_and(|pid| !super::lock_dir::process_exists(pid)) {
+        if pid.is_some_and(|pid| !super::procfs::process_exists(pid)) {
             stale.push((OsStr::from_bytes(name).to_owned(), is_dir));
         }
     }

@@ -46,6 +46,7 @@
 //! Where the filesystem refuses `flock`, nothing proves a recovery exclusive, and `dwp lock
 //! recover` refuses rather than guess.
 
+use super::procfs;
 use crate::error::{Error, Result};
 use crate::term::inert_line;
 use chrono::Utc;
@@ -92,8 +93,8 @@ impl Owner {
             started_at: crate::clock::rfc3339(Utc::now()),
             start_ticks: i32::try_from(std::process::id())
                 .ok()
-                .and_then(process_start_ticks),
-            boot_id: boot_id(),
+                .and_then(procfs::process_start_ticks),
+            boot_id: procfs::boot_id(),
         }
     }
 }
@@ -566,7 +567,7 @@ fn liveness_of(owner: &Owner) -> Liveness {
     let Ok(pid) = i32::try_from(owner.pid) else {
         return Liveness::Dead;
     };
-    if !process_exists(pid) {
+    if !procfs::process_exists(pid) {
         return Liveness::Dead;
     }
     let Some(recorded) = crate::clock::parse_rfc3339(&owner.started_at).map(SystemTime::from)
@@ -597,12 +598,12 @@ pub fn human_age(seconds: u64) -> String {
 /// A record with start ticks: the live pid is the owner only if it started at those ticks in
 /// the same boot. Where `/proc` cannot be read, the running pid is all there is to go on.
 fn same_process(pid: i32, ticks: u64, boot: Option<&str>) -> Liveness {
-    if let (Some(recorded), Some(current)) = (boot, boot_id())
+    if let (Some(recorded), Some(current)) = (boot, procfs::boot_id())
         && recorded != current
     {
         return Liveness::PidReused;
     }
-    match process_start_ticks(pid) {
+    match procfs::process_start_ticks(pid) {
         Some(live) if live != ticks => Liveness::PidReused,
         _ => Liveness::Alive,
     }
@@ -612,7 +613,7 @@ fn same_process(pid: i32, ticks: u64, boot: Option<&str>) -> Liveness {
 /// written after the process starts, so a process that started more than a second after it
 /// cannot be the one that wrote it.
 fn started_before(pid: i32, recorded: SystemTime) -> Liveness {
-    match process_start_time(pid) {
+    match procfs::process_start_time(pid) {
         Some(started) if started > recorded + Duration::from_secs(1) => Liveness::PidReused,
         _ => Liveness::Alive,
     }
@@ -792,48 +793,6 @@ fn recovery_grounds(info: &LockInfo, grounds: Grounds) -> Result<String> {
     }
 }
 
-/// Whether any process has this pid (a zombie counts until it is reaped).
-pub fn process_exists(pid: i32) -> bool {
-    let Some(pid) = rustix::process::Pid::from_raw(pid) else {
-        return false;
-    };
-    match rustix::process::test_kill_process(pid) {
-        Ok(()) => true,
-        Err(e) => e != rustix::io::Errno::SRCH,
-    }
-}
-
-/// When a process started, in clock ticks since boot, from `/proc` (Linux); `None` where that
-/// cannot be read. Unlike a wall-clock time it is exact and never moves with the clock.
-pub fn process_start_ticks(pid: i32) -> Option<u64> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Field 22 (starttime) counts from after the `(comm)` field, whose text may itself hold
-    // spaces and parentheses.
-    let after_comm = &stat[stat.rfind(')')? + 1..];
-    after_comm.split_whitespace().nth(19)?.parse().ok()
-}
-
-/// This boot's id (Linux); `None` where it cannot be read.
-pub fn boot_id() -> Option<String> {
-    let id = fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
-    Some(id.trim().to_owned()).filter(|id| !id.is_empty())
-}
-
-/// When a process started, from `/proc` (Linux); `None` where that cannot be read.
-pub fn process_start_time(pid: i32) -> Option<SystemTime> {
-    let ticks = process_start_ticks(pid)?;
-    let boot = fs::read_to_string("/proc/stat").ok()?;
-    let boot_secs: u64 = boot
-        .lines()
-        .find_map(|l| l.strip_prefix("btime "))?
-        .trim()
-        .parse()
-        .ok()?;
-    let per_second = rustix::param::clock_ticks_per_second().max(1);
-    let since_boot = Duration::from_millis(ticks * 1000 / per_second);
-    Some(SystemTime::UNIX_EPOCH + Duration::from_secs(boot_secs) + since_boot)
-}
-
 /// This machine's node name, as recorded in lock owners.
 pub fn host_name() -> String {
     rustix::system::uname()
@@ -952,7 +911,7 @@ mod tests {
     #[test]
     fn a_live_pid_is_the_owner_only_when_the_record_proves_it() {
         let now = crate::clock::rfc3339(Utc::now());
-        let ticks = process_start_ticks(std::process::id() as i32).expect("/proc");
+        let ticks = procfs::process_start_ticks(std::process::id() as i32).expect("/proc");
         assert_eq!(
             liveness_of(&this_process(&now, Some(ticks))),
             Liveness::Alive
@@ -978,7 +937,7 @@ mod tests {
         let owner = Owner::of_this_process();
         assert_eq!(
             owner.start_ticks,
-            process_start_ticks(std::process::id() as i32)
+            procfs::process_start_ticks(std::process::id() as i32)
         );
         assert!(owner.start_ticks.is_some() && owner.boot_id.is_some());
         // Older records (four fields) still read.

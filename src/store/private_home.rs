@@ -39,19 +39,8 @@ fn remove_stale(temp: &Path) {
         let Ok(meta) = entry.path().symlink_metadata() else {
             continue;
         };
-        if meta.is_dir() && meta.uid() == me && !running(pid) {
+        if meta.is_dir() && meta.uid() == me && !super::procfs::process_exists(pid) {
             let _ = std::fs::remove_dir_all(entry.path());
         }
     }
-}
-
-/// Whether a process `pid` exists (one of another user counts: it may be a dwp run by them).
-fn running(pid: i32) -> bool {
-    let Some(pid) = rustix::process::Pid::from_raw(pid) else {
-        return false;
-    };
-    !matches!(
-        rustix::process::test_kill_process(pid),
-        Err(rustix::io::Errno::SRCH)
-    )
 }

@@ -135,7 +135,7 @@ fn sweep(fd: &OwnedFd, name: &OsStr) {
         let pid = std::str::from_utf8(rest)
             .ok()
             .and_then(|p| p.parse::<i32>().ok());
-        if pid.is_some_and(|pid| !super::lock_dir::process_exists(pid)) {
+        if pid.is_some_and(|pid| !super::procfs::process_exists(pid)) {
             stale.push(OsStr::from_bytes(entry_name).to_owned());
         }
     }
