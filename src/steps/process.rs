@@ -3,9 +3,11 @@
 //! capture, and a timeout after which the whole process group is killed (a test runner's
 //! children must not outlive the proof), and with it every process the command left that
 //! escaped the group (`setsid`, a daemon): dwp is their subreaper (`PR_SET_CHILD_SUBREAPER`), so
-//! an orphan is re-parented to dwp, not to init, and killed by [`kill_leftovers`]. Two captures: [`run`] into an unnamed temp file, the
-//! last [`MAX_OUTPUT_BYTES`] kept (`dwp loop prove`); [`run_teed`] through a pipe, every byte
-//! written to a sink as it comes (the terminal) and the last `bound` bytes kept (`dwp run`).
+//! an orphan is re-parented to dwp, not to init, and killed by [`kill_leftovers`].
+//!
+//! Two captures: [`run`] into an unnamed temp file, the last [`MAX_OUTPUT_BYTES`] kept (`dwp
+//! loop prove`); [`run_teed`] through a pipe, every byte written to a sink as it comes (the
+//! terminal) and the last `bound` bytes kept (`dwp run`).
 
 use std::ffi::OsString;
 use std::io::{Read, Seek, SeekFrom};
