@@ -1,4 +1,4 @@
-//! `dwp amend`: one durable amendment record (seed 003 "Evidence truth and amendments",
+//! `dwp amend`: one durable amendment record (the plan-state spec's "Evidence truth and amendments",
 //! docs/CONFORMANCE.md, DWP070) appended to a task's log and mirrored in PROGRESS.md.
 //!
 //! The block is `### Amendment n — YYYY-MM-DD` and its labelled fields, numbered after the
@@ -36,7 +36,7 @@ use std::time::Duration;
 /// The longest free-text field dwp writes into an amendment block.
 const MAX_FIELD_CHARS: usize = 2000;
 
-/// What the amendment does to the criterion (seed 003's evidence states that need one).
+/// What the amendment does to the criterion (the plan-state spec's evidence states that need one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Disposition {
@@ -75,7 +75,7 @@ impl std::str::FromStr for Disposition {
     }
 }
 
-/// Who stands behind the amendment (seed 003: "user, developer, or evidence").
+/// Who stands behind the amendment (the plan-state spec: "user, developer, or evidence").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Authority {

@@ -1,5 +1,5 @@
-//! `dwp approve`: the user's approval of a plan, recorded where both readers look for it
-//! (issue #15). `state.json`'s `approval` becomes `approved` (`pre_approved` with
+//! `dwp approve`: the user's approval of a plan, recorded where both readers look for it.
+//! `state.json`'s `approval` becomes `approved` (`pre_approved` with
 //! `--pre-approved`), the README's Approval row (a Plan Variables row, or an `Approval:` line)
 //! says the same, and PROGRESS.md gets one line naming who approved, when and which approval.
 //!

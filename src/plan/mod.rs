@@ -530,7 +530,7 @@ pub fn is_plan_name(name: &str) -> bool {
         })
 }
 
-/// Marker of a publication in progress (issue #6); writers refuse while it exists.
+/// Marker of a publication in progress; writers refuse while it exists.
 pub const FINALIZING_MARKER: &str = ".finalizing.json";
 
 /// A plan folder with neither manifest.json nor state.json (nothing at either name, not even a

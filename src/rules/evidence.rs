@@ -1,7 +1,7 @@
 //! Evidence truth: the one place that decides whether gate records may back a completion.
 //!
 //! Shared by `dwp update` (refuses to complete), `dwp finalize` and `dwp verify` (report), so the
-//! three can never disagree. The rules (seed 003 "Gate records", "Evidence truth and amendments"):
+//! three can never disagree. The rules (the plan-state spec's "Gate records", "Evidence truth and amendments"):
 //! the latest record per command counts; it must pass with exit code 0 and non-empty evidence;
 //! evidence "invalidated by refine" is history, never passing evidence; a passing record whose
 //! own text admits the check never ran, or selected nothing, is a contradiction; a `log=` pointer

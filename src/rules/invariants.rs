@@ -12,7 +12,7 @@ use crate::plan::{Loaded, LoadedPlan};
 use std::collections::HashMap;
 use std::path::Path;
 
-/// The order tasks run in (seed 003 "Guarded state updates"): a task starts, blocks or completes
+/// The order tasks run in (the plan-state spec's "Guarded state updates"): a task starts, blocks or completes
 /// only once every earlier task is completed or skipped (removed from scope). The first earlier
 /// task that is neither, if any. `dwp update` refuses a transition that would break it, and
 /// `dwp verify` reports a state that does (DWP036).

@@ -1,4 +1,4 @@
-//! Observed gate evidence (issue #17): a gate record dwp wrote after running the command itself
+//! Observed gate evidence: a gate record dwp wrote after running the command itself
 //! (`dwp run`), as opposed to one an agent asserted (`dwp update --gate`).
 //!
 //! One module holds every rule both sides need, so that the writer and the checker cannot drift:

@@ -1,4 +1,4 @@
-//! Keeping a run dwp observed in the plan (issue #17): its log under
+//! Keeping a run dwp observed in the plan: its log under
 //! `analysis_results/gates/`, and the observed gate record that points at it. `dwp run` and
 //! `dwp update --gates-from` (a `dwp loop prove` run copied into the plan) both record through
 //! [`record`], in the change they commit under the plan's lock; the log format, the summary and the evidence string are

@@ -3,7 +3,7 @@
 //! Variables, Approval row and task index; a checked box is a completed task), with PROMPTS.md,
 //! PROGRESS.md and analysis_results/ created when absent, in one intent record under the state
 //! lock. It refuses a plan that already has either JSON file, or that declares a standard newer
-//! than this dwp knows. The manifest is written once (seed 003: it "MUST be written exactly
+//! than this dwp knows. The manifest is written once (the plan-state spec: it "MUST be written exactly
 //! once, when the create flow materializes the plan").
 //!
 //! [`materialize`] takes the plan's name from its caller, so `dwp new` can materialize a plan

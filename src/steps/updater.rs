@@ -384,7 +384,7 @@ pub fn require_materialized(
 }
 
 /// A README that says `Plan Status: materializing` is a partial materialization: never
-/// executed (seed 003: materializing is "the plan folder is being written"). The README is parsed
+/// executed (the plan-state spec: materializing is "the plan folder is being written"). The README is parsed
 /// only when the word is in it, so an ordinary update pays one substring search.
 fn refuse_partial_materialization(readme: &Path, text: Option<&str>) -> Result<()> {
     let Some(text) = text.filter(|t| t.contains("aterializing")) else {

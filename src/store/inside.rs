@@ -1,6 +1,6 @@
 //! The one way dwp opens a file of a plan (or of a worktree): every component of the path is
 //! resolved beneath the folder that holds it, so neither a symlinked file nor a symlinked
-//! sub-folder can lead a read or a write outside (issue #13).
+//! sub-folder can lead a read or a write outside.
 //!
 //! Resolution is the kernel's: `openat2(RESOLVE_BENEATH)` through `cap-std` (which falls back to
 //! a component-by-component walk where `openat2` is missing). A symlink that stays inside the

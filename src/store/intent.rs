@@ -1,4 +1,4 @@
-//! Multi-file writes that no kill can leave half done (issue #13): the intent record.
+//! Multi-file writes that no kill can leave half done: the intent record.
 //!
 //! A writer that changes more than one file (`reconcile --write`: state.json, then its record in
 //! PROGRESS.md; `amend`, `init`, `migrate`, `lock recover --force`, the contract ladder's

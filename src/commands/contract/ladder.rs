@@ -1,4 +1,4 @@
-//! The Stop hook and its retry ladder (seed 002 "Tier 1 / 2 / 3").
+//! The Stop hook and its retry ladder (the hook-enforced contract's "Tier 1 / 2 / 3").
 //!
 //! Consecutive failed Stop checks of a task are counted durably in `ledger/task-N.check.json`.
 //! The 1st and 2nd failure block the stop with the exact failed expectations (Tier 1: fix what

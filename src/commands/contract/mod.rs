@@ -1,5 +1,5 @@
-//! The hook-enforced file contract (issue #8): files declared up front, edits recorded by a
-//! ledger, and the declaration checked against disk and ledger at stop (seed 002).
+//! The hook-enforced file contract: files declared up front, edits recorded by a
+//! ledger, and the declaration checked against disk and ledger at stop.
 //!
 //! Three legs, each load-bearing:
 //! - [`declare`]: `ledger/task-N.expected.json`, the task's `filesExpected` with a snapshot of

@@ -1,4 +1,4 @@
-//! `dwp loop artifacts`: the three phase artifacts of seed 000, file by file.
+//! `dwp loop artifacts`: the loop's three phase artifacts, file by file.
 //!
 //! `verify.json` is required (and `plan.md` when a plan was approved). A required file that is
 //! absent is *missing*, named by its path: "which file?" is the one question the worker needs

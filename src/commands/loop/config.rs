@@ -1,4 +1,4 @@
-//! The project's list: the `dod` section of `loop.config.yaml` (seed 001).
+//! The project's list: the `dod` section of `loop.config.yaml` (the two-list definition of done).
 //!
 //! The YAML is read with limits (an anchor bomb stops at a budget, not at the memory limit),
 //! duplicate keys are an error, and the `dod` section is closed: an unknown field, a wrong type,

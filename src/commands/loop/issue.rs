@@ -1,4 +1,4 @@
-//! The list: the contract the orchestrator froze before dispatch (seed 004), and
+//! The list: the contract the orchestrator froze before dispatch (the definition of done), and
 //! `dwp loop freeze`.
 //!
 //! A contract is `{outcomes: [{id, description, check?}], digest?}`; `check` is the argv that

@@ -1,4 +1,4 @@
-//! Loop contracts (issue #7): the `.ak-loop/` phase artifacts a worker leaves in its worktree
+//! Loop contracts: the `.ak-loop/` phase artifacts a worker leaves in its worktree
 //! and the two-list definition of done a harness judges (seeds 000, 001 and 004).
 //!
 //! - [`artifacts`]: `dwp loop artifacts`: present, missing or invalid, file by file;
@@ -36,7 +36,7 @@ pub const DOD_JSON: &str = ".ak-loop/dod.json";
 /// The mark of a proof dwp observed itself, as opposed to one the worker wrote by hand.
 pub const OBSERVED_BY_DWP: &str = "dwp";
 
-/// The two lists of the definition of done (seed 001).
+/// The two lists of the definition of done.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum List {
     /// `dod.items` in `loop.config.yaml`: the same for every issue.

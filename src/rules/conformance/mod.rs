@@ -359,7 +359,7 @@ fn task_rules(
     findings
 }
 
-/// A plan without a state layer, judged on its markdown (seed 003: the layer is something a plan
+/// A plan without a state layer, judged on its markdown (the plan-state spec: the layer is something a plan
 /// MAY carry, REQUIRED in a workspace without git): the missing layer (an advisory in a git
 /// work tree, an error outside one), the index (1..N, Plan Status, markers, unreadable items),
 /// the task files it names, and every task-by-task rule with the boxes as the statuses.
@@ -556,7 +556,7 @@ pub fn name_the_plan(findings: &mut [Finding], plan_dir: &Path) {
 }
 
 /// A published plan's task logs carry a filled `Skills disposition:`, and the Final Review's
-/// a `Documentation decision:` (seed 003 "Verified plan publication": "the finished task logs
+/// a `Documentation decision:` (the plan-state spec's "Verified plan publication": "the finished task logs
 /// (each carrying its Skills disposition and, in the Final Review, its Documentation
 /// decision)"). That sentence is of the 5.0.0 standard: for a plan declaring an earlier one the
 /// finding is an advisory.

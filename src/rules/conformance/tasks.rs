@@ -165,7 +165,7 @@ pub fn section_rules(views: &[TaskView], md: &PlanMarkdown, era: Era) -> Vec<Fin
 }
 
 /// A completed task whose own log still reads `Status: pending` (any emphasis, case or trailing
-/// punctuation): seed 003 names this contradiction.
+/// punctuation): the plan-state spec names this contradiction.
 pub fn log_status_rule(views: &[TaskView], md: &PlanMarkdown) -> Vec<Finding> {
     let mut findings = Vec::new();
     for view in views.iter().filter(|v| v.status == TaskStatus::Completed) {
