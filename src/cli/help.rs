@@ -170,7 +170,13 @@ pub fn man(path: &[String]) -> Result<(String, String), Error> {
     }
     let name = page.get_display_name().unwrap_or("dwp").to_owned();
     let sections = page.get_after_help().map(|text| text.to_string());
-    let man = clap_mangen::Man::new(page.clone().after_help(None::<&str>));
+    // Every page's header names dwp and its version (a subcommand has no version of its own,
+    // so clap_mangen's default source was `verify ` alone), and a date: an empty one is written
+    // as nothing, which shifts the source into the date's place.
+    let man = clap_mangen::Man::new(page.clone().after_help(None::<&str>))
+        .date(crate::clock::now().format("%Y-%m-%d").to_string())
+        .source(format!("dwp {}", env!("CARGO_PKG_VERSION")))
+        .manual("dwp manual");
     let mut roff = Vec::new();
     man.render(&mut roff)
         .map_err(|e| Error::io("render", std::path::Path::new("<man page>"), e))?;

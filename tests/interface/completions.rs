@@ -118,6 +118,27 @@ fn snapshot_man_page() {
     insta::assert_snapshot!("man_dwp", page);
 }
 
+/// A page's `.TH` line has its five fields (title, section, date, source, manual): a
+/// subcommand's once lacked the date, so roff read its source as the date.
+#[test]
+fn a_man_page_header_has_title_section_date_source_and_manual() {
+    for path in [&[][..], &["verify"][..], &["lock", "recover"][..]] {
+        let page = man(path);
+        let header = page.lines().find(|l| l.starts_with(".TH ")).unwrap();
+        let title = match path.is_empty() {
+            true => "dwp".to_owned(),
+            false => format!("dwp-{}", path.join("-")),
+        };
+        let date = &common::NOW[..10];
+        let version = env!("CARGO_PKG_VERSION");
+        assert_eq!(
+            header,
+            format!(".TH {title} 1 {date} \"dwp {version}\" \"dwp manual\""),
+            "{path:?}"
+        );
+    }
+}
+
 #[test]
 fn snapshot_man_page_of_a_subcommand() {
     let page = man(&["lock", "recover"]);
