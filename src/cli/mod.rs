@@ -765,6 +765,7 @@ fn run_main() -> ExitCode {
 
 /// Run the one command the arguments name: its outcome, and the form to write it in.
 fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
+    let _ = RUNNING.set(cli.command.name());
     let format = if cli.json {
         Format::Json
     } else {
@@ -1094,6 +1095,9 @@ fn plan_arg_as_given(target: &Option<PathBuf>) -> Result<PathBuf, Error> {
     )))
 }
 
+/// The command this process runs, for a note printed on the way ([`plan_at_root`]).
+static RUNNING: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+
 /// The plan a command takes at the repository root `here` when none is named
 /// ([`crate::plan::pick_plan`]), as a path from `here`; or the usage error that lists the
 /// candidates, each as a PLAN argument that works from here.
@@ -1101,7 +1105,17 @@ fn plan_at_root(here: &Path) -> Result<PathBuf, Error> {
     const LISTED: usize = 10;
     let from_here = |dir: &PathBuf| dir.strip_prefix(here).unwrap_or(dir).to_path_buf();
     let candidates = match crate::plan::pick_plan(here) {
-        Ok(plan) => return Ok(from_here(&plan)),
+        Ok((plan, why)) => {
+            // Said, since the command may write: the user sees which plan it took.
+            let plan = from_here(&plan);
+            let _ = writeln!(
+                stderr(),
+                "dwp {}: no PLAN given: taking {}, {why} under .dwp/plans/",
+                RUNNING.get().copied().unwrap_or_default(),
+                crate::term::path_word(&plan)
+            );
+            return Ok(plan);
+        }
         Err(candidates) => candidates,
     };
     if candidates.is_empty() {

@@ -394,12 +394,12 @@ pub fn plan_home(root: &Path, name: &str) -> PathBuf {
 /// The plan a command that needs one takes at the repository root `root` when none is named:
 /// the only plan under `.dwp/plans/`, or else the only one in progress (state.json's status
 /// `in_progress` or `blocked`: started and not finished). Otherwise the candidates, every plan
-/// there, in `--all`'s order.
-pub fn pick_plan(root: &Path) -> Result<PathBuf, Vec<PathBuf>> {
+/// there, in `--all`'s order. The plan comes with why it was picked, in words.
+pub fn pick_plan(root: &Path) -> Result<(PathBuf, &'static str), Vec<PathBuf>> {
     use crate::plan::model::PlanStatus;
     let plans = plan_dirs(root).unwrap_or_default();
     if let [only] = plans.as_slice() {
-        return Ok(only.clone());
+        return Ok((only.clone(), "the only plan"));
     }
     let started = |dir: &&PathBuf| {
         let plan = LoadedPlan::open(dir);
@@ -411,7 +411,7 @@ pub fn pick_plan(root: &Path) -> Result<PathBuf, Vec<PathBuf>> {
         })
     };
     match plans.iter().filter(started).collect::<Vec<_>>().as_slice() {
-        [only] => Ok((*only).clone()),
+        [only] => Ok(((*only).clone(), "the only plan in progress")),
         _ => Err(plans),
     }
 }

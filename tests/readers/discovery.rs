@@ -334,6 +334,11 @@ fn at_a_repository_root_a_command_without_plan_takes_the_one_plan_in_progress() 
     let next = dwp_in(root, &["next"]);
     assert_eq!(next.code, 0, "{next:?}");
     assert!(next.stdout.starts_with("PLAN_open_plan"), "{next:?}");
+    assert_eq!(
+        next.stderr,
+        "dwp next: no PLAN given: taking .dwp/plans/PLAN_open_plan, the only plan in progress under .dwp/plans/\n",
+        "says which plan it took"
+    );
     let update = dwp_in(root, &["update", "--task", "2", "--status", "in_progress"]);
     assert_eq!(update.code, 0, "{update:?}");
     assert_eq!(
@@ -362,6 +367,11 @@ fn at_a_repository_root_a_command_without_plan_takes_the_only_plan() {
     let next = dwp_in(repo.path(), &["next"]);
     assert_eq!(next.code, 0, "{next:?}");
     assert!(next.stdout.starts_with("PLAN_only_plan"), "{next:?}");
+    assert!(
+        next.stderr
+            .contains("taking .dwp/plans/PLAN_only_plan, the only plan under"),
+        "{next:?}"
+    );
     let verify = dwp_in(repo.path(), &["verify"]);
     assert_eq!(verify.code, 0, "{verify:?}");
     assert!(verify.stdout.contains("PLAN_only_plan"), "{verify:?}");
