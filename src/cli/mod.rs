@@ -765,6 +765,7 @@ fn run_main() -> ExitCode {
 
 /// Run the one command the arguments name: its outcome, and the form to write it in.
 fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
+    let _ = RUNNING.set(cli.command.name());
     let format = if cli.json {
         Format::Json
     } else {
@@ -988,7 +989,10 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
                 _ if *all => None,
                 Some(dir) if workspace(dir) => None,
                 Some(target) => Some(plan_arg(&Some(target.clone()))?),
-                None => plan_arg(&None).ok(),
+                // At a repository root every plan is listed, none picked.
+                None => std::env::current_dir()
+                    .ok()
+                    .and_then(|here| crate::plan::discover_plan(&here)),
             };
             match plan {
                 Some(plan) => Outcome::Status(crate::commands::status::summarize(&plan)?),
@@ -1079,12 +1083,63 @@ fn plan_arg_as_given(target: &Option<PathBuf>) -> Result<PathBuf, Error> {
         return Ok(target.clone());
     }
     let here = std::env::current_dir().map_err(|e| Error::io("read", Path::new("."), e))?;
-    crate::plan::discover_plan(&here).ok_or_else(|| {
-        Error::Usage(format!(
-            "no PLAN given, and {} is in no plan folder: name the plan folder (PLAN_* with README.md, state.json or manifest.json)",
+    if let Some(plan) = crate::plan::discover_plan(&here) {
+        return Ok(plan);
+    }
+    if crate::plan::is_repository_root(&here) {
+        return plan_at_root(&here);
+    }
+    Err(Error::Usage(format!(
+        "no PLAN given, and {} is in no plan folder: name the plan folder (PLAN_* with README.md, state.json or manifest.json)",
+        here.display()
+    )))
+}
+
+/// The command this process runs, for a note printed on the way ([`plan_at_root`]).
+static RUNNING: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+
+/// The plan a command takes at the repository root `here` when none is named
+/// ([`crate::plan::pick_plan`]), as a path from `here`; or the usage error that lists the
+/// candidates, each as a PLAN argument that works from here.
+fn plan_at_root(here: &Path) -> Result<PathBuf, Error> {
+    const LISTED: usize = 10;
+    let from_here = |dir: &PathBuf| dir.strip_prefix(here).unwrap_or(dir).to_path_buf();
+    let candidates = match crate::plan::pick_plan(here) {
+        Ok((plan, why)) => {
+            // Said, since the command may write: the user sees which plan it took.
+            let plan = from_here(&plan);
+            let _ = writeln!(
+                stderr(),
+                "dwp {}: no PLAN given: taking {}, {why} under .dwp/plans/",
+                RUNNING.get().copied().unwrap_or_default(),
+                crate::term::path_word(&plan)
+            );
+            return Ok(plan);
+        }
+        Err(candidates) => candidates,
+    };
+    if candidates.is_empty() {
+        return Err(Error::Usage(format!(
+            "no PLAN given, and the repository at {} has no plans under .dwp/plans/: name a plan folder, or make one with `dwp new`",
             here.display()
-        ))
-    })
+        )));
+    }
+    let mut named: Vec<String> = candidates
+        .iter()
+        .take(LISTED)
+        .map(|dir| crate::term::path_word(&from_here(dir)))
+        .collect();
+    if candidates.len() > LISTED {
+        named.push(format!(
+            "and {} more (`dwp status` lists them)",
+            candidates.len() - LISTED
+        ));
+    }
+    Err(Error::Usage(format!(
+        "no PLAN given, and of the {} plans under .dwp/plans/ not exactly one is in progress: name one of {}",
+        candidates.len(),
+        named.join(", ")
+    )))
 }
 
 /// The repository ROOT argument of `--all`, or, left out, the repository the current directory

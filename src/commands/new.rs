@@ -21,7 +21,7 @@ use crate::store;
 use crate::term::shell_word;
 use serde::Serialize;
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// What `dwp new` is asked to make.
 #[derive(Debug, Clone)]
@@ -69,9 +69,12 @@ const CONTEXT_PLACEHOLDER: &str = "To be written before approval: why this work 
 /// The title the Final Review gets when dwp appends it.
 const FINAL_REVIEW: &str = "Final review";
 
-/// Make the plan `target` as `request` says.
-pub fn new(target: &Path, request: &NewRequest) -> Result<NewOutcome> {
-    let name = plan_name(target)?;
+/// Make the plan `given` names as `request` says: at a repository root a bare plan name means
+/// `.dwp/plans/NAME` ([`destination`]), any other path the folder it names.
+pub fn new(given: &Path, request: &NewRequest) -> Result<NewOutcome> {
+    let name = plan_name(given)?;
+    let target = destination(given);
+    let target = target.as_path();
     let (titles, final_review_added) = titles(&request.tasks)?;
     for (flag, text) in [
         ("--title", &request.title),
@@ -86,6 +89,9 @@ pub fn new(target: &Path, request: &NewRequest) -> Result<NewOutcome> {
     let standard = crate::rules::conformance::NEWEST_STANDARD;
     let readme = readme(&name, request, &tasks, standard);
     check_reads_back(&readme, &tasks)?;
+    if target != given {
+        make_plan_home()?;
+    }
     if store::staging::exists(target)? {
         return Err(Error::rejected(
             target.display().to_string(),
@@ -171,6 +177,31 @@ fn build(
             dry_run: false,
         },
     )
+}
+
+/// Where the plan `given` names is made: at a repository root (the current folder holds `.git`
+/// or `.dwp/plans/`, [`crate::plan::is_repository_root`]) a bare name, one component with no
+/// `./`, is made under `.dwp/plans/`, where `verify --all`, `status` and a command without a
+/// PLAN argument find it; anything else is the path as given.
+fn destination(given: &Path) -> PathBuf {
+    use std::path::Component;
+    let bare = matches!(
+        given.components().collect::<Vec<_>>().as_slice(),
+        [Component::Normal(_)]
+    );
+    match given.to_str() {
+        Some(name) if bare && crate::plan::is_repository_root(Path::new(".")) => {
+            crate::plan::plan_home(Path::new(""), name)
+        }
+        _ => given.to_path_buf(),
+    }
+}
+
+/// `.dwp/plans/` in the current folder, made when it is missing (after every check passed).
+fn make_plan_home() -> Result<()> {
+    let dwp = Path::new(".dwp");
+    store::create_dir(dwp, Path::new(""))?;
+    store::create_dir(&dwp.join("plans"), dwp)
 }
 
 /// The last component of `target`, which must be a plan name.

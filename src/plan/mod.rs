@@ -369,12 +369,51 @@ pub fn discover_plan(start: &Path) -> Option<PathBuf> {
 }
 
 /// The repository `start` is in, for `--all`: `start` or its nearest ancestor holding
-/// `.dwp/plans/`.
+/// `.dwp/plans/`, else the nearest repository root ([`is_repository_root`]), which has no plans
+/// yet.
 pub fn discover_workspace(start: &Path) -> Option<PathBuf> {
-    start
-        .ancestors()
-        .find(|dir| is_workspace(dir))
+    let nearest = |holds: fn(&Path) -> bool| start.ancestors().find(|dir| holds(dir));
+    nearest(is_workspace)
+        .or_else(|| nearest(is_repository_root))
         .map(Path::to_path_buf)
+}
+
+/// Whether `dir` is a repository root: it holds `.git` (a folder, or the file a linked worktree
+/// or submodule has) or `.dwp/plans/`. Only there does a bare plan name given to `dwp new` mean
+/// `.dwp/plans/NAME`, and a command that needs one plan pick it from `.dwp/plans/`; and a root
+/// without `.dwp/plans/` has no plans, which `--all` reports rather than refuses.
+pub fn is_repository_root(dir: &Path) -> bool {
+    !crate::store::is_absent(&dir.join(".git")) || is_workspace(dir)
+}
+
+/// Where discovery finds a plan: `ROOT/.dwp/plans/NAME`.
+pub fn plan_home(root: &Path, name: &str) -> PathBuf {
+    root.join(".dwp").join("plans").join(name)
+}
+
+/// The plan a command that needs one takes at the repository root `root` when none is named:
+/// the only plan under `.dwp/plans/`, or else the only one in progress (state.json's status
+/// `in_progress` or `blocked`: started and not finished). Otherwise the candidates, every plan
+/// there, in `--all`'s order. The plan comes with why it was picked, in words.
+pub fn pick_plan(root: &Path) -> Result<(PathBuf, &'static str), Vec<PathBuf>> {
+    use crate::plan::model::PlanStatus;
+    let plans = plan_dirs(root).unwrap_or_default();
+    if let [only] = plans.as_slice() {
+        return Ok((only.clone(), "the only plan"));
+    }
+    let started = |dir: &&PathBuf| {
+        let plan = LoadedPlan::open(dir);
+        plan.state().is_ok_and(|state| {
+            matches!(
+                state.doc.status,
+                PlanStatus::InProgress | PlanStatus::Blocked
+            )
+        })
+    };
+    match plans.iter().filter(started).collect::<Vec<_>>().as_slice() {
+        [only] => Ok(((*only).clone(), "the only plan in progress")),
+        _ => Err(plans),
+    }
 }
 
 /// Whether `dir` holds plans of its own (`.dwp/plans/`): a repository root, for `dwp status`.
@@ -437,14 +476,18 @@ pub fn refuse_while_finalizing(plan_dir: &Path) -> crate::Result<()> {
 
 /// Every plan under `ROOT/.dwp/plans/` (folders named `PLAN_*`), sorted by name, each followed
 /// by the `PLAN_*` folders nested inside it (a sub-plan an agent made within a plan's folder), so
-/// `--all` names every one rather than skipping it in silence.
+/// `--all` names every one rather than skipping it in silence. A repository root without
+/// `.dwp/plans/` has none.
 pub fn plan_dirs(root: &Path) -> crate::Result<Vec<PathBuf>> {
     use crate::store::{Entry, entry};
     let plans = root.join(".dwp").join("plans");
     if entry(&plans, root).is_ok_and(|e| e == Entry::Missing) {
+        if is_repository_root(root) {
+            return Ok(Vec::new());
+        }
         return Err(crate::Error::Usage(format!(
-            "{} does not exist: --all takes the repository root that holds .dwp/plans/",
-            plans.display()
+            "{} is no repository root (it holds neither .git nor .dwp/plans/): --all takes the repository root",
+            root.display()
         )));
     }
     let mut found = Vec::new();

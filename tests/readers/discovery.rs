@@ -289,3 +289,137 @@ fn all_names_and_judges_a_plan_nested_inside_a_plan_folder() {
         status.stdout
     );
 }
+
+/// A repository root (`git init`) whose `.dwp/plans/` holds one plan per `(name, completed)` of
+/// three tasks: 0 completed is pending, 1 or 2 in progress, 3 completed.
+fn repository_with(plans: &[(&str, usize)]) -> TempDir {
+    let root = tempfile::tempdir().unwrap();
+    common::git(root.path(), &["init", "--quiet"]);
+    let home = root.path().join(".dwp/plans");
+    std::fs::create_dir_all(&home).unwrap();
+    for (name, completed) in plans {
+        SynthPlan::new(name, 3)
+            .completed(*completed)
+            .write(&home)
+            .unwrap();
+    }
+    root
+}
+
+fn task_status(plan: &Path, task: usize) -> String {
+    let state: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(plan.join("state.json")).unwrap()).unwrap();
+    state["tasks"][task - 1]["status"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn at_a_repository_root_a_command_without_plan_takes_the_one_plan_in_progress() {
+    let repo = repository_with(&[
+        ("PLAN_done_plan", 3),
+        ("PLAN_open_plan", 1),
+        ("PLAN_fresh_plan", 0),
+    ]);
+    let root = repo.path();
+    let verify = dwp_in(root, &["verify"]);
+    assert_eq!(verify.code, 0, "{verify:?}");
+    assert!(
+        verify
+            .stdout
+            .starts_with(".dwp/plans/PLAN_open_plan: CONFORMANT"),
+        "{verify:?}"
+    );
+    let next = dwp_in(root, &["next"]);
+    assert_eq!(next.code, 0, "{next:?}");
+    assert!(next.stdout.starts_with("PLAN_open_plan"), "{next:?}");
+    assert_eq!(
+        next.stderr,
+        "dwp next: no PLAN given: taking .dwp/plans/PLAN_open_plan, the only plan in progress under .dwp/plans/\n",
+        "says which plan it took"
+    );
+    let update = dwp_in(root, &["update", "--task", "2", "--status", "in_progress"]);
+    assert_eq!(update.code, 0, "{update:?}");
+    assert_eq!(
+        task_status(&root.join(".dwp/plans/PLAN_open_plan"), 2),
+        "in_progress"
+    );
+    let run = dwp_in(root, &["run", "--task", "2", "--", "true"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let logs = root.join(".dwp/plans/PLAN_open_plan/analysis_results/gates");
+    assert!(
+        logs.is_dir(),
+        "the run was recorded in the plan in progress: {run:?}"
+    );
+    let status = dwp_in(root, &["status"]);
+    for name in ["PLAN_done_plan", "PLAN_fresh_plan", "PLAN_open_plan"] {
+        assert!(
+            status.stdout.contains(name),
+            "status lists every plan: {status:?}"
+        );
+    }
+}
+
+#[test]
+fn at_a_repository_root_a_command_without_plan_takes_the_only_plan() {
+    let repo = repository_with(&[("PLAN_only_plan", 0)]);
+    let next = dwp_in(repo.path(), &["next"]);
+    assert_eq!(next.code, 0, "{next:?}");
+    assert!(next.stdout.starts_with("PLAN_only_plan"), "{next:?}");
+    assert!(
+        next.stderr
+            .contains("taking .dwp/plans/PLAN_only_plan, the only plan under"),
+        "{next:?}"
+    );
+    let verify = dwp_in(repo.path(), &["verify"]);
+    assert_eq!(verify.code, 0, "{verify:?}");
+    assert!(verify.stdout.contains("PLAN_only_plan"), "{verify:?}");
+}
+
+#[test]
+fn at_a_repository_root_without_one_plan_in_progress_the_error_lists_each_plan_as_an_argument() {
+    for plans in [
+        vec![("PLAN_first_plan", 1), ("PLAN_second_plan", 2)],
+        vec![("PLAN_first_plan", 0), ("PLAN_second_plan", 3)],
+    ] {
+        let repo = repository_with(&plans);
+        let before = common::tree_digest(repo.path());
+        for args in [
+            vec!["next"],
+            vec!["verify"],
+            vec!["update", "--task", "2", "--status", "in_progress"],
+            vec!["run", "--task", "2", "--", "true"],
+        ] {
+            let refused = dwp_in(repo.path(), &args);
+            assert_eq!(refused.code, 2, "{args:?}: {refused:?}");
+            let message = refused.message();
+            let (_, listed) = message
+                .split_once("name one of ")
+                .unwrap_or_else(|| panic!("{args:?} lists the candidates: {refused:?}"));
+            let listed: Vec<&str> = listed.trim_end().split(", ").collect();
+            assert_eq!(
+                listed,
+                [".dwp/plans/PLAN_first_plan", ".dwp/plans/PLAN_second_plan"],
+                "{refused:?}"
+            );
+            for plan in listed {
+                let named = dwp_in(repo.path(), &["status", plan]);
+                assert_eq!(named.code, 0, "{plan} works as PLAN: {named:?}");
+            }
+        }
+        assert_eq!(common::tree_digest(repo.path()), before, "nothing written");
+    }
+}
+
+#[test]
+fn status_at_a_repository_root_with_no_plans_says_so_in_one_line() {
+    let repo = repository_with(&[]);
+    std::fs::remove_dir_all(repo.path().join(".dwp")).unwrap();
+    let status = dwp_in(repo.path(), &["status"]);
+    assert_eq!(status.code, 0, "{status:?}");
+    assert_eq!(status.stdout, "no plans under .dwp/plans/\n", "{status:?}");
+    let json = dwp_in(repo.path(), &["--json", "status"]);
+    assert_eq!(json.code, 0, "{json:?}");
+    assert!(json.stdout.contains("\"plans\": []"), "{json:?}");
+}

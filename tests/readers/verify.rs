@@ -573,7 +573,7 @@ fn an_absent_approval_is_the_readme_row_never_approved_by_default() {
 }
 
 #[test]
-fn all_needs_a_root_holding_dwp_plans_and_says_when_there_are_none() {
+fn all_needs_a_repository_root_and_says_when_there_are_none() {
     let root = tempfile::tempdir().unwrap();
     let output = common::dwp()
         .without_clock()
@@ -583,10 +583,10 @@ fn all_needs_a_root_holding_dwp_plans_and_says_when_there_are_none() {
     assert_eq!(
         output.status.code(),
         Some(2),
-        "a root without .dwp/plans is a usage error"
+        "a folder holding neither .git nor .dwp/plans is a usage error"
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains(".dwp/plans does not exist"), "{stderr}");
+    assert!(stderr.contains("is no repository root"), "{stderr}");
 
     std::fs::create_dir_all(root.path().join(".dwp/plans")).unwrap();
     let output = common::dwp()

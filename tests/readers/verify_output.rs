@@ -54,8 +54,8 @@ fn json_output_is_one_document_with_every_finding_field() {
     insta::assert_json_snapshot!("verify_json", doc);
 }
 
-#[test]
-fn sarif_output_matches_the_sarif_2_1_0_schema() {
+/// What makes `log` no SARIF 2.1.0 log, checked against the OASIS schema (none when it is one).
+fn sarif_errors(log: &Value) -> Vec<String> {
     let mut schema: Value = serde_json::from_slice(
         &std::fs::read(common::repo_root().join("tests/data/sarif-schema-2.1.0.json")).unwrap(),
     )
@@ -69,13 +69,18 @@ fn sarif_output_matches_the_sarif_2_1_0_schema() {
         "the erratum is where it was: {fixed} patterns fixed"
     );
     let validator = jsonschema::validator_for(&schema).expect("the SARIF schema compiles");
+    validator
+        .iter_errors(log)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect()
+}
+
+#[test]
+fn sarif_output_matches_the_sarif_2_1_0_schema() {
     let (code, text) = verify(&[FAILING_GATE, SEVERAL, NEWER, PENDING, "--format", "sarif"]);
     assert_eq!(code, 1, "the verdict's exit code, whatever the format");
     let log: Value = serde_json::from_str(&text).unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(&log)
-        .map(|e| format!("{}: {e}", e.instance_path()))
-        .collect();
+    let errors = sarif_errors(&log);
     assert!(errors.is_empty(), "not SARIF 2.1.0:\n{}", errors.join("\n"));
 
     let run = &log["runs"][0];
@@ -158,4 +163,33 @@ fn json_flag_and_format_json_give_the_same_document() {
     let (_, flag) = verify(&[FAILING_GATE, "--json"]);
     let (_, format) = verify(&[FAILING_GATE, "--format", "json"]);
     assert_eq!(flag, format);
+}
+
+/// docs/ci.md's recipe on a repository that has not started a plan: `verify --all .` with
+/// SARIF exits 0 and writes a valid log with zero results, the human text says so in one line,
+/// and the JSON lists no plans. Nothing is written.
+#[test]
+fn a_repository_with_no_plans_verifies_conformant_with_an_empty_sarif_log() {
+    let repo = tempfile::tempdir().unwrap();
+    common::git(repo.path(), &["init", "--quiet"]);
+    let before = common::tree_digest(repo.path());
+    let at_root = |args: &[&str]| common::dwp().in_dir(repo.path()).args(args).run_utf8();
+    let sarif = at_root(&["verify", "--all", ".", "--format", "sarif"]);
+    assert_eq!(sarif.code, 0, "{sarif:?}");
+    let log: Value = serde_json::from_str(&sarif.stdout).unwrap();
+    let errors = sarif_errors(&log);
+    assert!(errors.is_empty(), "not SARIF 2.1.0:\n{}", errors.join("\n"));
+    assert_eq!(log["runs"][0]["results"], serde_json::json!([]));
+    let human = at_root(&["verify", "--all", "."]);
+    assert_eq!(human.code, 0, "{human:?}");
+    assert_eq!(human.stdout.lines().count(), 1, "{human:?}");
+    assert!(human.stdout.contains("no plans"), "{human:?}");
+    let json = at_root(&["--json", "verify", "--all"]);
+    assert_eq!(json.code, 0, "{json:?}");
+    let document: Value = serde_json::from_str(&json.stdout).unwrap();
+    let plans = document["plans"]
+        .as_array()
+        .or_else(|| document["verify"]["plans"].as_array());
+    assert_eq!(plans, Some(&Vec::new()), "{document}");
+    assert_eq!(common::tree_digest(repo.path()), before, "nothing written");
 }

@@ -173,6 +173,11 @@ const WRITES_ALLOWED: &[(&str, &str, &str)] = &[
         "the worktree's `.ak-loop/` folder",
     ),
     (
+        "src/commands/new.rs",
+        "store::create_dir(",
+        "`.dwp/plans/` at a repository root, the folder `dwp new` renames a plan into, not a plan",
+    ),
+    (
         "src/commands/loop/issue.rs",
         "write_atomic(",
         "`dwp loop freeze` stamps the issue's list, a file the orchestrator names, not a plan's",

@@ -328,3 +328,62 @@ fn a_full_plan_made_by_new_is_carried_to_publication_by_following_next() {
 fn a_lite_plan_made_by_new_is_carried_to_publication_by_following_next() {
     follow_next_to_publication("lite", &["Only task"]);
 }
+
+/// At a repository root (it holds `.git`) a bare plan name is made under `.dwp/plans/` (made
+/// too), where `verify --all` and `status` look; `./NAME` and a path with folders are made where
+/// they name; a refused name makes no `.dwp/` at all.
+#[test]
+fn at_a_repository_root_a_bare_plan_name_is_made_under_dwp_plans() {
+    let repo = tempfile::tempdir().unwrap();
+    common::git(repo.path(), &["init", "--quiet"]);
+    let refused = new_in(repo.path(), &["PLAN_name", "--tasks", "One"]);
+    assert_eq!(refused.code, 2, "an invalid name: {refused:?}");
+    assert!(!repo.path().join(".dwp").exists(), "nothing written");
+    let made = new_ok(
+        repo.path(),
+        &["PLAN_first_try", "--tasks", "Add the parser"],
+    );
+    let home = repo.path().join(".dwp/plans/PLAN_first_try");
+    assert!(home.join("state.json").is_file(), "{made:?}");
+    assert!(!repo.path().join("PLAN_first_try").exists());
+    assert!(
+        made.stdout.starts_with(".dwp/plans/PLAN_first_try created"),
+        "names where: {made:?}"
+    );
+    let json = dwp()
+        .at(NOW)
+        .in_dir(repo.path())
+        .args(["--json", "new", "PLAN_second_try", "--tasks", "One"])
+        .run();
+    assert_eq!(json.code, 0, "{json:?}");
+    assert!(
+        json.stdout.contains("\".dwp/plans/PLAN_second_try\""),
+        "{json:?}"
+    );
+    let all = dwp()
+        .at(NOW)
+        .in_dir(repo.path())
+        .args(["--json", "verify", "--all"])
+        .run();
+    assert_eq!(all.code, 0, "{all:?}");
+    let status = dwp().in_dir(repo.path()).arg("status").run();
+    for name in ["PLAN_first_try", "PLAN_second_try"] {
+        assert!(all.stdout.contains(name), "verify --all sees it: {all:?}");
+        assert!(status.stdout.contains(name), "status sees it: {status:?}");
+    }
+    std::fs::create_dir_all(repo.path().join("some/dir")).unwrap();
+    for (given, made) in [
+        ("./PLAN_right_here", "PLAN_right_here"),
+        ("some/dir/PLAN_further_down", "some/dir/PLAN_further_down"),
+    ] {
+        let run = new_ok(repo.path(), &[given, "--tasks", "One"]);
+        assert!(
+            repo.path().join(made).join("state.json").is_file(),
+            "{run:?}"
+        );
+        assert!(
+            run.stdout.starts_with(&format!("{given} created")),
+            "{run:?}"
+        );
+    }
+}

@@ -768,6 +768,9 @@ pub(super) fn status_all(out: &mut impl Write, lines: &[PlanLine], json: Option<
         print_json(out, &envelope("status", stamp, json!({ "plans": plans })));
         return;
     }
+    if lines.is_empty() {
+        let _ = writeln!(out, "no plans under .dwp/plans/");
+    }
     for line in lines {
         let name = &line.name;
         let _ = match &line.summary {
