@@ -1349,3 +1349,25 @@ fn a_completed_tasks_ladder_that_is_not_json_is_reported_not_taken_as_met() {
     assert_eq!(found, ["DWP002"], "{}", verify.stdout);
     assert_eq!(verify.code, 1, "{verify:?}");
 }
+
+/// An edit made while the task is blocked (the fix its blocker asks for) is recorded against
+/// that task: it once recorded nothing ("no task is in progress"), so the contract failed on
+/// the fix once the task resumed.
+#[test]
+fn an_edit_while_the_task_is_blocked_is_recorded_against_it() {
+    let repo = Repo::new();
+    repo.declare(&["--modify", "src/y.rs", "--delete", "src/x.rs"]);
+    for active in [false, true, true] {
+        repo.stop(active);
+    }
+    assert_eq!(repo.state()["tasks"][2]["status"], "blocked");
+    let before = repo.ledger_lines().len();
+    let recorded = repo.record("Edit", "src/y.rs");
+    assert!(
+        !recorded.stdout.contains("nothing recorded"),
+        "{recorded:?}"
+    );
+    let lines = repo.ledger_lines();
+    assert_eq!(lines.len(), before + 1, "{recorded:?}");
+    assert_eq!(lines.last().unwrap()["path"], "src/y.rs");
+}

@@ -57,7 +57,7 @@ struct Edit {
     session: Option<String>,
 }
 
-/// Record one edit for the task in progress (or `--task N`).
+/// Record one edit for the task at work: in progress, else blocked (or `--task N`).
 pub fn record(target: &Path, request: &RecordRequest) -> Result<RecordOutcome> {
     let edit = match edit_of(&request.source)? {
         Ok(edit) => edit,
@@ -65,9 +65,9 @@ pub fn record(target: &Path, request: &RecordRequest) -> Result<RecordOutcome> {
     };
     let plan_dir = super::plan_dir(target)?;
     let tasks = PlanTasks::load_quick(&plan_dir)?;
-    let Some(task) = tasks.select(request.task)? else {
+    let Some(task) = tasks.select_at_work(request.task)? else {
         return Ok(RecordOutcome::Skipped(
-            "no task is in progress: nothing recorded".into(),
+            "no task is in progress or blocked: nothing recorded".into(),
         ));
     };
     let files = TaskFiles::new(&plan_dir, task);

@@ -182,6 +182,25 @@ impl PlanTasks {
             .map(|(_, s)| *s)
     }
 
+    /// The task an edit belongs to: [`PlanTasks::select`]'s, else the one blocked task. A blocked
+    /// task is still the task at work: the fix its blocker asks for is an edit of its contract,
+    /// and an edit not recorded then would fail the contract once the task resumes.
+    pub fn select_at_work(&self, requested: Option<u64>) -> Result<Option<u64>> {
+        if let Some(task) = self.select(requested)? {
+            return Ok(Some(task));
+        }
+        let blocked: Vec<u64> = self
+            .tasks
+            .iter()
+            .filter(|(_, s)| *s == crate::plan::model::TaskStatus::Blocked)
+            .map(|(id, _)| *id)
+            .collect();
+        Ok(match blocked.as_slice() {
+            [one] => Some(*one),
+            _ => None,
+        })
+    }
+
     /// `--task N` if given (it must exist), else the one task in progress, else none.
     pub fn select(&self, requested: Option<u64>) -> Result<Option<u64>> {
         if let Some(id) = requested {
