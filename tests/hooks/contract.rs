@@ -900,8 +900,10 @@ fn ladder_allows_the_third_stop_even_when_the_task_cannot_be_marked_blocked() {
 #[test]
 fn ladder_with_nowhere_to_count_blocks_once_then_allows_when_stop_hook_active() {
     let repo = Repo::new();
-    let missing = repo.root.join(".dwp/plans/PLAN_gone_away");
-    let args = ["contract", "check", "--hook", missing.to_str().unwrap()];
+    // A folder that is there but holds no plan: a misconfiguration to fix, blocked once.
+    let not_a_plan = repo.root.join(".dwp/plans/PLAN_not_a_plan");
+    fs::create_dir_all(&not_a_plan).unwrap();
+    let args = ["contract", "check", "--hook", not_a_plan.to_str().unwrap()];
     let first = repo.run(&args, Some(&stop_payload(false)));
     assert_eq!(first.code, 2, "{first:?}");
     assert!(first.stderr.contains("state.json not found"), "{first:?}");
@@ -911,6 +913,26 @@ fn ladder_with_nowhere_to_count_blocks_once_then_allows_when_stop_hook_active() 
         again.stdout.contains("NO file contract was verified"),
         "{again:?}"
     );
+}
+
+/// A Stop hook whose plan no longer exists (moved, archived, removed once published) lets the
+/// stop through with a one-line warning naming the path: blocking the first stop of every turn
+/// for a plan that is gone holds the agent to nothing it can fix in its task.
+#[test]
+fn a_stop_hook_naming_a_plan_that_no_longer_exists_warns_and_allows_the_stop() {
+    let repo = Repo::new();
+    let missing = repo.root.join(".dwp/plans/PLAN_gone_away");
+    let args = ["contract", "check", "--hook", missing.to_str().unwrap()];
+    let stop = repo.run(&args, Some(&stop_payload(false)));
+    assert_eq!(stop.code, 0, "{stop:?}");
+    let warning: Vec<&str> = stop
+        .stderr
+        .lines()
+        .filter(|l| l.contains("PLAN_gone_away"))
+        .collect();
+    assert_eq!(warning.len(), 1, "{stop:?}");
+    assert!(warning[0].contains("nothing exists at"), "{stop:?}");
+    assert!(!missing.exists(), "nothing is made for a plan that is gone");
 }
 
 #[test]

@@ -108,6 +108,9 @@ pub fn stop_hook(target: &Path, request: &HookRequest) -> HookOutcome {
         Err(e) => Err(*e),
     };
     let stop_hook_active = stop.as_ref().is_ok_and(|s| s.stop_hook_active);
+    if crate::store::is_absent(target) {
+        return plan_gone(target);
+    }
     let plan_dir = match super::plan_dir(target) {
         Ok(dir) => dir,
         Err(e) => return uncountable(error_failure(&e), stop_hook_active),
@@ -221,6 +224,22 @@ fn error_failure(error: &Error) -> Failure {
         report: None,
         error: true,
     }
+}
+
+/// The hook names a plan that no longer exists (renamed, archived, removed after it was
+/// published): there is no contract to check, and blocking every stop of every turn for it
+/// would hold the agent to a plan that is gone. The stop is allowed with a warning that says
+/// so and what to fix.
+fn plan_gone(target: &Path) -> HookOutcome {
+    let mut outcome = allow(
+        None,
+        "the plan this hook names does not exist: no file contract was checked".into(),
+    );
+    outcome.warnings.push(format!(
+        "nothing exists at {}: the plan was moved or removed; point the Stop hook's command at the plan in progress, or remove the hook",
+        crate::term::path_word(target)
+    ));
+    outcome
 }
 
 fn allow(task: Option<u64>, message: String) -> HookOutcome {
