@@ -237,6 +237,8 @@ pub fn parse_log(bytes: &[u8]) -> Result<(LogHeader, &[u8]), String> {
 /// assert_eq!(summary(cargo).as_deref(), Some("cargo test: 2 passed; 0 failed; 0 ignored (2 test binaries)"));
 /// assert_eq!(summary(b"==== 3 passed, 1 failed in 0.20s ====\n").as_deref(), Some("pytest: 3 passed, 1 failed"));
 /// assert_eq!(summary(b"built\nall good\n\n").as_deref(), Some("all good"));
+/// let unittest = b"..\n------\nRan 2 tests in 0.001s\n\nOK\n";
+/// assert_eq!(summary(unittest).as_deref(), Some("unittest: ran 2 tests, OK"));
 /// ```
 pub fn summary(output: &[u8]) -> Option<String> {
     let text = String::from_utf8_lossy(output);
@@ -244,6 +246,7 @@ pub fn summary(output: &[u8]) -> Option<String> {
     let found = cargo(&lines)
         .or_else(|| go(&lines))
         .or_else(|| pytest(&lines))
+        .or_else(|| unittest(&lines))
         .or_else(|| jest(&lines))
         .or_else(|| rspec(&lines))
         .or_else(|| tally(&lines))
@@ -283,6 +286,25 @@ fn cargo(lines: &[&str]) -> Option<String> {
         format!(
             "cargo test: {passed} passed; {failed} failed; {ignored} ignored ({binaries} test {plural})"
         )
+    })
+}
+
+/// Python's unittest: `Ran N tests in T s`, then its verdict (`OK`, `OK (skipped=1)`,
+/// `FAILED (failures=1)`, `NO TESTS RAN`) on the next line that says anything. Its last line
+/// alone (`OK`) would hide that it ran no test.
+fn unittest(lines: &[&str]) -> Option<String> {
+    static RAN: OnceLock<Regex> = OnceLock::new();
+    let re = regex(&RAN, r"^Ran (\d+) tests? in [0-9.]+s$");
+    let (at, count) = lines
+        .iter()
+        .enumerate()
+        .rev()
+        .find_map(|(at, line)| Some((at, re.captures(line)?[1].to_owned())))?;
+    let verdict = lines[at + 1..].iter().find(|l| !l.is_empty()).copied();
+    let noun = if count == "1" { "test" } else { "tests" };
+    Some(match verdict {
+        Some(verdict) => format!("unittest: ran {count} {noun}, {verdict}"),
+        None => format!("unittest: ran {count} {noun}"),
     })
 }
 

@@ -128,6 +128,47 @@ fn a_failing_command_is_recorded_with_its_exit_code_and_dwp_exits_with_it() {
     );
 }
 
+/// Python's unittest ends with `OK` even when it ran nothing (`Ran 0 tests in 0.000s`): its
+/// `Ran N tests` line is the summary, so zero is a run that selected nothing (a failing gate),
+/// and a run of tests passes.
+#[test]
+fn a_unittest_run_of_zero_tests_is_zero_selection_and_a_run_of_tests_passes() {
+    let plan = plan_at_work("PLAN_run_unittest");
+    let zero = script(
+        &plan,
+        "unittest0.sh",
+        "echo '' >&2\necho '----------------------------------------------------------------------' >&2\necho 'Ran 0 tests in 0.000s' >&2\necho '' >&2\necho 'OK' >&2",
+    );
+    let run = run_script(&plan, &["--task", "2"], &zero);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.json()["run"]["ran_no_tests"], true, "{}", run.stdout);
+    let gate = last_gate(&plan, 2);
+    assert_eq!(gate["passes"], false, "{gate}");
+    assert!(
+        gate["evidence"]
+            .as_str()
+            .unwrap()
+            .starts_with("unittest: ran 0 tests, OK (observed by dwp: exit 0;"),
+        "{gate}"
+    );
+    let three = script(
+        &plan,
+        "unittest3.sh",
+        "echo '...' >&2\necho 'Ran 3 tests in 0.004s' >&2\necho '' >&2\necho 'OK' >&2",
+    );
+    let run = run_script(&plan, &["--task", "2"], &three);
+    assert_eq!(run.code, 0, "{run:?}");
+    let gate = last_gate(&plan, 2);
+    assert_eq!(gate["passes"], true, "{gate}");
+    assert!(
+        gate["evidence"]
+            .as_str()
+            .unwrap()
+            .starts_with("unittest: ran 3 tests, OK (observed by dwp"),
+        "{gate}"
+    );
+}
+
 /// The rule: dwp exits with the command's own code, 0 here, but the gate it records
 /// fails, stderr says so with a hint, and the JSON document says so too.
 #[test]
