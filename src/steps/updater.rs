@@ -89,6 +89,10 @@ pub struct UpdateOutcome {
     /// (the markdown wins, so a box left unchecked leaves the plan not conformant).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub markdown: Option<BoxNote>,
+    /// With `--tick`: the file whose Completion & Log the completion filled (its `Status:`,
+    /// an empty `Timestamp:` and `Gate record:`), when it changed one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_filled: Option<String>,
 }
 
 /// What the README's box of a task just completed says.
@@ -117,7 +121,7 @@ pub struct Planned {
 /// [`check_request`].
 pub fn plan_update(plan: &mut LoadedPlan, request: &UpdateRequest, now: &str) -> Result<Planned> {
     let tick = match request.tick {
-        true => Some(tick_box(plan, request.task)?),
+        true => Some(tick_markdown(plan, request, now)?),
         false => None,
     };
     // From here on the plan is only read: the change's edits are set in it.
@@ -169,11 +173,22 @@ pub fn plan_update(plan: &mut LoadedPlan, request: &UpdateRequest, now: &str) ->
         "dwp update"
     };
     let mut change = Change::new(plan.dir(), command);
+    let log_filled = match &tick {
+        Some(Tick::Ticked { log_filled, .. }) => log_filled.clone(),
+        _ => None,
+    };
     let markdown = match &tick {
-        Some(Tick::Ticked { before, after }) => {
-            let readme = plan.dir().join("README.md");
-            change.write(&readme, Some(before.as_bytes()), after.clone().into_bytes());
-            Some(BoxNote::Ticked)
+        Some(Tick::Ticked {
+            edits, box_ticked, ..
+        }) => {
+            for edit in edits {
+                change.write(
+                    &edit.path,
+                    Some(edit.before.as_bytes()),
+                    edit.after.clone().into_bytes(),
+                );
+            }
+            box_ticked.then_some(BoxNote::Ticked)
         }
         // A completion says when its README box is still unchecked.
         _ if request.status == Some(TaskStatus::Completed)
@@ -211,6 +226,7 @@ pub fn plan_update(plan: &mut LoadedPlan, request: &UpdateRequest, now: &str) ->
         diff,
         receipt: None,
         markdown,
+        log_filled,
     };
     Ok(Planned {
         change,
@@ -239,15 +255,184 @@ pub fn commit_update(planned: Planned) -> Result<UpdateOutcome> {
     Ok(outcome)
 }
 
-/// What `--tick` does to the README: nothing (the box is ticked already), or this edit.
+/// What `--tick` does to the markdown: nothing (the box ticked and the log filled already), or
+/// these edits: the README (its box, and a Lite task's log) and a Full task's file (its log).
 enum Tick {
     AlreadyTicked,
-    Ticked { before: String, after: String },
+    Ticked {
+        edits: Vec<MarkdownEdit>,
+        box_ticked: bool,
+        /// The file whose log was filled.
+        log_filled: Option<String>,
+    },
+}
+
+/// One markdown file as `--tick` leaves it.
+struct MarkdownEdit {
+    path: std::path::PathBuf,
+    before: String,
+    after: String,
+}
+
+/// `--tick`: task `request.task`'s README box ticked, then its Completion & Log filled as the
+/// completion leaves it ([`fill_log`]), each set in `plan` as the change leaves it.
+fn tick_markdown(plan: &mut LoadedPlan, request: &UpdateRequest, now: &str) -> Result<Tick> {
+    let id = request.task;
+    let gate_record = completion_gate_record(plan, request);
+    let readme_path = plan.dir().join("README.md");
+    let readme_before = plan
+        .readme_text()
+        .map_err(|failure| failure.clone_kind().into_error("read", &readme_path))?
+        .to_owned();
+    let box_ticked = matches!(tick_box(plan, id)?, BoxTicked::Ticked);
+    let mut edits = Vec::new();
+    let log = plan
+        .markdown()
+        .ok()
+        .and_then(|md| md.records.get(&id))
+        .and_then(|(path, record)| Some((path.clone(), record.log.clone()?)));
+    let mut readme_after = plan.readme_text().expect("read above").to_owned();
+    let mut log_filled = None;
+    if let Some((path, log)) = log {
+        let text = match path == readme_path {
+            true => readme_after.clone(),
+            false => plan
+                .read_text(&path)
+                .map_err(|failure| failure.clone_kind().into_error("read", &path))?,
+        };
+        let filled = fill_log(&text, &log, now, gate_record.as_deref());
+        if filled != text {
+            log_filled = Some(path.display().to_string());
+            plan.set_file(&path, filled.clone().into_bytes());
+            match path == readme_path {
+                true => readme_after = filled,
+                false => edits.push(MarkdownEdit {
+                    path,
+                    before: text,
+                    after: filled,
+                }),
+            }
+        }
+    }
+    if readme_after != readme_before {
+        edits.insert(
+            0,
+            MarkdownEdit {
+                path: readme_path,
+                before: readme_before,
+                after: readme_after,
+            },
+        );
+    }
+    Ok(match edits.is_empty() {
+        true => Tick::AlreadyTicked,
+        false => Tick::Ticked {
+            edits,
+            box_ticked,
+            log_filled,
+        },
+    })
+}
+
+/// The `Gate record:` a completion writes: the passing gates it brings, else the task's latest
+/// passing record of each command, as `COMMAND → SUMMARY` (the summary without dwp's
+/// observation mark, which the state keeps), joined by `; `. `None`: no passing gate.
+fn completion_gate_record(plan: &LoadedPlan, request: &UpdateRequest) -> Option<String> {
+    let recorded;
+    let gates: &[Gate] = match request.gates.is_empty() {
+        false => &request.gates,
+        true => {
+            recorded = plan
+                .state()
+                .ok()?
+                .doc
+                .task(request.task)?
+                .gates
+                .clone()
+                .unwrap_or_default();
+            &recorded
+        }
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    let mut records: Vec<String> = gates
+        .iter()
+        .rev()
+        .filter(|gate| seen.insert(gate.command.clone()))
+        .filter(|gate| gate.passes)
+        .map(|gate| {
+            let evidence = gate.evidence.as_deref().unwrap_or("passed");
+            let summary = evidence
+                .split(crate::rules::observed::MARK.trim())
+                .next()
+                .unwrap_or(evidence)
+                .trim();
+            format!("{} → {summary}", gate.command)
+        })
+        .collect();
+    records.reverse();
+    (!records.is_empty()).then(|| records.join("; "))
+}
+
+/// `text` with the log's lines as a completion leaves them: `Status:` completed (unless it says
+/// so already), an empty `Timestamp:` set to `now`, an empty `Gate record:` to `gate_record`.
+/// Only lines that are there are changed, and only their value: the skills disposition and
+/// documentation decision are the agent's to write.
+fn fill_log(
+    text: &str,
+    log: &crate::plan::markdown::TaskLog,
+    now: &str,
+    gate_record: Option<&str>,
+) -> String {
+    let mut lines: Vec<String> = text.split_inclusive('\n').map(str::to_owned).collect();
+    let mut set = |field: &Option<crate::plan::markdown::Located<String>>, value: &str| {
+        let Some(field) = field else { return };
+        let Some(line) = field.line.checked_sub(1).and_then(|i| lines.get_mut(i)) else {
+            return;
+        };
+        *line = with_value(line, &field.value, value);
+    };
+    if log.status_word().as_deref() != Some("completed") {
+        set(&log.status, "completed");
+    }
+    if log
+        .timestamp
+        .as_ref()
+        .is_some_and(|t| t.value.trim().is_empty())
+    {
+        set(&log.timestamp, now);
+    }
+    if let Some(record) = gate_record
+        && log
+            .gate_record
+            .as_ref()
+            .is_some_and(|g| g.value.trim().is_empty())
+    {
+        set(&log.gate_record, record);
+    }
+    lines.concat()
+}
+
+/// `line` (with its line ending) with its value `old` replaced by `new`: the last occurrence of
+/// `old`, or, for an empty value, `new` after the label.
+fn with_value(line: &str, old: &str, new: &str) -> String {
+    let body = line.trim_end_matches(['\n', '\r']);
+    let ending = &line[body.len()..];
+    let old = old.trim();
+    match (old.is_empty(), body.rfind(old)) {
+        (false, Some(at)) => format!("{}{new}{}{ending}", &body[..at], &body[at + old.len()..]),
+        _ => format!("{} {new}{ending}", body.trim_end()),
+    }
+}
+
+/// What ticking the box did.
+enum BoxTicked {
+    Already,
+    Ticked,
 }
 
 /// The README with task `id`'s box ticked (and `Plan Status` recounted), set in `plan` as the
 /// change leaves it; refused when the README cannot be read or has no box for the task.
-fn tick_box(plan: &mut LoadedPlan, id: u64) -> Result<Tick> {
+fn tick_box(plan: &mut LoadedPlan, id: u64) -> Result<BoxTicked> {
     let readme_path = plan.dir().join("README.md");
     let text = plan
         .readme_text()
@@ -261,13 +446,10 @@ fn tick_box(plan: &mut LoadedPlan, id: u64) -> Result<Tick> {
             )
         })?;
     if ticked == text {
-        return Ok(Tick::AlreadyTicked);
+        return Ok(BoxTicked::Already);
     }
-    plan.set_file(&readme_path, ticked.clone().into_bytes());
-    Ok(Tick::Ticked {
-        before: text,
-        after: ticked,
-    })
+    plan.set_file(&readme_path, ticked.into_bytes());
+    Ok(BoxTicked::Ticked)
 }
 
 /// Every check of the input before the change, in the order its refusals take: invariants,
@@ -979,13 +1161,27 @@ fn plan_publishing(
         .dry_run
         .then(|| crate::diff::unified_diff(&loaded.bytes, candidate.bytes(), &loaded.file));
     let new_sha256 = store::sha256_hex(candidate.bytes());
+    let log_filled = match &tick {
+        Some(Tick::Ticked { log_filled, .. }) => log_filled.clone(),
+        _ => None,
+    };
     let (edits, markdown) = match tick {
-        Some(Tick::Ticked { after, .. }) => (
-            vec![publication::MarkerEdit {
-                path: "README.md".to_owned(),
-                content: after,
-            }],
-            Some(BoxNote::Ticked),
+        Some(Tick::Ticked {
+            edits, box_ticked, ..
+        }) => (
+            edits
+                .into_iter()
+                .map(|edit| publication::MarkerEdit {
+                    path: edit
+                        .path
+                        .strip_prefix(plan.dir())
+                        .unwrap_or(&edit.path)
+                        .to_string_lossy()
+                        .into_owned(),
+                    content: edit.after,
+                })
+                .collect(),
+            box_ticked.then_some(BoxNote::Ticked),
         ),
         _ => (Vec::new(), None),
     };
@@ -1009,6 +1205,7 @@ fn plan_publishing(
         diff,
         receipt: None,
         markdown,
+        log_filled,
     };
     Ok(Planned {
         change: Change::new(plan.dir(), "dwp update"),

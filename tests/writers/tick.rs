@@ -321,3 +321,53 @@ fn tick_recounts_every_plan_status_line_that_agreed_so_none_disagrees() {
     fill_log_of_task_3(&plan);
     assert_eq!(plan.verify_codes(&[]), Vec::<String>::new());
 }
+
+/// `--tick` writes what the completion knows into the task's Completion & Log, in the same
+/// change: `Status: completed`, an empty `Timestamp:` and `Gate record:` filled (it once left
+/// `Status: pending`, so verify said DWP065 right after); a Full task's file, a Lite task's
+/// README section. The agent's own lines (skills disposition) are left as they are.
+#[test]
+fn tick_fills_the_task_logs_status_timestamp_and_gate_record_so_the_plan_stays_conformant() {
+    for format in [
+        dwp::plan::model::PlanFormat::Full,
+        dwp::plan::model::PlanFormat::Lite,
+    ] {
+        let plan = Plan::from_synth(SynthPlan::new(PLAN_NAME, 5).completed(2).format(format));
+        let run = update(&plan, &["--task", "3", "--status", "in_progress"]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let log_file = match format {
+            dwp::plan::model::PlanFormat::Lite => "README.md".to_owned(),
+            _ => std::fs::read_dir(&plan.dir)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().into_string().unwrap())
+                .find(|name| name.starts_with("3.") && name.ends_with(".md"))
+                .unwrap(),
+        };
+        // Task 3's log as `dwp new` writes one: every line there, the values empty.
+        plan.edit(&log_file, |text| {
+            let at = text.find("# Task 3").unwrap();
+            let (head, tail) = text.split_at(at);
+            let blank = "Status: pending\nTimestamp:\nGate record:\nSkills disposition: none";
+            format!("{head}{}", tail.replacen("Status: pending", blank, 1))
+        });
+        let run = update(&plan, &[&COMPLETE_3[..], &["--tick"]].concat());
+        assert_eq!(run.code, 0, "{format:?}: {}", run.stderr);
+        assert!(
+            run.stdout.contains("task 3's Completion & Log filled"),
+            "{format:?}: {}",
+            run.stdout
+        );
+        let text = plan.read(&log_file);
+        let log = &text[text.find("# Task 3").unwrap()..];
+        let log = &log[..log.find("# Task 4").unwrap_or(log.len())];
+        assert!(log.contains("Status: completed"), "{format:?}: {log}");
+        assert!(log.contains(&format!("Timestamp: {NOW}")), "{format:?}: {log}");
+        assert!(log.contains("Gate record: cargo test → 13 passed\n"), "{format:?}: {log}");
+        assert!(log.contains("Skills disposition: none\n"), "{format:?}: {log}");
+        assert_eq!(
+            plan.verify_codes(&[]),
+            Vec::<String>::new(),
+            "{format:?}: conformant right after the completion"
+        );
+    }
+}

@@ -185,6 +185,13 @@ pub(super) fn update(
             outcome.task
         );
     }
+    if let Some(file) = &outcome.log_filled {
+        let _ = writeln!(
+            out,
+            "{file}: task {}'s Completion & Log filled (Status, Timestamp, Gate record where empty); its Skills disposition is yours to write",
+            outcome.task
+        );
+    }
     for note in gates_from {
         if let (Some(log), Some(sha256)) = (&note.log, &note.log_sha256) {
             let _ = writeln!(
