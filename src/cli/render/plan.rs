@@ -1043,6 +1043,16 @@ pub(super) fn next(out: &mut impl Write, outcome: &NextOutcome, json: Option<Sta
         for note in &task.validation_notes {
             let _ = writeln!(out, "  to check: {}", inert_line(note));
         }
+        for command in &task.by_hand {
+            let _ = writeln!(
+                out,
+                "  by hand (a shell line, which dwp run does not split): {}",
+                inert_line(command)
+            );
+        }
+        for command in &task.observed {
+            let _ = writeln!(out, "  passed under dwp run: {}", inert_line(command));
+        }
     }
     if let Some(blocker) = &outcome.blocker {
         let needs = blocker
@@ -1075,7 +1085,7 @@ pub(super) fn next(out: &mut impl Write, outcome: &NextOutcome, json: Option<Sta
 fn next_words(outcome: &NextOutcome) -> String {
     let task = outcome.task.as_ref();
     let then = match task.map(|t| t.status) {
-        Some(TaskStatus::InProgress) => completion_words(task),
+        Some(TaskStatus::InProgress) => completion_words(task, !outcome.run.is_empty()),
         Some(TaskStatus::Blocked) => "once it has what it needs, resolve the blocker:".into(),
         Some(_) => "start it:".into(),
         None => String::new(),
@@ -1101,7 +1111,10 @@ fn next_words(outcome: &NextOutcome) -> String {
     }
 }
 
-fn completion_words(task: Option<&crate::commands::next::NextTask>) -> String {
+fn completion_words(task: Option<&crate::commands::next::NextTask>, lines: bool) -> String {
+    if !lines {
+        return "no run of its validation can be recorded: list the command that checks it in its Validation section (in backticks, words dwp runs without a shell: a script, say), then ask again".into();
+    }
     let last = task.is_some_and(|t| t.last);
     let log = if last {
         "Status: completed, Timestamp, Gate record, Skills disposition, Documentation decision; and analysis_results/SECURITY_REVIEW.md"
@@ -1114,7 +1127,7 @@ fn completion_words(task: Option<&crate::commands::next::NextTask>) -> String {
         ""
     };
     format!(
-        "when its validation passes, fill its Completion & Log ({log}), then record the runs (EVIDENCE: what each printed){publish}:"
+        "run its validation through dwp, which records what each run printed; once they pass, fill its Completion & Log ({log}) and complete it{publish}:"
     )
 }
 
