@@ -159,3 +159,41 @@ fn json_flag_and_format_json_give_the_same_document() {
     let (_, format) = verify(&[FAILING_GATE, "--format", "json"]);
     assert_eq!(flag, format);
 }
+
+/// `dwp verify --all` ends its human output with one summary line of all four counts, however
+/// many plans it found (one, or none); of one plan named alone there is nothing to sum up.
+#[test]
+fn verify_all_ends_with_one_summary_line_of_plans_conformant_not_conformant_unverified() {
+    let root = tempfile::tempdir().unwrap();
+    let plans = root.path().join(".dwp/plans");
+    std::fs::create_dir_all(&plans).unwrap();
+    let all = |root: &std::path::Path| {
+        let run = common::dwp()
+            .without_clock()
+            .inherit_home()
+            .args(["verify", "--all"])
+            .arg(root)
+            .run_utf8();
+        (run.code, run.stdout)
+    };
+    let (code, text) = all(root.path());
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.ends_with("0 plans: 0 conformant, 0 not conformant, 0 unverified\n"),
+        "{text}"
+    );
+    dwp::synth::SynthPlan::new("PLAN_summed_up", 3)
+        .write(&plans)
+        .unwrap();
+    let (code, text) = all(root.path());
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.ends_with(": CONFORMANT\n1 plan: 1 conformant, 0 not conformant, 0 unverified\n"),
+        "{text}"
+    );
+    let (_, alone) = verify(&[FAILING_GATE]);
+    assert!(
+        !alone.contains(" plan: ") && !alone.contains(" plans: "),
+        "{alone}"
+    );
+}

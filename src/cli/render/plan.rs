@@ -807,6 +807,7 @@ pub(super) fn verify(
     reports: &[crate::commands::verify::PlanReport],
     format: Format,
     strict: bool,
+    all: bool,
     stamp: Stamp,
 ) {
     use crate::commands::verify::VerifyVerdict;
@@ -833,25 +834,27 @@ pub(super) fn verify(
             if reports.is_empty() {
                 let _ = writeln!(out, "no plans to verify");
             }
-            // One plan is always shown; of many, the ones with something to say, then the count.
+            // One plan is always shown; of many, the ones with something to say. A workspace's
+            // (`--all`) or many plans end with the count, one line a CI log is read by.
             let many = reports.len() > 1;
             for report in reports.iter().filter(|r| !many || !r.findings.is_empty()) {
                 verify_plan_text(out, report);
             }
-            if many {
+            if many || all {
                 let _ = writeln!(out, "{}", verify_summary(reports));
             }
         }
     }
 }
 
-/// `1,500 plans: 1,497 conformant, 3 not conformant, 0 unverified`.
+/// `1,500 plans: 1,497 conformant, 3 not conformant, 0 unverified` (`1 plan: ...`).
 fn verify_summary(reports: &[crate::commands::verify::PlanReport]) -> String {
     use crate::commands::verify::VerifyVerdict;
     let count = |verdict: VerifyVerdict| reports.iter().filter(|r| r.verdict == verdict).count();
     format!(
-        "{} plans: {} conformant, {} not conformant, {} unverified",
+        "{} {}: {} conformant, {} not conformant, {} unverified",
         thousands(reports.len()),
+        if reports.len() == 1 { "plan" } else { "plans" },
         thousands(count(VerifyVerdict::Conformant)),
         thousands(count(VerifyVerdict::NotConformant)),
         thousands(count(VerifyVerdict::Unverified))
