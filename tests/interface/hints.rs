@@ -450,3 +450,56 @@ fn a_refused_publication_hints_finalize_on_the_plan_and_it_lists_the_problem() {
     assert_eq!(listed.code, 1, "{hint}\n{listed:?}");
     assert!(listed.stdout.contains("DWP083"), "{hint}\n{listed:?}");
 }
+
+/// The backticked text of `hint` that starts with `start`.
+fn backticked<'a>(hint: &'a str, start: &str) -> &'a str {
+    hint.split('`')
+        .skip(1)
+        .step_by(2)
+        .find(|span| span.starts_with(start))
+        .unwrap_or_else(|| panic!("no `{start}...` in the hint: {hint}"))
+}
+
+/// DWP050 on a plan without a state layer: `dwp init PLAN` creates the missing PROGRESS.md,
+/// PROMPTS.md and analysis_results/ (it said "restore the file from the plan's history").
+#[test]
+fn a_missing_plan_file_of_a_plan_without_state_hints_dwp_init_which_creates_it() {
+    let plan = Plan::from_synth(SynthPlan::new("PLAN_hint_init_files", 3));
+    for file in ["state.json", "manifest.json", "PROGRESS.md", "PROMPTS.md"] {
+        std::fs::remove_file(plan.path(file)).unwrap();
+    }
+    std::fs::remove_dir_all(plan.path("analysis_results")).unwrap();
+    let hint = verify_hint(&plan, "DWP050");
+    assert!(!hint.contains("history"), "{hint}");
+    let created = common::run_printed(hinted_line(&hint), plan.root());
+    assert_eq!(created.code, 0, "{hint}\n{created:?}");
+    let codes = plan.verify_codes(&[]);
+    assert!(!codes.contains(&"DWP050".to_owned()), "{codes:?}");
+}
+
+/// DWP050 on a plan with a state layer, which `dwp init` refuses: the hint is the command that
+/// creates the missing file or folder, and run as printed it clears the finding.
+#[test]
+fn a_missing_plan_file_of_a_plan_with_state_hints_the_command_that_creates_it() {
+    for (missing, start) in [
+        ("PROGRESS.md", "printf"),
+        ("PROMPTS.md", "printf"),
+        ("analysis_results", "mkdir"),
+    ] {
+        let plan = Plan::from_synth(SynthPlan::new("PLAN_hint_create_file", 3));
+        let path = plan.path(missing);
+        match path.is_dir() {
+            true => std::fs::remove_dir_all(&path).unwrap(),
+            false => std::fs::remove_file(&path).unwrap(),
+        }
+        let hint = verify_hint(&plan, "DWP050");
+        assert!(!hint.contains("history"), "{missing}: {hint}");
+        let created = common::run_printed(backticked(&hint, start), plan.root());
+        assert_eq!(created.code, 0, "{missing}: {hint}\n{created:?}");
+        assert_eq!(
+            plan.verify_codes(&[]),
+            Vec::<String>::new(),
+            "{missing}: {hint}"
+        );
+    }
+}

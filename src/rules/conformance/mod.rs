@@ -622,12 +622,15 @@ fn plan_files(plan: &LoadedPlan) -> Vec<Finding> {
     let paths = &plan.paths;
     let mut findings = Vec::new();
     let missing = |path: &Path, name: &str| {
-        Finding::error(
+        let finding = Finding::error(
             Code::MissingPlanFile,
             path.display().to_string(),
             format!("{name} is missing: every plan carries it"),
-        )
-        .hint("restore the file from the plan's history")
+        );
+        match name {
+            "README.md" => finding.hint("restore the file from the plan's history"),
+            _ => finding.hint(missing_file_hint(plan, path, name)),
+        }
     };
     // The README is read whole by the markdown rules, which report what else is wrong with it.
     let readme = paths.dir.join("README.md");
@@ -673,11 +676,43 @@ fn missing_results(plan: &LoadedPlan, results: &Path) -> Finding {
     // git keeps no empty folder: a clone of a plan whose analysis_results/ was still empty
     // lacks it, through no fault of the plan.
     if plan.in_git_work_tree() {
-        finding
-            .severity(Severity::Advisory)
-            .hint("create it with a `.gitkeep` file inside, so git keeps it")
+        let folder = crate::term::path_word(results);
+        let keep = crate::term::path_word(&results.join(".gitkeep"));
+        finding.severity(Severity::Advisory).hint(format!(
+            "create it with a `.gitkeep` file inside, so git keeps it: `mkdir {folder} && touch {keep}`"
+        ))
     } else {
-        finding.hint("create the folder analysis_results/ in the plan folder")
+        finding.hint(missing_file_hint(plan, results, "analysis_results/"))
+    }
+}
+
+/// What creates a plan file (PROGRESS.md, PROMPTS.md, analysis_results/) that is missing: `dwp
+/// init`, which creates them, while the plan has no state layer; else, since init materializes
+/// only such a plan, the shell command that creates it as `dwp init` would.
+fn missing_file_hint(plan: &LoadedPlan, path: &Path, name: &str) -> String {
+    let layer = [&plan.paths.state, &plan.paths.manifest]
+        .iter()
+        .any(|p| plan.place(p) != crate::store::Place::Missing);
+    if !layer {
+        let dir = plan.dir();
+        let named = dir
+            .file_name()
+            .is_some_and(|n| crate::plan::is_plan_name(&n.to_string_lossy()));
+        return match named {
+            true => format!(
+                "`dwp init {}` creates it, with the state layer the plan lacks",
+                crate::term::path_word(dir)
+            ),
+            false => materialize_hint(dir),
+        };
+    }
+    let word = crate::term::path_word(path);
+    match name {
+        "PROGRESS.md" => format!(
+            "create it with its heading (dwp's writers add their entries below): `printf '# Progress\\n' > {word}`"
+        ),
+        "PROMPTS.md" => format!("create it with its heading: `printf '# Prompts\\n' > {word}`"),
+        _ => format!("create the folder: `mkdir {word}`"),
     }
 }
 
