@@ -190,18 +190,24 @@ fn task_to_run(plan: &LoadedPlan, task: Option<u64>) -> Result<u64> {
             match open.as_slice() {
                 [id] => *id,
                 [] => {
-                    let next = state
-                        .tasks
-                        .iter()
-                        .find(|t| crate::rules::invariants::is_open(t))
-                        .map_or(1, |t| t.id);
-                    return Err(Error::rejected(
+                    let refusal = Error::rejected(
                         "--task",
                         "no task is in progress: name the task the gate is for",
-                    )
-                    .with_hint(format!(
-                        "start the next task first: `dwp update {plan} --task {next} --status in_progress`"
-                    )));
+                    );
+                    let open = state
+                        .tasks
+                        .iter()
+                        .find(|t| crate::rules::invariants::is_open(t));
+                    // A finished plan has no task to start: a start line there is refused.
+                    return Err(match open {
+                        Some(next) if next.status == TaskStatus::Pending => refusal.with_hint(format!(
+                            "start the next task first: `dwp update {plan} --task {} --status in_progress`",
+                            next.id
+                        )),
+                        _ => refusal.with_hint(format!(
+                            "no task is waiting to be started: `dwp next {plan}` says what remains"
+                        )),
+                    });
                 }
                 several => {
                     return Err(Error::rejected(
@@ -254,7 +260,7 @@ fn require_runnable(state: &crate::plan::model::State, id: u64, plan_dir: &Path)
             ),
         )
         .with_hint(format!(
-            "reopen it through an amendment first (`dwp amend {plan} --task {id} ...`), or run the gate of the task in progress: `dwp next {plan}` names it"
+            "`dwp next {plan}` names the task at work; a {status} task is reopened only through an amendment on the user's word (dwp amend with --invalidate), then run again"
         ))),
     }
 }

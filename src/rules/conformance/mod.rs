@@ -124,10 +124,10 @@ pub fn fix_hint(code: Code) -> &'static str {
             "`dwp contract check PLAN --task N` lists what is unmet; make those file changes, then stop again: the Stop hook records the contract met"
         }
         GateLog => {
-            "a log dwp kept is never edited: run the gate again through dwp, which records a new run: `dwp run PLAN --task N -- COMMAND`"
+            "a log dwp kept is never edited, and every record is judged against its log: restore its bytes from the plan's history; on a task at work, a new run through dwp (dwp run PLAN --task N -- and the gate's command) records clean evidence"
         }
         ObservedLogGone => {
-            "a log dwp kept is never moved or removed: restore it from the plan's history, or run the gate again through dwp, which records a new run: `dwp run PLAN --task N -- COMMAND`"
+            "a log dwp kept is never moved or removed, and every record is judged against its log: restore it from the plan's history; on a task at work, a new run through dwp (dwp run PLAN --task N -- and the gate's command) records clean evidence"
         }
         OrphanGateLog => {
             "no record names this log: remove it, or run the gate again through dwp to record a run: `dwp run PLAN --task N -- COMMAND`"
@@ -1122,7 +1122,8 @@ pub fn observed_gate_rules(plan: &LoadedPlan, state: &State) -> Vec<Finding> {
             let place = format!("$.tasks[{index}].gates[{at}].evidence");
             let covered = reported_as_pointer.iter().any(|g| std::ptr::eq(*g, gate));
             if let Some(finding) = gone_log(plan, &file, task.id, gate, mark.log, covered) {
-                findings.push(finding.at(place));
+                let lead = "a log dwp kept is never moved or removed, and every record is judged against its log: restore it from the plan's history; ";
+                findings.push(finding.at(place).hint(rerun_hint(plan, task, gate, lead)));
                 continue;
             }
             let path = plan.dir().join(mark.log);
@@ -1150,13 +1151,48 @@ pub fn observed_gate_rules(plan: &LoadedPlan, state: &State) -> Vec<Finding> {
                         ),
                     )
                     .at(&place)
-                    .task(task.id),
+                    .task(task.id)
+                    .hint(rerun_hint(
+                        plan,
+                        task,
+                        gate,
+                        "a log dwp kept is never edited, and every record is judged against its log: restore its bytes from the plan's history; ",
+                    )),
                 );
             }
         }
     }
     findings.extend(orphan_gate_logs(plan, state));
     findings
+}
+
+/// The step that records `gate`'s run again, after `lead`, from the state its task is in:
+/// `dwp run` with the gate's own command for a task at work; the start first for a pending one;
+/// for a completed or skipped task, which `dwp run` refuses, the amendment that reopens it.
+fn rerun_hint(
+    plan: &LoadedPlan,
+    task: &crate::plan::model::Task,
+    gate: &crate::plan::model::Gate,
+    lead: &str,
+) -> String {
+    let word = crate::term::path_word(plan.dir());
+    let id = task.id;
+    // The command as `dwp run` recorded it is shell words; anything else is not repeated.
+    let run = match crate::plan::markdown::command_argv(&gate.command) {
+        Some(_) => format!("`dwp run {word} --task {id} -- {}`", gate.command),
+        None => format!("dwp run {word} --task {id} -- and the gate's command"),
+    };
+    match task.status {
+        TaskStatus::InProgress | TaskStatus::Blocked => {
+            format!("{lead}a new run through dwp records clean evidence: {run}")
+        }
+        TaskStatus::Pending => format!(
+            "{lead}a new run through dwp records clean evidence once the task is started: `dwp update {word} --task {id} --status in_progress`, then {run}"
+        ),
+        status => format!(
+            "{lead}task {id} is {status}, and dwp run records only on a task at work (an amendment with --invalidate reopens it, on the user's word)"
+        ),
+    }
 }
 
 /// The records whose missing or escaping `log=` the evidence rules report (DWP064): a
