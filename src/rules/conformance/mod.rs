@@ -1190,7 +1190,7 @@ fn rerun_hint(
             "{lead}a new run through dwp records clean evidence once the task is started: `dwp update {word} --task {id} --status in_progress`, then {run}"
         ),
         status => format!(
-            "{lead}task {id} is {status}, and dwp run records only on a task at work (an amendment with --invalidate reopens it, on the user's word)"
+            "{lead}task {id} is {status}, and dwp run records only on a task at work (dwp amend with --invalidate reopens it, on the user's word)"
         ),
     }
 }
