@@ -86,7 +86,7 @@ pub fn run(
     let command = check_request(request)?;
     let env = CommandEnv::new(&request.pass_env)?;
     let mut unlocked = LoadedPlan::of_target(target);
-    let task = task_to_run(&unlocked, request.task)?;
+    let task = task_to_run(&unlocked, request.task, &command)?;
     // Whatever the updater would refuse (approval, materialization, a blocker, the snapshot),
     // refused now rather than after a long run: the same update planned, placeholder evidence.
     let rehearsal = gate_request(request, task, placeholder_gate(&command), true);
@@ -149,7 +149,7 @@ pub fn run(
             hint: ran_no_tests.then(|| {
                 format!(
                     "make the command select the tests it is meant to run (a filter or a path that matches none selects nothing), then run the gate again: `dwp run {} --task {task} -- {command}`",
-                    plan_dir.display()
+                    crate::term::path_word(plan_dir)
                 )
             }),
             exit: exit_code(&ending),
@@ -173,8 +173,9 @@ fn check_request(request: &RunRequest) -> Result<String> {
     Ok(command)
 }
 
-/// `--task`, or the task in progress; refused unless it is in_progress or blocked.
-fn task_to_run(plan: &LoadedPlan, task: Option<u64>) -> Result<u64> {
+/// `--task`, or the task in progress; refused unless it is in_progress or blocked. `command` (as
+/// its gate records it, shell words) is repeated in a hint that names the task.
+fn task_to_run(plan: &LoadedPlan, task: Option<u64>, command: &str) -> Result<u64> {
     let plan_dir = plan.dir();
     let state = &crate::steps::writer::load_state_for_write(plan, true)?.doc;
     let plan = crate::term::path_word(plan_dir);
@@ -221,7 +222,10 @@ fn task_to_run(plan: &LoadedPlan, task: Option<u64>) -> Result<u64> {
                                 .join(", ")
                         ),
                     )
-                    .with_hint(format!("`dwp run {plan} --task {} -- COMMAND`", several[0])));
+                    .with_hint(format!(
+                        "`dwp run {plan} --task {} -- {command}`",
+                        several[0]
+                    )));
                 }
             }
         }

@@ -616,3 +616,24 @@ fn dwp_run_on_a_completed_task_hints_a_step_that_runs() {
     let hinted = common::run_printed(hinted_line(&hint), plan.root());
     assert_eq!(hinted.code, 0, "{hint}\n{hinted:?}");
 }
+
+/// `dwp run` without `--task` while two tasks are in progress: the hint is the same run with the
+/// first task named (it said `-- COMMAND`), and it runs as printed.
+#[test]
+fn dwp_run_with_two_tasks_in_progress_hints_the_same_command_with_its_task() {
+    let plan = Plan::from_synth(SynthPlan::new("PLAN_hint_run_which", 5).completed(2));
+    start_tasks_3_and_4(&plan);
+    let refused = dwp()
+        .at(NOW)
+        .arg("run")
+        .arg(&plan.dir)
+        .args(["--", "echo", "3 passed"])
+        .run();
+    assert_ne!(refused.code, 0, "{refused:?}");
+    let hint = hint_line(&refused).to_owned();
+    assert!(!hint.contains("COMMAND"), "{hint}");
+    let line = hinted_line(&hint);
+    assert!(line.ends_with("--task 3 -- echo '3 passed'"), "{hint}");
+    let ran = common::run_printed(line, plan.root());
+    assert_eq!(ran.code, 0, "{hint}\n{ran:?}");
+}
