@@ -130,10 +130,10 @@ pub fn fix_hint(code: Code) -> &'static str {
             "a log dwp kept is never moved or removed, and every record is judged against its log: restore it from the plan's history; on a task at work, a new run through dwp (dwp run PLAN --task N -- and the gate's command) records clean evidence"
         }
         OrphanGateLog => {
-            "no record names this log: remove it, or run the gate again through dwp to record a run: `dwp run PLAN --task N -- COMMAND`"
+            "no record names this log: remove it, or run the gate again through dwp on the task at work to record a run (dwp run with --task and the gate's command)"
         }
         AssertedGate => {
-            "observed evidence is required: record the gate as dwp observes it (reopen the task with dwp amend first): `dwp run PLAN --task N -- COMMAND`"
+            "observed evidence is required: reopen the task through an amendment on the user's word (dwp amend with --invalidate and the gate's command), then record the gate as dwp observes it (dwp run with --task and that command)"
         }
     }
 }
@@ -1292,8 +1292,9 @@ fn orphan_gate_logs(plan: &LoadedPlan, state: &State) -> Vec<Finding> {
                 )
                 .severity(Severity::Advisory)
                 .hint(format!(
-                    "nothing records this run: remove the log (`rm {}`); to record a run, run the gate again with `dwp run PLAN --task N -- COMMAND`",
-                    crate::term::shell_word(&path.display().to_string())
+                    "nothing records this run: remove the log (`rm {}`); to record a run, run the gate again {}",
+                    crate::term::shell_word(&path.display().to_string()),
+                    orphan_rerun(plan, state, &path)
                 ));
                 // The task a log's name gives (`task-N-...`) fills in the hint's `--task N`.
                 match crate::rules::observed::task_of_log_name(name) {
@@ -1303,6 +1304,34 @@ fn orphan_gate_logs(plan: &LoadedPlan, state: &State) -> Vec<Finding> {
             })
         })
         .collect()
+}
+
+/// How an orphan log's run is recorded again: `dwp run` with the command and task its header
+/// names, while that task is at work and the command reads back as words; else in words.
+fn orphan_rerun(plan: &LoadedPlan, state: &State, log: &Path) -> String {
+    let read = plan.read(log);
+    let header = match &*read {
+        Ok(bytes) => crate::rules::observed::parse_log(bytes)
+            .ok()
+            .map(|(h, _)| h),
+        Err(_) => None,
+    };
+    let at_work = |id| {
+        state
+            .task(id)
+            .is_some_and(|t| matches!(t.status, TaskStatus::InProgress | TaskStatus::Blocked))
+    };
+    match header {
+        Some(h) if at_work(h.task) && crate::plan::markdown::command_argv(&h.command).is_some() => {
+            format!(
+                "with `dwp run {} --task {} -- {}`",
+                crate::term::path_word(plan.dir()),
+                h.task,
+                h.command
+            )
+        }
+        _ => "through dwp, on the task at work (dwp run with --task and the gate's command)".into(),
+    }
 }
 
 /// DWP069: every completed task whose latest record of a command was asserted (`dwp update
