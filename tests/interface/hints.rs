@@ -638,17 +638,17 @@ fn dwp_run_with_two_tasks_in_progress_hints_the_same_command_with_its_task() {
     assert_eq!(ran.code, 0, "{hint}\n{ran:?}");
 }
 
-/// DWP038: a log no record names, of a task at work, hints the run again with the log's own
-/// command and task (it said `-- COMMAND`); run as printed, it records a run.
+/// DWP038: a log no record names hints its removal, with no `-- COMMAND` placeholder to fill in
+/// (a `dwp run` it named would record the run under another log name than a whole run's); the
+/// `rm` it names, run as printed, clears the finding.
 #[test]
-fn an_orphan_gate_log_of_a_task_at_work_hints_dwp_run_of_its_own_command() {
+fn an_orphan_gate_log_hints_its_removal_which_clears_it_and_no_placeholder() {
     let plan = edited_gate_log("PLAN_hint_orphan_log");
     // The record goes, the log stays: what a run stopped before its record leaves.
     plan.edit_state(|state| state["tasks"][0]["gates"] = serde_json::json!([]));
     let hint = verify_hint(&plan, "DWP038");
     assert!(!hint.contains("COMMAND"), "{hint}");
-    let line = backticked(&hint, "dwp run");
-    assert!(line.ends_with(" --task 1 -- echo 3 passed"), "{hint}");
-    let ran = common::run_printed(line, plan.root());
-    assert_eq!(ran.code, 0, "{hint}\n{ran:?}");
+    let removed = common::run_printed(backticked(&hint, "rm "), plan.root());
+    assert_eq!(removed.code, 0, "{hint}\n{removed:?}");
+    assert!(!plan.verify_codes(&[]).contains(&"DWP038".to_owned()));
 }

@@ -1292,9 +1292,8 @@ fn orphan_gate_logs(plan: &LoadedPlan, state: &State) -> Vec<Finding> {
                 )
                 .severity(Severity::Advisory)
                 .hint(format!(
-                    "nothing records this run: remove the log (`rm {}`); to record a run, run the gate again {}",
-                    crate::term::shell_word(&path.display().to_string()),
-                    orphan_rerun(plan, state, &path)
+                    "nothing records this run: remove the log (`rm {}`); to record a run, run the gate again through dwp on the task at work (dwp run with --task and the gate's command)",
+                    crate::term::shell_word(&path.display().to_string())
                 ));
                 // The task a log's name gives (`task-N-...`) fills in the hint's `--task N`.
                 match crate::rules::observed::task_of_log_name(name) {
@@ -1304,34 +1303,6 @@ fn orphan_gate_logs(plan: &LoadedPlan, state: &State) -> Vec<Finding> {
             })
         })
         .collect()
-}
-
-/// How an orphan log's run is recorded again: `dwp run` with the command and task its header
-/// names, while that task is at work and the command reads back as words; else in words.
-fn orphan_rerun(plan: &LoadedPlan, state: &State, log: &Path) -> String {
-    let read = plan.read(log);
-    let header = match &*read {
-        Ok(bytes) => crate::rules::observed::parse_log(bytes)
-            .ok()
-            .map(|(h, _)| h),
-        Err(_) => None,
-    };
-    let at_work = |id| {
-        state
-            .task(id)
-            .is_some_and(|t| matches!(t.status, TaskStatus::InProgress | TaskStatus::Blocked))
-    };
-    match header {
-        Some(h) if at_work(h.task) && crate::plan::markdown::command_argv(&h.command).is_some() => {
-            format!(
-                "with `dwp run {} --task {} -- {}`",
-                crate::term::path_word(plan.dir()),
-                h.task,
-                h.command
-            )
-        }
-        _ => "through dwp, on the task at work (dwp run with --task and the gate's command)".into(),
-    }
 }
 
 /// DWP069: every completed task whose latest record of a command was asserted (`dwp update
