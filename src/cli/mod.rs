@@ -978,8 +978,15 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
                 let progress = render::progress::Bar::for_terminal(cli.quiet);
                 crate::commands::verify::verify_many(targets, strictness, &progress)
             };
-            let strict = *strict;
-            return Ok((Outcome::Verify { reports, strict }, format));
+            let (strict, all) = (*strict, *all);
+            return Ok((
+                Outcome::Verify {
+                    reports,
+                    strict,
+                    all,
+                },
+                format,
+            ));
         }
         Command::Status { target, all } => {
             // A repository root (holding .dwp/plans/, not itself a plan) lists its plans.

@@ -60,10 +60,12 @@ pub enum Outcome {
         report: ReconcileReport,
         write: bool,
     },
-    /// `strict`: advisories counted as errors (the reports' verdicts already weigh it).
+    /// `strict`: advisories counted as errors (the reports' verdicts already weigh it); `all`:
+    /// the plans a workspace holds, summed up whatever their number.
     Verify {
         reports: Vec<PlanReport>,
         strict: bool,
+        all: bool,
     },
     Status(Summary),
     Next(NextOutcome),

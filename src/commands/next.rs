@@ -2,21 +2,24 @@
 //! never writes.
 //!
 //! The next task is the blocked one while a blocker stands (its `--resolve-blocker` line), else
-//! the first task neither completed nor skipped: in progress, its completion
-//! (`--status completed --gate ... --tick`, one `--gate` per command its Validation section
-//! lists); pending, its start (`--status in_progress`). Tasks run in order: a state in which a
-//! later task is in progress while an earlier one is open (DWP036, a hand edit or a reconcile)
-//! is said so, and the lines put each such later task back (`--status pending`) before the
-//! first open task's line, never a third task started. A pending approval comes first (`dwp approve PLAN --by NAME`); a
-//! completed plan needs nothing, or `dwp finalize PLAN` while it has no receipt. A plan without
-//! a state layer is read from its markdown (the boxes, then the logs' `Status:` lines) and is
-//! materialized first (`dwp init PLAN`). Every line names the plan as the caller did, quoted for
-//! a shell where it must be, and runs as printed; `NAME`, `EVIDENCE` and `COMMAND` are the
-//! caller's to fill in.
+//! the first task neither completed nor skipped: in progress, the `dwp run PLAN --task N --
+//! COMMAND` line of each command its Validation section lists (what records it as observed
+//! evidence; a command whose latest record is a passing run dwp observed is not asked again, and
+//! one only a shell runs as written is shown to run by hand, never split), then its completion
+//! (`--status completed --tick`, which needs a gate record: without a command to run or a
+//! record, the words say what to list); pending, its start (`--status in_progress`). Tasks run
+//! in order: a state in which a later task is in progress while an earlier one is open (DWP036,
+//! a hand edit or a reconcile) is said so, and the lines put each such later task back
+//! (`--status pending`) before the first open task's line, never a third task started. A
+//! pending approval comes first (`dwp approve PLAN --by NAME`: who approved is only the user's
+//! to say, the one word left to fill in); a completed plan needs nothing, or `dwp finalize PLAN`
+//! while it has no receipt. A plan without a state layer is read from its markdown (the boxes,
+//! then the logs' `Status:` lines) and is materialized first (`dwp init PLAN`). Every line names
+//! the plan as the caller did, quoted for a shell where it must be, and runs as printed.
 
 use crate::error::Result;
 use crate::plan::LoadedPlan;
-use crate::plan::markdown::{TaskRecord, validation_list};
+use crate::plan::markdown::{TaskRecord, command_argv, validation_list};
 use crate::plan::model::{Approval, PlanStatus, TaskStatus};
 use crate::plan::records::PlanMarkdown;
 use crate::term::shell_word;
@@ -80,8 +83,17 @@ pub struct NextTask {
     pub validation: Vec<String>,
     /// Items of its Validation section that hold no command.
     pub validation_notes: Vec<String>,
+    /// Commands of `validation` that only a shell runs as written (a pipe, a redirection, a
+    /// variable): `dwp run` takes argv, so these are the user's to run by hand.
+    pub by_hand: Vec<String>,
+    /// Commands of `validation` whose latest record is a passing run dwp observed: not asked
+    /// for again.
+    pub observed: Vec<String>,
     /// Whether it is the plan's last task (its completion publishes the plan).
     pub last: bool,
+    /// Whether the task holds any gate record (a completion needs one).
+    #[serde(skip)]
+    pub recorded: bool,
 }
 
 /// The active blocker.
@@ -194,7 +206,11 @@ pub fn next(target: &Path) -> Result<NextOutcome> {
     let locator = state
         .task(view.id)
         .and_then(|t| t.locator_value().map(str::to_owned));
-    let task = next_task(view, &plan_dir, locator, record.as_ref(), views.len());
+    let mut task = next_task(view, &plan_dir, locator, record.as_ref(), views.len());
+    if let Some(recorded) = state.task(view.id) {
+        task.observed = observed_passes(&task.validation, recorded.gates(), &plan);
+        task.recorded = !recorded.gates().is_empty();
+    }
     decide_with_task(&mut outcome, task);
     Ok(outcome)
 }
@@ -325,6 +341,12 @@ fn next_task(
         Some(anchor) => format!("{}#{anchor}", plan_dir.join("README.md").display()),
         None => plan_dir.join(l).display().to_string(),
     });
+    let by_hand = list
+        .commands
+        .iter()
+        .filter(|c| command_argv(c).is_none())
+        .cloned()
+        .collect();
     NextTask {
         id: view.id,
         title: view.title.clone(),
@@ -332,8 +354,36 @@ fn next_task(
         record,
         validation: list.commands,
         validation_notes: list.notes,
+        by_hand,
+        observed: Vec::new(),
         last: view.id as usize == count,
+        recorded: false,
     }
+}
+
+/// The listed commands whose latest gate record is a passing run dwp observed and its log
+/// still backs (the gate's command is the argv as `dwp run` records it).
+fn observed_passes(
+    validation: &[String],
+    gates: &[crate::plan::model::Gate],
+    plan: &LoadedPlan,
+) -> Vec<String> {
+    let latest = crate::rules::evidence::latest_per_command(gates);
+    validation
+        .iter()
+        .filter(|command| {
+            let Some(argv) = command_argv(command) else {
+                return false;
+            };
+            let recorded = crate::steps::process::display_argv(&argv);
+            latest.iter().any(|gate| {
+                gate.command == recorded
+                    && crate::rules::observed::is_observed(gate)
+                    && crate::rules::evidence::gate_problems(gate, plan).is_empty()
+            })
+        })
+        .cloned()
+        .collect()
 }
 
 /// No open task: done, publication still to do, or nothing open in a plan not completed.
@@ -362,7 +412,7 @@ fn decide_with_task(outcome: &mut NextOutcome, task: NextTask) {
                 task.id
             ),
         ),
-        TaskStatus::InProgress => (Action::Complete, completion_line(&path, &task)),
+        TaskStatus::InProgress => (Action::Complete, String::new()),
         _ => (
             Action::Start,
             format!("dwp update {path} --task {} --status in_progress", task.id),
@@ -388,32 +438,35 @@ fn decide_with_task(outcome: &mut NextOutcome, task: NextTask) {
         outcome.run.push(format!("dwp approve {path} --by NAME"));
     }
     outcome.run.extend(put_back);
-    outcome.run.push(line);
+    match action {
+        Action::Complete => outcome.run.extend(completion_lines(&path, &task)),
+        _ => outcome.run.push(line),
+    }
     outcome.task = Some(task);
 }
 
-/// `dwp update PLAN --task N --status completed --gate "COMMAND|0|EVIDENCE" ... --tick`: one
-/// gate per listed command (`--gate-json` for a command with a `|`, which `--gate` splits on).
-fn completion_line(path: &str, task: &NextTask) -> String {
-    let mut line = format!("dwp update {path} --task {} --status completed", task.id);
-    let commands: Vec<&str> = match task.validation.is_empty() {
-        true => vec!["COMMAND"],
-        false => task.validation.iter().map(String::as_str).collect(),
-    };
-    for command in commands {
-        if command.contains('|') {
-            let gate = serde_json::json!({
-                "command": command,
-                "passes": true,
-                "exit_code": 0,
-                "evidence": "EVIDENCE",
-            });
-            line.push_str(&format!(" --gate-json {}", shell_word(&gate.to_string())));
-        } else {
-            let gate = format!("{command}|0|EVIDENCE");
-            line.push_str(&format!(" --gate {}", shell_word(&gate)));
-        }
+/// `dwp run PLAN --task N -- COMMAND` for each listed command dwp can run as argv and has not
+/// yet seen pass, then `dwp update PLAN --task N --status completed --tick`: the completion
+/// only when the task will hold a gate record, which it needs.
+fn completion_lines(path: &str, task: &NextTask) -> Vec<String> {
+    let mut lines: Vec<String> = task
+        .validation
+        .iter()
+        .filter(|command| !task.observed.contains(command))
+        .filter_map(|command| command_argv(command))
+        .map(|argv| {
+            format!(
+                "dwp run {path} --task {} -- {}",
+                task.id,
+                crate::steps::process::display_argv(&argv)
+            )
+        })
+        .collect();
+    if !lines.is_empty() || task.recorded || !task.observed.is_empty() {
+        lines.push(format!(
+            "dwp update {path} --task {} --status completed --tick",
+            task.id
+        ));
     }
-    line.push_str(" --tick");
-    line
+    lines
 }

@@ -86,7 +86,7 @@ pub fn run(
     let command = check_request(request)?;
     let env = CommandEnv::new(&request.pass_env)?;
     let mut unlocked = LoadedPlan::of_target(target);
-    let task = task_to_run(&unlocked, request.task)?;
+    let task = task_to_run(&unlocked, request.task, &command)?;
     // Whatever the updater would refuse (approval, materialization, a blocker, the snapshot),
     // refused now rather than after a long run: the same update planned, placeholder evidence.
     let rehearsal = gate_request(request, task, placeholder_gate(&command), true);
@@ -149,7 +149,7 @@ pub fn run(
             hint: ran_no_tests.then(|| {
                 format!(
                     "make the command select the tests it is meant to run (a filter or a path that matches none selects nothing), then run the gate again: `dwp run {} --task {task} -- {command}`",
-                    plan_dir.display()
+                    crate::term::path_word(plan_dir)
                 )
             }),
             exit: exit_code(&ending),
@@ -173,8 +173,9 @@ fn check_request(request: &RunRequest) -> Result<String> {
     Ok(command)
 }
 
-/// `--task`, or the task in progress; refused unless it is in_progress or blocked.
-fn task_to_run(plan: &LoadedPlan, task: Option<u64>) -> Result<u64> {
+/// `--task`, or the task in progress; refused unless it is in_progress or blocked. `command` (as
+/// its gate records it, shell words) is repeated in a hint that names the task.
+fn task_to_run(plan: &LoadedPlan, task: Option<u64>, command: &str) -> Result<u64> {
     let plan_dir = plan.dir();
     let state = &crate::steps::writer::load_state_for_write(plan, true)?.doc;
     let plan = crate::term::path_word(plan_dir);
@@ -190,18 +191,24 @@ fn task_to_run(plan: &LoadedPlan, task: Option<u64>) -> Result<u64> {
             match open.as_slice() {
                 [id] => *id,
                 [] => {
-                    let next = state
-                        .tasks
-                        .iter()
-                        .find(|t| crate::rules::invariants::is_open(t))
-                        .map_or(1, |t| t.id);
-                    return Err(Error::rejected(
+                    let refusal = Error::rejected(
                         "--task",
                         "no task is in progress: name the task the gate is for",
-                    )
-                    .with_hint(format!(
-                        "start the next task first: `dwp update {plan} --task {next} --status in_progress`"
-                    )));
+                    );
+                    let open = state
+                        .tasks
+                        .iter()
+                        .find(|t| crate::rules::invariants::is_open(t));
+                    // A finished plan has no task to start: a start line there is refused.
+                    return Err(match open {
+                        Some(next) if next.status == TaskStatus::Pending => refusal.with_hint(format!(
+                            "start the next task first: `dwp update {plan} --task {} --status in_progress`",
+                            next.id
+                        )),
+                        _ => refusal.with_hint(format!(
+                            "no task is waiting to be started: `dwp next {plan}` says what remains"
+                        )),
+                    });
                 }
                 several => {
                     return Err(Error::rejected(
@@ -215,7 +222,10 @@ fn task_to_run(plan: &LoadedPlan, task: Option<u64>) -> Result<u64> {
                                 .join(", ")
                         ),
                     )
-                    .with_hint(format!("`dwp run {plan} --task {} -- COMMAND`", several[0])));
+                    .with_hint(format!(
+                        "`dwp run {plan} --task {} -- {command}`",
+                        several[0]
+                    )));
                 }
             }
         }
@@ -254,7 +264,7 @@ fn require_runnable(state: &crate::plan::model::State, id: u64, plan_dir: &Path)
             ),
         )
         .with_hint(format!(
-            "reopen it through an amendment first (`dwp amend {plan} --task {id} ...`), or run the gate of the task in progress: `dwp next {plan}` names it"
+            "`dwp next {plan}` names the task at work; a {status} task is reopened only through an amendment on the user's word (dwp amend with --invalidate), then run again"
         ))),
     }
 }

@@ -450,3 +450,205 @@ fn a_refused_publication_hints_finalize_on_the_plan_and_it_lists_the_problem() {
     assert_eq!(listed.code, 1, "{hint}\n{listed:?}");
     assert!(listed.stdout.contains("DWP083"), "{hint}\n{listed:?}");
 }
+
+/// The backticked text of `hint` that starts with `start`.
+fn backticked<'a>(hint: &'a str, start: &str) -> &'a str {
+    hint.split('`')
+        .skip(1)
+        .step_by(2)
+        .find(|span| span.starts_with(start))
+        .unwrap_or_else(|| panic!("no `{start}...` in the hint: {hint}"))
+}
+
+/// DWP050 on a plan without a state layer: `dwp init PLAN` creates the missing PROGRESS.md,
+/// PROMPTS.md and analysis_results/ (it said "restore the file from the plan's history").
+#[test]
+fn a_missing_plan_file_of_a_plan_without_state_hints_dwp_init_which_creates_it() {
+    let plan = Plan::from_synth(SynthPlan::new("PLAN_hint_init_files", 3));
+    for file in ["state.json", "manifest.json", "PROGRESS.md", "PROMPTS.md"] {
+        std::fs::remove_file(plan.path(file)).unwrap();
+    }
+    std::fs::remove_dir_all(plan.path("analysis_results")).unwrap();
+    let hint = verify_hint(&plan, "DWP050");
+    assert!(!hint.contains("history"), "{hint}");
+    let created = common::run_printed(hinted_line(&hint), plan.root());
+    assert_eq!(created.code, 0, "{hint}\n{created:?}");
+    let codes = plan.verify_codes(&[]);
+    assert!(!codes.contains(&"DWP050".to_owned()), "{codes:?}");
+}
+
+/// DWP050 on a plan with a state layer, which `dwp init` refuses: the hint is the command that
+/// creates the missing file or folder, and run as printed it clears the finding.
+#[test]
+fn a_missing_plan_file_of_a_plan_with_state_hints_the_command_that_creates_it() {
+    for (missing, start) in [
+        ("PROGRESS.md", "printf"),
+        ("PROMPTS.md", "printf"),
+        ("analysis_results", "mkdir"),
+    ] {
+        let plan = Plan::from_synth(SynthPlan::new("PLAN_hint_create_file", 3));
+        let path = plan.path(missing);
+        match path.is_dir() {
+            true => std::fs::remove_dir_all(&path).unwrap(),
+            false => std::fs::remove_file(&path).unwrap(),
+        }
+        let hint = verify_hint(&plan, "DWP050");
+        assert!(!hint.contains("history"), "{missing}: {hint}");
+        let created = common::run_printed(backticked(&hint, start), plan.root());
+        assert_eq!(created.code, 0, "{missing}: {hint}\n{created:?}");
+        assert_eq!(
+            plan.verify_codes(&[]),
+            Vec::<String>::new(),
+            "{missing}: {hint}"
+        );
+    }
+}
+
+/// Task 1 of a new synthetic plan started, its Validation `echo 3 passed` run through dwp, and
+/// the log dwp kept edited afterwards (DWP068).
+fn edited_gate_log(name: &str) -> Plan {
+    let plan = Plan::from_synth(SynthPlan::new(name, 3));
+    plan.edit("1.task_synthetic_1.md", |t| {
+        t.replace("- `cargo test`", "- `echo 3 passed`")
+    });
+    let dir = plan.dir.to_str().unwrap().to_owned();
+    for args in [
+        vec!["update", &dir, "--task", "1", "--status", "in_progress"],
+        vec!["run", &dir, "--task", "1", "--", "echo", "3", "passed"],
+    ] {
+        let run = dwp().at(NOW).args(args).run();
+        assert_eq!(run.code, 0, "{run:?}");
+    }
+    let gates = plan.path("analysis_results/gates");
+    let log = std::fs::read_dir(gates)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let mut bytes = std::fs::read(&log).unwrap();
+    bytes.extend_from_slice(b"12 passed\n");
+    std::fs::write(&log, bytes).unwrap();
+    plan
+}
+
+/// DWP068 on a task at work names `dwp run` with the gate's own command (it said `-- COMMAND`),
+/// and run as printed it records a new observed run.
+#[test]
+fn an_edited_gate_log_of_a_task_at_work_hints_dwp_run_of_its_own_command() {
+    let plan = edited_gate_log("PLAN_hint_log_at_work");
+    let hint = verify_hint(&plan, "DWP068");
+    assert!(!hint.contains("COMMAND"), "{hint}");
+    let line = hinted_line(&hint);
+    assert!(
+        line.starts_with("dwp run ") && line.ends_with(" --task 1 -- echo 3 passed"),
+        "{hint}"
+    );
+    let ran = common::run_printed(line, plan.root());
+    assert_eq!(ran.code, 0, "{hint}\n{ran:?}");
+    assert_eq!(
+        plan.state()["tasks"][0]["gates"].as_array().unwrap().len(),
+        2
+    );
+}
+
+/// DWP068 on a completed task: `dwp run` refuses a completed task, so the hint names none; it
+/// names what clears the finding, the log's bytes restored.
+#[test]
+fn an_edited_gate_log_of_a_completed_task_hints_no_dwp_run_which_it_refuses() {
+    let plan = edited_gate_log("PLAN_hint_log_done");
+    // The log is edited after the completion here: complete first on a clean log.
+    let gates = plan.path("analysis_results/gates");
+    let log = std::fs::read_dir(gates)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let edited = std::fs::read(&log).unwrap();
+    std::fs::write(&log, &edited[..edited.len() - b"12 passed\n".len()]).unwrap();
+    common::fill_task_log(&plan.path("1.task_synthetic_1.md"), 1);
+    let done = dwp()
+        .at(NOW)
+        .arg("update")
+        .arg(&plan.dir)
+        .args(["--task", "1", "--status", "completed", "--tick"])
+        .run();
+    assert_eq!(done.code, 0, "{done:?}");
+    std::fs::write(&log, &edited).unwrap();
+    let hint = verify_hint(&plan, "DWP068");
+    assert!(!hint.contains("`dwp run"), "{hint}");
+    assert!(!hint.contains("COMMAND"), "{hint}");
+    assert!(hint.contains("restore its bytes"), "{hint}");
+}
+
+/// `dwp run` in a plan whose tasks are all done: its hint named `dwp update PLAN --task 1
+/// --status in_progress`, refused on a completed task; it names a step that runs.
+#[test]
+fn dwp_run_in_a_finished_plan_hints_a_step_that_runs() {
+    let plan = Plan::from_synth(SynthPlan::new("PLAN_hint_run_finished", 3).completed(3));
+    let refused = dwp()
+        .at(NOW)
+        .arg("run")
+        .arg(&plan.dir)
+        .args(["--", "echo", "hi"])
+        .run();
+    assert_ne!(refused.code, 0, "{refused:?}");
+    let hint = hint_line(&refused).to_owned();
+    let hinted = common::run_printed(hinted_line(&hint), plan.root());
+    assert_eq!(hinted.code, 0, "{hint}\n{hinted:?}");
+}
+
+/// `dwp run --task N` on a completed task: the hint's first command ran `dwp amend PLAN --task N
+/// ...`, a placeholder; it names a step that runs as printed.
+#[test]
+fn dwp_run_on_a_completed_task_hints_a_step_that_runs() {
+    let plan = Plan::from_synth(SynthPlan::new("PLAN_hint_run_done_task", 3).completed(1));
+    let refused = dwp()
+        .at(NOW)
+        .arg("run")
+        .arg(&plan.dir)
+        .args(["--task", "1", "--", "echo", "hi"])
+        .run();
+    assert_ne!(refused.code, 0, "{refused:?}");
+    let hint = hint_line(&refused).to_owned();
+    assert!(!hint.contains("..."), "{hint}");
+    let hinted = common::run_printed(hinted_line(&hint), plan.root());
+    assert_eq!(hinted.code, 0, "{hint}\n{hinted:?}");
+}
+
+/// `dwp run` without `--task` while two tasks are in progress: the hint is the same run with the
+/// first task named (it said `-- COMMAND`), and it runs as printed.
+#[test]
+fn dwp_run_with_two_tasks_in_progress_hints_the_same_command_with_its_task() {
+    let plan = Plan::from_synth(SynthPlan::new("PLAN_hint_run_which", 5).completed(2));
+    start_tasks_3_and_4(&plan);
+    let refused = dwp()
+        .at(NOW)
+        .arg("run")
+        .arg(&plan.dir)
+        .args(["--", "echo", "3 passed"])
+        .run();
+    assert_ne!(refused.code, 0, "{refused:?}");
+    let hint = hint_line(&refused).to_owned();
+    assert!(!hint.contains("COMMAND"), "{hint}");
+    let line = hinted_line(&hint);
+    assert!(line.ends_with("--task 3 -- echo '3 passed'"), "{hint}");
+    let ran = common::run_printed(line, plan.root());
+    assert_eq!(ran.code, 0, "{hint}\n{ran:?}");
+}
+
+/// DWP038: a log no record names hints its removal, with no `-- COMMAND` placeholder to fill in
+/// (a `dwp run` it named would record the run under another log name than a whole run's); the
+/// `rm` it names, run as printed, clears the finding.
+#[test]
+fn an_orphan_gate_log_hints_its_removal_which_clears_it_and_no_placeholder() {
+    let plan = edited_gate_log("PLAN_hint_orphan_log");
+    // The record goes, the log stays: what a run stopped before its record leaves.
+    plan.edit_state(|state| state["tasks"][0]["gates"] = serde_json::json!([]));
+    let hint = verify_hint(&plan, "DWP038");
+    assert!(!hint.contains("COMMAND"), "{hint}");
+    let removed = common::run_printed(backticked(&hint, "rm "), plan.root());
+    assert_eq!(removed.code, 0, "{hint}\n{removed:?}");
+    assert!(!plan.verify_codes(&[]).contains(&"DWP038".to_owned()));
+}

@@ -1,8 +1,8 @@
-//! `dwp next PLAN` through the real binary: one test per rule of issue #15. The next task is the
-//! blocked one, else the first open one; in progress it is completed, pending it is started; an
-//! approval comes first; a completed plan needs nothing or `dwp finalize`; a plan without a state
-//! layer is read from its markdown. Every `dwp ...` line it prints is run as printed and does
-//! what it says.
+//! `dwp next PLAN` through the real binary: one test per rule of issues #15 and #31. The next
+//! task is the blocked one, else the first open one; in progress its Validation commands are run
+//! through `dwp run` and it is completed, pending it is started; an approval comes first; a
+//! completed plan needs nothing or `dwp finalize`; a plan without a state layer is read from its
+//! markdown. Every `dwp ...` line it prints is run as printed and does what it says.
 
 use crate::common;
 use crate::common::{
@@ -47,7 +47,7 @@ fn start_task_1(plan: &Plan) {
 }
 
 #[test]
-fn the_task_in_progress_is_next_and_its_line_completes_it_with_a_gate_per_validation_command() {
+fn the_task_in_progress_is_next_and_each_validation_command_gets_its_dwp_run_line() {
     let (root, plan) = fixture_copy("valid-full-v5");
     let run = next_in(root.path(), &plan);
     assert!(
@@ -60,27 +60,88 @@ fn the_task_in_progress_is_next_and_its_line_completes_it_with_a_gate_per_valida
         run.stdout
             .contains("    pnpm run test\n    pnpm run db:migrate -- --dry-run\n")
     );
+    // The second `--` is the command's own: `dwp run` passes every word after its first.
+    assert_eq!(
+        printed_dwp_lines(&run.stdout),
+        [
+            format!("dwp run {plan} --task 3 -- pnpm run test"),
+            format!("dwp run {plan} --task 3 -- pnpm run db:migrate -- --dry-run"),
+            format!("dwp update {plan} --task 3 --status completed --tick"),
+        ]
+    );
+}
+
+/// The task's two Validation commands, each a program that runs here and prints a test tally.
+const RUNNABLE_VALIDATION: &str =
+    "- `sh -c 'echo \"test result: ok. 2 passed; 0 failed\"'`\n- `echo 3 passed -- --dry-run`";
+
+/// `dwp next` asks for observed evidence, never a placeholder (issue #31: `--gate
+/// "...|0|EVIDENCE"` pasted as printed stored the word EVIDENCE): one `dwp run` line per
+/// Validation command, quoted so it runs as printed, then the completion without `--gate`.
+/// Run in order, they record both runs as observed and complete the task, which verify accepts.
+#[test]
+fn next_prints_the_dwp_run_line_of_each_validation_command_and_a_completion_without_placeholders() {
+    let plan = Plan::from_synth(SynthPlan::new("PLAN_next_observed", 3));
+    plan.edit("1.task_synthetic_1.md", |t| {
+        t.replace("- `cargo test`", RUNNABLE_VALIDATION)
+    });
+    start_task_1(&plan);
+    let run = next_in(plan.root(), "PLAN_next_observed");
     let lines = printed_dwp_lines(&run.stdout);
     assert_eq!(
         lines,
-        [format!(
-            "dwp update {plan} --task 3 --status completed --gate \"pnpm run test|0|EVIDENCE\" --gate \"pnpm run db:migrate -- --dry-run|0|EVIDENCE\" --tick"
-        )]
+        [
+            "dwp run PLAN_next_observed --task 1 -- sh -c 'echo \"test result: ok. 2 passed; 0 failed\"'",
+            "dwp run PLAN_next_observed --task 1 -- echo 3 passed -- --dry-run",
+            "dwp update PLAN_next_observed --task 1 --status completed --tick",
+        ]
     );
-    let dir = root.path().join(&plan);
-    fill_task_log(&dir.join("3.task_retry_queue.md"), 3);
-    run_ok(&lines[0], root.path());
-    let state = state_of(&dir);
-    assert_eq!(state["tasks"][2]["status"], "completed");
-    let gates = field_strs(&state["tasks"][2]["gates"], "command");
-    assert!(
-        gates.contains(&"pnpm run db:migrate -- --dry-run"),
-        "{gates:?}"
-    );
-    assert!(
-        std::fs::read_to_string(dir.join("README.md"))
-            .unwrap()
-            .contains("- [x] Task 3:")
+    for word in ["EVIDENCE", "COMMAND", "--gate"] {
+        assert!(!run.stdout.contains(word), "{word}: {}", run.stdout);
+    }
+    let json = next_json_in(plan.root(), "PLAN_next_observed");
+    assert_eq!(owned_strs(&json["next"]["run"]), lines);
+    fill_task_log(&plan.path("1.task_synthetic_1.md"), 1);
+    for line in &lines {
+        run_ok(line, plan.root());
+    }
+    let state = plan.state();
+    assert_eq!(state["tasks"][0]["status"], "completed");
+    let gates = state["tasks"][0]["gates"].as_array().unwrap();
+    assert_eq!(gates.len(), 2, "{gates:?}");
+    for gate in gates {
+        let evidence = gate["evidence"].as_str().unwrap();
+        assert!(evidence.contains("(observed by dwp: exit 0;"), "{evidence}");
+    }
+    assert!(!plan.verify_codes(&[]).contains(&"DWP060".to_owned()));
+}
+
+/// A command whose latest record is a passing run dwp observed is not asked for again; an
+/// asserted record (`--gate`) does not count: its line stays.
+#[test]
+fn a_validation_command_already_passing_under_dwp_run_is_not_asked_to_run_again() {
+    let plan = Plan::from_synth(SynthPlan::new("PLAN_next_ran", 3));
+    plan.edit("1.task_synthetic_1.md", |t| {
+        t.replace("- `cargo test`", RUNNABLE_VALIDATION)
+    });
+    start_task_1(&plan);
+    let first = printed_dwp_lines(&next_in(plan.root(), "PLAN_next_ran").stdout);
+    run_ok(&first[0], plan.root());
+    dwp()
+        .at(NOW)
+        .arg("update")
+        .arg(&plan.dir)
+        .args(["--task", "1", "--status", "in_progress"])
+        .args(["--gate", "echo 3 passed -- --dry-run|0|3 passed"])
+        .assert()
+        .success();
+    let lines = printed_dwp_lines(&next_in(plan.root(), "PLAN_next_ran").stdout);
+    assert_eq!(
+        lines,
+        [
+            "dwp run PLAN_next_ran --task 1 -- echo 3 passed -- --dry-run",
+            "dwp update PLAN_next_ran --task 1 --status completed --tick",
+        ]
     );
 }
 
@@ -249,8 +310,10 @@ fn a_pending_approval_names_dwp_approve_first_and_both_lines_run() {
     assert_eq!(plan.state()["tasks"][0]["status"], "in_progress");
 }
 
+/// Nothing to run, so nothing to record: no `COMMAND` to fill in. The words say what works
+/// (list the command in the record), and no line is printed that would be refused.
 #[test]
-fn validation_that_lists_no_command_says_none_listed_and_the_line_names_command() {
+fn validation_that_lists_no_command_says_none_listed_and_prints_no_placeholder() {
     let plan = Plan::from_synth(SynthPlan::new("PLAN_next_no_commands", 3));
     plan.edit("1.task_synthetic_1.md", |t| {
         t.replace("- `cargo test`", "- open the page and check the banner")
@@ -266,35 +329,56 @@ fn validation_that_lists_no_command_says_none_listed_and_the_line_names_command(
         run.stdout
             .contains("  to check: open the page and check the banner\n")
     );
+    assert!(
+        run.stdout.contains("list the command that checks it"),
+        "{}",
+        run.stdout
+    );
+    assert!(printed_dwp_lines(&run.stdout).is_empty(), "{}", run.stdout);
+    assert!(!run.stdout.contains("COMMAND"), "{}", run.stdout);
+    let json = next_json_in(plan.root(), "PLAN_next_no_commands");
+    assert_eq!(json["next"]["task"]["validation"], serde_json::json!([]));
+    assert_eq!(json["next"]["run"], serde_json::json!([]));
+}
+
+/// `dwp run` takes argv and uses no shell: a pipe is shown as a command to run by hand, never
+/// split into words that would run something else; the commands that are words get their line.
+#[test]
+fn a_validation_command_that_needs_a_shell_is_shown_to_run_by_hand_never_split() {
+    let plan = Plan::from_synth(SynthPlan::new("PLAN_next_pipe", 3));
+    plan.edit("1.task_synthetic_1.md", |t| {
+        t.replace(
+            "- `cargo test`",
+            "```sh\ncargo test 2>&1 | tail -1\necho 3 passed\n```",
+        )
+    });
+    start_task_1(&plan);
+    let run = next_in(plan.root(), "PLAN_next_pipe");
+    assert!(
+        run.stdout.contains(
+            "  by hand (a shell line, which dwp run does not split): cargo test 2>&1 | tail -1\n"
+        ),
+        "{}",
+        run.stdout
+    );
     let lines = printed_dwp_lines(&run.stdout);
     assert_eq!(
         lines,
         [
-            "dwp update PLAN_next_no_commands --task 1 --status completed --gate \"COMMAND|0|EVIDENCE\" --tick"
+            "dwp run PLAN_next_pipe --task 1 -- echo 3 passed",
+            "dwp update PLAN_next_pipe --task 1 --status completed --tick",
         ]
     );
-    let json = next_json_in(plan.root(), "PLAN_next_no_commands");
-    assert_eq!(json["next"]["task"]["validation"], serde_json::json!([]));
-}
-
-#[test]
-fn a_validation_command_with_a_pipe_is_recorded_through_gate_json() {
-    let plan = Plan::from_synth(SynthPlan::new("PLAN_next_pipe", 3));
-    plan.edit("1.task_synthetic_1.md", |t| {
-        t.replace("- `cargo test`", "```sh\ncargo test 2>&1 | tail -1\n```")
-    });
-    start_task_1(&plan);
-    let run = next_in(plan.root(), "PLAN_next_pipe");
-    let lines = printed_dwp_lines(&run.stdout);
-    assert!(lines[0].contains("--gate-json '{"), "{}", lines[0]);
-    fill_task_log(&plan.path("1.task_synthetic_1.md"), 1);
-    run_ok(&lines[0], plan.root());
-    let state = plan.state();
-    assert_eq!(state["tasks"][0]["status"], "completed");
+    let json = next_json_in(plan.root(), "PLAN_next_pipe");
     assert_eq!(
-        state["tasks"][0]["gates"][0]["command"],
-        "cargo test 2>&1 | tail -1"
+        json["next"]["task"]["by_hand"],
+        serde_json::json!(["cargo test 2>&1 | tail -1"])
     );
+    fill_task_log(&plan.path("1.task_synthetic_1.md"), 1);
+    for line in &lines {
+        run_ok(line, plan.root());
+    }
+    assert_eq!(plan.state()["tasks"][0]["status"], "completed");
 }
 
 #[test]

@@ -597,7 +597,7 @@ fn all_needs_a_repository_root_and_says_when_there_are_none() {
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(
         String::from_utf8_lossy(&output.stdout),
-        "no plans to verify\n"
+        "no plans to verify\n0 plans: 0 conformant, 0 not conformant, 0 unverified\n"
     );
 }
 

@@ -182,8 +182,11 @@ fn a_repository_with_no_plans_verifies_conformant_with_an_empty_sarif_log() {
     assert_eq!(log["runs"][0]["results"], serde_json::json!([]));
     let human = at_root(&["verify", "--all", "."]);
     assert_eq!(human.code, 0, "{human:?}");
-    assert_eq!(human.stdout.lines().count(), 1, "{human:?}");
-    assert!(human.stdout.contains("no plans"), "{human:?}");
+    // That there are none, then the summary every `--all` ends with.
+    assert_eq!(
+        human.stdout, "no plans to verify\n0 plans: 0 conformant, 0 not conformant, 0 unverified\n",
+        "{human:?}"
+    );
     let json = at_root(&["--json", "verify", "--all"]);
     assert_eq!(json.code, 0, "{json:?}");
     let document: Value = serde_json::from_str(&json.stdout).unwrap();
@@ -192,4 +195,42 @@ fn a_repository_with_no_plans_verifies_conformant_with_an_empty_sarif_log() {
         .or_else(|| document["verify"]["plans"].as_array());
     assert_eq!(plans, Some(&Vec::new()), "{document}");
     assert_eq!(common::tree_digest(repo.path()), before, "nothing written");
+}
+
+/// `dwp verify --all` ends its human output with one summary line of all four counts, however
+/// many plans it found (one, or none); of one plan named alone there is nothing to sum up.
+#[test]
+fn verify_all_ends_with_one_summary_line_of_plans_conformant_not_conformant_unverified() {
+    let root = tempfile::tempdir().unwrap();
+    let plans = root.path().join(".dwp/plans");
+    std::fs::create_dir_all(&plans).unwrap();
+    let all = |root: &std::path::Path| {
+        let run = common::dwp()
+            .without_clock()
+            .inherit_home()
+            .args(["verify", "--all"])
+            .arg(root)
+            .run_utf8();
+        (run.code, run.stdout)
+    };
+    let (code, text) = all(root.path());
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.ends_with("0 plans: 0 conformant, 0 not conformant, 0 unverified\n"),
+        "{text}"
+    );
+    dwp::synth::SynthPlan::new("PLAN_summed_up", 3)
+        .write(&plans)
+        .unwrap();
+    let (code, text) = all(root.path());
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.ends_with(": CONFORMANT\n1 plan: 1 conformant, 0 not conformant, 0 unverified\n"),
+        "{text}"
+    );
+    let (_, alone) = verify(&[FAILING_GATE]);
+    assert!(
+        !alone.contains(" plan: ") && !alone.contains(" plans: "),
+        "{alone}"
+    );
 }

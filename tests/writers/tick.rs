@@ -361,9 +361,18 @@ fn tick_fills_the_task_logs_status_timestamp_and_gate_record_so_the_plan_stays_c
         let log = &text[text.find("# Task 3").unwrap()..];
         let log = &log[..log.find("# Task 4").unwrap_or(log.len())];
         assert!(log.contains("Status: completed"), "{format:?}: {log}");
-        assert!(log.contains(&format!("Timestamp: {NOW}")), "{format:?}: {log}");
-        assert!(log.contains("Gate record: cargo test → 13 passed\n"), "{format:?}: {log}");
-        assert!(log.contains("Skills disposition: none\n"), "{format:?}: {log}");
+        assert!(
+            log.contains(&format!("Timestamp: {NOW}")),
+            "{format:?}: {log}"
+        );
+        assert!(
+            log.contains("Gate record: cargo test → 13 passed\n"),
+            "{format:?}: {log}"
+        );
+        assert!(
+            log.contains("Skills disposition: none\n"),
+            "{format:?}: {log}"
+        );
         assert_eq!(
             plan.verify_codes(&[]),
             Vec::<String>::new(),

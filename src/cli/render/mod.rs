@@ -61,7 +61,11 @@ pub fn print<W: Write>(out: &mut Inert<W>, outcome: &Outcome, format: Format, co
             plan::lock_recover(out, lock, recovery.as_ref(), json)
         }
         Outcome::Reconcile { report, write } => plan::reconcile(out, report, *write, json),
-        Outcome::Verify { reports, strict } => plan::verify(out, reports, format, *strict, stamp),
+        Outcome::Verify {
+            reports,
+            strict,
+            all,
+        } => plan::verify(out, reports, format, *strict, *all, stamp),
         Outcome::Status(summary) => plan::status(out, summary, json, colour),
         Outcome::StatusAll(lines) => plan::status_all(out, lines, json),
         Outcome::Next(next) => plan::next(out, next, json),

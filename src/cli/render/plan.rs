@@ -817,6 +817,7 @@ pub(super) fn verify(
     reports: &[crate::commands::verify::PlanReport],
     format: Format,
     strict: bool,
+    all: bool,
     stamp: Stamp,
 ) {
     use crate::commands::verify::VerifyVerdict;
@@ -843,25 +844,27 @@ pub(super) fn verify(
             if reports.is_empty() {
                 let _ = writeln!(out, "no plans to verify");
             }
-            // One plan is always shown; of many, the ones with something to say, then the count.
+            // One plan is always shown; of many, the ones with something to say. A workspace's
+            // (`--all`) or many plans end with the count, one line a CI log is read by.
             let many = reports.len() > 1;
             for report in reports.iter().filter(|r| !many || !r.findings.is_empty()) {
                 verify_plan_text(out, report);
             }
-            if many {
+            if many || all {
                 let _ = writeln!(out, "{}", verify_summary(reports));
             }
         }
     }
 }
 
-/// `1,500 plans: 1,497 conformant, 3 not conformant, 0 unverified`.
+/// `1,500 plans: 1,497 conformant, 3 not conformant, 0 unverified` (`1 plan: ...`).
 fn verify_summary(reports: &[crate::commands::verify::PlanReport]) -> String {
     use crate::commands::verify::VerifyVerdict;
     let count = |verdict: VerifyVerdict| reports.iter().filter(|r| r.verdict == verdict).count();
     format!(
-        "{} plans: {} conformant, {} not conformant, {} unverified",
+        "{} {}: {} conformant, {} not conformant, {} unverified",
         thousands(reports.len()),
+        if reports.len() == 1 { "plan" } else { "plans" },
         thousands(count(VerifyVerdict::Conformant)),
         thousands(count(VerifyVerdict::NotConformant)),
         thousands(count(VerifyVerdict::Unverified))
@@ -1053,6 +1056,16 @@ pub(super) fn next(out: &mut impl Write, outcome: &NextOutcome, json: Option<Sta
         for note in &task.validation_notes {
             let _ = writeln!(out, "  to check: {}", inert_line(note));
         }
+        for command in &task.by_hand {
+            let _ = writeln!(
+                out,
+                "  by hand (a shell line, which dwp run does not split): {}",
+                inert_line(command)
+            );
+        }
+        for command in &task.observed {
+            let _ = writeln!(out, "  passed under dwp run: {}", inert_line(command));
+        }
     }
     if let Some(blocker) = &outcome.blocker {
         let needs = blocker
@@ -1085,7 +1098,7 @@ pub(super) fn next(out: &mut impl Write, outcome: &NextOutcome, json: Option<Sta
 fn next_words(outcome: &NextOutcome) -> String {
     let task = outcome.task.as_ref();
     let then = match task.map(|t| t.status) {
-        Some(TaskStatus::InProgress) => completion_words(task),
+        Some(TaskStatus::InProgress) => completion_words(task, !outcome.run.is_empty()),
         Some(TaskStatus::Blocked) => "once it has what it needs, resolve the blocker:".into(),
         Some(_) => "start it:".into(),
         None => String::new(),
@@ -1111,7 +1124,10 @@ fn next_words(outcome: &NextOutcome) -> String {
     }
 }
 
-fn completion_words(task: Option<&crate::commands::next::NextTask>) -> String {
+fn completion_words(task: Option<&crate::commands::next::NextTask>, lines: bool) -> String {
+    if !lines {
+        return "no run of its validation can be recorded: list the command that checks it in its Validation section (in backticks, words dwp runs without a shell: a script, say), then ask again".into();
+    }
     let last = task.is_some_and(|t| t.last);
     let log = if last {
         "Status: completed, Timestamp, Gate record, Skills disposition, Documentation decision; and analysis_results/SECURITY_REVIEW.md"
@@ -1124,7 +1140,7 @@ fn completion_words(task: Option<&crate::commands::next::NextTask>) -> String {
         ""
     };
     format!(
-        "when its validation passes, fill its Completion & Log ({log}), then record the runs (EVIDENCE: what each printed){publish}:"
+        "run its validation through dwp, which records what each run printed; once they pass, fill its Completion & Log ({log}) and complete it{publish}:"
     )
 }
 

@@ -25,7 +25,7 @@ use std::ops::Range;
 
 pub use sections::{is_blank, section_key};
 pub use title::normalize_title;
-pub use validation::{ValidationList, validation_list};
+pub use validation::{ValidationList, command_argv, validation_list};
 
 /// A task checkbox: only `[ ]`, `[x]` and `[X]` are markers; anything else (`[~]`, `[-]`, `[/]`)
 /// reads as not done and is reported.

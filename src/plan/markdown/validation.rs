@@ -3,7 +3,8 @@
 //! end, as a shell reads them), and each item of a list whose text opens with a code span
 //! (`` - `cargo test` (unit and integration) ``). A section that has neither gives the code spans
 //! of its text. List items that hold no code are kept apart as notes: they say what to check,
-//! not what to run.
+//! not what to run. [`command_argv`] splits a listed command into the argv `dwp run` takes, only
+//! where a shell would read it as plain words.
 
 use pulldown_cmark::{Event, Parser, Tag, TagEnd};
 
@@ -130,6 +131,54 @@ fn push_once(commands: &mut Vec<String>, command: &str) {
     }
 }
 
+/// The argv a shell would run for `command`, when it holds only words: plain characters, and
+/// single or double quotes around literal text. `None` for anything a shell would expand,
+/// redirect or chain (`$`, a backtick, `|`, `&`, `;`, `<`, `>`, globs, `~`, braces, a `#`
+/// comment, a backslash, a variable assignment before the program), which only a shell runs as
+/// written: dwp never guesses what it would do.
+pub fn command_argv(command: &str) -> Option<Vec<String>> {
+    let mut argv = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = command.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' => argv.extend(word.take()),
+            '\'' => {
+                let text = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next()? {
+                        '\'' => break,
+                        c if c.is_control() => return None,
+                        c => text.push(c),
+                    }
+                }
+            }
+            '"' => {
+                let text = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next()? {
+                        '"' => break,
+                        '$' | '`' | '\\' | '!' => return None,
+                        c if c.is_control() => return None,
+                        c => text.push(c),
+                    }
+                }
+            }
+            c if is_plain(c) => word.get_or_insert_with(String::new).push(c),
+            _ => return None,
+        }
+    }
+    argv.extend(word);
+    // `NAME=value program`: the shell's environment assignment, not a program named so.
+    let assignment = argv.first().is_some_and(|w| w.contains('='));
+    (!argv.is_empty() && !assignment).then_some(argv)
+}
+
+/// A character a shell takes as itself outside quotes, wherever it stands in a word.
+fn is_plain(c: char) -> bool {
+    c.is_alphanumeric() || "-_./=:,+@%".contains(c)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,5 +236,43 @@ mod tests {
     fn prose_gives_its_code_spans_when_nothing_else_is_listed() {
         let list = validation_list("Run `make check` before committing.");
         assert_eq!(list.commands, ["make check"]);
+    }
+
+    #[test]
+    fn a_command_of_plain_and_quoted_words_is_its_argv() {
+        let argv = |c| command_argv(c).map(|a| a.join("|"));
+        assert_eq!(argv("cargo test -q").as_deref(), Some("cargo|test|-q"));
+        assert_eq!(
+            argv("pnpm run db:migrate -- --dry-run").as_deref(),
+            Some("pnpm|run|db:migrate|--|--dry-run")
+        );
+        assert_eq!(
+            argv("sh -c 'echo \"a b\"'  -n=\"x y\"'z'").as_deref(),
+            Some("sh|-c|echo \"a b\"|-n=x yz")
+        );
+        assert_eq!(argv("grep -q ''").as_deref(), Some("grep|-q|"));
+    }
+
+    #[test]
+    fn a_command_only_a_shell_runs_as_written_has_no_argv() {
+        for command in [
+            "cargo test 2>&1 | tail -1",
+            "cd web && npm test",
+            "cargo test; echo done",
+            "echo $HOME",
+            "echo \"$HOME\"",
+            "ls *.rs",
+            "ls ~/x",
+            "echo {a,b}",
+            "echo `date`",
+            "echo a\\ b",
+            "RUST_LOG=debug cargo test",
+            "cargo test # all",
+            "echo 'unclosed",
+            "",
+            "   ",
+        ] {
+            assert_eq!(command_argv(command), None, "{command}");
+        }
     }
 }

@@ -124,16 +124,16 @@ pub fn fix_hint(code: Code) -> &'static str {
             "`dwp contract check PLAN --task N` lists what is unmet; make those file changes, then stop again: the Stop hook records the contract met"
         }
         GateLog => {
-            "a log dwp kept is never edited: run the gate again through dwp, which records a new run: `dwp run PLAN --task N -- COMMAND`"
+            "a log dwp kept is never edited, and every record is judged against its log: restore its bytes from the plan's history; on a task at work, a new run through dwp (dwp run PLAN --task N -- and the gate's command) records clean evidence"
         }
         ObservedLogGone => {
-            "a log dwp kept is never moved or removed: restore it from the plan's history, or run the gate again through dwp, which records a new run: `dwp run PLAN --task N -- COMMAND`"
+            "a log dwp kept is never moved or removed, and every record is judged against its log: restore it from the plan's history; on a task at work, a new run through dwp (dwp run PLAN --task N -- and the gate's command) records clean evidence"
         }
         OrphanGateLog => {
-            "no record names this log: remove it, or run the gate again through dwp to record a run: `dwp run PLAN --task N -- COMMAND`"
+            "no record names this log: remove it, or run the gate again through dwp on the task at work to record a run (dwp run with --task and the gate's command)"
         }
         AssertedGate => {
-            "observed evidence is required: record the gate as dwp observes it (reopen the task with dwp amend first): `dwp run PLAN --task N -- COMMAND`"
+            "observed evidence is required: reopen the task through an amendment on the user's word (dwp amend with --invalidate and the gate's command), then record the gate as dwp observes it (dwp run with --task and that command)"
         }
     }
 }
@@ -622,12 +622,15 @@ fn plan_files(plan: &LoadedPlan) -> Vec<Finding> {
     let paths = &plan.paths;
     let mut findings = Vec::new();
     let missing = |path: &Path, name: &str| {
-        Finding::error(
+        let finding = Finding::error(
             Code::MissingPlanFile,
             path.display().to_string(),
             format!("{name} is missing: every plan carries it"),
-        )
-        .hint("restore the file from the plan's history")
+        );
+        match name {
+            "README.md" => finding.hint("restore the file from the plan's history"),
+            _ => finding.hint(missing_file_hint(plan, path, name)),
+        }
     };
     // The README is read whole by the markdown rules, which report what else is wrong with it.
     let readme = paths.dir.join("README.md");
@@ -673,11 +676,43 @@ fn missing_results(plan: &LoadedPlan, results: &Path) -> Finding {
     // git keeps no empty folder: a clone of a plan whose analysis_results/ was still empty
     // lacks it, through no fault of the plan.
     if plan.in_git_work_tree() {
-        finding
-            .severity(Severity::Advisory)
-            .hint("create it with a `.gitkeep` file inside, so git keeps it")
+        let folder = crate::term::path_word(results);
+        let keep = crate::term::path_word(&results.join(".gitkeep"));
+        finding.severity(Severity::Advisory).hint(format!(
+            "create it with a `.gitkeep` file inside, so git keeps it: `mkdir {folder} && touch {keep}`"
+        ))
     } else {
-        finding.hint("create the folder analysis_results/ in the plan folder")
+        finding.hint(missing_file_hint(plan, results, "analysis_results/"))
+    }
+}
+
+/// What creates a plan file (PROGRESS.md, PROMPTS.md, analysis_results/) that is missing: `dwp
+/// init`, which creates them, while the plan has no state layer; else, since init materializes
+/// only such a plan, the shell command that creates it as `dwp init` would.
+fn missing_file_hint(plan: &LoadedPlan, path: &Path, name: &str) -> String {
+    let layer = [&plan.paths.state, &plan.paths.manifest]
+        .iter()
+        .any(|p| plan.place(p) != crate::store::Place::Missing);
+    if !layer {
+        let dir = plan.dir();
+        let named = dir
+            .file_name()
+            .is_some_and(|n| crate::plan::is_plan_name(&n.to_string_lossy()));
+        return match named {
+            true => format!(
+                "`dwp init {}` creates it, with the state layer the plan lacks",
+                crate::term::path_word(dir)
+            ),
+            false => materialize_hint(dir),
+        };
+    }
+    let word = crate::term::path_word(path);
+    match name {
+        "PROGRESS.md" => format!(
+            "create it with its heading (dwp's writers add their entries below): `printf '# Progress\\n' > {word}`"
+        ),
+        "PROMPTS.md" => format!("create it with its heading: `printf '# Prompts\\n' > {word}`"),
+        _ => format!("create the folder: `mkdir {word}`"),
     }
 }
 
@@ -1087,7 +1122,8 @@ pub fn observed_gate_rules(plan: &LoadedPlan, state: &State) -> Vec<Finding> {
             let place = format!("$.tasks[{index}].gates[{at}].evidence");
             let covered = reported_as_pointer.iter().any(|g| std::ptr::eq(*g, gate));
             if let Some(finding) = gone_log(plan, &file, task.id, gate, mark.log, covered) {
-                findings.push(finding.at(place));
+                let lead = "a log dwp kept is never moved or removed, and every record is judged against its log: restore it from the plan's history; ";
+                findings.push(finding.at(place).hint(rerun_hint(plan, task, gate, lead)));
                 continue;
             }
             let path = plan.dir().join(mark.log);
@@ -1115,13 +1151,48 @@ pub fn observed_gate_rules(plan: &LoadedPlan, state: &State) -> Vec<Finding> {
                         ),
                     )
                     .at(&place)
-                    .task(task.id),
+                    .task(task.id)
+                    .hint(rerun_hint(
+                        plan,
+                        task,
+                        gate,
+                        "a log dwp kept is never edited, and every record is judged against its log: restore its bytes from the plan's history; ",
+                    )),
                 );
             }
         }
     }
     findings.extend(orphan_gate_logs(plan, state));
     findings
+}
+
+/// The step that records `gate`'s run again, after `lead`, from the state its task is in:
+/// `dwp run` with the gate's own command for a task at work; the start first for a pending one;
+/// for a completed or skipped task, which `dwp run` refuses, the amendment that reopens it.
+fn rerun_hint(
+    plan: &LoadedPlan,
+    task: &crate::plan::model::Task,
+    gate: &crate::plan::model::Gate,
+    lead: &str,
+) -> String {
+    let word = crate::term::path_word(plan.dir());
+    let id = task.id;
+    // The command as `dwp run` recorded it is shell words; anything else is not repeated.
+    let run = match crate::plan::markdown::command_argv(&gate.command) {
+        Some(_) => format!("`dwp run {word} --task {id} -- {}`", gate.command),
+        None => format!("dwp run {word} --task {id} -- and the gate's command"),
+    };
+    match task.status {
+        TaskStatus::InProgress | TaskStatus::Blocked => {
+            format!("{lead}a new run through dwp records clean evidence: {run}")
+        }
+        TaskStatus::Pending => format!(
+            "{lead}a new run through dwp records clean evidence once the task is started: `dwp update {word} --task {id} --status in_progress`, then {run}"
+        ),
+        status => format!(
+            "{lead}task {id} is {status}, and dwp run records only on a task at work (dwp amend with --invalidate reopens it, on the user's word)"
+        ),
+    }
 }
 
 /// The records whose missing or escaping `log=` the evidence rules report (DWP064): a
@@ -1221,7 +1292,7 @@ fn orphan_gate_logs(plan: &LoadedPlan, state: &State) -> Vec<Finding> {
                 )
                 .severity(Severity::Advisory)
                 .hint(format!(
-                    "nothing records this run: remove the log (`rm {}`); to record a run, run the gate again with `dwp run PLAN --task N -- COMMAND`",
+                    "nothing records this run: remove the log (`rm {}`); to record a run, run the gate again through dwp on the task at work (dwp run with --task and the gate's command)",
                     crate::term::shell_word(&path.display().to_string())
                 ));
                 // The task a log's name gives (`task-N-...`) fills in the hint's `--task N`.
