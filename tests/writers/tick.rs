@@ -353,7 +353,8 @@ fn tick_fills_the_task_logs_status_timestamp_and_gate_record_so_the_plan_stays_c
         let run = update(&plan, &[&COMPLETE_3[..], &["--tick"]].concat());
         assert_eq!(run.code, 0, "{format:?}: {}", run.stderr);
         assert!(
-            run.stdout.contains("task 3's Completion & Log filled"),
+            run.stdout
+                .contains("task 3's Completion & Log: Status, Timestamp and Gate record"),
             "{format:?}: {}",
             run.stdout
         );

@@ -188,7 +188,7 @@ pub(super) fn update(
     if let Some(file) = &outcome.log_filled {
         let _ = writeln!(
             out,
-            "{file}: task {}'s Completion & Log filled (Status, Timestamp, Gate record where empty); its Skills disposition is yours to write",
+            "{file}: task {}'s Completion & Log: Status, Timestamp and Gate record written where they were not",
             outcome.task
         );
     }
@@ -1129,10 +1129,11 @@ fn completion_words(task: Option<&crate::commands::next::NextTask>, lines: bool)
         return "no run of its validation can be recorded: list the command that checks it in its Validation section (in backticks, words dwp runs without a shell: a script, say), then ask again".into();
     }
     let last = task.is_some_and(|t| t.last);
+    // `--tick` fills the log's Status, Timestamp and Gate record; the rest is the agent's.
     let log = if last {
-        "Status: completed, Timestamp, Gate record, Skills disposition, Documentation decision; and analysis_results/SECURITY_REVIEW.md"
+        "its Skills disposition and Documentation decision, and analysis_results/SECURITY_REVIEW.md"
     } else {
-        "Status: completed, Timestamp, Gate record, Skills disposition"
+        "its Skills disposition"
     };
     let publish = if last {
         "; completing the last task publishes the plan"
@@ -1140,7 +1141,7 @@ fn completion_words(task: Option<&crate::commands::next::NextTask>, lines: bool)
         ""
     };
     format!(
-        "run its validation through dwp, which records what each run printed; once they pass, fill its Completion & Log ({log}) and complete it{publish}:"
+        "run its validation through dwp, which records what each run printed; once they pass, write {log} (`--tick` fills the log's Status, Timestamp and Gate record) and complete it{publish}:"
     )
 }
 
