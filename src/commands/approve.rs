@@ -126,6 +126,8 @@ fn approve_under_lock(plan: &LoadedPlan, request: &ApproveRequest) -> Result<App
         }
     })?;
 
+    refuse_unwritten(plan, readme_text)?;
+
     let wanted = request.wanted();
     let now = clock::now_rfc3339();
     let date = now.get(..10).unwrap_or(&now);
@@ -236,6 +238,62 @@ fn check_input(request: &ApproveRequest) -> Result<()> {
     }
     Error::check_length("--by", by, MAX_NAME_CHARS)
         .map_err(|e| e.with_hint("pass a shorter name: initials, or a handle"))
+}
+
+/// What a user approves must be written: a placeholder `dwp new` left for the author
+/// ("To be written before approval: ...", "to be listed before approval: ...") still in the
+/// README or a task record refuses the approval, naming each place.
+fn refuse_unwritten(plan: &LoadedPlan, readme_text: &str) -> Result<()> {
+    let readme_path = plan.dir().join("README.md");
+    let mut places = placeholder_lines(&readme_path, readme_text);
+    if let Ok(md) = plan.markdown() {
+        let files: std::collections::BTreeSet<_> = md
+            .records
+            .values()
+            .map(|(path, _)| path)
+            .filter(|path| **path != readme_path)
+            .collect();
+        for path in files {
+            if let Ok(text) = plan.read_text(path) {
+                places.extend(placeholder_lines(path, &text));
+            }
+        }
+    }
+    if places.is_empty() {
+        return Ok(());
+    }
+    let shown: Vec<&str> = places.iter().take(10).map(String::as_str).collect();
+    let more = match places.len() > shown.len() {
+        true => format!(" and {} more", places.len() - shown.len()),
+        false => String::new(),
+    };
+    Err(Error::rejected(
+        plan.dir().display().to_string(),
+        format!(
+            "the plan still holds {} placeholder{} written for its author, not yet the plan: {}{more}",
+            places.len(),
+            if places.len() == 1 { "" } else { "s" },
+            shown.join(", ")
+        ),
+    )
+    .with_hint(format!(
+        "write each in place of its placeholder, then let the user read the plan; `dwp approve {} --by NAME` once they approve it",
+        crate::term::path_word(plan.dir())
+    )))
+}
+
+/// `FILE:LINE` of each line of `text` holding a `dwp new` placeholder.
+fn placeholder_lines(path: &Path, text: &str) -> Vec<String> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| {
+            // `To be written before approval:`, `to be listed ...`, `to be named ...`.
+            let line = line.to_lowercase();
+            line.find("before approval:")
+                .is_some_and(|at| line[..at].contains("to be "))
+        })
+        .map(|(at, _)| format!("{}:{}", path.display(), at + 1))
+        .collect()
 }
 
 /// A v1 state has no `approval` field: there is nothing to record the approval in.

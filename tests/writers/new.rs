@@ -274,15 +274,18 @@ fn follow_next_to_publication(format: &str, titles: &[&str]) {
     let mut lines = printed_dwp_lines(&made.stdout);
     assert_eq!(lines.len(), 2, "{}", made.stdout);
     assert_eq!(lines.remove(1), format!("dwp next {plan}"));
-    // The user lists the command that proves each task, as the skeleton asks.
+    // The author writes what the skeleton asks for before approval (dwp approve refuses a
+    // placeholder), the command that proves each task included.
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "md") {
             let text = std::fs::read_to_string(&path).unwrap();
-            let listed = text.replace(
-                "- to be listed before approval: each command that proves this task, in backticks (`dwp next` reads them)",
-                "- `echo 1 passed`",
-            );
+            let listed = text
+                .replace(
+                    "- to be listed before approval: each command that proves this task, in backticks (`dwp next` reads them)",
+                    "- `echo 1 passed`",
+                )
+                .replace(" before approval: ", " by the author: ");
             std::fs::write(&path, listed).unwrap();
         }
     }
@@ -396,4 +399,42 @@ fn at_a_repository_root_a_bare_plan_name_is_made_under_dwp_plans() {
             "{run:?}"
         );
     }
+}
+
+/// `dwp approve` refuses a plan that still holds a placeholder `dwp new` wrote for its author
+/// (what a user approves must be written), naming each place and changing nothing; written, it
+/// approves.
+#[test]
+fn approve_refuses_a_plan_that_still_holds_its_placeholders_naming_each() {
+    let root = tempfile::tempdir().unwrap();
+    new_ok(
+        root.path(),
+        &["PLAN_unwritten_plan", "--tasks", "Parse input"],
+    );
+    let dir = root.path().join("PLAN_unwritten_plan");
+    let approve = || {
+        dwp()
+            .at(NOW)
+            .arg("approve")
+            .arg(&dir)
+            .args(["--by", "Ada"])
+            .run()
+    };
+    let refused = common::writing_nothing(&dir, "a refused approval", approve);
+    assert_eq!(refused.code, 1, "{refused:?}");
+    refused.assert_stderr_says(&[
+        "placeholders written for its author",
+        "README.md:",
+        "1.task_parse_input.md:",
+    ]);
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "md") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let written = text.replace(" before approval: ", " by the author: ");
+            std::fs::write(&path, written).unwrap();
+        }
+    }
+    let approved = approve();
+    assert_eq!(approved.code, 0, "{approved:?}");
 }
