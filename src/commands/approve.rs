@@ -286,12 +286,7 @@ fn refuse_unwritten(plan: &LoadedPlan, readme_text: &str) -> Result<()> {
 fn placeholder_lines(path: &Path, text: &str) -> Vec<String> {
     text.lines()
         .enumerate()
-        .filter(|(_, line)| {
-            // `To be written before approval:`, `to be listed ...`, `to be named ...`.
-            let line = line.to_lowercase();
-            line.find("before approval:")
-                .is_some_and(|at| line[..at].contains("to be "))
-        })
+        .filter(|(_, line)| crate::plan::markdown::is_placeholder(line))
         .map(|(at, _)| format!("{}:{}", path.display(), at + 1))
         .collect()
 }

@@ -300,7 +300,7 @@ fn tick_markdown(plan: &mut LoadedPlan, request: &UpdateRequest, now: &str) -> R
                 .read_text(&path)
                 .map_err(|failure| failure.clone_kind().into_error("read", &path))?,
         };
-        let filled = fill_log(&text, &log, now, gate_record.as_deref());
+        let filled = crate::plan::markdown::fill_log(&text, &log, now, gate_record.as_deref());
         if filled != text {
             log_filled = Some(path.display().to_string());
             plan.set_file(&path, filled.clone().into_bytes());
@@ -361,67 +361,12 @@ fn completion_gate_record(plan: &LoadedPlan, request: &UpdateRequest) -> Option<
         .filter(|gate| gate.passes)
         .map(|gate| {
             let evidence = gate.evidence.as_deref().unwrap_or("passed");
-            let summary = evidence
-                .split(crate::rules::observed::MARK.trim())
-                .next()
-                .unwrap_or(evidence)
-                .trim();
-            format!("{} → {summary}", gate.command)
+            let summary = crate::rules::observed::mark(evidence).map_or(evidence, |m| m.summary);
+            format!("{} → {}", gate.command, summary.trim())
         })
         .collect();
     records.reverse();
     (!records.is_empty()).then(|| records.join("; "))
-}
-
-/// `text` with the log's lines as a completion leaves them: `Status:` completed (unless it says
-/// so already), an empty `Timestamp:` set to `now`, an empty `Gate record:` to `gate_record`.
-/// Only lines that are there are changed, and only their value: the skills disposition and
-/// documentation decision are the agent's to write.
-fn fill_log(
-    text: &str,
-    log: &crate::plan::markdown::TaskLog,
-    now: &str,
-    gate_record: Option<&str>,
-) -> String {
-    let mut lines: Vec<String> = text.split_inclusive('\n').map(str::to_owned).collect();
-    let mut set = |field: &Option<crate::plan::markdown::Located<String>>, value: &str| {
-        let Some(field) = field else { return };
-        let Some(line) = field.line.checked_sub(1).and_then(|i| lines.get_mut(i)) else {
-            return;
-        };
-        *line = with_value(line, &field.value, value);
-    };
-    if log.status_word().as_deref() != Some("completed") {
-        set(&log.status, "completed");
-    }
-    if log
-        .timestamp
-        .as_ref()
-        .is_some_and(|t| t.value.trim().is_empty())
-    {
-        set(&log.timestamp, now);
-    }
-    if let Some(record) = gate_record
-        && log
-            .gate_record
-            .as_ref()
-            .is_some_and(|g| g.value.trim().is_empty())
-    {
-        set(&log.gate_record, record);
-    }
-    lines.concat()
-}
-
-/// `line` (with its line ending) with its value `old` replaced by `new`: the last occurrence of
-/// `old`, or, for an empty value, `new` after the label.
-fn with_value(line: &str, old: &str, new: &str) -> String {
-    let body = line.trim_end_matches(['\n', '\r']);
-    let ending = &line[body.len()..];
-    let old = old.trim();
-    match (old.is_empty(), body.rfind(old)) {
-        (false, Some(at)) => format!("{}{new}{}{ending}", &body[..at], &body[at + old.len()..]),
-        _ => format!("{} {new}{ending}", body.trim_end()),
-    }
 }
 
 /// What ticking the box did.

@@ -189,16 +189,21 @@ impl PlanTasks {
         if let Some(task) = self.select(requested)? {
             return Ok(Some(task));
         }
-        let blocked: Vec<u64> = self
-            .tasks
+        Ok(
+            match self.with_status(crate::plan::model::TaskStatus::Blocked)[..] {
+                [one] => Some(one),
+                _ => None,
+            },
+        )
+    }
+
+    /// The ids of the tasks whose status is `status`, in order.
+    fn with_status(&self, status: crate::plan::model::TaskStatus) -> Vec<u64> {
+        self.tasks
             .iter()
-            .filter(|(_, s)| *s == crate::plan::model::TaskStatus::Blocked)
+            .filter(|(_, s)| *s == status)
             .map(|(id, _)| *id)
-            .collect();
-        Ok(match blocked.as_slice() {
-            [one] => Some(*one),
-            _ => None,
-        })
+            .collect()
     }
 
     /// `--task N` if given (it must exist), else the one task in progress, else none.
@@ -216,12 +221,7 @@ impl PlanTasks {
             }
             return Ok(Some(id));
         }
-        let running: Vec<u64> = self
-            .tasks
-            .iter()
-            .filter(|(_, s)| *s == crate::plan::model::TaskStatus::InProgress)
-            .map(|(id, _)| *id)
-            .collect();
+        let running = self.with_status(crate::plan::model::TaskStatus::InProgress);
         match running.as_slice() {
             [] => Ok(None),
             [one] => Ok(Some(*one)),

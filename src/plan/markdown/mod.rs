@@ -23,7 +23,7 @@ use document::Document;
 use sections::trim_start_repeated;
 use std::ops::Range;
 
-pub use sections::{is_blank, section_key};
+pub use sections::{is_blank, is_placeholder, section_key};
 pub use title::normalize_title;
 pub use validation::{ValidationList, command_argv, validation_list};
 
@@ -632,6 +632,42 @@ pub fn edit_line(text: &str, line_no: usize, edit: impl FnOnce(&str) -> String) 
     out
 }
 
+/// `text` (the file holding `log`) with the log's lines as a completion leaves them: `Status:`
+/// completed (unless it says so already), an empty `Timestamp:` set to `now`, an empty `Gate
+/// record:` to `gate_record`. Only lines that are there change, and only their value: the skills
+/// disposition and documentation decision are the agent's to write (`dwp update --tick`).
+pub fn fill_log(text: &str, log: &TaskLog, now: &str, gate_record: Option<&str>) -> String {
+    let empty =
+        |field: &Option<Located<String>>| field.as_ref().is_some_and(|f| f.value.trim().is_empty());
+    let mut edits: Vec<(&Located<String>, &str)> = Vec::new();
+    if log.status_word().as_deref() != Some("completed") {
+        edits.extend(log.status.as_ref().map(|f| (f, "completed")));
+    }
+    if empty(&log.timestamp) {
+        edits.extend(log.timestamp.as_ref().map(|f| (f, now)));
+    }
+    if let Some(record) = gate_record.filter(|_| empty(&log.gate_record)) {
+        edits.extend(log.gate_record.as_ref().map(|f| (f, record)));
+    }
+    edits
+        .into_iter()
+        .fold(text.to_owned(), |text, (field, value)| {
+            edit_line(&text, field.line, |line| {
+                with_value(line, &field.value, value)
+            })
+        })
+}
+
+/// `line` with its value `old` replaced by `new`: the last occurrence of `old`, or, for an empty
+/// value, `new` after the label.
+fn with_value(line: &str, old: &str, new: &str) -> String {
+    let old = old.trim();
+    match (old.is_empty(), line.rfind(old)) {
+        (false, Some(at)) => format!("{}{new}{}", &line[..at], &line[at + old.len()..]),
+        _ => format!("{} {new}", line.trim_end()),
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Task records.
 
@@ -656,6 +692,23 @@ pub fn parse_task_file(text: &str) -> Option<TaskRecord> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `fill_log` changes only the values of lines that are there, keeping each line's ending.
+    #[test]
+    fn fill_log_writes_only_the_values_of_lines_that_are_there_in_their_line_endings() {
+        let text = "# Task 1: Tiny\r\n\r\n## Completion & Log\r\n\r\n**Status:** pending\r\nTimestamp:\r\nSkills disposition:\r\n";
+        let record = parse_task_file(text).unwrap();
+        let filled = fill_log(
+            text,
+            record.log.as_ref().unwrap(),
+            "2026-06-09T15:00:00Z",
+            Some("cargo test → 3 passed"),
+        );
+        assert_eq!(
+            filled,
+            "# Task 1: Tiny\r\n\r\n## Completion & Log\r\n\r\n**Status:** completed\r\nTimestamp: 2026-06-09T15:00:00Z\r\nSkills disposition:\r\n"
+        );
+    }
 
     const FULL: &str = "# Add payment webhooks\n\n**Standard:** DWP spec 5.0.0 (migrated from 2.4.0)\n\n\
         ## Goal\n\nAccept webhooks.\n\n## Context\n\nOrders are polled.\n\n## Plan Variables\n\n\

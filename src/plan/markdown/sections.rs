@@ -163,6 +163,15 @@ pub fn is_blank(body: &str) -> bool {
         .is_empty()
 }
 
+/// Whether `line` holds a placeholder `dwp new` writes for the plan's author (`To be written
+/// before approval: ...`, `to be listed ...`, `to be named ...`): what a user approves must be
+/// written, so `dwp approve` refuses while one is there.
+pub fn is_placeholder(line: &str) -> bool {
+    let line = line.to_lowercase();
+    line.find("before approval:")
+        .is_some_and(|at| line[..at].contains("to be "))
+}
+
 /// The first section named `key` in `range`: a heading (its text up to the next heading of its
 /// level or above), else a bold label.
 pub(super) fn find_section(doc: &Document, range: Range<usize>, key: &str) -> Option<Section> {
