@@ -158,7 +158,8 @@ pub struct ProveArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 600.0)]
     timeout: f64,
     /// Pass this variable of dwp's environment to the commands (repeatable). By default they get
-    /// only PATH, LANG, LC_ALL, TMPDIR and a private empty HOME.
+    /// only PATH, LANG, LC_ALL, TMPDIR, the toolchain managers' folders and selectors (docs/loop.md), and a
+    /// private empty HOME.
     #[arg(long = "pass-env", value_name = "NAME")]
     pass_env: Vec<String>,
 }

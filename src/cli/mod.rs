@@ -532,8 +532,13 @@ pub struct RunArgs {
     /// many seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 600.0)]
     pub timeout: f64,
+    /// Run the command in this folder (default: the root of the plan's repository, the nearest
+    /// folder above the plan holding .git or .dwp/plans/; else the current folder).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
     /// Pass this variable of dwp's environment to the command (repeatable). By default it gets
-    /// only PATH, LANG, LC_ALL, TMPDIR and a private empty HOME.
+    /// only PATH, LANG, LC_ALL, TMPDIR, the toolchain managers' folders (RUSTUP_HOME, CARGO_HOME,
+    /// PYENV_ROOT, NVM_DIR) and selectors, and a private empty HOME.
     #[arg(long = "pass-env", value_name = "NAME")]
     pub pass_env: Vec<String>,
     /// Refuse (exit 3) unless state.json still has this sha256 when the gate is recorded.
@@ -796,6 +801,7 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
             let request = crate::commands::run::RunRequest {
                 task: args.task,
                 argv: args.command.clone(),
+                cwd: args.cwd.clone(),
                 timeout: std::time::Duration::from_secs(args.timeout.min(86_400.0) as u64),
                 pass_env: args.pass_env.clone(),
                 expected_sha256: args.expected_sha256.clone(),

@@ -2,7 +2,8 @@
 //! and records what it observed, so the record is no longer the agent's word.
 //!
 //! - The command is the one on the command line, never one stored in the plan (docs/DECISIONS.md,
-//!   "Observed gate evidence"): argv, no shell, in the current directory, with the minimal
+//!   "Observed gate evidence"): argv, no shell, at the root of the plan's repository (where a
+//!   project's build and tests expect to run; `--cwd` names another folder), with the minimal
 //!   environment of `loop prove` (`steps::command_env`) and a process-group timeout, its output
 //!   streamed to the caller's sink (the terminal's stderr) as it runs (`steps::process::run_teed`).
 //! - Everything the updater would refuse is refused before the command runs (the same update
@@ -32,6 +33,8 @@ pub struct RunRequest {
     /// `--task N`; `None`: the task in progress.
     pub task: Option<u64>,
     pub argv: Vec<String>,
+    /// `--cwd DIR`; `None`: the root of the plan's repository ([`working_folder`]).
+    pub cwd: Option<PathBuf>,
     pub timeout: Duration,
     pub pass_env: Vec<String>,
     pub expected_sha256: Option<String>,
@@ -44,6 +47,8 @@ pub struct RunRequest {
 #[derive(Debug, Clone, Serialize)]
 pub struct RunOutcome {
     pub task: u64,
+    /// The folder the command ran in.
+    pub cwd: PathBuf,
     /// The gate record written, as state.json now holds it.
     pub gate: Gate,
     /// How the command ended: `exit 0`, `timed out after 5 s`, `killed by signal 9`, `not started`.
@@ -93,8 +98,8 @@ pub fn run(
     check_update(&rehearsal)?;
     plan_update(&mut unlocked, &rehearsal, &crate::clock::now_rfc3339())?;
     gate_log::check_log_folder(&unlocked)?;
+    let cwd = working_folder(request.cwd.as_deref(), unlocked.dir())?;
     drop(unlocked);
-    let cwd = std::env::current_dir().map_err(|e| Error::io("read", Path::new("."), e))?;
     let teed = crate::steps::process::run_teed(
         &request.argv,
         &cwd,
@@ -135,6 +140,7 @@ pub fn run(
         let ran_no_tests = recorded.observation.ran_no_tests();
         Ok(RunOutcome {
             task,
+            cwd,
             gate,
             ended: ending.to_string(),
             summary,
@@ -155,6 +161,27 @@ pub fn run(
             exit: exit_code(&ending),
         })
     })
+}
+
+/// Where the command runs: `--cwd` (a folder, or a usage error before anything runs), else the
+/// root of the plan's repository, else (a plan in no repository) the current folder.
+fn working_folder(cwd: Option<&Path>, plan_dir: &Path) -> Result<PathBuf> {
+    if let Some(dir) = cwd {
+        if !dir.is_dir() {
+            return Err(Error::Usage(format!(
+                "--cwd `{}` is not a folder: the gate would have nowhere to run",
+                dir.display()
+            ))
+            .with_hint(
+                "name an existing folder, or leave --cwd out to run at the plan's repository root",
+            ));
+        }
+        return Ok(dir.to_path_buf());
+    }
+    match crate::plan::repository_of(plan_dir) {
+        Some(root) => Ok(root),
+        None => std::env::current_dir().map_err(|e| Error::io("read", Path::new("."), e)),
+    }
 }
 
 /// The command as its gate records it, once the request is known to fit a gate record.

@@ -378,6 +378,18 @@ pub fn discover_workspace(start: &Path) -> Option<PathBuf> {
         .map(Path::to_path_buf)
 }
 
+/// The repository a plan folder belongs to: the nearest folder above `plan_dir` that is a
+/// repository root ([`is_repository_root`]), for `dwp run`, which runs a gate where the
+/// project's build and tests expect it. `None` for a plan outside any repository.
+pub fn repository_of(plan_dir: &Path) -> Option<PathBuf> {
+    let plan_dir = std::path::absolute(plan_dir).ok()?;
+    plan_dir
+        .ancestors()
+        .skip(1)
+        .find(|dir| is_repository_root(dir))
+        .map(Path::to_path_buf)
+}
+
 /// Whether `dir` is a repository root: it holds `.git` (a folder, or the file a linked worktree
 /// or submodule has) or `.dwp/plans/`. Only there does a bare plan name given to `dwp new` mean
 /// `.dwp/plans/NAME`, and a command that needs one plan pick it from `.dwp/plans/`; and a root

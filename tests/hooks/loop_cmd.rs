@@ -1707,6 +1707,23 @@ fn prove_env(extra: &[&str]) -> (Output, String, Value) {
     (out, log, proof)
 }
 
+/// What a command may see: the basics, the toolchain managers' folders and their selectors
+/// (docs/loop.md, trust model).
+const MINIMAL_SET: &[&str] = &[
+    "PATH",
+    "HOME",
+    "LANG",
+    "LC_ALL",
+    "TMPDIR",
+    "RUSTUP_HOME",
+    "CARGO_HOME",
+    "PYENV_ROOT",
+    "NVM_DIR",
+    "RUSTUP_TOOLCHAIN",
+    "PYENV_VERSION",
+    "VIRTUAL_ENV",
+];
+
 #[test]
 fn prove_passes_none_of_dwps_environment_beyond_the_minimal_set() {
     let (out, log, proof) = prove_env(&[]);
@@ -1730,7 +1747,7 @@ fn prove_passes_none_of_dwps_environment_beyond_the_minimal_set() {
         .collect();
     for name in &names {
         assert!(
-            ["PATH", "HOME", "LANG", "LC_ALL", "TMPDIR"].contains(name),
+            MINIMAL_SET.contains(name),
             "{name} is not in the minimal set: {log}"
         );
     }

@@ -899,3 +899,158 @@ fn a_setsid_grandchild_does_not_outlive_the_timeout() {
         "the setsid grandchild {pid} outlived the timeout"
     );
 }
+
+/// A repository (`.git`) holding a plan at `.dwp/plans/NAME`, 3 tasks, task 2 in progress: the
+/// repository's folder, and the plan folder.
+fn plan_in_repository(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::create_dir(repo.path().join(".git")).unwrap();
+    let plans = repo.path().join(".dwp/plans");
+    std::fs::create_dir_all(&plans).unwrap();
+    let dir = SynthPlan::new(name, 3).completed(1).write(&plans).unwrap();
+    let started = dwp()
+        .arg("update")
+        .arg(&dir)
+        .args(["--task", "2", "--status", "in_progress"])
+        .run();
+    assert_eq!(started.code, 0, "{started:?}");
+    (repo, dir)
+}
+
+/// The last log of task 2, as text.
+fn last_log(dir: &Path, document: &Value) -> String {
+    let log = document["run"]["log"].as_str().unwrap();
+    std::fs::read_to_string(dir.join(log)).unwrap()
+}
+
+#[test]
+fn a_gate_runs_at_the_plans_repository_root_even_from_inside_the_plan_folder() {
+    let (repo, dir) = plan_in_repository("PLAN_run_at_root");
+    let run = dwp()
+        .in_dir(&dir)
+        .args(["--json", "run", "--task", "2", "--", "sh", "-c"])
+        .arg("pwd; echo '1 passed, 0 failed'")
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    let root = repo.path().canonicalize().unwrap();
+    let document = run.json();
+    assert!(
+        last_log(&dir, &document).contains(&format!("\n{}\n", root.display())),
+        "{}",
+        last_log(&dir, &document)
+    );
+    assert_eq!(
+        Path::new(document["run"]["cwd"].as_str().unwrap())
+            .canonicalize()
+            .unwrap(),
+        root
+    );
+}
+
+#[test]
+fn cwd_names_the_folder_a_gate_runs_in_and_a_missing_one_is_refused_before_it_runs() {
+    let (repo, dir) = plan_in_repository("PLAN_run_cwd");
+    let sub = repo.path().join("crates/core");
+    std::fs::create_dir_all(&sub).unwrap();
+    let run = dwp()
+        .args(["--json", "run"])
+        .arg(&dir)
+        .args(["--task", "2", "--cwd"])
+        .arg(&sub)
+        .args(["--", "sh", "-c", "pwd; echo '1 passed, 0 failed'"])
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    let sub = sub.canonicalize().unwrap();
+    assert!(last_log(&dir, &run.json()).contains(&format!("\n{}\n", sub.display())));
+
+    let missing = repo.path().join("no-such-folder");
+    let refused = common::writing_nothing(&dir, "run --cwd MISSING", || {
+        dwp()
+            .arg("run")
+            .arg(&dir)
+            .args(["--task", "2", "--cwd"])
+            .arg(&missing)
+            .args(["--", "sh", "-c", "touch ran"])
+            .run()
+    });
+    assert_eq!(refused.code, 2, "{refused:?}");
+    assert!(refused.stderr.contains("--cwd"), "{refused:?}");
+    assert!(refused.stderr.contains("hint:"), "{refused:?}");
+    assert!(!repo.path().join("ran").exists());
+}
+
+/// Toolchain managers keep their tools under the real `HOME`; the command's `HOME` is private,
+/// so dwp passes where they are: the manager's variable when set, else its default folder
+/// under the real `HOME` when that exists (and nothing for one that does not).
+#[test]
+fn toolchain_homes_are_passed_so_a_private_home_does_not_hide_the_toolchain() {
+    let plan = plan_at_work("PLAN_run_toolchains");
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir(home.path().join(".rustup")).unwrap();
+    std::fs::create_dir(home.path().join(".pyenv")).unwrap();
+    let gate_sh = script(
+        &plan,
+        "gate.sh",
+        "echo \"home=$HOME\"; echo \"rustup=$RUSTUP_HOME\"; echo \"cargo=${CARGO_HOME-unset}\"\n\
+         echo \"pyenv=$PYENV_ROOT\"; echo \"nvm=$NVM_DIR\"; echo \"toolchain=$RUSTUP_TOOLCHAIN\"\n\
+         echo '1 passed, 0 failed'",
+    );
+    let run = dwp()
+        .in_dir(plan.root())
+        .home(home.path())
+        .env_remove("RUSTUP_HOME")
+        .env_remove("CARGO_HOME")
+        .env_remove("PYENV_ROOT")
+        .env("NVM_DIR", "/opt/nvm")
+        .env("RUSTUP_TOOLCHAIN", "stable")
+        .args(["--json", "run"])
+        .arg(&plan.dir)
+        .args(["--task", "2", "--", "sh"])
+        .arg(&gate_sh)
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    let out = &run.stderr;
+    let home = home.path().display();
+    assert!(
+        !out.contains(&format!("home={home}\n")),
+        "HOME stays private: {out}"
+    );
+    assert!(out.contains(&format!("rustup={home}/.rustup\n")), "{out}");
+    assert!(
+        out.contains("cargo=unset\n"),
+        "no ~/.cargo, nothing passed: {out}"
+    );
+    assert!(out.contains(&format!("pyenv={home}/.pyenv\n")), "{out}");
+    assert!(out.contains("nvm=/opt/nvm\n"), "{out}");
+    assert!(out.contains("toolchain=stable\n"), "{out}");
+    let names = run.json()["run"]["env"].clone();
+    for name in ["RUSTUP_HOME", "PYENV_ROOT", "NVM_DIR", "RUSTUP_TOOLCHAIN"] {
+        assert!(
+            names.as_array().unwrap().iter().any(|n| n == name),
+            "{names}"
+        );
+    }
+}
+
+/// The README's example, `dwp run -- cargo ...`, works under the private `HOME`: rustup's proxy
+/// finds its toolchain.
+#[test]
+fn cargo_runs_under_dwp_run_with_the_callers_toolchain() {
+    if std::process::Command::new("cargo")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        return; // no cargo on PATH: nothing to find
+    }
+    let plan = plan_at_work("PLAN_run_cargo");
+    let run = dwp()
+        .in_dir(plan.root())
+        .inherit_home()
+        .args(["--json", "run"])
+        .arg(&plan.dir)
+        .args(["--task", "2", "--", "cargo", "--version"])
+        .run();
+    assert_eq!(run.json()["run"]["ended"], "exit 0", "{run:?}");
+    assert!(run.stderr.contains("cargo "), "{run:?}");
+}

@@ -113,6 +113,7 @@ pub(super) fn run(
     } else {
         format!("{} bytes", run.output_bytes)
     };
+    let _ = writeln!(out, "  ran in: {}", run.cwd.display());
     let _ = writeln!(out, "  log: {} ({kept}) sha256 {}", run.log, run.log_sha256);
     let _ = writeln!(out, "  state.json sha256 {}", run.new_sha256);
 }
