@@ -294,28 +294,13 @@ fn markdown_locator(
     md.task_file(entry)
 }
 
-/// Every task started (in progress, blocked, completed) while an earlier one is open: the rule
-/// `dwp update` enforces ([`crate::rules::invariants::open_before`]) and DWP036 reports.
+/// Every task out of order ([`crate::rules::invariants::out_of_order`], DWP036).
 fn out_of_order(state: &crate::plan::model::State) -> Vec<OutOfOrder> {
-    let Some(first) = state
-        .tasks
-        .iter()
-        .position(crate::rules::invariants::is_open)
-    else {
-        return Vec::new();
-    };
-    let open = &state.tasks[first];
-    state.tasks[first + 1..]
-        .iter()
-        .filter(|t| {
-            matches!(
-                t.status,
-                TaskStatus::InProgress | TaskStatus::Blocked | TaskStatus::Completed
-            )
-        })
-        .map(|t| OutOfOrder {
-            task: t.id,
-            status: t.status,
+    crate::rules::invariants::out_of_order(state)
+        .into_iter()
+        .map(|(_, task, open)| OutOfOrder {
+            task: task.id,
+            status: task.status,
             before: open.id,
             before_status: open.status,
         })

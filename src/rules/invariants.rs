@@ -25,6 +25,45 @@ pub fn is_open(task: &crate::plan::model::Task) -> bool {
     !matches!(task.status, TaskStatus::Completed | TaskStatus::Skipped)
 }
 
+/// Every task out of order (its index and the task), with the first open task before it: a task in progress, blocked or
+/// completed while an earlier task is open ([`open_before`]), the state DWP036 reports and
+/// `dwp next` puts right first. One exception: a task an amendment reopened (`dwp amend
+/// --invalidate`: it holds evidence invalidated by refine) is reworked in place, so the tasks
+/// after it that were completed before the amendment stay completed; a task started after it
+/// still breaks the order.
+pub fn out_of_order(
+    state: &State,
+) -> Vec<(usize, &crate::plan::model::Task, &crate::plan::model::Task)> {
+    let tasks = &state.tasks;
+    let Some(first_open) = tasks.iter().position(is_open) else {
+        return Vec::new();
+    };
+    let first_not_reworked = tasks.iter().position(|t| is_open(t) && !is_reworked(t));
+    tasks
+        .iter()
+        .enumerate()
+        .skip(first_open + 1)
+        .filter_map(|(index, task)| match task.status {
+            TaskStatus::InProgress | TaskStatus::Blocked => Some((index, task, &tasks[first_open])),
+            TaskStatus::Completed => first_not_reworked
+                .filter(|&earlier| earlier < index)
+                .map(|earlier| (index, task, &tasks[earlier])),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A task an amendment reopened: pending or in progress again, holding a gate record whose
+/// evidence `dwp amend --invalidate` marked invalidated by refine.
+pub fn is_reworked(task: &crate::plan::model::Task) -> bool {
+    matches!(task.status, TaskStatus::Pending | TaskStatus::InProgress)
+        && task.gates.iter().flatten().any(|g| {
+            g.evidence
+                .as_deref()
+                .is_some_and(crate::rules::evidence::is_invalidated)
+        })
+}
+
 /// Invariants of a manifest on its own.
 pub fn check_manifest(manifest: &Loaded<Manifest>) -> Vec<Finding> {
     let mut findings = Vec::new();

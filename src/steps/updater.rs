@@ -1069,8 +1069,16 @@ fn stamp(state: &mut State, request: &UpdateRequest, transition: &Transition, no
         .clone()
         .or(kept_step)
         .unwrap_or_else(|| transition.step().to_owned());
+    // A completed plan rests at its last task (DWP029), whichever completion closed it: an
+    // amended task re-completed after the tasks after it closes the plan too.
+    let task = match state.status {
+        crate::plan::model::PlanStatus::Completed => {
+            state.tasks.last().map_or(request.task, |t| t.id)
+        }
+        _ => request.task,
+    };
     state.checkpoint = Field::Value(Checkpoint {
-        task: request.task,
+        task,
         step: Some(step),
         at: now.to_owned(),
         note: Some(note),

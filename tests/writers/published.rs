@@ -89,3 +89,139 @@ fn reconcile_write_on_a_published_plan_moves_the_receipt_aside_with_the_state_it
         "no stale receipt after reconcile --write: {codes:?}"
     );
 }
+
+/// The plan-state spec's amendments reopen work through refine: `dwp amend --invalidate` on a
+/// published plan returns the task to pending while the tasks after it stay completed, and the
+/// plan is CONFORMANT after every step of the rework `dwp next` prints: start it, run its gate,
+/// complete it, which publishes the plan again (its checkpoint at the last task, DWP029).
+#[test]
+fn an_invalidating_amendment_of_a_published_plan_is_reworked_to_conformant_at_every_step() {
+    let plan = published();
+    let amended = plan.dwp(&[
+        "amend",
+        "--task",
+        "1",
+        "--original",
+        "export every field",
+        "--observed",
+        "one field is exported twice",
+        "--disposition",
+        "failed gate",
+        "--reason",
+        "the export test missed it",
+        "--authority",
+        "evidence",
+        "--affected",
+        "1",
+        "--invalidate",
+        "cargo test",
+    ]);
+    assert_eq!(amended.code, 0, "{}", amended.stderr);
+    assert_eq!(plan.state()["tasks"][0]["status"], "pending");
+    assert_eq!(plan.state()["tasks"][2]["status"], "completed");
+    assert_eq!(plan.verify_codes(&[]), Vec::<String>::new(), "after amend");
+
+    let next = plan.dwp(&["next"]);
+    assert!(!next.stdout.contains("OUT OF ORDER"), "{}", next.stdout);
+    let start = backticked_line(&next.stdout, "dwp update ");
+    let started = run_printed(&start, plan.root());
+    assert_eq!(started.code, 0, "{start}: {}", started.stderr);
+    assert_eq!(
+        plan.verify_codes(&[]),
+        Vec::<String>::new(),
+        "after {start}"
+    );
+
+    // The gate again, as `dwp next` prints it, with a `cargo` that passes at once on PATH.
+    let tools = tempfile::tempdir().unwrap();
+    let cargo = tools.path().join("cargo");
+    std::fs::write(&cargo, "#!/bin/sh\necho '12 passed, 0 failed'\n").unwrap();
+    let mut perms = std::fs::metadata(&cargo).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&cargo, perms).unwrap();
+    let path = format!(
+        "{}:{}",
+        tools.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let p = plan.dir.to_str().unwrap();
+    let ran = crate::common::dwp()
+        .env("PATH", &path)
+        .args(["run", p, "--task", "1", "--", "cargo", "test"])
+        .run();
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    assert_eq!(
+        plan.verify_codes(&[]),
+        Vec::<String>::new(),
+        "after dwp run"
+    );
+
+    let complete = plan.dwp(&["update", "--task", "1", "--status", "completed", "--tick"]);
+    assert_eq!(complete.code, 0, "{}", complete.stderr);
+    assert!(
+        complete.stdout.contains("plan published"),
+        "{}",
+        complete.stdout
+    );
+    assert!(plan.path("analysis_results/FINALIZATION.json").exists());
+    let checkpoint = &plan.state()["checkpoint"];
+    assert_eq!(
+        (&checkpoint["task"], &checkpoint["step"]),
+        (&3.into(), &"done".into())
+    );
+    assert_eq!(
+        plan.verify_codes(&[]),
+        Vec::<String>::new(),
+        "after re-completion"
+    );
+}
+
+/// The exception is the amended task's alone: a task started after it still breaks the order
+/// (DWP036), as does a completed task after an open task no amendment reopened.
+#[test]
+fn a_task_started_after_an_amended_task_still_breaks_the_order() {
+    let plan = Plan::from_synth(dwp::synth::SynthPlan::new("PLAN_rework_order", 4).completed(2));
+    let amended = plan.dwp(&[
+        "amend",
+        "--task",
+        "1",
+        "--original",
+        "x",
+        "--observed",
+        "y",
+        "--disposition",
+        "failed gate",
+        "--reason",
+        "z",
+        "--authority",
+        "evidence",
+        "--affected",
+        "1",
+        "--invalidate",
+        "cargo test",
+    ]);
+    assert_eq!(amended.code, 0, "{}", amended.stderr);
+    assert_eq!(plan.verify_codes(&[]), Vec::<String>::new());
+    let refused = plan.dwp(&["update", "--task", "3", "--status", "in_progress"]);
+    assert_ne!(
+        refused.code, 0,
+        "the updater keeps the order: {}",
+        refused.stdout
+    );
+
+    let mut state = plan.state();
+    state["tasks"][2]["status"] = "in_progress".into();
+    state["tasks"][2]["started_at"] = state["updated_at"].clone();
+    plan.write("state.json", &serde_json::to_string_pretty(&state).unwrap());
+    assert!(plan.verify_codes(&[]).contains(&"DWP036".to_owned()));
+}
+
+/// The line of `stdout` that starts (after its indent) with `starting`.
+fn backticked_line(stdout: &str, starting: &str) -> String {
+    stdout
+        .lines()
+        .map(str::trim)
+        .find(|line| line.starts_with(starting))
+        .unwrap_or_else(|| panic!("no `{starting}...` line in:\n{stdout}"))
+        .to_owned()
+}

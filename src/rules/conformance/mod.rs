@@ -1686,28 +1686,16 @@ const FUTURE_SKEW_SECONDS: i64 = 300;
 /// covers a write that straddles a second's boundary.
 const SAME_WRITE_SECONDS: i64 = 1;
 
-/// Tasks run in order, the rule `dwp update` enforces ([`crate::rules::invariants::open_before`]):
-/// two tasks in progress at once, or a task completed while an earlier one is open, is a state
-/// no guarded update writes (a hand edit, or a reconcile that reopened an earlier task). The hint
+/// Tasks run in order, the rule `dwp update` enforces ([`crate::rules::invariants::out_of_order`]):
+/// two tasks in progress at once, or a task completed while an earlier one is open (and not
+/// reopened by an amendment), is a state no guarded update writes (a hand edit, or a reconcile
+/// that reopened an earlier task). The hint
 /// names the update that restores the order from this state.
 fn task_order(paths: &PlanPaths, state: &State, era: Era) -> Vec<Finding> {
     let file = paths.state.display().to_string();
     let plan = crate::term::path_word(&paths.dir);
     let mut findings = Vec::new();
-    // `invariants::open_before` of each task in one pass: the first open task seen so far.
-    let mut first_open: Option<&crate::plan::model::Task> = None;
-    for (index, task) in state.tasks.iter().enumerate() {
-        let started = matches!(
-            task.status,
-            TaskStatus::InProgress | TaskStatus::Blocked | TaskStatus::Completed
-        );
-        let open_before = first_open;
-        if first_open.is_none() && crate::rules::invariants::is_open(task) {
-            first_open = Some(task);
-        }
-        let Some(open) = open_before.filter(|_| started) else {
-            continue;
-        };
+    for (index, task, open) in crate::rules::invariants::out_of_order(state) {
         let (later, earlier) = (task.id, open.id);
         let hint = match task.status {
             TaskStatus::InProgress => format!(
