@@ -505,7 +505,10 @@ pub(crate) fn reverify(
                 paths.dir.display().to_string(),
                 "the plan's artifacts changed during publication: no receipt is written and the marker stays",
             )
-            .hint("review the change, then `dwp finalize PLAN --recover` (it re-checks) or restore the files"),
+            .hint(format!(
+                "review the change, then `dwp finalize {} --recover` (it re-checks) or restore the files",
+                crate::term::path_word(&paths.dir)
+            )),
         );
     }
     findings

@@ -864,8 +864,9 @@ fn require_amendment_today(
         ),
     )
     .with_hint(format!(
-        "dwp amend PLAN --task {} --original ... --observed ... --disposition ... --reason ... --authority ... --affected {}",
-        task.id, task.id
+        "record it in your words (TEXT), with the disposition and authority that fit: `dwp amend {} --task {id} --original TEXT --observed TEXT --disposition failed-gate --reason TEXT --authority user --affected {id}`, then this update again",
+        crate::term::path_word(plan.dir()),
+        id = task.id
     )))
 }
 
@@ -930,9 +931,10 @@ fn check_evidence(state: &State, index: usize, plan: &LoadedPlan, place: &str) -
             place,
             format!("task {} cannot complete without gate evidence", task.id),
         )
-        .with_hint(
-            "attach the validation run: --gate \"COMMAND|EXIT_CODE|EVIDENCE\" or --gate-json",
-        ));
+        .with_hint(format!(
+            "record a run of its validation first: `dwp next {}` prints the `dwp run` line of each Validation command",
+            crate::term::path_word(plan.dir())
+        )));
     }
     let problems = evidence::completion_problems(task.gates(), plan);
     if !problems.is_empty() {

@@ -140,8 +140,10 @@ fn two_tasks_in_progress_are_reported_and_the_hinted_update_restores_the_order()
     assert_eq!(verify_codes(&report.json()), Vec::<String>::new());
 }
 
-/// `cmd` with the placeholders a hint may leave for the user (what only they know) filled with
-/// sample values, as arguments after `dwp`.
+/// `cmd` with the placeholders a hint may leave for the user filled with sample values, as
+/// arguments after `dwp`. Only what only the user can say is left to them (a wait, their words,
+/// their name); a value dwp knows (the plan, the task, a command) or evidence is never one: a
+/// hint naming `PLAN`, `N`, `COMMAND` or `EVIDENCE` fails here as printed.
 fn with_samples(command: &[String]) -> Vec<String> {
     command
         .iter()
@@ -149,8 +151,6 @@ fn with_samples(command: &[String]) -> Vec<String> {
             "SECONDS" => "60".to_owned(),
             "TEXT" => "the reason".to_owned(),
             "NAME" => "someone".to_owned(),
-            "N" => "1".to_owned(),
-            "\"COMMAND|0|EVIDENCE\"" => "cargo test|0|3 passed".to_owned(),
             other => other.to_owned(),
         })
         .collect()
@@ -651,4 +651,113 @@ fn an_orphan_gate_log_hints_its_removal_which_clears_it_and_no_placeholder() {
     let removed = common::run_printed(backticked(&hint, "rm "), plan.root());
     assert_eq!(removed.code, 0, "{hint}\n{removed:?}");
     assert!(!plan.verify_codes(&[]).contains(&"DWP038".to_owned()));
+}
+
+/// DWP060's hint, a completed task whose latest gate fails, is the spec's rework, run as printed
+/// (the user's own words filled in): the amendment, the reopening update, then the run
+/// `dwp next` prints and the completion; the finding is gone and no placeholder was stored.
+#[test]
+fn a_failing_gate_of_a_completed_task_hints_the_rework_and_it_runs_to_a_passing_completion() {
+    let plan = Plan::from_synth(SynthPlan::new("PLAN_hint_rework", 4).completed(2));
+    let mut state = plan.state();
+    let mut failing = state["tasks"][1]["gates"][0].clone();
+    failing["passes"] = false.into();
+    failing["exit_code"] = 1.into();
+    failing["evidence"] = "3 passed, 1 failed".into();
+    state["tasks"][1]["gates"]
+        .as_array_mut()
+        .unwrap()
+        .push(failing);
+    plan.write("state.json", &serde_json::to_string_pretty(&state).unwrap());
+    let hint = verify_hint(&plan, "DWP060");
+    for command in every_hinted_command(&hint) {
+        let run = dwp().at(NOW).args(with_samples(&command)).run();
+        assert_eq!(run.code, 0, "`dwp {}`: {run:?}", command.join(" "));
+    }
+    assert_eq!(plan.state()["tasks"][1]["status"], "in_progress");
+    let tools = tempfile::tempdir().unwrap();
+    let cargo = tools.path().join("cargo");
+    std::fs::write(&cargo, "#!/bin/sh\necho '4 passed, 0 failed'\n").unwrap();
+    let mut mode = std::fs::metadata(&cargo).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut mode, 0o755);
+    std::fs::set_permissions(&cargo, mode).unwrap();
+    let path = format!(
+        "{}:{}",
+        tools.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let p = plan.dir.to_str().unwrap();
+    let ran = dwp()
+        .at(NOW)
+        .env("PATH", &path)
+        .args(["run", p, "--task", "2", "--", "cargo", "test"])
+        .run();
+    assert_eq!(ran.code, 0, "{ran:?}");
+    let done = plan.dwp(&["update", "--task", "2", "--status", "completed", "--tick"]);
+    assert_eq!(done.code, 0, "{done:?}");
+    let codes = plan.verify_codes(&[]);
+    assert!(!codes.contains(&"DWP060".to_owned()), "{codes:?}");
+    assert!(
+        !plan.read("state.json").contains("TEXT"),
+        "a placeholder was stored"
+    );
+}
+
+/// Every hint site in the source, read as text: no hint offers a `dwp ...` command holding a
+/// placeholder for evidence or a gate (`EVIDENCE`, `COMMAND|`) or `...`, and outside the rules
+/// and the plan model (whose findings get their plan written in, `rules::conformance::name_the_plan`) none names
+/// `PLAN`: the value is dwp's to write, or the command is not offered.
+#[test]
+fn no_hint_site_offers_a_command_with_a_placeholder_dwp_could_fill() {
+    let mut wrong = Vec::new();
+    let mut sites = 0;
+    let mut files = Vec::new();
+    common::rust_files(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut files,
+    );
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let rel = file
+            .strip_prefix(env!("CARGO_MANIFEST_DIR"))
+            .unwrap_or(&file)
+            .display()
+            .to_string();
+        let lines: Vec<&str> = text.lines().collect();
+        for (number, line) in lines.iter().enumerate() {
+            if !(line.contains(".hint(")
+                || line.contains("with_hint(")
+                || line.contains("_HINT: &str"))
+            {
+                continue;
+            }
+            sites += 1;
+            // The call's text: this line and the few that carry its string.
+            let call = lines[number..(number + 4).min(lines.len())].join("\n");
+            for span in call
+                .split('`')
+                .skip(1)
+                .step_by(2)
+                .filter(|s| s.starts_with("dwp "))
+            {
+                let placeholder = ["EVIDENCE", "COMMAND|", "..."]
+                    .iter()
+                    .find(|p| span.contains(*p));
+                let named_later = rel.starts_with("src/rules/") || rel.starts_with("src/plan/");
+                let plan_word = !named_later && span.split_whitespace().any(|w| w == "PLAN");
+                if placeholder.is_some() || plan_word {
+                    wrong.push(format!("{rel}:{}: `{span}`", number + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        sites > 50,
+        "only {sites} hint sites found: the scan is broken"
+    );
+    assert!(
+        wrong.is_empty(),
+        "hints with placeholders:\n{}",
+        wrong.join("\n")
+    );
 }

@@ -553,9 +553,13 @@ fn completing_requires_at_least_one_gate() {
         &plan,
         &COMPLETE_3,
         1,
-        &["task 3 cannot complete without gate evidence", "--gate"],
+        &["task 3 cannot complete without gate evidence", "dwp next "],
     );
     run.assert_place("state.json: $.tasks[2].gates");
+    // The hint runs as printed and names the `dwp run` line of the task's Validation command.
+    let next = crate::common::run_printed(&crate::common::hint_command(&run), plan.root());
+    assert_eq!(next.code, 0, "{next:?}");
+    assert!(next.stdout.contains("dwp run "), "{}", next.stdout);
 }
 
 #[test]

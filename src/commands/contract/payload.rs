@@ -177,7 +177,7 @@ pub fn read_stdin() -> Result<Vec<u8>> {
                 MAX_PAYLOAD_BYTES / (1024 * 1024)
             ),
         )
-        .with_hint("send the hook's own JSON object on stdin (a few KiB from the harness), not a transcript or a log: `dwp contract check --hook PLAN < payload.json`"));
+        .with_hint("send the hook's own JSON object on stdin (a few KiB from the harness), not a transcript or a log"));
     }
     Ok(bytes)
 }

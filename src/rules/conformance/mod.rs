@@ -36,6 +36,12 @@ pub fn is_dwp_standard(version: &str) -> bool {
     tasks::version(version).is_some_and(|(major, _, _)| DWP_SERIES.contains(&major))
 }
 
+/// A completed task whose evidence does not back it is reworked the way the plan-state spec
+/// reopens work: an amendment in its log (only the user can word its criterion, observation and
+/// reason: TEXT), then the reopening update; `dwp next` then prints the `dwp run` line that
+/// records its gate as observed evidence, and the completion.
+const REWORK_HINT: &str = "its completion needs a passing run: reopen it through an amendment, `dwp amend PLAN --task N --original TEXT --observed TEXT --disposition failed-gate --reason TEXT --authority evidence --affected N`, then `dwp update PLAN --task N --status in_progress --reopen-reason TEXT`; `dwp next PLAN` prints the run that records its gate";
+
 /// The command (or edit) that fixes a finding of this code, for findings that carry no more
 /// specific hint: every verify finding names its next step. `PLAN` and `--task N` stand for the
 /// finding's plan and task ([`add_fix_hints`] writes them in); a command in backticks is one
@@ -81,15 +87,13 @@ pub fn fix_hint(code: Code) -> &'static str {
         TaskFileInventory | LocatorEscapes | LiteAnchor => {
             "make the README links and task files agree (and state.json's locators, where the plan has one), then `dwp verify PLAN` again"
         }
-        FailingGate | LogPointer | CompletedWithoutGates => {
-            "re-run the gate until it passes and record that run: `dwp update PLAN --task N --status completed --gate \"COMMAND|0|EVIDENCE\"`"
-        }
-        NeverRan | ZeroSelection => {
-            "the run checked nothing: make the command run the task's tests, then record that run: `dwp update PLAN --task N --status completed --gate \"COMMAND|0|EVIDENCE\"`"
-        }
-        InvalidatedEvidence | UnexecutedScenario => {
-            "re-run the acceptance intent and record a passing run: `dwp update PLAN --task N --status completed --gate \"COMMAND|0|EVIDENCE\"`"
-        }
+        FailingGate
+        | LogPointer
+        | CompletedWithoutGates
+        | NeverRan
+        | ZeroSelection
+        | InvalidatedEvidence
+        | UnexecutedScenario => REWORK_HINT,
         LogStillPending => "fill the task log's Status line from the recorded evidence",
         TimestampOrder => {
             "set the clock right, then record the transition again with dwp update (state.json keeps the times it is given)"
@@ -546,6 +550,7 @@ pub fn name_the_plan(findings: &mut [Finding], plan_dir: &Path) {
         let hint = match finding.task {
             Some(task) => hint
                 .replace("--task N", &format!("--task {task}"))
+                .replace("--affected N", &format!("--affected {task}"))
                 .replace("--drop-task N", &format!("--drop-task {task}")),
             None => hint,
         };
