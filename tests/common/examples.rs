@@ -4,8 +4,9 @@
 //!
 //! A line is read the way a shell reads it, for what examples use: words split on blanks,
 //! `"..."` and `'...'` quoting, a trailing `\` continuing the line, `$NAME` / `${NAME}` replaced
-//! by an earlier `NAME=value` line of the same block, and `<new>` by the sha256 of the named
-//! plan's state.json at the time the line runs (the snapshot the line before left). A trailing
+//! by an earlier `NAME=value` line of the same block, where `NAME=$(sha256sum FILE | cut -d' '
+//! -f1)` is the sha256 of FILE at the time the line using NAME runs (the snapshot the line
+//! before left: what the shell computes there). A trailing
 //! comment saying `exit N` is the exit code the line documents (else 0); one saying
 //! `not run: REASON` marks a line that cannot run here, which is printed as skipped with its
 //! reason. What follows an unquoted `|` or `>` (a pipe, a redirection) is not run: the line's
@@ -74,6 +75,11 @@ pub fn examples_of(block: &str, place: impl Fn(usize) -> String) -> Vec<Example>
     for (number, line) in logical_lines(block) {
         let line = line.strip_prefix("$ ").unwrap_or(&line).to_owned();
         let (command, comment) = split_comment(&line);
+        if let Some((name, file)) = sha256_assignment(command) {
+            let (file, _) = shell_words(&file, &variables);
+            variables.insert(name, format!("{SHA256_OF}{}>", file.concat()));
+            continue;
+        }
         if let Some((name, value)) = assignment(command) {
             variables.insert(name, value);
             continue;
@@ -97,6 +103,17 @@ pub fn examples_of(block: &str, place: impl Fn(usize) -> String) -> Vec<Example>
         });
     }
     found
+}
+
+/// The value standing for "the sha256 of FILE when the line runs": `<sha256 of FILE>`.
+const SHA256_OF: &str = "<sha256 of ";
+
+/// `NAME=$(sha256sum FILE | cut -d' ' -f1)`: the name, and FILE as written.
+fn sha256_assignment(command: &str) -> Option<(String, String)> {
+    let (name, value) = command.split_once("=$(sha256sum ")?;
+    let file = value.strip_suffix(" | cut -d' ' -f1)")?;
+    let is_name = !name.is_empty() && name.chars().all(|c| c.is_ascii_uppercase() || c == '_');
+    (is_name && !file.contains(char::is_whitespace)).then(|| (name.to_owned(), file.to_owned()))
 }
 
 /// `NAME=value` (a shell assignment, the whole command).
@@ -145,11 +162,6 @@ fn shell_words(command: &str, variables: &BTreeMap<String, String>) -> (Vec<Stri
     let mut chars = command.chars().peekable();
     while let Some(c) = chars.next() {
         match (quote, c) {
-            // `<new>`: the placeholder for the snapshot, not a redirection.
-            (None, '<') if chars.clone().take(4).eq("new>".chars()) => {
-                chars.nth(3);
-                word.get_or_insert_with(String::new).push_str("<new>");
-            }
             (None, '|' | '>' | '<') => {
                 words.extend(word.take());
                 return (words, Some(c));
@@ -227,10 +239,15 @@ pub fn run(example: &Example, dir: &Path) -> Option<Run> {
     let args: Vec<String> = example
         .args
         .iter()
-        .map(|a| match a.as_str() {
-            "<new>" => current_sha256(example, dir),
-            _ => a.clone(),
-        })
+        .map(
+            |a| match a.strip_prefix(SHA256_OF).and_then(|f| f.strip_suffix('>')) {
+                Some(file) => sha256_hex(
+                    &std::fs::read(dir.join(file))
+                        .unwrap_or_else(|e| panic!("{}: sha256sum {file}: {e}", example.place)),
+                ),
+                None => a.clone(),
+            },
+        )
         .collect();
     let run = dwp().in_dir(dir).env_remove("COLUMNS").args(&args).run();
     assert_eq!(
@@ -247,14 +264,4 @@ pub fn run(example: &Example, dir: &Path) -> Option<Run> {
         );
     }
     Some(run)
-}
-
-/// The sha256 of state.json of the first plan folder `example` names.
-fn current_sha256(example: &Example, dir: &Path) -> String {
-    let plan = example
-        .args
-        .iter()
-        .find(|a| dir.join(a).join("state.json").is_file())
-        .unwrap_or_else(|| panic!("{}: `<new>` with no plan folder", example.place));
-    sha256_hex(&std::fs::read(dir.join(plan).join("state.json")).unwrap())
 }
