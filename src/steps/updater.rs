@@ -644,7 +644,7 @@ fn apply(
             Transition::Resolved(to)
         }
         (TaskStatus::Completed | TaskStatus::Skipped, to) if to != current => {
-            let reason = reopen_reason(request, id, current)?;
+            let reason = reopen_reason(request, id, current, plan.dir())?;
             if current == TaskStatus::Completed {
                 require_amendment_today(plan, &state.tasks[index], now)?;
             }
@@ -678,7 +678,10 @@ fn apply(
                     "--reopen-reason",
                     format!("skipping task {id} removes it from scope: only the user may, through refine"),
                 )
-                .with_hint("record the refine intent with --reopen-reason (and the amendment in the task log)")
+                .with_hint(format!(
+                    "with the user's word as the reason (TEXT): `dwp update {} --task {id} --status skipped --reopen-reason TEXT`",
+                    crate::term::path_word(plan.dir())
+                ))
             })?;
             let task = &mut state.tasks[index];
             task.status = TaskStatus::Skipped;
@@ -880,7 +883,23 @@ fn refuse_if_closed(current: TaskStatus, id: u64, place: &str) -> Result<()> {
     Ok(())
 }
 
-fn reopen_reason(request: &UpdateRequest, id: u64, current: TaskStatus) -> Result<String> {
+/// The reason a completed or skipped task moves, which it needs; the hint is the way there: a
+/// completed task's amendment first (TEXT: the user's own words), then this move with a reason.
+fn reopen_reason(
+    request: &UpdateRequest,
+    id: u64,
+    current: TaskStatus,
+    plan_dir: &Path,
+) -> Result<String> {
+    let plan = crate::term::path_word(plan_dir);
+    let to = request.status.unwrap_or(TaskStatus::InProgress);
+    let moved = format!("`dwp update {plan} --task {id} --status {to} --reopen-reason TEXT`");
+    let hint = match current {
+        TaskStatus::Completed => format!(
+            "a completed task reopens through an amendment: `dwp amend {plan} --task {id} --original TEXT --observed TEXT --disposition failed-gate --reason TEXT --authority user --affected {id}`, then {moved}"
+        ),
+        _ => format!("with the user's word as the reason (TEXT): {moved}"),
+    };
     request
         .reopen_reason
         .clone()
@@ -890,7 +909,7 @@ fn reopen_reason(request: &UpdateRequest, id: u64, current: TaskStatus) -> Resul
                 "--reopen-reason",
                 format!("task {id} is {current}: it changes status only with --reopen-reason"),
             )
-            .with_hint("record the amendment in the task log first, then pass --reopen-reason")
+            .with_hint(hint)
         })
 }
 
@@ -943,14 +962,44 @@ fn check_evidence(state: &State, index: usize, plan: &LoadedPlan, place: &str) -
             .map(|(command, problem)| format!("gate `{command}` {}", problem.describe()))
             .collect::<Vec<_>>()
             .join("; ");
-        let mut remedies: Vec<&str> = problems.iter().map(|(_, p)| p.remedy()).collect();
+        let mut remedies: Vec<String> = problems
+            .iter()
+            .map(|(_, p)| p.remedy().to_owned())
+            .collect();
         remedies.dedup();
+        remedies.push(rerun_step(task, &problems, plan.dir()));
         return Err(
             Error::rejected(place, format!("task {} cannot complete: {list}", task.id))
                 .with_hint(remedies.join("; ")),
         );
     }
     Ok(())
+}
+
+/// The step that records the run again: the `dwp run` line of each command dwp ran itself (its
+/// recorded command is the argv as printed), else `dwp next`, which prints the line of each
+/// Validation command.
+fn rerun_step(
+    task: &crate::plan::model::Task,
+    problems: &[(String, evidence::GateProblem)],
+    plan_dir: &Path,
+) -> String {
+    let plan = crate::term::path_word(plan_dir);
+    let observed = |command: &String| {
+        task.gates()
+            .iter()
+            .any(|g| &g.command == command && crate::rules::observed::is_observed(g))
+    };
+    let commands: Vec<&String> = problems.iter().map(|(command, _)| command).collect();
+    if commands.iter().all(|c| observed(c)) {
+        let lines: Vec<String> = commands
+            .iter()
+            .map(|command| format!("`dwp run {plan} --task {} -- {command}`", task.id))
+            .collect();
+        format!("then {}", lines.join(", "))
+    } else {
+        format!("`dwp next {plan}` prints the `dwp run` line of each Validation command")
+    }
 }
 
 /// Append each new gate unless it repeats the latest record of its command (ignoring

@@ -3,6 +3,9 @@
 //! of its document, on copies of the plans it names, and exits 0 or with the code its comment
 //! documents. A line marked `# not run: REASON` is printed as skipped with its reason.
 //!
+//! docs/tutorial.md is a path, not a list of examples: its blocks run whole, in order, through
+//! `sh` from an empty folder ([`the_tutorial_runs_from_an_empty_folder_to_a_published_plan`]).
+//!
 //! What a document assumes is set up the way it describes it: a plan under `.dwp/plans/` that
 //! the repository does not ship is a copy of the example plan under that name, and the files a
 //! `contract declare` example modifies or deletes exist, holding the symbols it names.
@@ -13,6 +16,9 @@ use std::path::Path;
 
 const SHELL_BLOCKS: [&str; 4] = ["sh", "bash", "shell", "console"];
 
+/// The tutorial, run whole through `sh`.
+const TUTORIAL: &str = "docs/tutorial.md";
+
 /// The documents whose examples run: README.md, then docs/*.md by name.
 fn documents() -> Vec<String> {
     let mut docs: Vec<String> = std::fs::read_dir(common::repo_root().join("docs"))
@@ -20,6 +26,7 @@ fn documents() -> Vec<String> {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|name| name.ends_with(".md"))
         .map(|name| format!("docs/{name}"))
+        .filter(|doc| doc != TUTORIAL)
         .collect();
     docs.sort();
     docs.insert(0, "README.md".to_owned());
@@ -113,4 +120,82 @@ fn the_readme_examples_are_found() {
         examples_in("docs/hooks.md").len() >= 4,
         "the hooks document's commands"
     );
+}
+
+/// The tutorial's `sh` blocks as one script, in order. A line whose comment says `exit N` must
+/// end with that code (the script stops, naming the line, when it does not); every other line
+/// must succeed (`sh -e`).
+fn tutorial_script(text: &str) -> String {
+    let mut script = String::new();
+    let mut in_block = false;
+    for (index, line) in text.lines().enumerate() {
+        match line.trim_start().strip_prefix("```") {
+            Some(info) if !in_block => in_block = info.trim() == "sh",
+            Some(_) => in_block = false,
+            None if in_block => script.push_str(&expecting_exit(line, index + 1)),
+            None => {}
+        }
+    }
+    script
+}
+
+/// `line` as the script runs it: as written, or checked for the exit code its comment says.
+fn expecting_exit(line: &str, number: usize) -> String {
+    let documented = line.rsplit_once("# exit ").and_then(|(command, rest)| {
+        let code: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        Some((command.trim_end(), code.parse::<i32>().ok()?))
+    });
+    match documented {
+        Some((command, code)) => format!(
+            "if {command}; then echo \"{TUTORIAL}:{number}: exited 0, documented {code}\" >&2; exit 1; \
+             else rc=$?; [ $rc -eq {code} ] || {{ echo \"{TUTORIAL}:{number}: exited $rc, documented {code}\" >&2; exit 1; }}; fi\n"
+        ),
+        None => format!("{line}\n"),
+    }
+}
+
+/// The first hour, run as a user runs it: every command of docs/tutorial.md, in order, through
+/// `sh -e` in an empty folder with this build's `dwp` first on `PATH`; the repository it made
+/// ends with a published plan that verifies CONFORMANT.
+#[test]
+fn the_tutorial_runs_from_an_empty_folder_to_a_published_plan() {
+    let text = std::fs::read_to_string(common::repo_root().join(TUTORIAL)).unwrap();
+    let script = tutorial_script(&text);
+    assert!(script.matches("dwp ").count() >= 20, "{script}");
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("dwp");
+    let path = std::env::join_paths(std::iter::once(bin.parent().unwrap().to_path_buf()).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
+    .unwrap();
+    let output = std::process::Command::new("sh")
+        .args(["-e", "-c", &script])
+        .current_dir(dir.path())
+        .env("PATH", path)
+        .env("HOME", &home)
+        .env("DWP_TEST_NOW", common::NOW)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let run = common::Run::lossy(&output);
+    assert_eq!(
+        run.code, 0,
+        "the tutorial stopped:\n{}\n{}",
+        run.stdout, run.stderr
+    );
+    let repo = dir.path().join("greeter");
+    let plan = repo.join(".dwp/plans/PLAN_greeting_tool");
+    assert!(plan.join("analysis_results/FINALIZATION.json").is_file());
+    let verdict = common::dwp()
+        .args(["--json", "verify", "--all"])
+        .arg(&repo)
+        .run();
+    assert_eq!(
+        common::verify_codes(&verdict.json()),
+        Vec::<String>::new(),
+        "{verdict:?}"
+    );
+    assert_eq!(common::state_of(&plan)["status"], "completed");
 }

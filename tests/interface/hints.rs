@@ -761,3 +761,19 @@ fn no_hint_site_offers_a_command_with_a_placeholder_dwp_could_fill() {
         wrong.join("\n")
     );
 }
+
+/// Moving a completed task without a reason hints the amendment, then the same move with one;
+/// both run as printed (the user's words filled in) and the task is in progress again.
+#[test]
+fn reopening_a_completed_task_hints_the_amendment_and_the_move_and_both_run() {
+    let plan = Plan::from_synth(SynthPlan::new("PLAN_hint_reopen", 3).completed(2));
+    let refused = plan.dwp(&["update", "--task", "2", "--status", "in_progress"]);
+    assert_eq!(refused.code, 1, "{refused:?}");
+    let commands = every_hinted_command(hint_line(&refused));
+    assert_eq!(commands.len(), 2, "{refused:?}");
+    for command in commands {
+        let run = dwp().at(NOW).args(with_samples(&command)).run();
+        assert_eq!(run.code, 0, "`dwp {}`: {run:?}", command.join(" "));
+    }
+    assert_eq!(plan.state()["tasks"][1]["status"], "in_progress");
+}

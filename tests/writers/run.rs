@@ -1054,3 +1054,23 @@ fn cargo_runs_under_dwp_run_with_the_callers_toolchain() {
     assert_eq!(run.json()["run"]["ended"], "exit 0", "{run:?}");
     assert!(run.stderr.contains("cargo "), "{run:?}");
 }
+
+/// A completion refused on a failing observed gate hints the `dwp run` line of that gate, and
+/// it runs as printed: once the check passes, the same line records the passing run and the
+/// completion goes through.
+#[test]
+fn a_completion_refused_on_a_failing_run_hints_the_same_dwp_run_which_records_the_fix() {
+    let plan = plan_at_work("PLAN_run_rerun_hint");
+    let gate_sh = script(&plan, "gate.sh", "echo '0 passed, 1 failed'\nexit 1");
+    let failed = run_script(&plan, &["--task", "2"], &gate_sh);
+    assert_eq!(failed.code, 1, "{failed:?}");
+    let refused = plan.dwp(&["update", "--task", "2", "--status", "completed", "--tick"]);
+    assert_eq!(refused.code, 1, "{refused:?}");
+    let line = common::hint_command(&refused);
+    assert!(line.starts_with("dwp run "), "{line}");
+    std::fs::write(&gate_sh, "#!/bin/sh\necho '1 passed, 0 failed'\n").unwrap();
+    let rerun = common::run_printed(&line, plan.root());
+    assert_eq!(rerun.code, 0, "{line}: {rerun:?}");
+    let done = plan.dwp(&["update", "--task", "2", "--status", "completed", "--tick"]);
+    assert_eq!(done.code, 0, "{done:?}");
+}
