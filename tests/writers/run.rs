@@ -1074,3 +1074,44 @@ fn a_completion_refused_on_a_failing_run_hints_the_same_dwp_run_which_records_th
     let done = plan.dwp(&["update", "--task", "2", "--status", "completed", "--tick"]);
     assert_eq!(done.code, 0, "{done:?}");
 }
+
+/// The rule of DWP068 and DWP037 is per record, and their hint a promise: after an edited log,
+/// the new run the hint names supersedes the record, which stays reported as history (an
+/// advisory: `--strict` still fails) while the latest run backs the task.
+#[test]
+fn a_new_run_after_an_edited_log_leaves_the_old_record_as_history_not_an_error() {
+    let plan = plan_at_work("PLAN_run_superseded_log");
+    let gate_sh = script(&plan, "gate.sh", "echo '1 passed, 0 failed'");
+    let run = run_script(&plan, &["--task", "2"], &gate_sh);
+    assert_eq!(run.code, 0, "{run:?}");
+    let log = plan.path(run.json()["run"]["log"].as_str().unwrap());
+    std::fs::write(&log, b"edited\n").unwrap();
+    let report = dwp().args(["--json", "verify"]).arg(&plan.dir).run();
+    let finding = report.json()["plans"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "DWP068")
+        .cloned()
+        .unwrap_or_else(|| panic!("{report:?}"));
+    assert_eq!(finding["severity"], "error");
+    let hint = finding["hint"].as_str().unwrap();
+    let line = hint
+        .split('`')
+        .find(|span| span.starts_with("dwp run "))
+        .unwrap_or_else(|| panic!("{hint}"));
+    let rerun = common::run_printed(line, plan.root());
+    assert_eq!(rerun.code, 0, "{line}: {rerun:?}");
+    let after = dwp().args(["--json", "verify"]).arg(&plan.dir).run();
+    assert_eq!(after.code, 0, "{after:?}");
+    let findings = after.json()["plans"][0]["findings"].clone();
+    let old = findings
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "DWP068")
+        .unwrap_or_else(|| panic!("the edited log is still reported: {findings:#}"));
+    assert_eq!(old["severity"], "advisory");
+    let strict = dwp().args(["verify", "--strict"]).arg(&plan.dir).run();
+    assert_eq!(strict.code, 1, "{strict:?}");
+}

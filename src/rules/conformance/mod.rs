@@ -1111,12 +1111,22 @@ pub fn requires_observed_evidence(readme: &crate::plan::markdown::Readme) -> boo
 /// dwp would have written it, is DWP068; a log gone (missing, a symlink, outside the plan) is
 /// DWP037; one the OS refuses to read is DWP001, unverified. Then the logs no record points at
 /// (DWP038).
+///
+/// An error for the latest record of its command, which backs (or will back) the task; an
+/// advisory for one a later run of the same command superseded: history was altered, but no
+/// completion rests on it, so the new run the hint names clears the error.
 pub fn observed_gate_rules(plan: &LoadedPlan, state: &State) -> Vec<Finding> {
     let file = plan.paths.state.display().to_string();
     let mut findings = Vec::new();
     for (index, task) in state.tasks.iter().enumerate() {
         let reported_as_pointer = reported_log_pointers(task);
+        let latest = evidence::latest_per_command(task.gates());
         for (at, gate) in task.gates().iter().enumerate() {
+            let superseded = !latest.iter().any(|g| std::ptr::eq(*g, gate));
+            let weigh = |finding: Finding| match superseded {
+                true => finding.severity(Severity::Advisory),
+                false => finding,
+            };
             let Some(mark) = gate
                 .evidence
                 .as_deref()
@@ -1128,7 +1138,8 @@ pub fn observed_gate_rules(plan: &LoadedPlan, state: &State) -> Vec<Finding> {
             let covered = reported_as_pointer.iter().any(|g| std::ptr::eq(*g, gate));
             if let Some(finding) = gone_log(plan, &file, task.id, gate, mark.log, covered) {
                 let lead = "a log dwp kept is never moved or removed, and every record is judged against its log: restore it from the plan's history; ";
-                findings.push(finding.at(place).hint(rerun_hint(plan, task, gate, lead)));
+                let hint = rerun_hint(plan, task, gate, lead, superseded);
+                findings.push(weigh(finding.at(place).hint(hint)));
                 continue;
             }
             let path = plan.dir().join(mark.log);
@@ -1146,7 +1157,7 @@ pub fn observed_gate_rules(plan: &LoadedPlan, state: &State) -> Vec<Finding> {
                 continue;
             }
             for why in crate::rules::observed::provenance_problems(gate, Some(task.id), plan) {
-                findings.push(
+                findings.push(weigh(
                     Finding::error(
                         Code::GateLog,
                         &file,
@@ -1162,8 +1173,9 @@ pub fn observed_gate_rules(plan: &LoadedPlan, state: &State) -> Vec<Finding> {
                         task,
                         gate,
                         "a log dwp kept is never edited, and every record is judged against its log: restore its bytes from the plan's history; ",
+                        superseded,
                     )),
-                );
+                ));
             }
         }
     }
@@ -1173,13 +1185,21 @@ pub fn observed_gate_rules(plan: &LoadedPlan, state: &State) -> Vec<Finding> {
 
 /// The step that records `gate`'s run again, after `lead`, from the state its task is in:
 /// `dwp run` with the gate's own command for a task at work; the start first for a pending one;
-/// for a completed or skipped task, which `dwp run` refuses, the amendment that reopens it.
+/// for a completed or skipped task, which `dwp run` refuses, the amendment that reopens it. A
+/// superseded record needs no new run: a later one backs the task.
 fn rerun_hint(
     plan: &LoadedPlan,
     task: &crate::plan::model::Task,
     gate: &crate::plan::model::Gate,
     lead: &str,
+    superseded: bool,
 ) -> String {
+    if superseded {
+        return format!(
+            "{lead}a later run of `{}` backs task {}, so this record is history and no completion rests on it",
+            gate.command, task.id
+        );
+    }
     let word = crate::term::path_word(plan.dir());
     let id = task.id;
     // The command as `dwp run` recorded it is shell words; anything else is not repeated.
