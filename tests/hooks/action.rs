@@ -614,3 +614,41 @@ fn the_container_image_is_the_static_binary_alone() {
         );
     }
 }
+
+/// The workflow docs/ci.md shows uses the action with inputs it declares, with the permission
+/// the upload needs; the targets docs/ci.md lists are the ones the release builds.
+#[test]
+fn the_documented_action_workflow_passes_inputs_the_action_declares() {
+    let doc = std::fs::read_to_string(common::repo_root().join("docs/ci.md")).unwrap();
+    let start = doc
+        .find("```yaml\n# .github/workflows/plans.yml")
+        .expect("the workflow using the action");
+    let body = &doc[start + "```yaml\n".len()..];
+    let workflow: Value = serde_saphyr::from_str(&body[..body.find("```").unwrap()]).unwrap();
+    assert_eq!(workflow["permissions"]["security-events"], "write");
+    let step = workflow["jobs"]["verify"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("OWNER/dwp@"))
+        })
+        .expect("a step using the action");
+    let action = yaml("action.yml");
+    for input in step["with"].as_object().unwrap().keys() {
+        assert!(action["inputs"].get(input).is_some(), "input {input}");
+    }
+    let release = yaml(".github/workflows/release.yml");
+    for built in release["jobs"]["build"]["strategy"]["matrix"]["include"]
+        .as_array()
+        .unwrap()
+    {
+        let target = built["target"].as_str().unwrap();
+        assert!(
+            doc.contains(&format!("`{target}`")),
+            "docs/ci.md lists {target}"
+        );
+    }
+}
