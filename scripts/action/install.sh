@@ -144,6 +144,12 @@ dwp_install_source() {
 
 main() {
   local target tag repository dir source status=0
+  if [ "${RUNNER_OS:-}" = Windows ]; then
+    # dwp uses Unix file APIs (openat2, rename flags, signals): it builds for Linux and macOS.
+    echo "dwp action: dwp runs on Linux and macOS runners, not ${RUNNER_OS}" >&2
+    echo "  hint: run the job on a Linux runner (runs-on: ubuntu-latest)" >&2
+    exit 1
+  fi
   target=$(dwp_target "${RUNNER_OS:-}" "${RUNNER_ARCH:-}")
   tag=$(dwp_release_tag "${DWP_VERSION:-}" "${DWP_ACTION_REF:-}")
   repository=$(dwp_repository)

@@ -204,8 +204,8 @@ fn install_functions(body: &str) -> String {
     String::from_utf8(output.stdout).unwrap()
 }
 
-/// Each runner GitHub hosts gets the asset built for it; one dwp ships no binary for (Windows)
-/// gets none, and the action builds from source there.
+/// Each runner GitHub hosts for Linux and macOS gets the asset built for it; one dwp ships no
+/// binary for gets none, and the action builds from source there.
 #[test]
 fn the_install_script_names_the_release_asset_of_each_runner() {
     let runners = [
@@ -359,12 +359,12 @@ fn the_install_script_refuses_a_tampered_asset() {
     assert_eq!((cargo, installed), (None, None), "{step:?}");
 }
 
-/// No asset for the runner (Windows), or a release without the runner's asset: the action
-/// builds its own source with `cargo install --locked --path $GITHUB_ACTION_PATH`.
+/// No asset for the runner (32-bit ARM Linux), or a release without the runner's asset: the
+/// action builds its own source with `cargo install --locked --path $GITHUB_ACTION_PATH`.
 #[test]
 fn the_install_script_builds_the_actions_source_when_no_asset_matches() {
     let downloads = release_assets("x86_64-unknown-linux-musl");
-    for env in [[("RUNNER_OS", "Windows")], [("RUNNER_ARCH", "ARM64")]] {
+    for env in [[("RUNNER_ARCH", "ARM")], [("RUNNER_ARCH", "ARM64")]] {
         let (step, cargo, installed) = install_step(downloads.path(), &env);
         assert_eq!(step.code, 0, "{env:?}: {step:?}");
         assert_eq!(step.outputs["source"], "cargo");
@@ -388,6 +388,21 @@ fn the_install_script_builds_the_actions_source_when_no_asset_matches() {
             "{step:?}"
         );
     }
+}
+
+/// dwp uses Unix file APIs and does not build for Windows: a Windows runner is told to use a
+/// Linux one before anything is downloaded or built.
+#[test]
+fn the_install_script_refuses_a_windows_runner_with_a_hint() {
+    let downloads = release_assets("x86_64-unknown-linux-musl");
+    let (step, cargo, installed) = install_step(downloads.path(), &[("RUNNER_OS", "Windows")]);
+    assert_eq!(step.code, 1, "{step:?}");
+    assert!(step.stderr.contains("not Windows"), "{step:?}");
+    assert!(
+        step.stderr.contains("hint: run the job on a Linux runner"),
+        "{step:?}"
+    );
+    assert_eq!((cargo, installed), (None, None));
 }
 
 fn yaml(path: &str) -> Value {
