@@ -505,7 +505,12 @@ fn the_workflows_are_jobs_of_steps_that_run_files_of_the_repository() {
         .iter()
         .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(names, ["ci.yml", "fuzz.yml", "release.yml"]);
+    for expected in ["ci.yml", "fuzz.yml", "release.yml"] {
+        assert!(
+            names.iter().any(|n| n == expected),
+            "{expected} in {names:?}"
+        );
+    }
     for file in files {
         let name = file.display();
         let text = std::fs::read_to_string(&file).unwrap();
