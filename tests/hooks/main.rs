@@ -4,6 +4,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod action;
 mod ci_integration;
 mod contract;
 mod loop_cmd;
