@@ -6,8 +6,8 @@
 //! script's test seam `DWP_ACTION_DOWNLOAD_DIR` serves the assets `scripts/release/pack.sh` and
 //! `scripts/release/checksums.sh` made from the test build, so the asset names, the checksum
 //! check and the unpacking are the ones a release gets. The workflows, the action's metadata and
-//! the Dockerfile are checked for their structure (actionlint checks the workflows in `.ci/run`
-//! where it is installed); `docker build` cannot run here (no daemon, no registry to pull the
+//! the Dockerfile are checked for their structure (`.ci/run` validates the workflows and the
+//! action's metadata against their public JSON Schemas too); `docker build` cannot run here (no daemon, no registry to pull the
 //! base images from), so the image is never built by these tests.
 
 use crate::common;
@@ -497,7 +497,7 @@ fn workflow_files() -> Vec<PathBuf> {
 
 /// Every workflow parses and has the shape GitHub runs (triggers, jobs of steps, each step a
 /// `uses` pinned to a major version or a `run`), and every script a step runs exists:
-/// what can be checked without actionlint, which `.ci/run` also runs where it is installed.
+/// what the JSON Schemas `.ci/run` validates them against cannot say.
 #[test]
 fn the_workflows_are_jobs_of_steps_that_run_files_of_the_repository() {
     let files = workflow_files();
