@@ -2,7 +2,7 @@
 //! command, its [`outcome::Outcome`] printed by the one printer (`cli::render`) with the exit
 //! code from `Outcome::exit`. Errors, dwp's and clap's alike, become `dwp <command>: <what>
 //! (<where>)` plus a hint that runs as printed (and, with `--json`, one JSON document
-//! `{"dwp": 1, "command", "ok": false, "exit", "error": {"kind", "message", "place", "hint"}}`
+//! `{"dwp": 2, "command", "ok": false, "exit", "error": {"kind", "message", "place", "hint"}}`
 //! on stdout), with the exit code from [`crate::error::Error::exit`]. A PLAN left out is the plan
 //! folder the current directory is in. Everything printed, stdout and stderr, passes through one
 //! [`crate::term::Inert`] sink, so text read from a plan cannot drive the terminal.
@@ -1035,10 +1035,10 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
                 wait: wait_duration(*wait)?,
                 signer: signed.actor(),
             };
-            Outcome::Finalize(crate::commands::finalize::finalize(
-                &plan_arg(target)?,
-                &request,
-            )?)
+            Outcome::Finalize {
+                publication: crate::commands::finalize::finalize(&plan_arg(target)?, &request)?,
+                recover: *recover,
+            }
         }
         Command::Loop(command) => return loop_cmd::run(command, cli.json),
         Command::Contract(command) => contract_cmd::run(command)?,

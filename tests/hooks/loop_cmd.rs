@@ -136,8 +136,14 @@ fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
+/// The payload of the one `--json` document on stdout (the document held to its schema).
 fn json_out(output: &Output) -> Value {
-    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(output)))
+    common::payload(&document_out(output)).clone()
+}
+
+/// The one `--json` document on stdout, held to `dwp schema output`.
+fn document_out(output: &Output) -> Value {
+    common::document(&stdout(output))
 }
 
 /// Exit 1 and exactly `dwp loop SUB: ... (PLACE)` + `  hint: ...` on stderr, with every needle.
@@ -223,8 +229,8 @@ fn artifacts_a_missing_required_file_is_named_by_its_path() {
     );
 
     let out = work.run(&["--json", "loop", "artifacts", &work.s(&work.dir)]);
+    assert_eq!(document_out(&out)["command"], "loop artifacts");
     let document = json_out(&out);
-    assert_eq!(document["command"], "loop artifacts");
     assert_eq!(document["verdict"], "missing");
     assert_eq!(
         document["artifacts"][1]["path"],
@@ -294,9 +300,10 @@ fn artifacts_no_worktree_is_skipped_exit_0_and_says_so() {
         "{}",
         stdout(&out)
     );
-    let document = json_out(&work.run(&["--json", "loop", "artifacts", "--no-worktree"]));
+    let out = work.run(&["--json", "loop", "artifacts", "--no-worktree"]);
+    assert_eq!(document_out(&out)["ok"], true);
+    let document = json_out(&out);
     assert_eq!(document["verdict"], "skipped");
-    assert_eq!(document["ok"], true);
     assert!(
         document["note"]
             .as_str()
@@ -1162,7 +1169,7 @@ fn update_gates_from_records_loop_proofs_as_observed_gates_like_dwp_run() {
         );
     }
     // verify holds the records against the copies; status marks them observed.
-    let report = json_out(&work.run(&["--json", "verify", &plan]));
+    let report = document_out(&work.run(&["--json", "verify", &plan]));
     let codes = common::verify_codes(&report);
     assert!(!codes.contains(&"DWP068".to_owned()), "{report:#}");
     let status = json_out(&work.run(&["--json", "status", &plan]));

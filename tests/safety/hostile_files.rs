@@ -50,7 +50,7 @@ fn verify_exits(
     case: &str,
 ) -> (serde_json::Value, Vec<Finding>) {
     let run = dwp_bounded(dir, &["verify", "--format", "json", plan.to_str().unwrap()]);
-    let report = run.json();
+    let report = run.payload();
     assert_eq!(run.code, code, "{case}: {}", run.stdout);
     let found = findings(&report);
     (report, found)

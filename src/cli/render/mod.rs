@@ -1,5 +1,5 @@
 //! The one printer: [`print`] writes a command's [`Outcome`] as human text, as one JSON document
-//! (`"dwp": 1`, built by [`envelope`]), as SARIF (`verify`) or as markdown (`loop dod`). What is
+//! (`"dwp": 2`, the payload under the command's key, built by [`envelope`]), as SARIF (`verify`) or as markdown (`loop dod`). What is
 //! written here reaches the terminal through [`Inert`] (see `crate::term`); `status` also keeps
 //! each field read from the plan on its line. The exit code is not decided here: it is
 //! [`Outcome::exit`], and a document's `"ok"` is [`Outcome::ok`].
@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use std::io::Write;
 
 /// Version of the JSON output format.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// The form an outcome is written in; the command line offers each command only the forms it has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,7 +73,10 @@ pub fn print<W: Write>(out: &mut Inert<W>, outcome: &Outcome, format: Format, co
             plan: target,
             findings,
         } => plan::finalize_check(out, target, findings, json),
-        Outcome::Finalize(publication) => plan::finalize(out, publication, json),
+        Outcome::Finalize {
+            publication,
+            recover,
+        } => plan::finalize(out, publication, *recover, json),
         Outcome::LoopArtifacts(report) => loops::artifacts(out, report, json),
         Outcome::LoopDod(report) => loops::dod(out, report, format, stamp),
         Outcome::LoopFreeze(frozen) => loops::freeze(out, frozen, json),
@@ -114,18 +117,31 @@ pub fn print<W: Write>(out: &mut Inert<W>, outcome: &Outcome, format: Format, co
     }
 }
 
-/// The one JSON envelope every command's document has: `{"dwp": 1, "command": ...}` followed by
-/// the keys of `body`, in their order.
-pub fn envelope(command: &str, stamp: Stamp, body: Value) -> Value {
-    let mut document = json!({
+/// The key a command's payload sits under in its JSON document: the words of its `command`,
+/// each flag's dashes dropped, joined by `_` (`verify`, `lock_status`, `finalize_check`).
+pub fn payload_key(command: &str) -> String {
+    command
+        .split_whitespace()
+        .map(|word| word.trim_start_matches('-'))
+        .collect::<Vec<_>>()
+        .join("_")
+}
+
+/// What every JSON document opens with: `{"dwp": 2, "command", "ok", "exit"}`.
+fn stamped(command: &str, stamp: Stamp) -> Value {
+    json!({
         "dwp": FORMAT_VERSION,
         "command": command,
         "ok": stamp.ok,
         "exit": stamp.exit,
-    });
-    if let (Value::Object(document), Value::Object(body)) = (&mut document, body) {
-        document.extend(body);
-    }
+    })
+}
+
+/// The one JSON envelope every command's document has: [`stamped`], then the command's whole
+/// payload under its one key ([`payload_key`]), so no payload field meets an envelope field.
+pub fn envelope(command: &str, stamp: Stamp, payload: impl serde::Serialize) -> Value {
+    let mut document = stamped(command, stamp);
+    document[payload_key(command)] = json!(payload);
     document
 }
 
@@ -134,17 +150,9 @@ fn print_json(out: &mut dyn Write, document: &Value) {
     let _ = writeln!(out, "{document:#}");
 }
 
-/// One JSON document `{"dwp": 1, "command", "ok", KEY: VALUE}` on `out`.
-fn print_keyed(
-    out: &mut dyn Write,
-    command: &str,
-    stamp: Stamp,
-    key: &str,
-    value: impl serde::Serialize,
-) {
-    let mut document = envelope(command, stamp, json!({}));
-    document[key] = json!(value);
-    print_json(out, &document);
+/// The document of `command` with `payload` under its key, on `out`.
+fn print_keyed(out: &mut dyn Write, command: &str, stamp: Stamp, payload: impl serde::Serialize) {
+    print_json(out, &envelope(command, stamp, payload));
 }
 
 /// Colour when asked to (`--color always|never`); left to `auto`, only for a terminal and never
@@ -172,17 +180,13 @@ pub fn error_json(
         ok: false,
         exit: error.exit().code(),
     };
-    let document = envelope(
-        command,
-        stamp,
-        json!({
-        "error": {
-            "kind": error.kind(),
-            "message": error.to_string(),
-            "place": error.place(),
-            "hint": hint,
-        }}),
-    );
+    let mut document = stamped(command, stamp);
+    document["error"] = json!({
+        "kind": error.kind(),
+        "message": error.to_string(),
+        "place": error.place(),
+        "hint": hint,
+    });
     print_json(out, &document);
 }
 

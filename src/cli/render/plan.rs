@@ -87,7 +87,7 @@ pub(super) fn run(
         }
     }
     if let Some(stamp) = json {
-        print_keyed(out, "run", stamp, "run", run);
+        print_keyed(out, "run", stamp, run);
         return;
     }
     let verdict = if run.gate.passes { "passes" } else { "fails" };
@@ -148,16 +148,12 @@ pub(super) fn update(
         );
     }
     if let Some(stamp) = json {
-        if gates_from.is_empty() {
-            print_keyed(out, "update", stamp, "outcome", outcome);
-        } else {
-            let document = envelope(
-                "update",
-                stamp,
-                json!({"outcome": outcome, "gates_from": gates_from}),
-            );
-            print_json(out, &document);
+        // The outcome's fields, and what became of each `--gates-from` outcome when any.
+        let mut payload = json!(outcome);
+        if !gates_from.is_empty() {
+            payload["gates_from"] = json!(gates_from);
         }
+        print_keyed(out, "update", stamp, payload);
         return;
     }
     if let Some(diff) = &outcome.diff {
@@ -208,7 +204,7 @@ pub(super) fn update(
 
 pub(super) fn amend(out: &mut impl Write, outcome: &AmendOutcome, json: Option<Stamp>) {
     if let Some(stamp) = json {
-        print_keyed(out, "amend", stamp, "amendment", outcome);
+        print_keyed(out, "amend", stamp, outcome);
         return;
     }
     if outcome.dry_run {
@@ -267,7 +263,7 @@ pub(super) fn amend(out: &mut impl Write, outcome: &AmendOutcome, json: Option<S
 
 pub(super) fn approve(out: &mut impl Write, outcome: &ApproveOutcome, json: Option<Stamp>) {
     if let Some(stamp) = json {
-        print_keyed(out, "approve", stamp, "approval", outcome);
+        print_keyed(out, "approve", stamp, outcome);
         return;
     }
     if let Some(diff) = &outcome.diff {
@@ -310,7 +306,7 @@ pub(super) fn approve(out: &mut impl Write, outcome: &ApproveOutcome, json: Opti
 
 pub(super) fn init(out: &mut impl Write, outcome: &InitOutcome, json: Option<Stamp>) {
     if let Some(stamp) = json {
-        print_keyed(out, "init", stamp, "init", outcome);
+        print_keyed(out, "init", stamp, outcome);
         return;
     }
     if outcome.dry_run {
@@ -385,7 +381,7 @@ fn id_list(ids: &[u64]) -> String {
 
 pub(super) fn migrate(out: &mut impl Write, outcome: &MigrateOutcome, json: Option<Stamp>) {
     if let Some(stamp) = json {
-        print_keyed(out, "migrate", stamp, "migration", outcome);
+        print_keyed(out, "migrate", stamp, outcome);
         return;
     }
     if outcome.dry_run {
@@ -477,7 +473,7 @@ pub(super) fn reconcile(
     json: Option<Stamp>,
 ) {
     if let Some(stamp) = json {
-        print_keyed(out, "reconcile", stamp, "report", report);
+        print_keyed(out, "reconcile", stamp, report);
         return;
     }
     for d in &report.desync {
@@ -610,10 +606,7 @@ pub(super) fn status<W: Write>(
             .desync
             .as_ref()
             .map(|d| json!({"count": d.len(), "first": d.iter().take(10).collect::<Vec<_>>()}));
-        let mut document = envelope(
-            "status",
-            stamp,
-            json!({
+        let mut payload = json!({
             "plan": summary.plan,
             "source": summary.source,
             "title": summary.title,
@@ -625,15 +618,14 @@ pub(super) fn status<W: Write>(
             "blocker": summary.blocker,
             "open_tasks": open,
             "open_tasks_omitted": summary.tasks.iter().filter(|t| crate::commands::status::is_open(t.status)).count().saturating_sub(JSON_TASK_LIMIT),
-            "desync": desync}),
-        );
+            "desync": desync});
         if let Some(lock) = &summary.lock {
-            document["lock"] = json!(lock);
+            payload["lock"] = json!(lock);
         }
         if let Some(why) = &summary.ignored_state {
-            document["ignored_state"] = json!(why);
+            payload["ignored_state"] = json!(why);
         }
-        print_json(out, &document);
+        print_keyed(out, "status", stamp, payload);
         return;
     }
     // Each field read from the plan stays on its line (a newline in a title is `\u000a`).
@@ -952,11 +944,17 @@ fn verify_plan_text(out: &mut impl Write, report: &crate::commands::verify::Plan
 pub(super) fn finalize(
     out: &mut impl Write,
     publication: &crate::steps::publication::Publication,
+    recover: bool,
     json: Option<Stamp>,
 ) {
     use crate::steps::publication::PublicationVerdict;
     if let Some(stamp) = json {
-        print_keyed(out, "finalize", stamp, "publication", publication);
+        let command = if recover {
+            "finalize --recover"
+        } else {
+            "finalize"
+        };
+        print_keyed(out, command, stamp, publication);
         return;
     }
     if let Some(marker) = &publication.recovered_from {
@@ -1026,7 +1024,7 @@ pub(super) fn finalize_check(
 
 pub(super) fn next(out: &mut impl Write, outcome: &NextOutcome, json: Option<Stamp>) {
     if let Some(stamp) = json {
-        print_keyed(out, "next", stamp, "next", outcome);
+        print_keyed(out, "next", stamp, outcome);
         return;
     }
     let _ = writeln!(
@@ -1147,7 +1145,7 @@ fn completion_words(task: Option<&crate::commands::next::NextTask>, lines: bool)
 
 pub(super) fn new(out: &mut impl Write, outcome: &NewOutcome, json: Option<Stamp>) {
     if let Some(stamp) = json {
-        print_keyed(out, "new", stamp, "new", outcome);
+        print_keyed(out, "new", stamp, outcome);
         return;
     }
     let count = outcome.tasks.len();
