@@ -42,7 +42,8 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub json: bool,
 
-    /// Colour the text: auto (a terminal, and NO_COLOR unset), always or never.
+    /// Colour the text: auto, always or never. Auto colours a terminal; a non-empty NO_COLOR
+    /// turns it off, else CLICOLOR_FORCE (not 0) turns it on.
     #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
     pub color: ColorChoice,
 
@@ -734,16 +735,26 @@ fn run_main() -> ExitCode {
         Err(refused) => return ExitCode::from(refuse_arguments(refused).code()),
     };
     let name = cli.command.name();
-    let mut out = Inert::new(std::io::stdout().lock());
+    {
+        use std::io::IsTerminal;
+        let _ = STDERR_COLOUR.set(render::use_colour(
+            cli.color,
+            std::io::stderr().is_terminal(),
+        ));
+    }
+    let colour = render::use_colour(
+        cli.color,
+        std::io::IsTerminal::is_terminal(&std::io::stdout()),
+    );
+    let mut out = Inert::new(std::io::stdout().lock()).coloured(colour);
     let ran = crate::profile::time("command", || run(&cli));
     let result = ran.and_then(|(outcome, format)| {
         let _stage = crate::profile::stage("render");
-        let colour = render::use_colour(cli.color);
         if cli.quiet && format != Format::Json {
             // Rendered all the same, into nothing: warnings still reach stderr.
-            render::print(&mut Inert::new(std::io::sink()), &outcome, format, colour);
+            render::print(&mut Inert::new(std::io::sink()), &outcome, format);
         } else {
-            render::print(&mut out, &outcome, format, colour);
+            render::print(&mut out, &outcome, format);
         }
         written(out.flush()).map(|()| outcome.exit())
     });
@@ -1313,9 +1324,23 @@ fn check_sha256(expected: Option<&str>) -> Result<(), Error> {
     }
 }
 
-/// stderr, through the same inert sink as stdout.
+/// Whether stderr colours (`--color`, the environment, a terminal), decided once the command
+/// line is read; before that (clap's own refusals), as `--color auto` decides.
+static STDERR_COLOUR: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+
+/// stderr, through the same inert sink as stdout, painting its prefixes when it colours.
 pub(crate) fn stderr() -> Inert<std::io::StderrLock<'static>> {
-    Inert::new(std::io::stderr().lock())
+    use std::io::IsTerminal;
+    let colour = *STDERR_COLOUR
+        .get_or_init(|| render::use_colour(ColorChoice::Auto, std::io::stderr().is_terminal()));
+    Inert::new(std::io::stderr().lock()).coloured(colour)
+}
+
+/// `  hint: TEXT` on stderr, the prefix painted.
+pub(crate) fn write_hint<W: Write>(err: &mut Inert<W>, indent: &str, hint: &str) {
+    let _ = write!(err, "{indent}");
+    let _ = err.paint("hint:", crate::term::Paint::Hint);
+    let _ = writeln!(err, " {hint}");
 }
 
 /// What to do next after `error` of `command`: the error's own hint, and for a usage error the
@@ -1357,6 +1382,10 @@ fn refuse_arguments(refused: clap::Error) -> Exit {
         };
     }
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(choice) = colour_asked(&args) {
+        use std::io::IsTerminal;
+        let _ = STDERR_COLOUR.set(render::use_colour(choice, std::io::stderr().is_terminal()));
+    }
     let command = command_named(&args);
     let rendered = refused.render().to_string();
     // clap's first paragraph says what is wrong (a list of missing arguments runs over lines).
@@ -1391,19 +1420,37 @@ fn refuse_arguments(refused: clap::Error) -> Exit {
     } else {
         format!("dwp {command}")
     };
-    let _ = writeln!(err, "{prefix}: {error}");
-    let _ = writeln!(err, "  hint: {hint}");
+    let _ = err.paint(&format!("{prefix}:"), crate::term::Paint::Alarm);
+    let _ = writeln!(err, " {error}");
+    write_hint(&mut err, "  ", &hint);
     Exit::Usage
 }
 
+/// The `--color WHEN` (or `--color=WHEN`) of raw arguments clap refused, when it names one.
+fn colour_asked(args: &[String]) -> Option<ColorChoice> {
+    use clap::ValueEnum;
+    let value = args
+        .iter()
+        .enumerate()
+        .find_map(|(i, arg)| match arg.as_str() {
+            "--color" => args.get(i + 1).map(String::as_str),
+            _ => arg.strip_prefix("--color="),
+        })?;
+    ColorChoice::from_str(value, false).ok()
+}
+
 /// The (sub)command the raw arguments name, as far as clap's definition knows it: `update`,
-/// `lock recover`; empty when they name none.
+/// `lock recover`; empty when they name none. The value of a global `--color` is no word of it.
 fn command_named(args: &[String]) -> String {
     use clap::CommandFactory;
     let root = Cli::command();
     let mut command = &root;
     let mut words = Vec::new();
-    for arg in args.iter().filter(|a| !a.starts_with('-')) {
+    let words_given = args
+        .iter()
+        .enumerate()
+        .filter(|(i, a)| !a.starts_with('-') && (*i == 0 || args[i - 1] != "--color"));
+    for (_, arg) in words_given {
         match command.find_subcommand(arg) {
             Some(sub) => {
                 words.push(sub.get_name().to_owned());
@@ -1417,8 +1464,9 @@ fn command_named(args: &[String]) -> String {
 
 fn report_error(command: &str, error: &Error, hint: Option<&str>) {
     let mut err = stderr();
-    let _ = writeln!(err, "dwp {command}: {error}");
+    let _ = err.paint(&format!("dwp {command}:"), crate::term::Paint::Alarm);
+    let _ = writeln!(err, " {error}");
     if let Some(hint) = hint {
-        let _ = writeln!(err, "  hint: {hint}");
+        write_hint(&mut err, "  ", hint);
     }
 }

@@ -286,8 +286,11 @@ impl Dwp {
         if !self.keep_home {
             command.env_remove("HOME");
         }
-        // Stage timings go to stderr: only a test that asks for them gets them.
-        command.env_remove("DWP_PROFILE");
+        // Stage timings go to stderr: only a test that asks for them gets them; colour forced
+        // by the caller's environment would paint what the tests read.
+        command
+            .env_remove("DWP_PROFILE")
+            .env_remove("CLICOLOR_FORCE");
         for (name, value) in &self.envs {
             match value {
                 Some(value) => command.env(name, value),

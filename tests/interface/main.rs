@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod colour;
 mod completions;
 mod doc_examples;
 mod flag_names;

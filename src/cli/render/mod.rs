@@ -36,8 +36,8 @@ pub struct Stamp {
     pub exit: u8,
 }
 
-/// Write `outcome` on `out` in `format`; `colour` paints `status`'s human text.
-pub fn print<W: Write>(out: &mut Inert<W>, outcome: &Outcome, format: Format, colour: bool) {
+/// Write `outcome` on `out` in `format`; human text is painted when `out` colours.
+pub fn print<W: Write>(out: &mut Inert<W>, outcome: &Outcome, format: Format) {
     let stamp = Stamp {
         ok: outcome.ok(),
         exit: outcome.exit().code(),
@@ -66,7 +66,7 @@ pub fn print<W: Write>(out: &mut Inert<W>, outcome: &Outcome, format: Format, co
             strict,
             all,
         } => plan::verify(out, reports, format, *strict, *all, stamp),
-        Outcome::Status(summary) => plan::status(out, summary, json, colour),
+        Outcome::Status(summary) => plan::status(out, summary, json),
         Outcome::StatusAll(lines) => plan::status_all(out, lines, json),
         Outcome::Next(next) => plan::next(out, next, json),
         Outcome::FinalizeCheck {
@@ -155,18 +155,20 @@ fn print_keyed(out: &mut dyn Write, command: &str, stamp: Stamp, payload: impl s
     print_json(out, &envelope(command, stamp, payload));
 }
 
-/// Colour when asked to (`--color always|never`); left to `auto`, only for a terminal and never
-/// with NO_COLOR set (an explicit flag outranks the environment, as NO_COLOR asks).
-pub fn use_colour(choice: super::ColorChoice) -> bool {
-    use std::io::IsTerminal;
-    match choice {
-        super::ColorChoice::Always => true,
-        super::ColorChoice::Never => false,
-        super::ColorChoice::Auto => {
-            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                && std::io::stdout().is_terminal()
-        }
-    }
+/// Whether a stream colours its text: `--color`, then `NO_COLOR` and `CLICOLOR_FORCE`, then
+/// whether it is a terminal ([`crate::term::wants_colour`] says which wins).
+pub fn use_colour(choice: super::ColorChoice, terminal: bool) -> bool {
+    let when = match choice {
+        super::ColorChoice::Auto => crate::term::When::Auto,
+        super::ColorChoice::Always => crate::term::When::Always,
+        super::ColorChoice::Never => crate::term::When::Never,
+    };
+    crate::term::wants_colour(
+        when,
+        std::env::var_os("NO_COLOR").as_deref(),
+        std::env::var_os("CLICOLOR_FORCE").as_deref(),
+        terminal,
+    )
 }
 
 /// The one JSON document of a failed command under `--json`; the error also goes to stderr.
@@ -194,6 +196,8 @@ pub fn error_json(
 fn warn(command: &str, warnings: &[String]) {
     let mut err = super::stderr();
     for warning in warnings {
-        let _ = writeln!(err, "dwp {command}: warning: {warning}");
+        let _ = write!(err, "dwp {command}: ");
+        let _ = err.paint("warning:", crate::term::Paint::Unsure);
+        let _ = writeln!(err, " {warning}");
     }
 }
