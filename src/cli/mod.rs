@@ -791,7 +791,7 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
             let results: Vec<_> = targets
                 .iter()
                 .chain(&here)
-                .map(|t| crate::commands::validate::validate(t))
+                .map(|t| crate::commands::validate::validate(&from_here(t)))
                 .collect();
             Outcome::Validate(results)
         }
@@ -895,7 +895,7 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
                     model: model.clone(),
                 },
             };
-            Outcome::New(crate::commands::new::new(target, &request)?)
+            Outcome::New(crate::commands::new::new(&from_here(target), &request)?)
         }
         Command::Migrate {
             target,
@@ -981,13 +981,19 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
                     _ => return Err(Error::Usage("--all takes at most one ROOT".into())),
                 };
                 let progress = render::progress::Bar::for_terminal(cli.quiet);
-                crate::commands::verify::verify_all(&root, strictness, &progress)?
+                // Each plan named from here, the root itself too when it is here.
+                let plans: Vec<PathBuf> = crate::plan::plan_dirs(&root)?
+                    .iter()
+                    .map(|plan| from_here(plan))
+                    .collect();
+                crate::commands::verify::verify_many(&plans, strictness, &progress)
             } else if targets.is_empty() {
                 let silent = crate::commands::verify::Silent;
                 crate::commands::verify::verify_many(&[plan_arg(&None)?], strictness, &silent)
             } else {
                 let progress = render::progress::Bar::for_terminal(cli.quiet);
-                crate::commands::verify::verify_many(targets, strictness, &progress)
+                let targets: Vec<PathBuf> = targets.iter().map(|t| from_here(t)).collect();
+                crate::commands::verify::verify_many(&targets, strictness, &progress)
             };
             let (strict, all) = (*strict, *all);
             return Ok((
@@ -1016,7 +1022,11 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
                 Some(plan) => Outcome::Status(crate::commands::status::summarize(&plan)?),
                 None => {
                     let root = workspace_arg(target.as_deref())?;
-                    Outcome::StatusAll(crate::commands::status::summarize_all(&root)?)
+                    let mut lines = crate::commands::status::summarize_all(&root)?;
+                    for line in &mut lines {
+                        line.dir = from_here(&line.dir);
+                    }
+                    Outcome::StatusAll(lines)
                 }
             }
         }
@@ -1098,11 +1108,11 @@ fn plan_arg(target: &Option<PathBuf>) -> Result<PathBuf, Error> {
 /// that is gone through its own ladder (it must let the agent stop in the end).
 fn plan_arg_as_given(target: &Option<PathBuf>) -> Result<PathBuf, Error> {
     if let Some(target) = target {
-        return Ok(target.clone());
+        return Ok(from_here(target));
     }
     let here = std::env::current_dir().map_err(|e| Error::io("read", Path::new("."), e))?;
     if let Some(plan) = crate::plan::discover_plan(&here) {
-        return Ok(plan);
+        return Ok(from_here(&plan));
     }
     if crate::plan::is_repository_root(&here) {
         return plan_at_root(&here);
@@ -1111,6 +1121,21 @@ fn plan_arg_as_given(target: &Option<PathBuf>) -> Result<PathBuf, Error> {
         "no PLAN given, and {} is in no plan folder: name the plan folder (PLAN_* with README.md, state.json or manifest.json)",
         here.display()
     )))
+}
+
+/// A path as everything dwp prints names it, text and JSON alike: relative to the current
+/// directory when it lies under it (`/repo/.dwp/plans/PLAN_x` run from `/repo` is
+/// `.dwp/plans/PLAN_x`), else as given. Every path a command prints derives from its
+/// arguments, so the arguments are taken this way once, here.
+pub(crate) fn from_here(path: &Path) -> PathBuf {
+    let here = match std::env::current_dir() {
+        Ok(here) if path.is_absolute() => here,
+        _ => return path.to_path_buf(),
+    };
+    match path.strip_prefix(&here) {
+        Ok(rest) if !rest.as_os_str().is_empty() => rest.to_path_buf(),
+        _ => path.to_path_buf(),
+    }
 }
 
 /// The command this process runs, for a note printed on the way ([`plan_at_root`]).

@@ -46,6 +46,11 @@ impl Work {
         self.dir.join(relative)
     }
 
+    /// A path of the worktree as dwp prints it, run in the temporary folder: from there.
+    fn shown(&self, relative: &str) -> String {
+        Path::new("worktree").join(relative).display().to_string()
+    }
+
     fn write(&self, relative: &str, text: &str) -> PathBuf {
         let path = self.path(relative);
         fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -219,7 +224,7 @@ fn artifacts_a_missing_required_file_is_named_by_its_path() {
     assert_eq!(out.status.code(), Some(1));
     let expected = format!(
         "missing  {}: required, write it",
-        work.s(&work.path(".ak-loop/verify.json"))
+        work.shown(".ak-loop/verify.json")
     );
     assert!(stdout(&out).contains(&expected), "{}", stdout(&out));
     assert!(
@@ -234,7 +239,7 @@ fn artifacts_a_missing_required_file_is_named_by_its_path() {
     assert_eq!(document["verdict"], "missing");
     assert_eq!(
         document["artifacts"][1]["path"],
-        work.s(&work.path(".ak-loop/verify.json"))
+        work.shown(".ak-loop/verify.json")
     );
     assert_eq!(document["artifacts"][1]["status"], "missing");
     // dod.json is not required by default: absent, not missing.
@@ -321,10 +326,7 @@ fn artifacts_plan_md_is_required_only_when_a_plan_was_approved() {
     let out = work.run(&["loop", "artifacts", &work.s(&work.dir), "--plan-approved"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        stdout(&out).contains(&format!(
-            "missing  {}",
-            work.s(&work.path(".ak-loop/plan.md"))
-        )),
+        stdout(&out).contains(&format!("missing  {}", work.shown(".ak-loop/plan.md"))),
         "{}",
         stdout(&out)
     );

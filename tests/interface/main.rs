@@ -15,3 +15,4 @@ mod hints;
 mod inert_output;
 mod json_contract;
 mod output;
+mod paths;

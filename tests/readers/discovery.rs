@@ -244,9 +244,10 @@ fn a_plan_argument_that_names_nothing_is_one_problem_and_nothing_is_created() {
         let run = dwp_in(&repo, args);
         assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
         let first = run.stderr.lines().next().unwrap_or_default();
+        // Named from where the command runs, the repository root.
         assert!(
             first.contains("not a plan: nothing exists at this path")
-                && first.ends_with(&format!("({name})")),
+                && first.ends_with("(.dwp/plans/PLAN_not_there)"),
             "{args:?}: {}",
             run.stderr
         );
