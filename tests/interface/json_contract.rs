@@ -81,10 +81,17 @@ fn every_command_speaks_the_one_envelope_on_success_and_failure() {
         r#"{"outcomes": [{"id": "one", "description": "it works"}]}"#,
     )
     .unwrap();
-    let (m, r, c) = (
+    let published = common::publishable(
+        &dir,
+        "PLAN_json_published",
+        3,
+        dwp::plan::model::PlanFormat::Lite,
+    );
+    let (m, r, c, f) = (
         markdown_only.to_str().unwrap(),
         repo.path().to_str().unwrap(),
         contract.to_str().unwrap(),
+        published.to_str().unwrap(),
     );
     let more: Vec<Vec<&str>> = vec![
         vec!["init", m],
@@ -94,6 +101,13 @@ fn every_command_speaks_the_one_envelope_on_success_and_failure() {
         vec!["completions", "bash"],
         vec!["man", "update"],
         vec!["loop", "freeze", c],
+        vec!["loop", "artifacts", r],
+        vec!["loop", "artifacts", "--no-worktree"],
+        vec!["finalize", f],
+        vec!["finalize", f, "--check"],
+        vec!["finalize", f, "--recover"],
+        vec!["lock", "recover", f],
+        vec!["contract", "record", p],
         vec![
             "contract",
             "declare",
