@@ -735,17 +735,7 @@ fn run_main() -> ExitCode {
         Err(refused) => return ExitCode::from(refuse_arguments(refused).code()),
     };
     let name = cli.command.name();
-    {
-        use std::io::IsTerminal;
-        let _ = STDERR_COLOUR.set(render::use_colour(
-            cli.color,
-            std::io::stderr().is_terminal(),
-        ));
-    }
-    let colour = render::use_colour(
-        cli.color,
-        std::io::IsTerminal::is_terminal(&std::io::stdout()),
-    );
+    let colour = decide_colours(cli.color);
     let mut out = Inert::new(std::io::stdout().lock()).coloured(colour);
     let ran = crate::profile::time("command", || run(&cli));
     let result = ran.and_then(|(outcome, format)| {
@@ -1112,7 +1102,7 @@ fn plan_arg_as_given(target: &Option<PathBuf>) -> Result<PathBuf, Error> {
     }
     let here = std::env::current_dir().map_err(|e| Error::io("read", Path::new("."), e))?;
     if let Some(plan) = crate::plan::discover_plan(&here) {
-        return Ok(from_here(&plan));
+        return Ok(plan);
     }
     if crate::plan::is_repository_root(&here) {
         return plan_at_root(&here);
@@ -1361,6 +1351,13 @@ pub(crate) fn stderr() -> Inert<std::io::StderrLock<'static>> {
     Inert::new(std::io::stderr().lock()).coloured(colour)
 }
 
+/// Whether stdout colours under `choice`; stderr's answer is kept for [`stderr`].
+fn decide_colours(choice: ColorChoice) -> bool {
+    use std::io::IsTerminal;
+    let _ = STDERR_COLOUR.set(render::use_colour(choice, std::io::stderr().is_terminal()));
+    render::use_colour(choice, std::io::stdout().is_terminal())
+}
+
 /// `  hint: TEXT` on stderr, the prefix painted.
 pub(crate) fn write_hint<W: Write>(err: &mut Inert<W>, indent: &str, hint: &str) {
     let _ = write!(err, "{indent}");
@@ -1408,8 +1405,7 @@ fn refuse_arguments(refused: clap::Error) -> Exit {
     }
     let args: Vec<String> = std::env::args().skip(1).collect();
     if let Some(choice) = colour_asked(&args) {
-        use std::io::IsTerminal;
-        let _ = STDERR_COLOUR.set(render::use_colour(choice, std::io::stderr().is_terminal()));
+        decide_colours(choice);
     }
     let command = command_named(&args);
     let rendered = refused.render().to_string();
