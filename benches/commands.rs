@@ -259,7 +259,7 @@ fn bench_verify(root: &Path) {
         .output()
         .expect("dwp runs");
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
-    let plans = report["plans"].as_array().expect("plans");
+    let plans = report["verify"]["plans"].as_array().expect("plans");
     assert_eq!(
         plans.len(),
         count,

@@ -710,7 +710,9 @@ fn every_plan_conformant(bench: &Bench, workspace: &Path, count: usize) -> Resul
     let (_, output) = timed(&mut command);
     let report: serde_json::Value = serde_json::from_slice(&output.stdout)
         .map_err(|e| format!("{e}: {}", failure(&command, &output)))?;
-    let plans = report["plans"].as_array().map_or(&[][..], Vec::as_slice);
+    let plans = report["verify"]["plans"]
+        .as_array()
+        .map_or(&[][..], Vec::as_slice);
     let conformant = plans
         .iter()
         .filter(|p| p["verdict"] == "CONFORMANT")

@@ -152,7 +152,8 @@ pub enum Severity {
 pub struct Finding {
     pub code: Code,
     pub severity: Severity,
-    /// The file as the user named it (plan folder joined with the artifact name).
+    /// The file as the user named it (plan folder joined with the artifact name), relative to
+    /// the current directory when under it (`cli::from_here`).
     pub file: String,
     /// JSON path (`$.tasks[2].status`) for JSON artifacts.
     pub path: Option<String>,

@@ -8,6 +8,10 @@
 //! writes each such character as `\uXXXX` (four hex digits, a JSON escape too), keeping only the
 //! newline and the tab, which dwp itself lays out lines with. [`inert_line`] also escapes those
 //! two, for one data field that must stay on its line. docs/DECISIONS.md, "Terminal output".
+//!
+//! Colour is dwp's own SGR sequences, the one thing the sink passes unescaped: [`Inert::paint`]
+//! writes a word in the [`Paint`] its meaning has, when the sink was made to colour
+//! ([`Inert::coloured`], decided once per stream by [`wants_colour`]).
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -54,6 +58,68 @@ pub fn shell_word(text: &str) -> Cow<'_, str> {
     Cow::Owned(format!("'{}'", text.replace('\'', "'\\''")))
 }
 
+/// `--color`: colour when the stream and the environment allow it, always, or never.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum When {
+    Auto,
+    Always,
+    Never,
+}
+
+/// Whether a stream gets colour. A flag (`--color always|never`) outranks the environment; under
+/// `auto`, `NO_COLOR` set to anything but the empty string turns it off (no-color.org), and wins
+/// over `CLICOLOR_FORCE`, which set to anything but empty or `0` turns it on even when the stream
+/// is no terminal (the bixense clicolors convention); else a terminal gets colour.
+pub fn wants_colour(
+    when: When,
+    no_color: Option<&std::ffi::OsStr>,
+    clicolor_force: Option<&std::ffi::OsStr>,
+    terminal: bool,
+) -> bool {
+    let set = |value: Option<&std::ffi::OsStr>| value.is_some_and(|v| !v.is_empty());
+    match when {
+        When::Always => true,
+        When::Never => false,
+        When::Auto if set(no_color) => false,
+        When::Auto if set(clicolor_force) && clicolor_force != Some("0".as_ref()) => true,
+        When::Auto => terminal,
+    }
+}
+
+/// What a painted word means; each meaning has one colour in every command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Paint {
+    /// Passed, valid, conformant, completed, written.
+    Good,
+    /// Failed, invalid, an error.
+    Bad,
+    /// Refused or blocked: bold red.
+    Alarm,
+    /// Unverified, an advisory, work in progress, a warning.
+    Unsure,
+    /// Skipped, invalidated, no change.
+    Muted,
+    /// A title or a heading word.
+    Strong,
+    /// A `hint:` prefix.
+    Hint,
+}
+
+impl Paint {
+    /// The SGR code of the colour.
+    fn code(self) -> &'static str {
+        match self {
+            Paint::Good => "32",
+            Paint::Bad => "31",
+            Paint::Alarm => "31;1",
+            Paint::Unsure => "33",
+            Paint::Muted => "90",
+            Paint::Strong => "1",
+            Paint::Hint => "36",
+        }
+    }
+}
+
 fn escape(text: &str, active: impl Fn(char) -> bool) -> Cow<'_, str> {
     if !text.chars().any(&active) {
         return Cow::Borrowed(text);
@@ -87,6 +153,8 @@ pub struct Inert<W: Write> {
     /// The start of a UTF-8 sequence whose end has not been written yet.
     pending: Vec<u8>,
     written: bool,
+    /// Whether [`Inert::paint`] colours.
+    colour: bool,
 }
 
 impl<W: Write> Inert<W> {
@@ -95,7 +163,24 @@ impl<W: Write> Inert<W> {
             inner,
             pending: Vec::new(),
             written: false,
+            colour: false,
         }
+    }
+
+    /// This sink, colouring what [`Inert::paint`] writes when `colour`.
+    pub fn coloured(mut self, colour: bool) -> Inert<W> {
+        self.colour = colour;
+        self
+    }
+
+    /// Write `text` (made inert) in the colour of `paint` when this sink colours, else as it is.
+    pub fn paint(&mut self, text: &str, paint: Paint) -> io::Result<()> {
+        if !self.colour {
+            return self.write_all(text.as_bytes());
+        }
+        self.style(paint.code())?;
+        self.write_all(text.as_bytes())?;
+        self.style("0")
     }
 
     /// Whether anything has been written through this sink.
@@ -231,6 +316,41 @@ mod tests {
         assert!(!out.chars().any(|c| is_active(c) && c != '\n'), "{out}");
         let parsed: serde_json::Value = serde_json::from_str(&out).unwrap();
         assert_eq!(parsed["title"], original);
+    }
+
+    #[test]
+    fn a_flag_outranks_the_environment_and_no_color_wins_over_clicolor_force() {
+        let on = Some(std::ffi::OsStr::new("1"));
+        let empty = Some(std::ffi::OsStr::new(""));
+        let zero = Some(std::ffi::OsStr::new("0"));
+        assert!(wants_colour(When::Always, on, None, false));
+        assert!(!wants_colour(When::Never, None, on, true));
+        assert!(!wants_colour(When::Auto, on, on, true), "NO_COLOR wins");
+        assert!(
+            wants_colour(When::Auto, empty, on, false),
+            "empty NO_COLOR is unset"
+        );
+        assert!(
+            wants_colour(When::Auto, None, on, false),
+            "forced off a terminal"
+        );
+        assert!(!wants_colour(When::Auto, None, zero, false));
+        assert!(!wants_colour(When::Auto, None, empty, false));
+        assert!(wants_colour(When::Auto, None, None, true));
+        assert!(!wants_colour(When::Auto, None, None, false));
+    }
+
+    #[test]
+    fn paint_colours_only_a_colouring_sink() {
+        let mut plain = Vec::new();
+        Inert::new(&mut plain).paint("ok", Paint::Good).unwrap();
+        assert_eq!(plain, b"ok");
+        let mut coloured = Vec::new();
+        Inert::new(&mut coloured)
+            .coloured(true)
+            .paint("ok\x1b[31m", Paint::Good)
+            .unwrap();
+        assert_eq!(coloured, b"\x1b[32mok\\u001b[31m\x1b[0m");
     }
 
     #[test]

@@ -190,7 +190,7 @@ fn run_command(command: &LoopCommand) -> Result<Outcome, Error> {
     match command {
         LoopCommand::Artifacts(args) => {
             let request = artifacts::ArtifactsRequest {
-                worktree: args.worktree.clone(),
+                worktree: args.worktree.as_deref().map(super::from_here),
                 require: args.require.iter().map(|a| Artifact::from(*a)).collect(),
                 plan_approved: args.plan_approved,
             };
@@ -203,14 +203,16 @@ fn run_command(command: &LoopCommand) -> Result<Outcome, Error> {
                 (None, None) => None,
             };
             let request = dod::DodRequest {
-                worktree: args.worktree.clone(),
+                worktree: super::from_here(&args.worktree),
                 config: args.config.clone(),
                 contract: args.contract.clone(),
                 changed,
             };
             Ok(Outcome::LoopDod(dod::judge(&request)?))
         }
-        LoopCommand::Freeze { contract } => Ok(Outcome::LoopFreeze(issue::freeze(contract)?)),
+        LoopCommand::Freeze { contract } => Ok(Outcome::LoopFreeze(issue::freeze(
+            &super::from_here(contract),
+        )?)),
         LoopCommand::Prove(args) => {
             if !(args.timeout.is_finite() && args.timeout > 0.0) {
                 return Err(Error::Usage(format!(
@@ -219,7 +221,7 @@ fn run_command(command: &LoopCommand) -> Result<Outcome, Error> {
                 )));
             }
             let request = prove::ProveRequest {
-                worktree: args.worktree.clone(),
+                worktree: super::from_here(&args.worktree),
                 config: args.config.clone(),
                 contract: args.contract.clone(),
                 items: args.items.clone(),
@@ -227,7 +229,7 @@ fn run_command(command: &LoopCommand) -> Result<Outcome, Error> {
                 pass_env: args.pass_env.clone(),
             };
             Ok(Outcome::LoopProve {
-                worktree: args.worktree.clone(),
+                worktree: super::from_here(&args.worktree),
                 report: prove::prove(&request)?,
             })
         }

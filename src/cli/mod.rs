@@ -2,7 +2,7 @@
 //! command, its [`outcome::Outcome`] printed by the one printer (`cli::render`) with the exit
 //! code from `Outcome::exit`. Errors, dwp's and clap's alike, become `dwp <command>: <what>
 //! (<where>)` plus a hint that runs as printed (and, with `--json`, one JSON document
-//! `{"dwp": 1, "command", "ok": false, "exit", "error": {"kind", "message", "place", "hint"}}`
+//! `{"dwp": 2, "command", "ok": false, "exit", "error": {"kind", "message", "place", "hint"}}`
 //! on stdout), with the exit code from [`crate::error::Error::exit`]. A PLAN left out is the plan
 //! folder the current directory is in. Everything printed, stdout and stderr, passes through one
 //! [`crate::term::Inert`] sink, so text read from a plan cannot drive the terminal.
@@ -42,7 +42,8 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub json: bool,
 
-    /// Colour the text: auto (a terminal, and NO_COLOR unset), always or never.
+    /// Colour the text: auto, always or never. Auto colours a terminal; a non-empty NO_COLOR
+    /// turns it off, else CLICOLOR_FORCE (not 0) turns it on.
     #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
     pub color: ColorChoice,
 
@@ -739,16 +740,16 @@ fn run_main() -> ExitCode {
         Err(refused) => return ExitCode::from(refuse_arguments(refused).code()),
     };
     let name = cli.command.name();
-    let mut out = Inert::new(std::io::stdout().lock());
+    let colour = decide_colours(cli.color);
+    let mut out = Inert::new(std::io::stdout().lock()).coloured(colour);
     let ran = crate::profile::time("command", || run(&cli));
     let result = ran.and_then(|(outcome, format)| {
         let _stage = crate::profile::stage("render");
-        let colour = render::use_colour(cli.color);
         if cli.quiet && format != Format::Json {
             // Rendered all the same, into nothing: warnings still reach stderr.
-            render::print(&mut Inert::new(std::io::sink()), &outcome, format, colour);
+            render::print(&mut Inert::new(std::io::sink()), &outcome, format);
         } else {
-            render::print(&mut out, &outcome, format, colour);
+            render::print(&mut out, &outcome, format);
         }
         written(out.flush()).map(|()| outcome.exit())
     });
@@ -785,7 +786,7 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
             let results: Vec<_> = targets
                 .iter()
                 .chain(&here)
-                .map(|t| crate::commands::validate::validate(t))
+                .map(|t| crate::commands::validate::validate(&from_here(t)))
                 .collect();
             Outcome::Validate(results)
         }
@@ -812,11 +813,15 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
             // The command's output goes to stderr as it comes: stdout stays dwp's own line, or
             // the one JSON document.
             let sink = Box::new(Inert::new(std::io::stderr()));
-            Outcome::Run(crate::commands::run::run(
-                &plan_arg(&args.target)?,
-                &request,
-                sink,
-            )?)
+            let mut ran = crate::commands::run::run(&plan_arg(&args.target)?, &request, sink)?;
+            // Where it ran, from where the user stands: `.` at the repository root itself.
+            ran.cwd = match from_here(&ran.cwd) {
+                same if same == ran.cwd && std::env::current_dir().is_ok_and(|h| h == same) => {
+                    PathBuf::from(".")
+                }
+                path => path,
+            };
+            Outcome::Run(ran)
         }
         Command::Amend(args) => {
             check_sha256(args.expected_sha256.as_deref())?;
@@ -890,7 +895,7 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
                     model: model.clone(),
                 },
             };
-            Outcome::New(crate::commands::new::new(target, &request)?)
+            Outcome::New(crate::commands::new::new(&from_here(target), &request)?)
         }
         Command::Migrate {
             target,
@@ -976,13 +981,19 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
                     _ => return Err(Error::Usage("--all takes at most one ROOT".into())),
                 };
                 let progress = render::progress::Bar::for_terminal(cli.quiet);
-                crate::commands::verify::verify_all(&root, strictness, &progress)?
+                // Each plan named from here, the root itself too when it is here.
+                let plans: Vec<PathBuf> = crate::plan::plan_dirs(&root)?
+                    .iter()
+                    .map(|plan| from_here(plan))
+                    .collect();
+                crate::commands::verify::verify_many(&plans, strictness, &progress)
             } else if targets.is_empty() {
                 let silent = crate::commands::verify::Silent;
                 crate::commands::verify::verify_many(&[plan_arg(&None)?], strictness, &silent)
             } else {
                 let progress = render::progress::Bar::for_terminal(cli.quiet);
-                crate::commands::verify::verify_many(targets, strictness, &progress)
+                let targets: Vec<PathBuf> = targets.iter().map(|t| from_here(t)).collect();
+                crate::commands::verify::verify_many(&targets, strictness, &progress)
             };
             let (strict, all) = (*strict, *all);
             return Ok((
@@ -1011,7 +1022,11 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
                 Some(plan) => Outcome::Status(crate::commands::status::summarize(&plan)?),
                 None => {
                     let root = workspace_arg(target.as_deref())?;
-                    Outcome::StatusAll(crate::commands::status::summarize_all(&root)?)
+                    let mut lines = crate::commands::status::summarize_all(&root)?;
+                    for line in &mut lines {
+                        line.dir = from_here(&line.dir);
+                    }
+                    Outcome::StatusAll(lines)
                 }
             }
         }
@@ -1041,10 +1056,10 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
                 wait: wait_duration(*wait)?,
                 signer: signed.actor(),
             };
-            Outcome::Finalize(crate::commands::finalize::finalize(
-                &plan_arg(target)?,
-                &request,
-            )?)
+            Outcome::Finalize {
+                publication: crate::commands::finalize::finalize(&plan_arg(target)?, &request)?,
+                recover: *recover,
+            }
         }
         Command::Loop(command) => return loop_cmd::run(command, cli.json),
         Command::Contract(command) => contract_cmd::run(command)?,
@@ -1093,7 +1108,7 @@ fn plan_arg(target: &Option<PathBuf>) -> Result<PathBuf, Error> {
 /// that is gone through its own ladder (it must let the agent stop in the end).
 fn plan_arg_as_given(target: &Option<PathBuf>) -> Result<PathBuf, Error> {
     if let Some(target) = target {
-        return Ok(target.clone());
+        return Ok(from_here(target));
     }
     let here = std::env::current_dir().map_err(|e| Error::io("read", Path::new("."), e))?;
     if let Some(plan) = crate::plan::discover_plan(&here) {
@@ -1106,6 +1121,21 @@ fn plan_arg_as_given(target: &Option<PathBuf>) -> Result<PathBuf, Error> {
         "no PLAN given, and {} is in no plan folder: name the plan folder (PLAN_* with README.md, state.json or manifest.json)",
         here.display()
     )))
+}
+
+/// A path as everything dwp prints names it, text and JSON alike: relative to the current
+/// directory when it lies under it (`/repo/.dwp/plans/PLAN_x` run from `/repo` is
+/// `.dwp/plans/PLAN_x`), else as given. Every path a command prints derives from its
+/// arguments, so the arguments are taken this way once, here.
+pub(crate) fn from_here(path: &Path) -> PathBuf {
+    let here = match std::env::current_dir() {
+        Ok(here) if path.is_absolute() => here,
+        _ => return path.to_path_buf(),
+    };
+    match path.strip_prefix(&here) {
+        Ok(rest) if !rest.as_os_str().is_empty() => rest.to_path_buf(),
+        _ => path.to_path_buf(),
+    }
 }
 
 /// The command this process runs, for a note printed on the way ([`plan_at_root`]).
@@ -1319,9 +1349,30 @@ fn check_sha256(expected: Option<&str>) -> Result<(), Error> {
     }
 }
 
-/// stderr, through the same inert sink as stdout.
+/// Whether stderr colours (`--color`, the environment, a terminal), decided once the command
+/// line is read; before that (clap's own refusals), as `--color auto` decides.
+static STDERR_COLOUR: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+
+/// stderr, through the same inert sink as stdout, painting its prefixes when it colours.
 pub(crate) fn stderr() -> Inert<std::io::StderrLock<'static>> {
-    Inert::new(std::io::stderr().lock())
+    use std::io::IsTerminal;
+    let colour = *STDERR_COLOUR
+        .get_or_init(|| render::use_colour(ColorChoice::Auto, std::io::stderr().is_terminal()));
+    Inert::new(std::io::stderr().lock()).coloured(colour)
+}
+
+/// Whether stdout colours under `choice`; stderr's answer is kept for [`stderr`].
+fn decide_colours(choice: ColorChoice) -> bool {
+    use std::io::IsTerminal;
+    let _ = STDERR_COLOUR.set(render::use_colour(choice, std::io::stderr().is_terminal()));
+    render::use_colour(choice, std::io::stdout().is_terminal())
+}
+
+/// `  hint: TEXT` on stderr, the prefix painted.
+pub(crate) fn write_hint<W: Write>(err: &mut Inert<W>, indent: &str, hint: &str) {
+    let _ = write!(err, "{indent}");
+    let _ = err.paint("hint:", crate::term::Paint::Hint);
+    let _ = writeln!(err, " {hint}");
 }
 
 /// What to do next after `error` of `command`: the error's own hint, and for a usage error the
@@ -1363,6 +1414,9 @@ fn refuse_arguments(refused: clap::Error) -> Exit {
         };
     }
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(choice) = colour_asked(&args) {
+        decide_colours(choice);
+    }
     let command = command_named(&args);
     let rendered = refused.render().to_string();
     // clap's first paragraph says what is wrong (a list of missing arguments runs over lines).
@@ -1397,19 +1451,37 @@ fn refuse_arguments(refused: clap::Error) -> Exit {
     } else {
         format!("dwp {command}")
     };
-    let _ = writeln!(err, "{prefix}: {error}");
-    let _ = writeln!(err, "  hint: {hint}");
+    let _ = err.paint(&format!("{prefix}:"), crate::term::Paint::Alarm);
+    let _ = writeln!(err, " {error}");
+    write_hint(&mut err, "  ", &hint);
     Exit::Usage
 }
 
+/// The `--color WHEN` (or `--color=WHEN`) of raw arguments clap refused, when it names one.
+fn colour_asked(args: &[String]) -> Option<ColorChoice> {
+    use clap::ValueEnum;
+    let value = args
+        .iter()
+        .enumerate()
+        .find_map(|(i, arg)| match arg.as_str() {
+            "--color" => args.get(i + 1).map(String::as_str),
+            _ => arg.strip_prefix("--color="),
+        })?;
+    ColorChoice::from_str(value, false).ok()
+}
+
 /// The (sub)command the raw arguments name, as far as clap's definition knows it: `update`,
-/// `lock recover`; empty when they name none.
+/// `lock recover`; empty when they name none. The value of a global `--color` is no word of it.
 fn command_named(args: &[String]) -> String {
     use clap::CommandFactory;
     let root = Cli::command();
     let mut command = &root;
     let mut words = Vec::new();
-    for arg in args.iter().filter(|a| !a.starts_with('-')) {
+    let words_given = args
+        .iter()
+        .enumerate()
+        .filter(|(i, a)| !a.starts_with('-') && (*i == 0 || args[i - 1] != "--color"));
+    for (_, arg) in words_given {
         match command.find_subcommand(arg) {
             Some(sub) => {
                 words.push(sub.get_name().to_owned());
@@ -1423,8 +1495,9 @@ fn command_named(args: &[String]) -> String {
 
 fn report_error(command: &str, error: &Error, hint: Option<&str>) {
     let mut err = stderr();
-    let _ = writeln!(err, "dwp {command}: {error}");
+    let _ = err.paint(&format!("dwp {command}:"), crate::term::Paint::Alarm);
+    let _ = writeln!(err, " {error}");
     if let Some(hint) = hint {
-        let _ = writeln!(err, "  hint: {hint}");
+        write_hint(&mut err, "  ", hint);
     }
 }

@@ -74,7 +74,11 @@ pub enum Outcome {
         plan: PathBuf,
         findings: Vec<Finding>,
     },
-    Finalize(Publication),
+    /// `recover`: `--recover` asked for, which the document's `command` says.
+    Finalize {
+        publication: Publication,
+        recover: bool,
+    },
     LoopArtifacts(ArtifactsReport),
     LoopDod(DodReport),
     LoopFreeze(Frozen),
@@ -117,7 +121,7 @@ impl Outcome {
             Outcome::Verify { reports, .. } => {
                 Verdict::worst(reports.iter().map(|r| r.verdict.weight()))
             }
-            Outcome::Finalize(publication) => publication.verdict.weight(),
+            Outcome::Finalize { publication, .. } => publication.verdict.weight(),
             Outcome::Reconcile { report, write } => passes(report.in_sync || *write),
             Outcome::FinalizeCheck { findings, .. } => passes(findings.is_empty()),
             Outcome::LoopArtifacts(report) => passes(matches!(

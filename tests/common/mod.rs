@@ -89,14 +89,23 @@ impl Run {
         }
     }
 
-    /// stdout as the one JSON document of `--json`.
+    /// stdout as the one JSON document of `--json`, which must match `dwp schema output`
+    /// ([`assert_output_schema`]): every document a test reads is held to the schema.
     pub fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+        let document = serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
             panic!(
                 "stdout is not one JSON document ({e}); exit {}\nstdout: {}\nstderr: {}",
                 self.code, self.stdout, self.stderr
             )
-        })
+        });
+        assert_output_schema(&document);
+        document
+    }
+
+    /// The payload of [`Run::json`]'s document: the value under its command's key (`verify`,
+    /// `lock_status`, `finalize_check`: the command's words joined by `_`, flags' dashes dropped).
+    pub fn payload(&self) -> Value {
+        payload(&self.json()).clone()
     }
 
     /// The first line of stderr: `dwp <command>: WHAT (PLACE)`.
@@ -114,6 +123,47 @@ impl Run {
             );
         }
     }
+}
+
+/// The output schema (`schemas/output.schema.json`), compiled once per test binary.
+pub fn output_validator() -> &'static jsonschema::Validator {
+    static VALIDATOR: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
+    VALIDATOR.get_or_init(|| {
+        let schema: Value = serde_json::from_str(dwp::plan::schemas::OUTPUT.text).unwrap();
+        jsonschema::draft202012::new(&schema).expect("the output schema compiles")
+    })
+}
+
+/// `document` matches `dwp schema output`, its payload included: a field no schema describes
+/// fails the test that printed it.
+pub fn assert_output_schema(document: &Value) {
+    let problems: Vec<String> = output_validator()
+        .iter_errors(document)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(
+        problems.is_empty(),
+        "the document does not match schemas/output.schema.json: {problems:#?}\n{document:#}"
+    );
+}
+
+/// `text` as one `--json` document, held to `dwp schema output` ([`assert_output_schema`]).
+pub fn document(text: &str) -> Value {
+    let document = serde_json::from_str(text)
+        .unwrap_or_else(|e| panic!("not one JSON document ({e}):\n{text}"));
+    assert_output_schema(&document);
+    document
+}
+
+/// The payload of a `--json` document: the value under its command's key (`verify`,
+/// `lock_status`, `finalize_check`: the command's words joined by `_`, flags' dashes dropped).
+pub fn payload(document: &Value) -> &Value {
+    let command = document["command"].as_str().unwrap_or_default();
+    let key: Vec<&str> = command
+        .split_whitespace()
+        .map(|word| word.trim_start_matches('-'))
+        .collect();
+    &document[key.join("_").as_str()]
 }
 
 /// A `dwp` invocation being built; see [`dwp()`].
@@ -236,8 +286,11 @@ impl Dwp {
         if !self.keep_home {
             command.env_remove("HOME");
         }
-        // Stage timings go to stderr: only a test that asks for them gets them.
-        command.env_remove("DWP_PROFILE");
+        // Stage timings go to stderr: only a test that asks for them gets them; colour forced
+        // by the caller's environment would paint what the tests read.
+        command
+            .env_remove("DWP_PROFILE")
+            .env_remove("CLICOLOR_FORCE");
         for (name, value) in &self.envs {
             match value {
                 Some(value) => command.env(name, value),
@@ -651,8 +704,12 @@ pub fn refused(
 // Reports and edits
 // ---------------------------------------------------------------------------------------------
 
-/// The sorted finding codes of a `dwp verify --json` document (every plan of it).
-pub fn verify_codes(report: &Value) -> Vec<String> {
+/// The sorted finding codes of a `dwp verify --json` document or its payload (every plan).
+pub fn verify_codes(document: &Value) -> Vec<String> {
+    let report = match document.get("command") {
+        Some(_) => payload(document),
+        None => document,
+    };
     let mut codes: Vec<String> = report["plans"]
         .as_array()
         .unwrap_or_else(|| panic!("no plans in the report: {report:#}"))

@@ -273,13 +273,15 @@ fn check(root: &Path, case: &Case, command: &str, expected: &Expected) -> Option
             ));
         }
     };
-    // validate: {findings}; verify: {plans: [{findings}]}.
-    let findings: Vec<Value> = match doc.get("plans").and_then(Value::as_array) {
+    // validate: {findings}; verify: {plans: [{findings}]}, each under its command's key.
+    common::assert_output_schema(&doc);
+    let payload = common::payload(&doc);
+    let findings: Vec<Value> = match payload.get("plans").and_then(Value::as_array) {
         Some(plans) => plans
             .iter()
             .flat_map(|p| p["findings"].as_array().cloned().unwrap_or_default())
             .collect(),
-        None => doc["findings"].as_array().cloned().unwrap_or_default(),
+        None => payload["findings"].as_array().cloned().unwrap_or_default(),
     };
     let mut codes: Vec<String> = findings
         .iter()
@@ -299,9 +301,9 @@ fn check(root: &Path, case: &Case, command: &str, expected: &Expected) -> Option
             expected.codes
         ));
     }
-    if doc["command"] != command || doc["dwp"] != 1 {
+    if doc["command"] != command || doc["dwp"] != 2 {
         problems.push(format!(
-            "not a `{command}` document of format 1: dwp={}, command={}",
+            "not a `{command}` document of format 2: dwp={}, command={}",
             doc["dwp"], doc["command"]
         ));
     }
@@ -311,8 +313,8 @@ fn check(root: &Path, case: &Case, command: &str, expected: &Expected) -> Option
             Some(1) => "NOT_CONFORMANT",
             _ => "UNVERIFIED",
         };
-        if doc["verdict"] != word {
-            problems.push(format!("verdict {} with exit {exit:?}", doc["verdict"]));
+        if payload["verdict"] != word {
+            problems.push(format!("verdict {} with exit {exit:?}", payload["verdict"]));
         }
         if let Some(bare) = findings.iter().find(|f| !f["hint"].is_string()) {
             problems.push(format!("a finding without a hint: {bare}"));
@@ -371,7 +373,8 @@ fn check_reconcile(run: &ReconcileRun, expected: &ReconcileExpected) -> Option<S
             "reconcile: stdout is not one JSON document; exit {exit:?}\n  stdout: {stdout}\n  stderr: {stderr}"
         ));
     };
-    let report = &doc["report"];
+    common::assert_output_schema(doc);
+    let report = &doc["reconcile"];
     let desync = report["desync"].as_array().cloned().unwrap_or_default();
     let mut directions: Vec<String> = desync
         .iter()
@@ -396,9 +399,9 @@ fn check_reconcile(run: &ReconcileRun, expected: &ReconcileExpected) -> Option<S
             expected.directions
         ));
     }
-    if doc["command"] != "reconcile" || doc["dwp"] != 1 {
+    if doc["command"] != "reconcile" || doc["dwp"] != 2 {
         problems.push(format!(
-            "not a `reconcile` document of format 1: dwp={}, command={}",
+            "not a `reconcile` document of format 2: dwp={}, command={}",
             doc["dwp"], doc["command"]
         ));
     }

@@ -38,7 +38,7 @@ fn verify_findings(plan: &std::path::Path) -> (i32, Vec<(String, String, String)
         .args(["--json", "verify"])
         .arg(plan)
         .run_utf8();
-    let report = run.json();
+    let report = run.payload();
     let found = report["plans"][0]["findings"]
         .as_array()
         .unwrap()

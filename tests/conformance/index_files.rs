@@ -40,7 +40,7 @@ fn an_index_line_linking_another_tasks_file_is_refused_by_init_and_reported_by_v
         .arg(&plan.dir)
         .run_utf8();
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
-    let report = run.json();
+    let report = run.payload();
     let findings = report["plans"][0]["findings"].as_array().unwrap();
     let misnumbered: Vec<_> = findings
         .iter()

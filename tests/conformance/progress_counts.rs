@@ -14,7 +14,7 @@ fn findings(plan: &Plan) -> (i32, Vec<(String, String, Option<u64>)>) {
         .args(["--json", "verify"])
         .arg(&plan.dir)
         .run_utf8();
-    let report = run.json();
+    let report = run.payload();
     let found = report["plans"][0]["findings"]
         .as_array()
         .unwrap()

@@ -341,10 +341,10 @@ fn check_json_is_one_document_with_every_expectation() {
     repo.declare(&["--modify", "src/y.rs:new_name", "--delete", "src/x.rs"]);
     let run = repo.run(&["--json", "contract", "check", "PLAN"], None);
     assert_eq!(run.code, 1);
-    let doc: Value = serde_json::from_str(&run.stdout).expect("one JSON document");
-    assert_eq!(doc["dwp"], 1);
+    let doc = common::document(&run.stdout);
+    assert_eq!(doc["dwp"], 2);
     assert_eq!(doc["command"], "contract check");
-    assert_eq!(doc["passed"], false);
+    assert_eq!(doc["contract_check"]["passed"], false);
     insta::assert_snapshot!("check_json_failed", repo.redact(&run.stdout));
 }
 
@@ -675,8 +675,9 @@ fn record_without_a_payload_takes_path_op_and_tool() {
         None,
     );
     assert_eq!(run.code, 0, "{run:?}");
-    let doc: Value = serde_json::from_str(&run.stdout).unwrap();
+    let doc = common::document(&run.stdout);
     assert_eq!(doc["command"], "contract record");
+    let doc = &doc["contract_record"];
     assert_eq!(doc["entry"]["op"], "delete");
     assert_eq!(doc["entry"]["tool"], "apply_patch");
     assert_eq!(doc["entry"]["session"], Value::Null);
@@ -989,8 +990,9 @@ fn hook_json_reports_the_verdict_and_the_count() {
         Some(&stop_payload(false)),
     );
     assert_eq!(run.code, 2, "{run:?}");
-    let doc: Value = serde_json::from_str(&run.stdout).expect("one JSON document");
+    let doc = common::document(&run.stdout);
     assert_eq!(doc["command"], "contract check");
+    let doc = &doc["contract_check"];
     assert_eq!(doc["verdict"], "block");
     assert_eq!(doc["consecutive_failures"], 1);
     assert_eq!(
@@ -1360,7 +1362,7 @@ fn a_completed_tasks_ladder_that_is_not_json_is_reported_not_taken_as_met() {
     )
     .unwrap();
     let verify = repo.run(&["--json", "verify", "PLAN"], None);
-    let report = verify.json();
+    let report = verify.payload();
     let found: Vec<_> = report["plans"][0]["findings"]
         .as_array()
         .unwrap()

@@ -46,6 +46,11 @@ impl Work {
         self.dir.join(relative)
     }
 
+    /// A path of the worktree as dwp prints it, run in the temporary folder: from there.
+    fn shown(&self, relative: &str) -> String {
+        Path::new("worktree").join(relative).display().to_string()
+    }
+
     fn write(&self, relative: &str, text: &str) -> PathBuf {
         let path = self.path(relative);
         fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -136,8 +141,14 @@ fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
+/// The payload of the one `--json` document on stdout (the document held to its schema).
 fn json_out(output: &Output) -> Value {
-    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(output)))
+    common::payload(&document_out(output)).clone()
+}
+
+/// The one `--json` document on stdout, held to `dwp schema output`.
+fn document_out(output: &Output) -> Value {
+    common::document(&stdout(output))
 }
 
 /// Exit 1 and exactly `dwp loop SUB: ... (PLACE)` + `  hint: ...` on stderr, with every needle.
@@ -213,7 +224,7 @@ fn artifacts_a_missing_required_file_is_named_by_its_path() {
     assert_eq!(out.status.code(), Some(1));
     let expected = format!(
         "missing  {}: required, write it",
-        work.s(&work.path(".ak-loop/verify.json"))
+        work.shown(".ak-loop/verify.json")
     );
     assert!(stdout(&out).contains(&expected), "{}", stdout(&out));
     assert!(
@@ -223,12 +234,12 @@ fn artifacts_a_missing_required_file_is_named_by_its_path() {
     );
 
     let out = work.run(&["--json", "loop", "artifacts", &work.s(&work.dir)]);
+    assert_eq!(document_out(&out)["command"], "loop artifacts");
     let document = json_out(&out);
-    assert_eq!(document["command"], "loop artifacts");
     assert_eq!(document["verdict"], "missing");
     assert_eq!(
         document["artifacts"][1]["path"],
-        work.s(&work.path(".ak-loop/verify.json"))
+        work.shown(".ak-loop/verify.json")
     );
     assert_eq!(document["artifacts"][1]["status"], "missing");
     // dod.json is not required by default: absent, not missing.
@@ -294,9 +305,10 @@ fn artifacts_no_worktree_is_skipped_exit_0_and_says_so() {
         "{}",
         stdout(&out)
     );
-    let document = json_out(&work.run(&["--json", "loop", "artifacts", "--no-worktree"]));
+    let out = work.run(&["--json", "loop", "artifacts", "--no-worktree"]);
+    assert_eq!(document_out(&out)["ok"], true);
+    let document = json_out(&out);
     assert_eq!(document["verdict"], "skipped");
-    assert_eq!(document["ok"], true);
     assert!(
         document["note"]
             .as_str()
@@ -314,10 +326,7 @@ fn artifacts_plan_md_is_required_only_when_a_plan_was_approved() {
     let out = work.run(&["loop", "artifacts", &work.s(&work.dir), "--plan-approved"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        stdout(&out).contains(&format!(
-            "missing  {}",
-            work.s(&work.path(".ak-loop/plan.md"))
-        )),
+        stdout(&out).contains(&format!("missing  {}", work.shown(".ak-loop/plan.md"))),
         "{}",
         stdout(&out)
     );
@@ -1162,7 +1171,7 @@ fn update_gates_from_records_loop_proofs_as_observed_gates_like_dwp_run() {
         );
     }
     // verify holds the records against the copies; status marks them observed.
-    let report = json_out(&work.run(&["--json", "verify", &plan]));
+    let report = document_out(&work.run(&["--json", "verify", &plan]));
     let codes = common::verify_codes(&report);
     assert!(!codes.contains(&"DWP068".to_owned()), "{report:#}");
     let status = json_out(&work.run(&["--json", "status", &plan]));

@@ -83,9 +83,9 @@ fn with_json_the_script_is_one_document() {
     let document = run.json();
     assert_eq!(document["command"], "completions");
     assert_eq!(document["ok"], true);
-    assert_eq!(document["shell"], "fish");
+    assert_eq!(document["completions"]["shell"], "fish");
     assert_eq!(
-        document["script"].as_str(),
+        document["completions"]["script"].as_str(),
         Some(completions("fish").as_str())
     );
 }

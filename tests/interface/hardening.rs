@@ -130,7 +130,7 @@ fn an_amendment_that_reopens_a_published_plan_moves_its_receipt_aside() {
     );
 
     assert_eq!(amended.code, 0, "{}{}", amended.stdout, amended.stderr);
-    let aside = amended.json()["amendment"]["superseded_receipt"]
+    let aside = amended.payload()["superseded_receipt"]
         .as_str()
         .expect("where the receipt went")
         .to_owned();

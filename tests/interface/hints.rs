@@ -126,7 +126,7 @@ fn two_tasks_in_progress_are_reported_and_the_hinted_update_restores_the_order()
         "{}",
         report.stdout
     );
-    let hint = report.json()["plans"][0]["findings"][0]["hint"]
+    let hint = report.payload()["plans"][0]["findings"][0]["hint"]
         .as_str()
         .unwrap()
         .to_owned();
@@ -173,7 +173,7 @@ fn every_command_a_verify_hint_names_on_the_fixtures_is_one_dwp_accepts() {
     let mut wrong = Vec::new();
     for plan in common::fixture_plans() {
         let report = dwp().at(NOW).args(["--json", "verify"]).arg(&plan).run();
-        for finding in report.json()["plans"][0]["findings"].as_array().unwrap() {
+        for finding in report.payload()["plans"][0]["findings"].as_array().unwrap() {
             let hint = finding["hint"].as_str().unwrap_or_default();
             for command in every_hinted_command(hint) {
                 checked += 1;
@@ -217,7 +217,7 @@ fn verify_hint(plan: &Plan, code: &str) -> String {
         .args(["--json", "verify"])
         .arg(&plan.dir)
         .run();
-    let json = report.json();
+    let json = report.payload();
     let finding = json["plans"][0]["findings"]
         .as_array()
         .unwrap()
@@ -337,7 +337,7 @@ fn every_hinted_command_runs_on_a_copy_of_its_fixture() {
         let plan = copy.path().join(original.file_name().unwrap());
         common::copy_plan(&original, &plan);
         let report = dwp().at(NOW).args(["--json", "verify"]).arg(&plan).run();
-        let findings = report.json()["plans"][0]["findings"].clone();
+        let findings = report.payload()["plans"][0]["findings"].clone();
         for finding in findings.as_array().unwrap() {
             let hint = finding["hint"].as_str().unwrap_or_default();
             for command in every_hinted_command(hint) {

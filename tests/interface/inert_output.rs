@@ -110,7 +110,7 @@ fn verify_escapes_what_it_quotes_and_json_keeps_it() {
 
     let run = run_in(&plan, &["verify", name(&plan), "--json"]);
     assert!(!run.stdout.chars().any(acts_on_terminal), "{}", run.stdout);
-    let document = run.json();
+    let document = run.payload();
     assert!(
         strings(&document["plans"][0]["findings"])
             .iter()
@@ -147,7 +147,7 @@ fn lock_status_escapes_the_owners_command_and_json_keeps_it() {
 
     let run = run_in(&plan, &["lock", "status", name(&plan), "--json"]);
     assert!(!run.stdout.chars().any(acts_on_terminal), "{}", run.stdout);
-    assert_eq!(run.json()["holder"]["owner"]["command"], command);
+    assert_eq!(run.payload()["holder"]["owner"]["command"], command);
 
     // A writer blocked by that lock names the owner on stderr: inert too.
     let run = run_in(&plan, &start_task_3(&plan, &[]));

@@ -9,9 +9,8 @@ use crate::common::{NOW, Plan, dwp};
 use dwp::synth::SynthPlan;
 use serde_json::Value;
 
-fn validator() -> jsonschema::Validator {
-    let schema: Value = serde_json::from_str(dwp::plan::schemas::OUTPUT.text).unwrap();
-    jsonschema::draft202012::new(&schema).expect("the output schema compiles")
+fn validator() -> &'static jsonschema::Validator {
+    common::output_validator()
 }
 
 /// Run `dwp --json ARGS` in `dir` and check its one document against the schema and the exit.
@@ -82,10 +81,17 @@ fn every_command_speaks_the_one_envelope_on_success_and_failure() {
         r#"{"outcomes": [{"id": "one", "description": "it works"}]}"#,
     )
     .unwrap();
-    let (m, r, c) = (
+    let published = common::publishable(
+        &dir,
+        "PLAN_json_published",
+        3,
+        dwp::plan::model::PlanFormat::Lite,
+    );
+    let (m, r, c, f) = (
         markdown_only.to_str().unwrap(),
         repo.path().to_str().unwrap(),
         contract.to_str().unwrap(),
+        published.to_str().unwrap(),
     );
     let more: Vec<Vec<&str>> = vec![
         vec!["init", m],
@@ -95,6 +101,13 @@ fn every_command_speaks_the_one_envelope_on_success_and_failure() {
         vec!["completions", "bash"],
         vec!["man", "update"],
         vec!["loop", "freeze", c],
+        vec!["loop", "artifacts", r],
+        vec!["loop", "artifacts", "--no-worktree"],
+        vec!["finalize", f],
+        vec!["finalize", f, "--check"],
+        vec!["finalize", f, "--recover"],
+        vec!["lock", "recover", f],
+        vec!["contract", "record", p],
         vec![
             "contract",
             "declare",
@@ -110,7 +123,7 @@ fn every_command_speaks_the_one_envelope_on_success_and_failure() {
     let cases: Vec<Vec<&str>> = cases.into_iter().chain(more).collect();
     let mut exits = std::collections::BTreeSet::new();
     for args in &cases {
-        let document = check(&validator, &dir, args);
+        let document = check(validator, &dir, args);
         exits.insert(document["exit"].as_u64().unwrap());
         if let Some(error) = document.get("error") {
             assert!(error["message"].as_str().is_some_and(|m| !m.is_empty()));
@@ -125,18 +138,61 @@ fn every_command_speaks_the_one_envelope_on_success_and_failure() {
 #[test]
 fn the_schema_rejects_a_document_that_breaks_the_envelope() {
     let validator = validator();
-    let good =
-        serde_json::json!({"dwp": 1, "command": "update", "ok": true, "exit": 0, "outcome": {}});
-    assert!(validator.is_valid(&good));
+    let lock = |payload: Value| {
+        serde_json::json!({"dwp": 2, "command": "lock status", "ok": true, "exit": 0,
+            "lock_status": payload})
+    };
+    let free = serde_json::json!({"lock": "PLAN_x/state.json.lock", "held": false, "holder": null});
+    assert!(validator.is_valid(&lock(free.clone())));
+    let mut unknown_field = free.clone();
+    unknown_field["holder_pid"] = serde_json::json!(7);
+    let mut missing_field = free.clone();
+    missing_field.as_object_mut().unwrap().remove("held");
+    let mut wrong_type = free.clone();
+    wrong_type["held"] = serde_json::json!("no");
     for bad in [
-        serde_json::json!({"dwp": 1, "command": "update", "ok": true, "exit": 1, "outcome": {}}),
-        serde_json::json!({"dwp": 1, "command": "update", "ok": false, "exit": 0, "outcome": {}}),
-        serde_json::json!({"dwp": 1, "command": "update", "ok": true, "exit": 0}),
-        serde_json::json!({"dwp": 1, "command": "update", "ok": false, "exit": 1,
+        serde_json::json!({"dwp": 2, "command": "lock status", "ok": true, "exit": 1, "lock_status": free}),
+        serde_json::json!({"dwp": 2, "command": "lock status", "ok": false, "exit": 0, "lock_status": free}),
+        serde_json::json!({"dwp": 2, "command": "lock status", "ok": true, "exit": 0}),
+        serde_json::json!({"dwp": 2, "command": "lock status", "ok": false, "exit": 1,
             "error": {"kind": "rejected", "message": "m"}}),
-        serde_json::json!({"dwp": 2, "command": "update", "ok": true, "exit": 0, "outcome": {}}),
+        serde_json::json!({"dwp": 1, "command": "lock status", "ok": true, "exit": 0, "lock_status": free}),
+        // The payload at the top level, as format 1 had it, or under another command's key.
+        serde_json::json!({"dwp": 2, "command": "lock status", "ok": true, "exit": 0,
+            "lock": "PLAN_x/state.json.lock", "held": false, "holder": null}),
+        serde_json::json!({"dwp": 2, "command": "lock status", "ok": true, "exit": 0, "status": free}),
+        serde_json::json!({"dwp": 2, "command": "lock status", "ok": true, "exit": 0,
+            "lock_status": free, "extra": 1}),
+        lock(unknown_field),
+        lock(missing_field),
+        lock(wrong_type),
     ] {
         assert!(!validator.is_valid(&bad), "{bad}");
+    }
+}
+
+#[test]
+fn every_payload_sits_under_its_command_words_joined_by_underscores() {
+    let plan = Plan::from_synth(SynthPlan::new("PLAN_payload_key", 2));
+    let p = plan.dir.to_str().unwrap();
+    for (args, key) in [
+        (vec!["verify", p], "verify"),
+        (vec!["status", p], "status"),
+        (vec!["validate", p], "validate"),
+        (vec!["lock", "status", p], "lock_status"),
+        (vec!["reconcile", p], "reconcile"),
+        (vec!["next", p], "next"),
+    ] {
+        let run = dwp().arg("--json").args(&args).run();
+        let document = run.json();
+        let keys: Vec<&str> = document
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(keys, ["dwp", "command", "ok", "exit", key], "{args:?}");
+        assert_eq!(document["dwp"], 2);
     }
 }
 

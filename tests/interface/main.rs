@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod colour;
 mod completions;
 mod doc_examples;
 mod flag_names;
@@ -14,3 +15,4 @@ mod hints;
 mod inert_output;
 mod json_contract;
 mod output;
+mod paths;

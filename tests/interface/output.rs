@@ -121,7 +121,7 @@ fn a_clap_usage_error_under_json_is_one_json_document() {
         .run();
     assert_eq!(run.code, 2, "{run:?}");
     let document = run.json();
-    assert_eq!(document["dwp"], 1);
+    assert_eq!(document["dwp"], 2);
     assert_eq!(document["command"], "lock recover");
     assert_eq!(document["ok"], false);
     assert_eq!(document["exit"], 2);

@@ -87,7 +87,7 @@ fn all_finds_the_repository_from_any_folder_inside_it() {
     for dir in [repo.clone(), repo.join("src"), repo.join(".dwp/plans")] {
         let run = dwp_in(&dir, &["--json", "verify", "--all"]);
         assert_eq!(run.code, 0, "{}: {run:?}", dir.display());
-        assert_eq!(run.json()["plans"].as_array().unwrap().len(), 2);
+        assert_eq!(run.payload()["plans"].as_array().unwrap().len(), 2);
     }
     let outside = tempfile::tempdir().unwrap();
     let run = dwp_in(outside.path(), &["verify", "--all"]);
@@ -222,7 +222,7 @@ fn a_plan_argument_that_names_nothing_is_one_problem_and_nothing_is_created() {
     let name = missing.to_str().unwrap();
     let verify = dwp_in(&repo, &["--json", "verify", name]);
     assert_eq!(verify.code, 1, "{}", verify.stderr);
-    let findings = &verify.json()["plans"][0]["findings"];
+    let findings = &verify.payload()["plans"][0]["findings"];
     assert_eq!(findings.as_array().unwrap().len(), 1, "{findings:#}");
     assert_eq!(findings[0]["code"], "DWP001");
     assert_eq!(findings[0]["message"], "no such plan folder or file");
@@ -244,9 +244,10 @@ fn a_plan_argument_that_names_nothing_is_one_problem_and_nothing_is_created() {
         let run = dwp_in(&repo, args);
         assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
         let first = run.stderr.lines().next().unwrap_or_default();
+        // Named from where the command runs, the repository root.
         assert!(
             first.contains("not a plan: nothing exists at this path")
-                && first.ends_with(&format!("({name})")),
+                && first.ends_with("(.dwp/plans/PLAN_not_there)"),
             "{args:?}: {}",
             run.stderr
         );
@@ -268,7 +269,7 @@ fn all_names_and_judges_a_plan_nested_inside_a_plan_folder() {
     )
     .unwrap();
     let verify = dwp_in(&repo, &["--json", "verify", "--all"]);
-    let plans = verify.json()["plans"].as_array().unwrap().clone();
+    let plans = verify.payload()["plans"].as_array().unwrap().clone();
     let names: Vec<&str> = plans.iter().map(|p| p["plan"].as_str().unwrap()).collect();
     assert_eq!(names.len(), 3, "{names:?}");
     assert!(

@@ -427,7 +427,7 @@ fn every_line_names_the_plan_as_given_quoted_where_a_shell_needs_it() {
 fn the_json_document_carries_the_task_its_validation_and_the_lines() {
     let (root, plan) = fixture_copy("valid-full-v5");
     let json = next_json_in(root.path(), &plan);
-    assert_eq!(json["dwp"], 1);
+    assert_eq!(json["dwp"], 2);
     assert_eq!(json["command"], "next");
     assert_eq!(json["ok"], true);
     let next = &json["next"];

@@ -9,7 +9,6 @@
 use crate::common;
 use crate::common::{Dwp, NOW, written};
 use dwp::synth::SynthPlan;
-use serde_json::Value;
 use std::path::Path;
 
 /// The fixed clock of every call.
@@ -71,8 +70,8 @@ fn snapshot_status_of_a_full_plan_in_progress() {
 #[test]
 fn snapshot_status_json_of_a_full_plan_in_progress() {
     let stdout = status_in_repo(FULL_FIXTURE, true);
-    let document: Value = serde_json::from_str(&stdout).expect("one JSON document");
-    assert_eq!(document["dwp"], 1);
+    let document = common::document(&stdout);
+    assert_eq!(document["dwp"], 2);
     assert_eq!(document["command"], "status");
     insta::assert_snapshot!("status_full_json", stdout);
 }
@@ -88,7 +87,7 @@ fn snapshot_status_of_a_blocked_plan() {
 #[test]
 fn snapshot_status_json_of_a_blocked_plan() {
     let stdout = status_in_repo(BLOCKED_FIXTURE, true);
-    let document: Value = serde_json::from_str(&stdout).expect("one JSON document");
+    let document = common::payload(&common::document(&stdout)).clone();
     assert_eq!(document["status"], "blocked");
     assert_eq!(document["blocker"]["task"], 3);
     insta::assert_snapshot!("status_blocked_json", stdout);
@@ -128,7 +127,7 @@ fn snapshot_status_all_of_three_plans() {
 fn snapshot_status_all_json_of_three_plans() {
     let root = three_plan_root();
     let stdout = status_of(root.path(), &["--all", "--json"]);
-    let document: Value = serde_json::from_str(&stdout).expect("one JSON document");
+    let document = common::payload(&common::document(&stdout)).clone();
     assert_eq!(document["plans"].as_array().map(Vec::len), Some(3));
     let stdout = redact_root(&stdout, root.path());
     insta::assert_snapshot!("status_all_json", stdout);
@@ -162,7 +161,7 @@ fn status_all_reports_an_unreadable_plan_and_goes_on() {
 fn json_of_a_huge_plan_stays_bounded() {
     let (_root, plan) = written(SynthPlan::new("PLAN_huge_plan", 2_000).completed(10));
     let stdout = status_of(&plan, &["--json"]);
-    let document: Value = serde_json::from_str(&stdout).expect("one JSON document");
+    let document = common::payload(&common::document(&stdout)).clone();
     let open = document["open_tasks"].as_array().expect("open_tasks list");
     assert_eq!(open.len(), 50, "at most 50 open tasks are listed");
     assert_eq!(open[0]["id"], 11, "the first open task comes first");
@@ -243,7 +242,7 @@ fn a_box_checked_ahead_of_the_state_shows_the_desync_line() {
     insta::assert_snapshot!("status_desync_human", stdout);
 
     let json = status_of(&plan, &["--json"]);
-    let document: Value = serde_json::from_str(&json).expect("one JSON document");
+    let document = common::payload(&common::document(&json)).clone();
     let count = document["desync"]["count"].as_u64().expect("desync count");
     assert!(count >= 1, "{json}");
     let first = &document["desync"]["first"];
@@ -312,7 +311,7 @@ fn snapshot_status_of_a_plan_without_a_state_layer() {
     let human = status_of(&dir, &[]);
     assert_no_colour(&human);
     insta::assert_snapshot!("status_markdown_only_human", human);
-    let json: Value = serde_json::from_str(&status_of(&dir, &["--json"])).unwrap();
+    let json = common::payload(&common::document(&status_of(&dir, &["--json"]))).clone();
     assert_eq!(json["source"], "markdown");
     assert_eq!(json["status"], "in_progress");
     assert_eq!(
@@ -358,7 +357,7 @@ fn status_shows_a_held_lock_and_marks_invalidated_evidence() {
         .args(["--json", "status"])
         .arg(&plan)
         .run()
-        .json();
+        .payload();
     assert!(
         json["lock"]["holder"].as_str().unwrap().contains("alive"),
         "{json:#}"
@@ -416,7 +415,7 @@ fn status_of_a_plan_with_a_foreign_state_json_shows_the_markdown_and_says_why() 
         "{human}"
     );
     assert!(human.contains("1/3"), "the markdown's count: {human}");
-    let json: Value = serde_json::from_str(&status_of(&dir, &["--json"])).unwrap();
+    let json = common::payload(&common::document(&status_of(&dir, &["--json"]))).clone();
     assert_eq!(json["source"], "markdown");
     assert_eq!(json["completed"], 1);
     assert!(
@@ -446,7 +445,7 @@ fn status_of_a_plan_whose_state_names_another_schema_says_so() {
         r#"{"schema": "https://example.com/build-state.json", "steps": []}"#,
     )
     .unwrap();
-    let json: Value = serde_json::from_str(&status_of(&dir, &["--json"])).unwrap();
+    let json = common::payload(&common::document(&status_of(&dir, &["--json"]))).clone();
     assert_eq!(json["source"], "markdown");
     assert!(
         json["ignored_state"]

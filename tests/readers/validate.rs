@@ -281,11 +281,11 @@ fn a_newer_schema_generation_is_unverified() {
     assert_eq!(result.code, 5, "{}", result.stdout);
     assert!(result.stdout.contains("UNVERIFIED"), "{}", result.stdout);
     let json = validate(&[&plan], true);
-    let doc: Value = serde_json::from_str(&json.stdout).unwrap();
-    assert_eq!(doc["verdict"], "unverified");
+    let doc = common::document(&json.stdout);
+    assert_eq!(doc["validate"]["verdict"], "unverified");
     assert_eq!(doc["ok"], false);
-    assert_eq!(doc["findings"][0]["code"], "DWP004");
-    assert_eq!(doc["findings"][0]["severity"], "unverified");
+    assert_eq!(doc["validate"]["findings"][0]["code"], "DWP004");
+    assert_eq!(doc["validate"]["findings"][0]["severity"], "unverified");
 }
 
 #[test]
@@ -301,25 +301,20 @@ fn the_json_document_has_the_documented_shape() {
     let (_root, good) = synth_plan("PLAN_cli_json_valid");
     let result = validate(&[&good], true);
     assert_eq!(result.code, 0);
-    let doc: Value = serde_json::from_str(&result.stdout).expect("one JSON document");
+    let doc = common::document(&result.stdout);
     let keys: Vec<&str> = doc
         .as_object()
         .unwrap()
         .keys()
         .map(String::as_str)
         .collect();
-    assert_eq!(
-        keys,
-        [
-            "dwp", "command", "ok", "exit", "verdict", "targets", "findings"
-        ]
-    );
-    assert_eq!(doc["targets"][0]["verdict"], "valid");
-    assert_eq!(doc["dwp"], 1);
+    assert_eq!(keys, ["dwp", "command", "ok", "exit", "validate"]);
+    assert_eq!(doc["validate"]["targets"][0]["verdict"], "valid");
+    assert_eq!(doc["dwp"], 2);
     assert_eq!(doc["command"], "validate");
     assert_eq!(doc["ok"], true);
-    assert_eq!(doc["verdict"], "valid");
-    assert_eq!(doc["findings"], Value::Array(Vec::new()));
+    assert_eq!(doc["validate"]["verdict"], "valid");
+    assert_eq!(doc["validate"]["findings"], Value::Array(Vec::new()));
 
     let (_root, bad) = synth_plan("PLAN_cli_json_invalid");
     edit_state(&bad, |s| {
@@ -328,10 +323,10 @@ fn the_json_document_has_the_documented_shape() {
     });
     let result = validate(&[&bad], true);
     assert_eq!(result.code, 1);
-    let doc: Value = serde_json::from_str(&result.stdout).expect("one JSON document");
+    let doc = common::document(&result.stdout);
     assert_eq!(doc["ok"], false);
-    assert_eq!(doc["verdict"], "invalid");
-    let findings = doc["findings"].as_array().unwrap();
+    assert_eq!(doc["validate"]["verdict"], "invalid");
+    let findings = doc["validate"]["findings"].as_array().unwrap();
     assert!(!findings.is_empty());
     for finding in findings {
         let code = finding["code"].as_str().unwrap();
@@ -390,9 +385,9 @@ fn several_targets_are_judged_together() {
     assert_eq!(result.code, 1, "an error outweighs unverified");
 
     let result = validate(&[&invalid, &newer], true);
-    let doc: Value = serde_json::from_str(&result.stdout).expect("one JSON document");
-    assert_eq!(doc["verdict"], "invalid");
-    let files = field_strs(&doc["findings"], "file");
+    let doc = common::document(&result.stdout);
+    assert_eq!(doc["validate"]["verdict"], "invalid");
+    let files = field_strs(&doc["validate"]["findings"], "file");
     assert!(
         files.iter().any(|f| f.contains("PLAN_cli_several_invalid")),
         "{files:?}"

@@ -38,8 +38,8 @@ fn human_output_groups_findings_by_plan_and_file_with_hints() {
 fn json_output_is_one_document_with_every_finding_field() {
     let (code, text) = verify(&[FAILING_GATE, SEVERAL, "--json"]);
     assert_eq!(code, 1);
-    let doc: Value = serde_json::from_str(&text).unwrap();
-    for finding in doc["plans"]
+    let doc = common::document(&text);
+    for finding in doc["verify"]["plans"]
         .as_array()
         .unwrap()
         .iter()
@@ -189,10 +189,8 @@ fn a_repository_with_no_plans_verifies_conformant_with_an_empty_sarif_log() {
     );
     let json = at_root(&["--json", "verify", "--all"]);
     assert_eq!(json.code, 0, "{json:?}");
-    let document: Value = serde_json::from_str(&json.stdout).unwrap();
-    let plans = document["plans"]
-        .as_array()
-        .or_else(|| document["verify"]["plans"].as_array());
+    let document = common::document(&json.stdout);
+    let plans = document["verify"]["plans"].as_array();
     assert_eq!(plans, Some(&Vec::new()), "{document}");
     assert_eq!(common::tree_digest(repo.path()), before, "nothing written");
 }

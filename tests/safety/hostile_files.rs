@@ -50,7 +50,7 @@ fn verify_exits(
     case: &str,
 ) -> (serde_json::Value, Vec<Finding>) {
     let run = dwp_bounded(dir, &["verify", "--format", "json", plan.to_str().unwrap()]);
-    let report = run.json();
+    let report = run.payload();
     assert_eq!(run.code, code, "{case}: {}", run.stdout);
     let found = findings(&report);
     (report, found)
@@ -306,10 +306,12 @@ fn verify_invalid_utf8_in_markdown_is_an_error_naming_file_and_line() {
             .count();
 
         let (_, found) = verify_exits(root.path(), &plan, 1, file);
+        // Named from where dwp runs, the folder holding the plan.
+        let from_here = path.strip_prefix(root.path()).unwrap();
         assert_reports(
             &found,
             ("DWP001", "error"),
-            path.to_str().unwrap(),
+            from_here.to_str().unwrap(),
             &format!("not valid UTF-8 (the first invalid byte is on line {line})"),
             file,
         );
@@ -334,8 +336,10 @@ fn writers_refuse_invalid_utf8_markdown_and_change_no_byte() {
         let run = run_on_plan(root.path(), command, &plan);
 
         assert_eq!(run.code, 1, "{file} {command:?}: {}", run.stderr);
+        let from_here = path.strip_prefix(root.path()).unwrap();
         assert!(
-            run.stderr.contains("not valid UTF-8") && run.stderr.contains(path.to_str().unwrap()),
+            run.stderr.contains("not valid UTF-8")
+                && run.stderr.contains(from_here.to_str().unwrap()),
             "{file} {command:?}: {}",
             run.stderr
         );

@@ -361,7 +361,7 @@ fn the_hint_of_an_interrupted_write_completes_it_as_written() {
         root.path(),
         &["verify", "--format", "json", "PLAN_payment_webhooks"],
     )
-    .json();
+    .payload();
     let finding = &report["plans"][0]["findings"][0];
     assert_eq!(finding["code"], "DWP087", "{report}");
     let hint = finding["hint"].as_str().unwrap();

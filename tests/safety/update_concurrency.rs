@@ -166,7 +166,9 @@ fn sigkilled_updates_leave_old_or_new_bytes_and_recoverable_locks() {
                 .args(["lock", "status", plan.to_str().unwrap(), "--json"])
                 .output()
                 .unwrap();
-            let report: Value = serde_json::from_slice(&status.stdout).unwrap();
+            let report =
+                common::payload(&common::document(&String::from_utf8_lossy(&status.stdout)))
+                    .clone();
             // The lock appears with its owner record (RENAME_NOREPLACE), so it is always judged.
             assert_eq!(report["held"], true);
             assert_eq!(

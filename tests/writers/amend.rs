@@ -8,7 +8,7 @@ use crate::common;
 use crate::common::{NOW, Plan, Run, field_strs, task_of};
 use dwp::plan::model::PlanFormat;
 use dwp::synth::SynthPlan;
-use serde_json::{Value, json};
+use serde_json::json;
 use std::fs;
 use std::path::Path;
 
@@ -434,13 +434,13 @@ fn amend_json_is_one_document() {
     let mut args = amend_args("2", &[]);
     args.push("--json");
     let run = amended(NOW, &plan, &args);
-    let document: Value = serde_json::from_str(&run.stdout).expect("one JSON document");
-    assert_eq!(document["dwp"], 1);
+    let document = common::document(&run.stdout);
+    assert_eq!(document["dwp"], 2);
     assert_eq!(document["command"], "amend");
-    assert_eq!(document["amendment"]["number"], 1);
-    assert_eq!(document["amendment"]["date"], TODAY);
-    assert_eq!(document["amendment"]["disposition"], "revised_criterion");
-    assert_eq!(document["amendment"]["authority"], "user");
+    assert_eq!(document["amend"]["number"], 1);
+    assert_eq!(document["amend"]["date"], TODAY);
+    assert_eq!(document["amend"]["disposition"], "revised_criterion");
+    assert_eq!(document["amend"]["authority"], "user");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -188,7 +188,7 @@ fn a_readme_without_an_approval_row_gets_one_in_its_plan_variables_table() {
     let plan = pending_plan();
     plan.edit("README.md", |t| t.replace("| Approval | pending |\n", ""));
     let run = succeeds(&plan, &["approve", "--by", "ann", "--json"]);
-    assert_eq!(run.json()["approval"]["readme_edit"], "inserted");
+    assert_eq!(run.payload()["readme_edit"], "inserted");
     let readme = plan.read("README.md");
     assert!(
         readme.contains(
@@ -283,10 +283,10 @@ fn approve_json_is_one_document_and_so_is_its_refusal() {
     let plan = pending_plan();
     let run = succeeds(&plan, &["approve", "--by", "ann", "--json"]);
     let doc = run.json();
-    assert_eq!(doc["dwp"], 1);
+    assert_eq!(doc["dwp"], 2);
     assert_eq!(doc["command"], "approve");
     assert_eq!(doc["ok"], true);
-    let approval = &doc["approval"];
+    let approval = &doc["approve"];
     assert_eq!(approval["approval"], "approved");
     assert_eq!(approval["previous"], "pending");
     assert_eq!(approval["by"], "ann");
@@ -325,7 +325,7 @@ fn reconcile_reports_a_readme_approval_row_disagreeing_with_state_and_write_take
     });
     let run = plan.dwp(&["reconcile", "--json"]);
     assert_eq!(run.code, 1, "{}", run.stdout);
-    let report = run.json()["report"].clone();
+    let report = run.payload().clone();
     let desync = report["desync"].as_array().unwrap();
     assert_eq!(desync.len(), 1, "{report:#}");
     assert_eq!(desync[0]["direction"], "approval drift");
@@ -397,7 +397,7 @@ fn the_pending_update_hint_is_a_command_that_lets_the_update_through() {
 #[test]
 fn the_approval_pending_advisory_hints_dwp_approve() {
     let plan = pending_plan();
-    let report = plan.dwp(&["verify", "--json"]).json();
+    let report = plan.dwp(&["verify", "--json"]).payload();
     let finding = &report["plans"][0]["findings"][0];
     assert_eq!(finding["code"], "DWP091", "{report:#}");
     let hint = finding["hint"].as_str().unwrap();

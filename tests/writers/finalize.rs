@@ -45,8 +45,8 @@ fn full_and_lite_plans_publish_with_a_receipt_whose_hashes_are_sha256sum_of_the_
         let plan = publishable(root.path(), format);
         let run = finalize(&plan, &["--json"]);
         assert_eq!(run.code, 0, "{format}: {}{}", run.stdout, run.stderr);
-        let doc: Value = serde_json::from_str(&run.stdout).unwrap();
-        assert_eq!(doc["publication"]["verdict"], "PUBLISHED");
+        let doc = common::document(&run.stdout);
+        assert_eq!(doc["finalize"]["verdict"], "PUBLISHED");
 
         let state = plan.join("state.json");
         let published: Value = serde_json::from_slice(&std::fs::read(&state).unwrap()).unwrap();
@@ -152,7 +152,7 @@ fn a_file_added_under_analysis_results_after_publication_is_caught_by_check_and_
 
     let verify = dwp_with_home(&["--json", "verify", plan.to_str().unwrap()]);
     assert_eq!(verify.code, 1, "{}", verify.stdout);
-    let report = verify.json();
+    let report = verify.payload();
     let finding = report["plans"][0]["findings"]
         .as_array()
         .unwrap()
@@ -423,7 +423,7 @@ fn the_receipt_lists_an_observed_and_an_asserted_gate_of_the_last_task() {
         .args(["--json", "status"])
         .arg(&plan)
         .run()
-        .json()["current"]["gates"][0]["command"]
+        .payload()["current"]["gates"][0]["command"]
         .as_str()
         .unwrap()
         .to_owned();

@@ -91,13 +91,13 @@ fn assert_not_a_plan(sub: &str, path: &str) {
     let run = dwp_in(dir.path(), &["lock", sub, path, "--json"]);
     assert_eq!(run.code, 2, "{run:?}");
     let document = run.json();
-    assert_eq!(document["dwp"], 1, "{document:#}");
+    assert_eq!(document["dwp"], 2, "{document:#}");
     assert_eq!(document["command"], format!("lock {sub}"), "{document:#}");
     assert_eq!(document["ok"], false, "{document:#}");
     assert_eq!(document["exit"], 2, "{document:#}");
     let message = document["error"]["message"].as_str().expect("message");
     assert!(message.contains("not a plan"), "{document:#}");
-    assert!(document.get("held").is_none(), "no claim either way");
+    assert!(document.get("lock_status").is_none(), "no claim either way");
     assert!(!dir.path().join(path).exists(), "nothing created at {path}");
 }
 
@@ -143,7 +143,7 @@ fn a_forged_owner_naming_a_live_pid_with_a_future_start_is_removable_with_force(
         !status.stdout.contains(", alive)"),
         "a forged record is not shown as a live owner: {status:?}"
     );
-    let json = lock("status", &plan, &["--json"]).json();
+    let json = lock("status", &plan, &["--json"]).payload();
     assert_eq!(json["holder"]["liveness"], "unproven", "{json:#}");
 
     // Not provably gone either: without --force it stays.
@@ -174,7 +174,7 @@ fn a_live_pid_whose_start_differs_from_the_record_is_a_reused_pid() {
     let (_root, plan) = plan();
     // This test process runs, but it is not the process that started at these ticks.
     write_owner_naming_this_process(&plan, own_start_ticks() + 1, &boot_id());
-    let json = lock("status", &plan, &["--json"]).json();
+    let json = lock("status", &plan, &["--json"]).payload();
     assert_eq!(json["holder"]["liveness"], "pid_reused", "{json:#}");
     let run = lock("recover", &plan, &[]);
     assert_eq!(run.code, 0, "{run:?}");
@@ -209,7 +209,7 @@ fn a_lock_dwp_itself_holds_is_never_removed_even_forced() {
     assert!(run.stderr.contains("alive"), "{run:?}");
     assert!(lock_dir(&plan).join("owner.json").is_file(), "kept");
     assert_eq!(progress(&plan), before, "nothing recorded");
-    let json = lock("status", &plan, &["--json"]).json();
+    let json = lock("status", &plan, &["--json"]).payload();
     assert_eq!(json["holder"]["liveness"], "alive", "{json:#}");
     drop(guard);
 }
@@ -232,7 +232,7 @@ fn a_malformed_owner_record_is_shown_as_malformed() {
         "a record that is there is not absent: {run:?}"
     );
 
-    let json = lock("status", &plan, &["--json"]).json();
+    let json = lock("status", &plan, &["--json"]).payload();
     assert_eq!(json["holder"]["record"], "malformed", "{json:#}");
     assert!(json["holder"]["owner"].is_null(), "{json:#}");
     let problem = json["holder"]["owner_problem"].as_str().expect("problem");

@@ -250,8 +250,8 @@ fn init_refuses_a_full_index_line_without_its_task_file() {
 fn init_json_is_one_document() {
     let plan = Plan::markdown_only("PLAN_init_json", PlanFormat::Lite);
     let run = succeeded(&plan, &["init", "--json"]);
-    let document: Value = serde_json::from_str(&run.stdout).unwrap();
-    assert_eq!(document["dwp"], 1);
+    let document = common::document(&run.stdout);
+    assert_eq!(document["dwp"], 2);
     assert_eq!(document["command"], "init");
     assert_eq!(document["init"]["task_count"], 5);
 }

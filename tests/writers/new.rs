@@ -240,7 +240,7 @@ fn the_json_document_names_the_plan_its_tasks_and_the_next_lines() {
     let json = run.json();
     assert_eq!(
         (json["dwp"].as_u64(), json["command"].as_str()),
-        (Some(1), Some("new"))
+        (Some(2), Some("new"))
     );
     assert_eq!(json["ok"], true);
     let new = &json["new"];
@@ -299,7 +299,7 @@ fn follow_next_to_publication(format: &str, titles: &[&str]) {
             .in_dir(root.path())
             .args(["--json", "next", plan])
             .run();
-        let next = next.json()["next"].clone();
+        let next = next.payload().clone();
         let run = owned_strs(&next["run"]);
         if next["action"] == "complete" {
             let id = next["task"]["id"].as_u64().unwrap();

@@ -28,13 +28,13 @@ fn observed_run(plan: &Plan) -> String {
         .args(["--task", "2", "--", "sh", "gate.sh"])
         .run();
     assert_eq!(run.code, 0, "{run:?}");
-    run.json()["run"]["log"].as_str().unwrap().to_owned()
+    run.payload()["log"].as_str().unwrap().to_owned()
 }
 
 /// `dwp --json verify PLAN`: the run and its report.
 fn verify(plan: &Plan) -> (Run, Value) {
     let run = dwp().args(["--json", "verify"]).arg(&plan.dir).run();
-    let report = run.json();
+    let report = run.payload();
     (run, report)
 }
 
@@ -269,7 +269,7 @@ fn an_observed_log_the_os_refuses_to_read_is_unverified() {
     let output = command.output().unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(5), "{stdout}");
-    let report: Value = serde_json::from_str(&stdout).unwrap();
+    let report = common::payload(&common::document(&stdout)).clone();
     assert_eq!(report["plans"][0]["verdict"], "UNVERIFIED");
     let found = findings(&report, "DWP001");
     assert_eq!(found.len(), 1, "{report:#}");

@@ -164,7 +164,7 @@ fn reconcile(plan: &Plan, args: &[&str]) -> Run {
 
 /// The `--json` report of `run` lists a change of task `id` whose description holds `words`.
 fn assert_a_change_of_task(run: &Run, id: u64, words: &str) {
-    let changes = run.json()["report"]["changes"].clone();
+    let changes = run.payload()["changes"].clone();
     assert!(
         changes
             .as_array()
@@ -282,7 +282,7 @@ fn round_trip_write_then_check_is_in_sync_and_a_second_write_changes_no_byte() {
             continue;
         }
         first.assert_code(0, &format!("{what}: first --write"));
-        let report = first.json()["report"].clone();
+        let report = first.payload().clone();
 
         // The state now follows the boxes.
         let state = plan.state();
@@ -330,19 +330,19 @@ fn round_trip_write_then_check_is_in_sync_and_a_second_write_changes_no_byte() {
         // Check: in sync, unless only the markdown's own problems remain.
         let check = reconcile(&plan, &["--json"]);
         let doc = check.json();
-        let remaining = directions(&doc["report"], "desync");
+        let remaining = directions(&doc["reconcile"], "desync");
         assert!(
             remaining
                 .iter()
                 .all(|d| d == "plan status drift" || d == "odd marker"),
             "{what}: still out of sync after --write: {remaining:?}\n{:#}",
-            doc["report"]["desync"]
+            doc["reconcile"]["desync"]
         );
         if odd == 0 && fixed_status {
             assert!(remaining.is_empty(), "{what}: {remaining:?}");
         }
         check.assert_code(if remaining.is_empty() { 0 } else { 1 }, &what);
-        assert_eq!(doc["report"]["in_sync"], remaining.is_empty(), "{what}");
+        assert_eq!(doc["reconcile"]["in_sync"], remaining.is_empty(), "{what}");
         assert_eq!(
             directions(&report, "remaining"),
             remaining,
@@ -353,7 +353,7 @@ fn round_trip_write_then_check_is_in_sync_and_a_second_write_changes_no_byte() {
         let settled = plan.snapshot();
         let second = reconcile(&plan, &["--write", "--json"]);
         second.assert_code(0, &format!("{what}: second --write"));
-        assert_eq!(second.json()["report"]["written"], false, "{what}");
+        assert_eq!(second.payload()["written"], false, "{what}");
         plan.assert_unchanged(&settled, &format!("{what}: second --write"));
 
         let output = common::dwp()
@@ -476,7 +476,7 @@ fn a_checked_box_whose_log_records_no_gate_stays_without_gates_and_the_output_sa
 
         let run = reconcile(&plan, &["--write", "--json"]);
         run.assert_code(0, "--write");
-        let report = &run.json()["report"];
+        let report = &run.payload();
         let said: Vec<&str> = report["changes"]
             .as_array()
             .unwrap()
@@ -672,17 +672,18 @@ fn diff_prints_the_unified_diff_and_check_mode_writes_nothing() {
 
     let json_run = reconcile(&plan, &["--diff", "--json"]);
     json_run.assert_code(1, "--diff --json");
-    let diff = json_run.json()["report"]["diff"]
+    let diff = json_run.payload()["diff"]
         .as_str()
         .expect("report.diff with --diff")
         .to_owned();
     assert!(diff.contains("+      \"status\": \"completed\","), "{diff}");
-    assert_eq!(json_run.json()["report"]["written"], false);
+    assert_eq!(json_run.payload()["written"], false);
     plan.assert_unchanged(&before, "reconcile --diff --json");
 
     // Without --diff there is no diff in the report.
     assert!(
-        reconcile(&plan, &["--json"]).json()["report"]
+        reconcile(&plan, &["--json"])
+            .payload()
             .get("diff")
             .is_none()
     );
@@ -764,7 +765,7 @@ fn refusals_exit_with_their_code_and_change_no_byte() {
     let sha = plan.state_sha256();
     let run = reconcile(&plan, &["--write", "--expected-sha256", &sha, "--json"]);
     run.assert_code(0, "--write --expected-sha256 (match)");
-    let report = run.json()["report"].clone();
+    let report = run.payload().clone();
     assert_eq!(report["old_sha256"], sha);
     assert_eq!(report["new_sha256"], plan.state_sha256());
     assert_eq!(report["written"], true);
@@ -916,10 +917,10 @@ fn the_json_report_names_the_direction_the_task_and_the_readme_line() {
     run.assert_code(1, "check, markdown ahead");
     plan.assert_unchanged(&before, "check");
     let doc = run.json();
-    assert_eq!(doc["dwp"], 1);
+    assert_eq!(doc["dwp"], 2);
     assert_eq!(doc["command"], "reconcile");
     assert_eq!(doc["ok"], false);
-    let report = &doc["report"];
+    let report = &doc["reconcile"];
     assert_eq!(report["plan"], "PLAN_json_report");
     assert_eq!(report["in_sync"], false);
     assert_eq!(report["written"], false);
@@ -981,7 +982,7 @@ fn each_direction_is_reported_with_its_task_and_line() {
     let readme = plan.read("README.md");
     let run = reconcile(&plan, &["--json"]);
     run.assert_code(1, "check");
-    let report = &run.json()["report"];
+    let report = &run.payload();
     let found: Vec<(String, Value, Value)> = report["desync"]
         .as_array()
         .unwrap()
@@ -1140,8 +1141,8 @@ fn write_refuses_to_drop_a_task_that_carries_evidence_and_names_it() {
         run.stderr
     );
     // The check still reports what disagrees.
-    let report = reconcile(&plan, &["--json"]).json();
-    assert!(directions(&report["report"], "desync").contains(&"missing in markdown".to_owned()));
+    let report = reconcile(&plan, &["--json"]).payload();
+    assert!(directions(&report, "desync").contains(&"missing in markdown".to_owned()));
 }
 
 #[test]
@@ -1208,7 +1209,7 @@ fn write_refuses_a_task_list_it_cannot_read_whole_and_the_check_reports_it() {
     let report = reconcile(&plan, &["--json"]);
     report.assert_code(1, "check");
     assert_eq!(
-        directions(&report.json()["report"], "desync"),
+        directions(&report.payload(), "desync"),
         ["unreadable index line"]
     );
 }
@@ -1220,9 +1221,12 @@ fn a_readme_without_a_plan_status_line_is_reported_and_left_to_the_markdown() {
     let report = reconcile(&plan, &["--json"]);
     report.assert_code(1, "check");
     let json = report.json();
-    assert_eq!(directions(&json["report"], "desync"), ["plan status drift"]);
+    assert_eq!(
+        directions(&json["reconcile"], "desync"),
+        ["plan status drift"]
+    );
     assert!(
-        json["report"]["desync"][0]["message"]
+        json["reconcile"]["desync"][0]["message"]
             .as_str()
             .unwrap()
             .contains("no `Plan Status: X/N` line (the boxes say 1/4)")
@@ -1233,7 +1237,7 @@ fn a_readme_without_a_plan_status_line_is_reported_and_left_to_the_markdown() {
     run.assert_code(0, "write");
     assert_eq!(plan.state_sha256(), sha);
     assert_eq!(
-        directions(&run.json()["report"], "remaining"),
+        directions(&run.payload(), "remaining"),
         ["plan status drift"]
     );
 }

@@ -141,7 +141,7 @@ fn a_unittest_run_of_zero_tests_is_zero_selection_and_a_run_of_tests_passes() {
     );
     let run = run_script(&plan, &["--task", "2"], &zero);
     assert_eq!(run.code, 0, "{run:?}");
-    assert_eq!(run.json()["run"]["ran_no_tests"], true, "{}", run.stdout);
+    assert_eq!(run.payload()["ran_no_tests"], true, "{}", run.stdout);
     let gate = last_gate(&plan, 2);
     assert_eq!(gate["passes"], false, "{gate}");
     assert!(
@@ -208,7 +208,7 @@ fn a_run_that_selected_no_test_is_recorded_as_failing_evidence_and_dwp_exits_wit
     );
     let cargo_run = run_script(&plan, &[], &cargo);
     assert_eq!(cargo_run.code, 0, "{cargo_run:?}");
-    assert_eq!(cargo_run.json()["run"]["ran_no_tests"], true);
+    assert_eq!(cargo_run.payload()["ran_no_tests"], true);
     assert_eq!(last_gate(&plan, 2)["passes"], false);
     // `dwp run -- GATE && dwp update ... --status completed` goes on, and the updater refuses
     // the completion with a clear error: the gate of record fails.
@@ -312,7 +312,7 @@ fn a_one_byte_edit_of_an_observed_log_is_a_verify_finding() {
     let run = run_script(&plan, &[], &gate_sh);
     assert_eq!(run.code, 0, "{run:?}");
     assert!(!plan.verify_codes(&[]).contains(&"DWP068".to_owned()));
-    let log = plan.dir.join(run.json()["run"]["log"].as_str().unwrap());
+    let log = plan.dir.join(run.payload()["log"].as_str().unwrap());
     let mut bytes = std::fs::read(&log).unwrap();
     let at = bytes.len() - "3 passed, 0 failed\n".len();
     bytes[at] = b'4';
@@ -573,7 +573,11 @@ fn status_tells_observed_gates_from_asserted_ones() {
         "{}",
         status.stdout
     );
-    let json = dwp().args(["--json", "status"]).arg(&plan.dir).run().json();
+    let json = dwp()
+        .args(["--json", "status"])
+        .arg(&plan.dir)
+        .run()
+        .payload();
     let gates = &json["current"]["gates"];
     assert_eq!(gates[0]["observed"], true, "{json:#}");
     assert!(gates[1].get("observed").is_none(), "{json:#}");
@@ -587,7 +591,7 @@ fn the_default_task_is_the_one_in_progress() {
         .args(["--json", "run", "--", "echo", "7 passed"])
         .run();
     assert_eq!(run.code, 0, "{run:?}");
-    assert_eq!(run.json()["run"]["task"], 2);
+    assert_eq!(run.payload()["task"], 2);
     assert_eq!(last_gate(&plan, 2)["command"], "echo '7 passed'");
 }
 
@@ -673,7 +677,7 @@ fn a_multi_line_script_is_recorded_as_the_command_its_log_names() {
     assert_eq!(gate["passes"], true, "{gate:#}");
     let command = gate["command"].as_str().unwrap();
     let log =
-        std::fs::read_to_string(plan.dir.join(run.json()["run"]["log"].as_str().unwrap())).unwrap();
+        std::fs::read_to_string(plan.dir.join(run.payload()["log"].as_str().unwrap())).unwrap();
     assert!(log.contains(&format!("\ncommand: {command}\n")), "{log}");
     assert!(!plan.verify_codes(&[]).contains(&"DWP068".to_owned()));
     let p = plan.dir.to_str().unwrap();
@@ -1087,7 +1091,7 @@ fn a_new_run_after_an_edited_log_leaves_the_old_record_as_history_not_an_error()
     let log = plan.path(run.json()["run"]["log"].as_str().unwrap());
     std::fs::write(&log, b"edited\n").unwrap();
     let report = dwp().args(["--json", "verify"]).arg(&plan.dir).run();
-    let finding = report.json()["plans"][0]["findings"]
+    let finding = report.json()["verify"]["plans"][0]["findings"]
         .as_array()
         .unwrap()
         .iter()
@@ -1104,7 +1108,7 @@ fn a_new_run_after_an_edited_log_leaves_the_old_record_as_history_not_an_error()
     assert_eq!(rerun.code, 0, "{line}: {rerun:?}");
     let after = dwp().args(["--json", "verify"]).arg(&plan.dir).run();
     assert_eq!(after.code, 0, "{after:?}");
-    let findings = after.json()["plans"][0]["findings"].clone();
+    let findings = after.json()["verify"]["plans"][0]["findings"].clone();
     let old = findings
         .as_array()
         .unwrap()

@@ -84,7 +84,7 @@ fn tick_says_box_ticked_in_the_json_document() {
     let plan = plan_with_task_3_started();
     let run = update_json(&plan, &[&COMPLETE_3[..], &["--tick"]].concat());
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_eq!(run.json()["outcome"]["markdown"], "box ticked");
+    assert_eq!(run.payload()["markdown"], "box ticked");
 }
 
 #[test]
@@ -96,7 +96,7 @@ fn completing_with_the_box_unchecked_succeeds_but_says_so_and_both_ways_out_work
         "agents that write state first keep working: {}",
         run.stderr
     );
-    assert_eq!(run.json()["outcome"]["markdown"], "box unchecked");
+    assert_eq!(run.payload()["markdown"], "box unchecked");
     assert!(
         run.stderr.contains("README box is unchecked"),
         "{}",
@@ -263,7 +263,7 @@ fn a_large_readme_gives_the_same_box_note() {
     ];
     let run = update_json(&plan, &complete);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_eq!(run.json()["outcome"]["markdown"], "box unchecked");
+    assert_eq!(run.payload()["markdown"], "box unchecked");
     assert!(
         run.stderr.contains("README box is unchecked"),
         "{}",
@@ -279,11 +279,7 @@ fn a_large_readme_gives_the_same_box_note() {
     let complete_502 = complete.map(|arg| if arg == "501" { "502" } else { arg });
     let run = update_json(&plan, &complete_502);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(
-        run.json()["outcome"].get("markdown").is_none(),
-        "{}",
-        run.stdout
-    );
+    assert!(run.payload().get("markdown").is_none(), "{}", run.stdout);
     assert!(!run.stderr.contains("README box"), "{}", run.stderr);
 }
 
@@ -300,7 +296,7 @@ fn a_repeated_completion_of_the_published_last_task_still_notes_its_box() {
     let before = plan.read("state.json");
     let again = update_json(&plan, &COMPLETE_3);
     assert_eq!(again.code, 0, "{}", again.stderr);
-    let outcome = &again.json()["outcome"];
+    let outcome = &again.payload();
     assert_eq!(outcome["changed"], false, "{outcome}");
     assert_eq!(outcome["markdown"], "box unchecked", "{outcome}");
     assert_eq!(plan.read("state.json"), before);

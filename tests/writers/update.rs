@@ -1707,10 +1707,10 @@ fn json_output_is_one_document_with_old_and_new_sha256() {
     let run = update(&plan, &["--json", "--task", "3", "--status", "in_progress"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let new = plan.sha256();
-    let document: Value = serde_json::from_str(&run.stdout).expect("one JSON document");
+    let document = common::document(&run.stdout);
     assert_eq!(document["command"], "update");
     assert_eq!(document["ok"], true);
-    let outcome = &document["outcome"];
+    let outcome = &document["update"];
     assert_eq!(outcome["old_sha256"], old);
     assert_eq!(outcome["new_sha256"], new);
     assert_eq!(outcome["changed"], true);
@@ -1721,10 +1721,10 @@ fn json_output_is_one_document_with_old_and_new_sha256() {
     // A replay: nothing changed, old and new are the same bytes.
     let run = update(&plan, &["--json", "--task", "3", "--status", "in_progress"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let document: Value = serde_json::from_str(&run.stdout).expect("one JSON document");
-    assert_eq!(document["outcome"]["changed"], false);
-    assert_eq!(document["outcome"]["old_sha256"], new);
-    assert_eq!(document["outcome"]["new_sha256"], new);
+    let document = common::document(&run.stdout);
+    assert_eq!(document["update"]["changed"], false);
+    assert_eq!(document["update"]["old_sha256"], new);
+    assert_eq!(document["update"]["new_sha256"], new);
     assert_eq!(plan.sha256(), new);
 }
 

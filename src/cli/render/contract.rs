@@ -6,6 +6,7 @@ use crate::commands::contract::check::{CheckOutcome, CheckReport};
 use crate::commands::contract::declare::DeclareOutcome;
 use crate::commands::contract::ladder::{HookOutcome, Verdict};
 use crate::commands::contract::ledger::RecordOutcome;
+use crate::term::{Inert, Paint};
 use serde_json::{Value, json};
 use std::io::Write;
 
@@ -17,7 +18,7 @@ fn print_document(out: &mut dyn Write, command: &str, stamp: Stamp, body: Value)
     print_json(out, &envelope(command, stamp, body));
 }
 
-pub(super) fn declare(out: &mut dyn Write, outcome: &DeclareOutcome, json: Option<Stamp>) {
+pub(super) fn declare<W: Write>(out: &mut Inert<W>, outcome: &DeclareOutcome, json: Option<Stamp>) {
     if let Some(stamp) = json {
         print_document(
             out,
@@ -38,10 +39,11 @@ pub(super) fn declare(out: &mut dyn Write, outcome: &DeclareOutcome, json: Optio
     } else {
         "declared"
     };
+    let _ = out.paint(verb, Paint::Good);
     put(
         out,
         &format!(
-            "{verb} task {}: {} expected file{} · {} · sha256 {}",
+            " task {}: {} expected file{} · {} · sha256 {}",
             d.task,
             d.files_expected.len(),
             if d.files_expected.len() == 1 { "" } else { "s" },
@@ -58,7 +60,7 @@ pub(super) fn declare(out: &mut dyn Write, outcome: &DeclareOutcome, json: Optio
     }
 }
 
-pub(super) fn record(out: &mut dyn Write, outcome: &RecordOutcome, json: Option<Stamp>) {
+pub(super) fn record<W: Write>(out: &mut Inert<W>, outcome: &RecordOutcome, json: Option<Stamp>) {
     match outcome {
         RecordOutcome::Recorded {
             entry,
@@ -82,10 +84,11 @@ pub(super) fn record(out: &mut dyn Write, outcome: &RecordOutcome, json: Option<
                     json!({"recorded": true, "entry": entry, "ledger": ledger.display().to_string(), "repaired_bytes": repaired}),
                 );
             } else {
+                let _ = out.paint("recorded", Paint::Good);
                 put(
                     out,
                     &format!(
-                        "recorded task {}: {} {} ({})",
+                        " task {}: {} {} ({})",
                         entry.task_id, entry.op, entry.path, entry.tool
                     ),
                 );
@@ -106,42 +109,75 @@ pub(super) fn record(out: &mut dyn Write, outcome: &RecordOutcome, json: Option<
     }
 }
 
-fn report_lines(report: &CheckReport) -> Vec<String> {
+/// One line of a check's text: what comes before its verdict word, the word in its colour, and
+/// the rest.
+struct Line {
+    before: String,
+    word: (&'static str, Paint),
+    after: String,
+}
+
+impl Line {
+    fn text(&self) -> String {
+        format!("{}{}{}", self.before, self.word.0, self.after)
+    }
+
+    fn put<W: Write>(&self, out: &mut Inert<W>) {
+        let _ = write!(out, "{}", self.before);
+        let _ = out.paint(self.word.0, self.word.1);
+        let _ = writeln!(out, "{}", self.after);
+    }
+}
+
+fn report_lines(report: &CheckReport) -> Vec<Line> {
     let failed = report.expectations.iter().filter(|e| !e.ok).count();
+    let before = format!("file contract of task {} ({}): ", report.task, report.plan);
     let head = if report.passed {
-        format!(
-            "file contract of task {} ({}): OK · {} expected file{} verified",
-            report.task,
-            report.plan,
-            report.expectations.len(),
-            if report.expectations.len() == 1 {
-                ""
-            } else {
-                "s"
-            }
-        )
+        Line {
+            before,
+            word: ("OK", Paint::Good),
+            after: format!(
+                " · {} expected file{} verified",
+                report.expectations.len(),
+                if report.expectations.len() == 1 {
+                    ""
+                } else {
+                    "s"
+                }
+            ),
+        }
     } else {
-        format!(
-            "file contract of task {} ({}): FAILED · {failed} of {} expected files fail",
-            report.task,
-            report.plan,
-            report.expectations.len()
-        )
+        Line {
+            before,
+            word: ("FAILED", Paint::Bad),
+            after: format!(
+                " · {failed} of {} expected files fail",
+                report.expectations.len()
+            ),
+        }
     };
     let mut lines = vec![head];
     for e in &report.expectations {
         if e.ok {
-            lines.push(format!("  ok    {} ({})", e.path, e.op));
+            lines.push(Line {
+                before: "  ".into(),
+                word: ("ok", Paint::Good),
+                after: format!("    {} ({})", e.path, e.op),
+            });
         }
         for problem in &e.problems {
-            lines.push(format!("  FAIL  {} ({}): {problem}", e.path, e.op));
+            lines.push(Line {
+                before: "  ".into(),
+                word: ("FAIL", Paint::Bad),
+                after: format!("  {} ({}): {problem}", e.path, e.op),
+            });
         }
     }
     lines
 }
 
-pub(super) fn check(
-    out: &mut dyn Write,
+pub(super) fn check<W: Write>(
+    out: &mut Inert<W>,
     outcome: &CheckOutcome,
     passed: bool,
     json: Option<Stamp>,
@@ -158,7 +194,7 @@ pub(super) fn check(
             None,
         ),
         CheckOutcome::Checked(report) => {
-            let head = report_lines(report).swap_remove(0);
+            let head = report_lines(report).swap_remove(0).text();
             (Some(report.task), head, Some(report))
         }
     };
@@ -174,14 +210,14 @@ pub(super) fn check(
         );
     } else if let Some(report) = report {
         for line in report_lines(report) {
-            put(out, &line);
+            line.put(out);
         }
     } else {
         put(out, &message);
     }
 }
 
-pub(super) fn hook(out: &mut dyn Write, outcome: &HookOutcome, json: Option<Stamp>) {
+pub(super) fn hook<W: Write>(out: &mut Inert<W>, outcome: &HookOutcome, json: Option<Stamp>) {
     warn("contract check", &outcome.warnings);
     if let Some(report) = &outcome.report {
         warn("contract check", &report.warnings);

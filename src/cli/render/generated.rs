@@ -5,7 +5,7 @@ use super::{Stamp, envelope, print_json};
 use serde_json::json;
 use std::io::Write;
 
-/// `text.1` as it is, or `{"dwp": 1, "command", "ok", "exit", NAME: VALUE, TEXT_KEY: TEXT}`.
+/// `text.1` as it is, or `{"dwp": 2, "command", "ok", "exit", COMMAND: {NAME: VALUE, TEXT_KEY: TEXT}}`.
 pub fn text(
     out: &mut impl Write,
     command: &str,
@@ -14,10 +14,10 @@ pub fn text(
     json: Option<Stamp>,
 ) {
     if let Some(stamp) = json {
-        let mut document = envelope(command, stamp, json!({}));
-        document[name_key] = json!(name);
-        document[text_key] = json!(text);
-        print_json(out, &document);
+        let mut payload = json!({});
+        payload[name_key] = json!(name);
+        payload[text_key] = json!(text);
+        print_json(out, &envelope(command, stamp, payload));
     } else {
         let _ = out.write_all(text.as_bytes());
     }

@@ -6,11 +6,16 @@ use crate::commands::r#loop::artifacts::{self, ArtifactsReport, Status};
 use crate::commands::r#loop::dod::{DodReport, Row, Verdict};
 use crate::commands::r#loop::issue::Frozen;
 use crate::commands::r#loop::prove::ProveReport;
+use crate::term::{Inert, Paint};
 use serde_json::{Value, json};
 use std::io::Write;
 use std::path::Path;
 
-pub(super) fn artifacts(out: &mut dyn Write, report: &ArtifactsReport, json: Option<Stamp>) {
+pub(super) fn artifacts<W: Write>(
+    out: &mut Inert<W>,
+    report: &ArtifactsReport,
+    json: Option<Stamp>,
+) {
     let verdict = report.verdict;
     if let Some(stamp) = json {
         let items: Vec<Value> = report
@@ -49,12 +54,13 @@ pub(super) fn artifacts(out: &mut dyn Write, report: &ArtifactsReport, json: Opt
         );
         return;
     };
-    let _ = writeln!(
-        out,
-        "artifacts: {} ({})",
-        verdict.name(),
-        worktree.display()
-    );
+    let paint = match verdict {
+        artifacts::Verdict::Present | artifacts::Verdict::Skipped => Paint::Good,
+        _ => Paint::Bad,
+    };
+    let _ = write!(out, "artifacts: ");
+    let _ = out.paint(verdict.name(), paint);
+    let _ = writeln!(out, " ({})", worktree.display());
     for a in &report.artifacts {
         let path = a.path.display();
         let _ = match &a.status {
@@ -106,7 +112,7 @@ fn file_name(path: &Path) -> String {
     )
 }
 
-pub(super) fn dod(out: &mut dyn Write, report: &DodReport, format: Format, stamp: Stamp) {
+pub(super) fn dod<W: Write>(out: &mut Inert<W>, report: &DodReport, format: Format, stamp: Stamp) {
     match format {
         Format::Json => dod_json(out, report, stamp),
         Format::Markdown => dod_markdown(out, report),
@@ -184,9 +190,14 @@ fn dod_markdown(out: &mut dyn Write, report: &DodReport) {
     }
 }
 
-fn dod_human(out: &mut dyn Write, report: &DodReport) {
-    let headline = if report.done() { "done" } else { "not done" };
-    let _ = writeln!(out, "definition of done: {headline} · {}", summary(report));
+fn dod_human<W: Write>(out: &mut Inert<W>, report: &DodReport) {
+    let headline = match report.done() {
+        true => ("done", Paint::Good),
+        false => ("not done", Paint::Bad),
+    };
+    let _ = write!(out, "definition of done: ");
+    let _ = out.paint(headline.0, headline.1);
+    let _ = writeln!(out, " · {}", summary(report));
     let id_width = report
         .rows
         .iter()
@@ -230,7 +241,7 @@ fn dod_human(out: &mut dyn Write, report: &DodReport) {
     }
 }
 
-pub(super) fn freeze(out: &mut dyn Write, frozen: &Frozen, json: Option<Stamp>) {
+pub(super) fn freeze<W: Write>(out: &mut Inert<W>, frozen: &Frozen, json: Option<Stamp>) {
     if let Some(stamp) = json {
         print_json(
             out,
@@ -246,9 +257,10 @@ pub(super) fn freeze(out: &mut dyn Write, frozen: &Frozen, json: Option<Stamp>) 
             true => ("frozen", ""),
             false => ("already frozen", " (no change)"),
         };
+        let _ = out.paint(verb, Paint::Good);
         let _ = writeln!(
             out,
-            "{verb} {}: {} outcomes · sha256 {}{change}",
+            " {}: {} outcomes · sha256 {}{change}",
             frozen.path.display(),
             frozen.outcomes,
             frozen.digest
@@ -256,8 +268,8 @@ pub(super) fn freeze(out: &mut dyn Write, frozen: &Frozen, json: Option<Stamp>) 
     }
 }
 
-pub(super) fn prove(
-    out: &mut dyn Write,
+pub(super) fn prove<W: Write>(
+    out: &mut Inert<W>,
     worktree: &Path,
     report: &ProveReport,
     json: Option<Stamp>,
@@ -306,16 +318,12 @@ pub(super) fn prove(
         .unwrap_or(0);
     for p in &report.proved {
         let status = match p.proof.status {
-            crate::commands::r#loop::proofs::ProofStatus::Passed => "passed",
-            crate::commands::r#loop::proofs::ProofStatus::Failed => "failed",
+            crate::commands::r#loop::proofs::ProofStatus::Passed => ("passed", Paint::Good),
+            crate::commands::r#loop::proofs::ProofStatus::Failed => ("failed", Paint::Bad),
         };
-        let _ = writeln!(
-            out,
-            "  {:<7}  {:<id_width$}  {status}: {}",
-            p.list.name(),
-            p.proof.id,
-            p.proof.evidence
-        );
+        let _ = write!(out, "  {:<7}  {:<id_width$}  ", p.list.name(), p.proof.id);
+        let _ = out.paint(status.0, status.1);
+        let _ = writeln!(out, ": {}", p.proof.evidence);
     }
     let _ = writeln!(
         out,

@@ -1,5 +1,5 @@
 //! The one printer: [`print`] writes a command's [`Outcome`] as human text, as one JSON document
-//! (`"dwp": 1`, built by [`envelope`]), as SARIF (`verify`) or as markdown (`loop dod`). What is
+//! (`"dwp": 2`, the payload under the command's key, built by [`envelope`]), as SARIF (`verify`) or as markdown (`loop dod`). What is
 //! written here reaches the terminal through [`Inert`] (see `crate::term`); `status` also keeps
 //! each field read from the plan on its line. The exit code is not decided here: it is
 //! [`Outcome::exit`], and a document's `"ok"` is [`Outcome::ok`].
@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use std::io::Write;
 
 /// Version of the JSON output format.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// The form an outcome is written in; the command line offers each command only the forms it has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,8 +36,8 @@ pub struct Stamp {
     pub exit: u8,
 }
 
-/// Write `outcome` on `out` in `format`; `colour` paints `status`'s human text.
-pub fn print<W: Write>(out: &mut Inert<W>, outcome: &Outcome, format: Format, colour: bool) {
+/// Write `outcome` on `out` in `format`; human text is painted when `out` colours.
+pub fn print<W: Write>(out: &mut Inert<W>, outcome: &Outcome, format: Format) {
     let stamp = Stamp {
         ok: outcome.ok(),
         exit: outcome.exit().code(),
@@ -66,14 +66,17 @@ pub fn print<W: Write>(out: &mut Inert<W>, outcome: &Outcome, format: Format, co
             strict,
             all,
         } => plan::verify(out, reports, format, *strict, *all, stamp),
-        Outcome::Status(summary) => plan::status(out, summary, json, colour),
+        Outcome::Status(summary) => plan::status(out, summary, json),
         Outcome::StatusAll(lines) => plan::status_all(out, lines, json),
         Outcome::Next(next) => plan::next(out, next, json),
         Outcome::FinalizeCheck {
             plan: target,
             findings,
         } => plan::finalize_check(out, target, findings, json),
-        Outcome::Finalize(publication) => plan::finalize(out, publication, json),
+        Outcome::Finalize {
+            publication,
+            recover,
+        } => plan::finalize(out, publication, *recover, json),
         Outcome::LoopArtifacts(report) => loops::artifacts(out, report, json),
         Outcome::LoopDod(report) => loops::dod(out, report, format, stamp),
         Outcome::LoopFreeze(frozen) => loops::freeze(out, frozen, json),
@@ -114,18 +117,31 @@ pub fn print<W: Write>(out: &mut Inert<W>, outcome: &Outcome, format: Format, co
     }
 }
 
-/// The one JSON envelope every command's document has: `{"dwp": 1, "command": ...}` followed by
-/// the keys of `body`, in their order.
-pub fn envelope(command: &str, stamp: Stamp, body: Value) -> Value {
-    let mut document = json!({
+/// The key a command's payload sits under in its JSON document: the words of its `command`,
+/// each flag's dashes dropped, joined by `_` (`verify`, `lock_status`, `finalize_check`).
+pub fn payload_key(command: &str) -> String {
+    command
+        .split_whitespace()
+        .map(|word| word.trim_start_matches('-'))
+        .collect::<Vec<_>>()
+        .join("_")
+}
+
+/// What every JSON document opens with: `{"dwp": 2, "command", "ok", "exit"}`.
+fn stamped(command: &str, stamp: Stamp) -> Value {
+    json!({
         "dwp": FORMAT_VERSION,
         "command": command,
         "ok": stamp.ok,
         "exit": stamp.exit,
-    });
-    if let (Value::Object(document), Value::Object(body)) = (&mut document, body) {
-        document.extend(body);
-    }
+    })
+}
+
+/// The one JSON envelope every command's document has: [`stamped`], then the command's whole
+/// payload under its one key ([`payload_key`]), so no payload field meets an envelope field.
+pub fn envelope(command: &str, stamp: Stamp, payload: impl serde::Serialize) -> Value {
+    let mut document = stamped(command, stamp);
+    document[payload_key(command)] = json!(payload);
     document
 }
 
@@ -134,31 +150,25 @@ fn print_json(out: &mut dyn Write, document: &Value) {
     let _ = writeln!(out, "{document:#}");
 }
 
-/// One JSON document `{"dwp": 1, "command", "ok", KEY: VALUE}` on `out`.
-fn print_keyed(
-    out: &mut dyn Write,
-    command: &str,
-    stamp: Stamp,
-    key: &str,
-    value: impl serde::Serialize,
-) {
-    let mut document = envelope(command, stamp, json!({}));
-    document[key] = json!(value);
-    print_json(out, &document);
+/// The document of `command` with `payload` under its key, on `out`.
+fn print_keyed(out: &mut dyn Write, command: &str, stamp: Stamp, payload: impl serde::Serialize) {
+    print_json(out, &envelope(command, stamp, payload));
 }
 
-/// Colour when asked to (`--color always|never`); left to `auto`, only for a terminal and never
-/// with NO_COLOR set (an explicit flag outranks the environment, as NO_COLOR asks).
-pub fn use_colour(choice: super::ColorChoice) -> bool {
-    use std::io::IsTerminal;
-    match choice {
-        super::ColorChoice::Always => true,
-        super::ColorChoice::Never => false,
-        super::ColorChoice::Auto => {
-            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                && std::io::stdout().is_terminal()
-        }
-    }
+/// Whether a stream colours its text: `--color`, then `NO_COLOR` and `CLICOLOR_FORCE`, then
+/// whether it is a terminal ([`crate::term::wants_colour`] says which wins).
+pub fn use_colour(choice: super::ColorChoice, terminal: bool) -> bool {
+    let when = match choice {
+        super::ColorChoice::Auto => crate::term::When::Auto,
+        super::ColorChoice::Always => crate::term::When::Always,
+        super::ColorChoice::Never => crate::term::When::Never,
+    };
+    crate::term::wants_colour(
+        when,
+        std::env::var_os("NO_COLOR").as_deref(),
+        std::env::var_os("CLICOLOR_FORCE").as_deref(),
+        terminal,
+    )
 }
 
 /// The one JSON document of a failed command under `--json`; the error also goes to stderr.
@@ -172,17 +182,13 @@ pub fn error_json(
         ok: false,
         exit: error.exit().code(),
     };
-    let document = envelope(
-        command,
-        stamp,
-        json!({
-        "error": {
-            "kind": error.kind(),
-            "message": error.to_string(),
-            "place": error.place(),
-            "hint": hint,
-        }}),
-    );
+    let mut document = stamped(command, stamp);
+    document["error"] = json!({
+        "kind": error.kind(),
+        "message": error.to_string(),
+        "place": error.place(),
+        "hint": hint,
+    });
     print_json(out, &document);
 }
 
@@ -190,6 +196,8 @@ pub fn error_json(
 fn warn(command: &str, warnings: &[String]) {
     let mut err = super::stderr();
     for warning in warnings {
-        let _ = writeln!(err, "dwp {command}: warning: {warning}");
+        let _ = write!(err, "dwp {command}: ");
+        let _ = err.paint("warning:", crate::term::Paint::Unsure);
+        let _ = writeln!(err, " {warning}");
     }
 }

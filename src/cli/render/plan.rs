@@ -15,21 +15,21 @@ use crate::commands::validate::Validation;
 use crate::findings::{Finding, Verdict};
 use crate::plan::model::TaskStatus;
 use crate::store::lock_dir::{LockInfo, Recovery};
-use crate::term::{Inert, inert_line};
+use crate::term::{Inert, Paint, inert_line};
 use serde_json::json;
 use std::io::Write;
 use std::path::Path;
 
-fn write_findings(out: &mut impl Write, findings: &[Finding]) {
+fn write_findings<W: Write>(out: &mut Inert<W>, findings: &[Finding]) {
     for finding in findings {
         let _ = writeln!(out, "{}", finding.render());
         if let Some(hint) = &finding.hint {
-            let _ = writeln!(out, "  hint: {hint}");
+            hint_line(out, "  ", hint);
         }
     }
 }
 
-pub(super) fn validate(out: &mut impl Write, results: &[Validation], json: Option<Stamp>) {
+pub(super) fn validate<W: Write>(out: &mut Inert<W>, results: &[Validation], json: Option<Stamp>) {
     let verdict = Verdict::worst(results.iter().map(Validation::verdict));
     if let Some(stamp) = json {
         let findings: Vec<&Finding> = results.iter().flat_map(|r| &r.findings).collect();
@@ -52,30 +52,39 @@ pub(super) fn validate(out: &mut impl Write, results: &[Validation], json: Optio
             let count = result.findings.len();
             let plural = if count == 1 { "" } else { "s" };
             let _ = match result.verdict() {
-                Verdict::Valid => writeln!(out, "valid: {}", result.summary),
-                Verdict::Invalid => {
-                    writeln!(out, "invalid: {} ({count} problem{plural})", result.target)
+                Verdict::Valid => {
+                    let _ = out.paint("valid:", Paint::Good);
+                    writeln!(out, " {}", result.summary)
                 }
-                Verdict::Unverified => writeln!(
-                    out,
-                    "UNVERIFIED: {} (a check could not be made; no claim either way)",
-                    result.target
-                ),
+                Verdict::Invalid => {
+                    let _ = out.paint("invalid:", Paint::Bad);
+                    writeln!(out, " {} ({count} problem{plural})", result.target)
+                }
+                Verdict::Unverified => {
+                    let _ = out.paint("UNVERIFIED:", Paint::Unsure);
+                    writeln!(
+                        out,
+                        " {} (a check could not be made; no claim either way)",
+                        result.target
+                    )
+                }
             };
         }
     }
 }
 
-pub(super) fn run(
-    out: &mut impl Write,
+pub(super) fn run<W: Write>(
+    out: &mut Inert<W>,
     run: &crate::commands::run::RunOutcome,
     json: Option<Stamp>,
 ) {
     if run.ran_no_tests {
         let mut err = super::super::stderr();
+        let _ = write!(err, "dwp run: ");
+        let _ = err.paint("warning:", Paint::Unsure);
         let _ = writeln!(
             err,
-            "dwp run: warning: `{}` exited 0 but ran no tests, so the gate is recorded as failing (summary: {}; log {})",
+            " `{}` exited 0 but ran no tests, so the gate is recorded as failing (summary: {}; log {})",
             run.gate.command,
             run.summary
                 .as_deref()
@@ -83,24 +92,25 @@ pub(super) fn run(
             run.log
         );
         if let Some(hint) = &run.hint {
-            let _ = writeln!(err, "  hint: {hint}");
+            super::super::write_hint(&mut err, "  ", hint);
         }
     }
     if let Some(stamp) = json {
-        print_keyed(out, "run", stamp, "run", run);
+        print_keyed(out, "run", stamp, run);
         return;
     }
-    let verdict = if run.gate.passes { "passes" } else { "fails" };
+    let verdict = match run.gate.passes {
+        true => ("passes", Paint::Good),
+        false => ("fails", Paint::Bad),
+    };
     let nothing = if !run.gate.passes && run.gate.exit_code == Some(0) {
         ", but it selected or ran no test"
     } else {
         ""
     };
-    let _ = writeln!(
-        out,
-        "task {} · gate `{}` {verdict} ({}{nothing}) · observed by dwp",
-        run.task, run.gate.command, run.ended
-    );
+    let _ = write!(out, "task {} · gate `{}` ", run.task, run.gate.command);
+    let _ = out.paint(verdict.0, verdict.1);
+    let _ = writeln!(out, " ({}{nothing}) · observed by dwp", run.ended);
     let _ = writeln!(
         out,
         "  summary: {}",
@@ -118,8 +128,8 @@ pub(super) fn run(
     let _ = writeln!(out, "  state.json sha256 {}", run.new_sha256);
 }
 
-pub(super) fn update(
-    out: &mut impl Write,
+pub(super) fn update<W: Write>(
+    out: &mut Inert<W>,
     outcome: &UpdateOutcome,
     target: &Path,
     gates_from: &[crate::commands::r#loop::gates::GateNote],
@@ -149,16 +159,12 @@ pub(super) fn update(
         );
     }
     if let Some(stamp) = json {
-        if gates_from.is_empty() {
-            print_keyed(out, "update", stamp, "outcome", outcome);
-        } else {
-            let document = envelope(
-                "update",
-                stamp,
-                json!({"outcome": outcome, "gates_from": gates_from}),
-            );
-            print_json(out, &document);
+        // The outcome's fields, and what became of each `--gates-from` outcome when any.
+        let mut payload = json!(outcome);
+        if !gates_from.is_empty() {
+            payload["gates_from"] = json!(gates_from);
         }
+        print_keyed(out, "update", stamp, payload);
         return;
     }
     if let Some(diff) = &outcome.diff {
@@ -169,15 +175,12 @@ pub(super) fn update(
         (true, true) => " (dry run: nothing written)",
         (true, false) => "",
     };
+    let _ = write!(out, "task {} → ", outcome.task);
+    paint_status(out, outcome.status.as_str());
     let _ = writeln!(
         out,
-        "task {} → {} · {}/{} completed · plan {} · sha256 {}{suffix}",
-        outcome.task,
-        outcome.status,
-        outcome.completed_count,
-        outcome.task_count,
-        outcome.plan_status,
-        outcome.new_sha256
+        " · {}/{} completed · plan {} · sha256 {}{suffix}",
+        outcome.completed_count, outcome.task_count, outcome.plan_status, outcome.new_sha256
     );
     if outcome.markdown == Some(BoxNote::Ticked) {
         let _ = writeln!(
@@ -203,13 +206,14 @@ pub(super) fn update(
         }
     }
     if let Some(receipt) = &outcome.receipt {
-        let _ = writeln!(out, "plan published · receipt {receipt}");
+        let _ = out.paint("plan published", Paint::Good);
+        let _ = writeln!(out, " · receipt {receipt}");
     }
 }
 
-pub(super) fn amend(out: &mut impl Write, outcome: &AmendOutcome, json: Option<Stamp>) {
+pub(super) fn amend<W: Write>(out: &mut Inert<W>, outcome: &AmendOutcome, json: Option<Stamp>) {
     if let Some(stamp) = json {
-        print_keyed(out, "amend", stamp, "amendment", outcome);
+        print_keyed(out, "amend", stamp, outcome);
         return;
     }
     if outcome.dry_run {
@@ -237,18 +241,17 @@ pub(super) fn amend(out: &mut impl Write, outcome: &AmendOutcome, json: Option<S
             .iter()
             .map(|c| format!("`{c}`"))
             .collect();
-        let _ = writeln!(out, "evidence invalidated: {}", commands.join(", "));
+        let _ = out.paint("evidence invalidated:", Paint::Unsure);
+        let _ = writeln!(out, " {}", commands.join(", "));
     }
     let change = if outcome.state_changed {
         ""
     } else {
         " (no change)"
     };
-    let _ = writeln!(
-        out,
-        "task {} → {} · sha256 {}{change}",
-        outcome.task, outcome.status, outcome.sha256
-    );
+    let _ = write!(out, "task {} → ", outcome.task);
+    paint_status(out, outcome.status.as_str());
+    let _ = writeln!(out, " · sha256 {}{change}", outcome.sha256);
     match (&outcome.superseded_receipt, &outcome.republish) {
         (Some(aside), Some(republish)) => {
             let _ = writeln!(
@@ -266,9 +269,9 @@ pub(super) fn amend(out: &mut impl Write, outcome: &AmendOutcome, json: Option<S
     }
 }
 
-pub(super) fn approve(out: &mut impl Write, outcome: &ApproveOutcome, json: Option<Stamp>) {
+pub(super) fn approve<W: Write>(out: &mut Inert<W>, outcome: &ApproveOutcome, json: Option<Stamp>) {
     if let Some(stamp) = json {
-        print_keyed(out, "approve", stamp, "approval", outcome);
+        print_keyed(out, "approve", stamp, outcome);
         return;
     }
     if let Some(diff) = &outcome.diff {
@@ -295,11 +298,11 @@ pub(super) fn approve(out: &mut impl Write, outcome: &ApproveOutcome, json: Opti
     } else {
         ""
     };
+    let _ = write!(out, "{} ", outcome.plan);
+    let _ = out.paint(&outcome.approval.to_string(), Paint::Good);
     let _ = writeln!(
         out,
-        "{} {} by {} at {} · state.json approval {previous} → {} · Approval row {readme} ({}:{}) · PROGRESS.md appended · sha256 {}{suffix}",
-        outcome.plan,
-        outcome.approval,
+        " by {} at {} · state.json approval {previous} → {} · Approval row {readme} ({}:{}) · PROGRESS.md appended · sha256 {}{suffix}",
         outcome.by,
         outcome.at,
         outcome.approval,
@@ -309,19 +312,20 @@ pub(super) fn approve(out: &mut impl Write, outcome: &ApproveOutcome, json: Opti
     );
 }
 
-pub(super) fn init(out: &mut impl Write, outcome: &InitOutcome, json: Option<Stamp>) {
+pub(super) fn init<W: Write>(out: &mut Inert<W>, outcome: &InitOutcome, json: Option<Stamp>) {
     if let Some(stamp) = json {
-        print_keyed(out, "init", stamp, "init", outcome);
+        print_keyed(out, "init", stamp, outcome);
         return;
     }
     if outcome.dry_run {
         dry_run(out, outcome.diff.as_deref());
         return;
     }
+    let _ = write!(out, "{} ", outcome.plan);
+    let _ = out.paint("materialized:", Paint::Good);
     let _ = writeln!(
         out,
-        "{} materialized: v5, DWP spec {}{}, {}, {} tasks ({} completed as the README's boxes record), {}, {}, approval {}",
-        outcome.plan,
+        " v5, DWP spec {}{}, {}, {} tasks ({} completed as the README's boxes record), {}, {}, approval {}",
         outcome.spec_version,
         if outcome.standard_from == "README" {
             ""
@@ -384,31 +388,39 @@ fn id_list(ids: &[u64]) -> String {
         .join(", ")
 }
 
-pub(super) fn migrate(out: &mut impl Write, outcome: &MigrateOutcome, json: Option<Stamp>) {
+pub(super) fn migrate<W: Write>(out: &mut Inert<W>, outcome: &MigrateOutcome, json: Option<Stamp>) {
     if let Some(stamp) = json {
-        print_keyed(out, "migrate", stamp, "migration", outcome);
+        print_keyed(out, "migrate", stamp, outcome);
         return;
     }
     if outcome.dry_run {
         dry_run(out, outcome.diff.as_deref());
         return;
     }
-    let what = match outcome.changed {
-        true => format!(
-            "migrated {} → {} (recorded in PROGRESS.md)",
-            outcome.from, outcome.to
+    let (word, what) = match outcome.changed {
+        true => (
+            ("migrated", Paint::Good),
+            format!(
+                " {} → {} (recorded in PROGRESS.md)",
+                outcome.from, outcome.to
+            ),
         ),
-        false => format!("is already {} (no change)", outcome.to),
+        false => (
+            ("is already", Paint::Muted),
+            format!(" {} (no change)", outcome.to),
+        ),
     };
+    let _ = write!(out, "{} ", outcome.plan);
+    let _ = out.paint(word.0, word.1);
     let _ = writeln!(
         out,
-        "{} {what} · manifest.json sha256 {} · state.json sha256 {}",
-        outcome.plan, outcome.manifest_sha256, outcome.state_sha256
+        "{what} · manifest.json sha256 {} · state.json sha256 {}",
+        outcome.manifest_sha256, outcome.state_sha256
     );
 }
 
-pub(super) fn lock_status(
-    out: &mut impl Write,
+pub(super) fn lock_status<W: Write>(
+    out: &mut Inert<W>,
     lock: &Path,
     info: Option<&LockInfo>,
     json: Option<Stamp>,
@@ -426,9 +438,13 @@ pub(super) fn lock_status(
         return;
     }
     let _ = match info {
-        None => writeln!(out, "free: {} is not held", lock.display()),
+        None => {
+            let _ = out.paint("free:", Paint::Good);
+            writeln!(out, " {} is not held", lock.display())
+        }
         Some(info) => {
-            let _ = writeln!(out, "held: {} by {}", lock.display(), info.describe());
+            let _ = out.paint("held:", Paint::Unsure);
+            let _ = writeln!(out, " {} by {}", lock.display(), info.describe());
             match &info.owner_problem {
                 Some(problem) => writeln!(out, "  {problem}"),
                 None => Ok(()),
@@ -437,8 +453,8 @@ pub(super) fn lock_status(
     };
 }
 
-pub(super) fn lock_recover(
-    out: &mut impl Write,
+pub(super) fn lock_recover<W: Write>(
+    out: &mut Inert<W>,
     lock: &Path,
     recovery: Option<&Recovery>,
     json: Option<Stamp>,
@@ -456,29 +472,31 @@ pub(super) fn lock_recover(
         return;
     }
     let _ = match recovery {
-        None => writeln!(
-            out,
-            "free: {} is not held; nothing to recover",
-            lock.display()
-        ),
-        Some(r) => writeln!(
-            out,
-            "inspected: {} held by {}\nremoved: {}",
-            lock.display(),
-            r.inspected.describe(),
-            r.grounds
-        ),
+        None => {
+            let _ = out.paint("free:", Paint::Good);
+            writeln!(out, " {} is not held; nothing to recover", lock.display())
+        }
+        Some(r) => {
+            let _ = writeln!(
+                out,
+                "inspected: {} held by {}",
+                lock.display(),
+                r.inspected.describe()
+            );
+            let _ = out.paint("removed:", Paint::Good);
+            writeln!(out, " {}", r.grounds)
+        }
     };
 }
 
-pub(super) fn reconcile(
-    out: &mut impl Write,
+pub(super) fn reconcile<W: Write>(
+    out: &mut Inert<W>,
     report: &ReconcileReport,
     write: bool,
     json: Option<Stamp>,
 ) {
     if let Some(stamp) = json {
-        print_keyed(out, "reconcile", stamp, "report", report);
+        print_keyed(out, "reconcile", stamp, report);
         return;
     }
     for d in &report.desync {
@@ -517,9 +535,10 @@ pub(super) fn reconcile(
     }
     if report.written {
         changed_tasks(out);
+        let _ = out.paint("reconciled:", Paint::Good);
         let _ = writeln!(
             out,
-            "reconciled: {} · state.json regenerated from the markdown · PROGRESS.md appended · sha256 {}",
+            " {} · state.json regenerated from the markdown · PROGRESS.md appended · sha256 {}",
             report.plan, report.new_sha256
         );
         if let Some(aside) = &report.superseded_receipt {
@@ -533,9 +552,10 @@ pub(super) fn reconcile(
             );
         }
     } else if report.in_sync || write {
+        let _ = out.paint("in sync:", Paint::Good);
         let _ = writeln!(
             out,
-            "in sync: {} · state.json follows the markdown · sha256 {}",
+            " {} · state.json follows the markdown · sha256 {}",
             report.plan, report.new_sha256
         );
     } else {
@@ -550,35 +570,39 @@ pub(super) fn reconcile(
                 crate::term::path_word(plan)
             ),
         };
+        let _ = out.paint("desync:", Paint::Bad);
         let _ = writeln!(
             out,
-            "desync: {} · {}{next}",
+            " {} · {}{next}",
             report.plan,
             crate::term::count(report.desync.len() as u64, "disagreement", "disagreements")
         );
     }
 }
 
-/// Write `text`, in the SGR colour `code` when `colour`. dwp's own escape codes go through
-/// [`Inert::style`], the one way past the sink's escaping; the text itself does not.
-fn paint<W: Write>(out: &mut Inert<W>, text: &str, code: &str, colour: bool) {
-    if colour {
-        let _ = out.style(code);
-    }
-    let _ = out.write_all(text.as_bytes());
-    if colour {
-        let _ = out.style("0");
+/// A task's or a plan's status word (padded or not), in its colour (`pending` plain).
+fn paint_status<W: Write>(out: &mut Inert<W>, status: &str) {
+    let _ = match status_paint(status.trim_end()) {
+        Some(paint) => out.paint(status, paint),
+        None => out.write_all(status.as_bytes()),
+    };
+}
+
+fn status_paint(status: &str) -> Option<Paint> {
+    match status {
+        "completed" => Some(Paint::Good),
+        "in_progress" => Some(Paint::Unsure),
+        "blocked" => Some(Paint::Bad),
+        "skipped" => Some(Paint::Muted),
+        _ => None,
     }
 }
 
-fn status_colour(status: &str) -> &'static str {
-    match status {
-        "completed" => "32",
-        "in_progress" => "33",
-        "blocked" => "31",
-        "skipped" => "90",
-        _ => "0",
-    }
+/// `INDENT hint: TEXT`, the prefix painted.
+fn hint_line<W: Write>(out: &mut Inert<W>, indent: &str, hint: &str) {
+    let _ = write!(out, "{indent}");
+    let _ = out.paint("hint:", Paint::Hint);
+    let _ = writeln!(out, " {hint}");
 }
 
 fn progress_bar(done: u64, total: u64) -> String {
@@ -594,12 +618,7 @@ fn progress_bar(done: u64, total: u64) -> String {
 /// Most tasks a `--json` summary lists, so its size stays bounded on huge plans.
 const JSON_TASK_LIMIT: usize = 50;
 
-pub(super) fn status<W: Write>(
-    out: &mut Inert<W>,
-    summary: &Summary,
-    json: Option<Stamp>,
-    colour: bool,
-) {
+pub(super) fn status<W: Write>(out: &mut Inert<W>, summary: &Summary, json: Option<Stamp>) {
     if let Some(stamp) = json {
         let open: Vec<_> = summary
             .tasks
@@ -611,10 +630,7 @@ pub(super) fn status<W: Write>(
             .desync
             .as_ref()
             .map(|d| json!({"count": d.len(), "first": d.iter().take(10).collect::<Vec<_>>()}));
-        let mut document = envelope(
-            "status",
-            stamp,
-            json!({
+        let mut payload = json!({
             "plan": summary.plan,
             "source": summary.source,
             "title": summary.title,
@@ -626,23 +642,22 @@ pub(super) fn status<W: Write>(
             "blocker": summary.blocker,
             "open_tasks": open,
             "open_tasks_omitted": summary.tasks.iter().filter(|t| crate::commands::status::is_open(t.status)).count().saturating_sub(JSON_TASK_LIMIT),
-            "desync": desync}),
-        );
+            "desync": desync});
         if let Some(lock) = &summary.lock {
-            document["lock"] = json!(lock);
+            payload["lock"] = json!(lock);
         }
         if let Some(why) = &summary.ignored_state {
-            document["ignored_state"] = json!(why);
+            payload["ignored_state"] = json!(why);
         }
-        print_json(out, &document);
+        print_keyed(out, "status", stamp, payload);
         return;
     }
     // Each field read from the plan stays on its line (a newline in a title is `\u000a`).
     let status = summary.status.as_str();
     let title = summary.title.as_deref().unwrap_or(&summary.plan);
-    paint(out, &inert_line(title), "1", colour);
+    let _ = out.paint(&inert_line(title), Paint::Strong);
     let _ = writeln!(out, " — {}", summary.plan);
-    paint(out, status, status_colour(status), colour);
+    paint_status(out, status);
     let _ = writeln!(out, " {}", progress_bar(summary.completed, summary.total));
     if let Some(current) = &summary.current {
         let _ = writeln!(
@@ -681,7 +696,7 @@ pub(super) fn status<W: Write>(
             .as_deref()
             .map(|n| format!("; needs: {}", inert_line(n)))
             .unwrap_or_default();
-        paint(out, "BLOCKED", "31;1", colour);
+        let _ = out.paint("BLOCKED", Paint::Alarm);
         let _ = writeln!(
             out,
             " task {} since {}: {}{needs}",
@@ -692,7 +707,7 @@ pub(super) fn status<W: Write>(
     }
     let _ = writeln!(out);
     for task in &summary.tasks {
-        status_task_line(out, task, colour);
+        status_task_line(out, task);
     }
     let _ = writeln!(out);
     if let Some(why) = &summary.ignored_state {
@@ -719,7 +734,7 @@ pub(super) fn status<W: Write>(
                     ("task list", ["problem", "problems"], "dwp verify")
                 }
             };
-            paint(out, word, "31", colour);
+            let _ = out.paint(word, Paint::Bad);
             writeln!(
                 out,
                 ": {}, first: {}{}: {} ({next})",
@@ -736,15 +751,11 @@ pub(super) fn status<W: Write>(
 }
 
 /// `   3  in_progress  Title  [cargo test pass, make lint FAIL]`.
-fn status_task_line<W: Write>(
-    out: &mut Inert<W>,
-    task: &crate::commands::status::TaskSummary,
-    colour: bool,
-) {
+fn status_task_line<W: Write>(out: &mut Inert<W>, task: &crate::commands::status::TaskSummary) {
     let status = task.status.as_str();
     let _ = write!(out, "{:>4}  ", task.id);
     // Pad before colouring: escape codes would count as width.
-    paint(out, &format!("{status:<11}"), status_colour(status), colour);
+    paint_status(out, &format!("{status:<11}"));
     let _ = write!(out, "  {}", inert_line(&task.title));
     for (i, gate) in task.gates.iter().enumerate() {
         let _ = write!(
@@ -753,11 +764,11 @@ fn status_task_line<W: Write>(
             if i == 0 { "  [" } else { ", " },
             inert_line(&gate.command)
         );
-        match (gate.invalidated, gate.passes) {
-            (true, _) => paint(out, "invalidated", "90", colour),
-            (false, true) => paint(out, "pass", "32", colour),
-            (false, false) => paint(out, "FAIL", "31", colour),
-        }
+        let _ = match (gate.invalidated, gate.passes) {
+            (true, _) => out.paint("invalidated", Paint::Muted),
+            (false, true) => out.paint("pass", Paint::Good),
+            (false, false) => out.paint("FAIL", Paint::Bad),
+        };
         if gate.observed {
             let _ = write!(out, " (observed)");
         }
@@ -765,7 +776,7 @@ fn status_task_line<W: Write>(
     let _ = writeln!(out, "{}", if task.gates.is_empty() { "" } else { "]" });
 }
 
-pub(super) fn status_all(out: &mut impl Write, lines: &[PlanLine], json: Option<Stamp>) {
+pub(super) fn status_all<W: Write>(out: &mut Inert<W>, lines: &[PlanLine], json: Option<Stamp>) {
     if let Some(stamp) = json {
         let plans: Vec<_> = lines.iter().map(|l| match &l.summary {
             Ok(s) => json!({"plan": s.plan, "status": s.status, "completed": s.completed, "total": s.total,
@@ -792,10 +803,11 @@ pub(super) fn status_all(out: &mut impl Write, lines: &[PlanLine], json: Option<
                     Some(d) if !d.is_empty() => format!("  desync {}", d.len()),
                     _ => String::new(),
                 };
+                let _ = write!(out, "{name:<40} ");
+                paint_status(out, &format!("{:<11}", s.status.as_str()));
                 writeln!(
                     out,
-                    "{name:<40} {:<11} {:>7}  {current}{desync}",
-                    s.status.as_str(),
+                    " {:>7}  {current}{desync}",
                     format!("{}/{}", s.completed, s.total)
                 )
             }
@@ -803,18 +815,16 @@ pub(super) fn status_all(out: &mut impl Write, lines: &[PlanLine], json: Option<
             Err(e) => {
                 let first = e.to_string();
                 let first = first.lines().next().unwrap_or_default();
-                writeln!(
-                    out,
-                    "{name:<40} invalid: {}",
-                    crate::steps::updater::truncate(first, 100)
-                )
+                let _ = write!(out, "{name:<40} ");
+                let _ = out.paint("invalid:", Paint::Bad);
+                writeln!(out, " {}", crate::steps::updater::truncate(first, 100))
             }
         };
     }
 }
 
-pub(super) fn verify(
-    out: &mut impl Write,
+pub(super) fn verify<W: Write>(
+    out: &mut Inert<W>,
     reports: &[crate::commands::verify::PlanReport],
     format: Format,
     strict: bool,
@@ -888,7 +898,8 @@ fn thousands(n: usize) -> String {
 /// One plan: a header with the verdict and counts, then each finding as
 /// `file:line: severity CODE: $.json.path: message` and its hint, grouped by file (the findings
 /// arrive sorted by file and line).
-fn verify_plan_text(out: &mut impl Write, report: &crate::commands::verify::PlanReport) {
+fn verify_plan_text<W: Write>(out: &mut Inert<W>, report: &crate::commands::verify::PlanReport) {
+    use crate::commands::verify::VerifyVerdict;
     use crate::findings::Severity;
     let count = |severity: Severity, one: &str, many: &str| {
         let n = report
@@ -915,7 +926,14 @@ fn verify_plan_text(out: &mut impl Write, report: &crate::commands::verify::Plan
     } else {
         format!(" ({})", counts.join(", "))
     };
-    let _ = writeln!(out, "{}: {}{counts}", report.plan, report.verdict.word());
+    let verdict = match report.verdict {
+        VerifyVerdict::Conformant => Paint::Good,
+        VerifyVerdict::NotConformant => Paint::Bad,
+        VerifyVerdict::Unverified => Paint::Unsure,
+    };
+    let _ = write!(out, "{}: ", report.plan);
+    let _ = out.paint(report.verdict.word(), verdict);
+    let _ = writeln!(out, "{counts}");
     let mut previous_file: Option<&str> = None;
     for finding in &report.findings {
         if previous_file.is_some_and(|f| f != finding.file) {
@@ -924,9 +942,9 @@ fn verify_plan_text(out: &mut impl Write, report: &crate::commands::verify::Plan
         previous_file = Some(&finding.file);
         let line = finding.line.map(|l| format!(":{l}")).unwrap_or_default();
         let severity = match finding.severity {
-            Severity::Error => "error",
-            Severity::Advisory => "advisory",
-            Severity::Unverified => "unverified",
+            Severity::Error => ("error", Paint::Bad),
+            Severity::Advisory => ("advisory", Paint::Unsure),
+            Severity::Unverified => ("unverified", Paint::Unsure),
         };
         // Most messages already name their task; say it only where they do not.
         let task = finding
@@ -939,25 +957,29 @@ fn verify_plan_text(out: &mut impl Write, report: &crate::commands::verify::Plan
             .as_deref()
             .map(|p| format!("{p}: "))
             .unwrap_or_default();
-        let _ = writeln!(
-            out,
-            "  {}{line}: {severity} {}: {path}{task}{}",
-            finding.file, finding.code, finding.message
-        );
+        let _ = write!(out, "  {}{line}: ", finding.file);
+        let _ = out.paint(severity.0, severity.1);
+        let _ = writeln!(out, " {}: {path}{task}{}", finding.code, finding.message);
         if let Some(hint) = &finding.hint {
-            let _ = writeln!(out, "    hint: {hint}");
+            hint_line(out, "    ", hint);
         }
     }
 }
 
-pub(super) fn finalize(
-    out: &mut impl Write,
+pub(super) fn finalize<W: Write>(
+    out: &mut Inert<W>,
     publication: &crate::steps::publication::Publication,
+    recover: bool,
     json: Option<Stamp>,
 ) {
     use crate::steps::publication::PublicationVerdict;
     if let Some(stamp) = json {
-        print_keyed(out, "finalize", stamp, "publication", publication);
+        let command = if recover {
+            "finalize --recover"
+        } else {
+            "finalize"
+        };
+        print_keyed(out, command, stamp, publication);
         return;
     }
     if let Some(marker) = &publication.recovered_from {
@@ -975,12 +997,14 @@ pub(super) fn finalize(
             }
         );
     }
-    let word = match publication.verdict {
-        PublicationVerdict::Published => "PUBLISHED",
-        PublicationVerdict::Refused => "REFUSED (nothing written)",
-        PublicationVerdict::Unverified => "UNVERIFIED (nothing claimed)",
+    let (word, paint, why) = match publication.verdict {
+        PublicationVerdict::Published => ("PUBLISHED", Paint::Good, ""),
+        PublicationVerdict::Refused => ("REFUSED", Paint::Alarm, " (nothing written)"),
+        PublicationVerdict::Unverified => ("UNVERIFIED", Paint::Unsure, " (nothing claimed)"),
     };
-    let _ = writeln!(out, "{}: {word}", publication.plan);
+    let _ = write!(out, "{}: ", publication.plan);
+    let _ = out.paint(word, paint);
+    let _ = writeln!(out, "{why}");
     if let Some(receipt) = &publication.receipt {
         let _ = writeln!(
             out,
@@ -991,13 +1015,13 @@ pub(super) fn finalize(
     for finding in &publication.findings {
         let _ = writeln!(out, "  {} {}", finding.code, finding.render());
         if let Some(hint) = &finding.hint {
-            let _ = writeln!(out, "    hint: {hint}");
+            hint_line(out, "    ", hint);
         }
     }
 }
 
-pub(super) fn finalize_check(
-    out: &mut impl Write,
+pub(super) fn finalize_check<W: Write>(
+    out: &mut Inert<W>,
     target: &Path,
     findings: &[Finding],
     json: Option<Stamp>,
@@ -1013,36 +1037,34 @@ pub(super) fn finalize_check(
         print_json(out, &document);
         return;
     }
+    let _ = write!(out, "{}: ", target.display());
     if findings.is_empty() {
-        let _ = writeln!(
-            out,
-            "{}: the receipt matches every artifact it covers",
-            target.display()
-        );
+        let _ = out.paint("the receipt matches", Paint::Good);
+        let _ = writeln!(out, " every artifact it covers");
     } else {
-        let _ = writeln!(out, "{}: changed since publication", target.display());
+        let _ = out.paint("changed since publication", Paint::Bad);
+        let _ = writeln!(out);
         write_findings(out, findings);
     }
 }
 
-pub(super) fn next(out: &mut impl Write, outcome: &NextOutcome, json: Option<Stamp>) {
+pub(super) fn next<W: Write>(out: &mut Inert<W>, outcome: &NextOutcome, json: Option<Stamp>) {
     if let Some(stamp) = json {
-        print_keyed(out, "next", stamp, "next", outcome);
+        print_keyed(out, "next", stamp, outcome);
         return;
     }
+    let _ = write!(out, "{} · ", outcome.plan);
+    paint_status(out, outcome.status.as_str());
     let _ = writeln!(
         out,
-        "{} · {} · {}/{} completed · approval {}",
-        outcome.plan, outcome.status, outcome.completed, outcome.total, outcome.approval
+        " · {}/{} completed · approval {}",
+        outcome.completed, outcome.total, outcome.approval
     );
     if let Some(task) = &outcome.task {
-        let _ = writeln!(
-            out,
-            "next: task {}: {} ({})",
-            task.id,
-            inert_line(&task.title),
-            task.status
-        );
+        let _ = out.paint("next:", Paint::Strong);
+        let _ = write!(out, " task {}: {} (", task.id, inert_line(&task.title));
+        paint_status(out, task.status.as_str());
+        let _ = writeln!(out, ")");
         if let Some(record) = &task.record {
             let _ = writeln!(out, "  record: {}", inert_line(record));
         }
@@ -1074,18 +1096,20 @@ pub(super) fn next(out: &mut impl Write, outcome: &NextOutcome, json: Option<Sta
             .as_deref()
             .map(|n| format!("; needs: {}", inert_line(n)))
             .unwrap_or_default();
+        let _ = out.paint("BLOCKED:", Paint::Alarm);
         let _ = writeln!(
             out,
-            "BLOCKED: task {} since {}: {}{needs}",
+            " task {} since {}: {}{needs}",
             blocker.task,
             blocker.since,
             inert_line(&blocker.reason)
         );
     }
     for o in &outcome.out_of_order {
+        let _ = out.paint("OUT OF ORDER", Paint::Alarm);
         let _ = writeln!(
             out,
-            "OUT OF ORDER (DWP036): task {} is {} while task {} before it is {}: tasks run in order",
+            " (DWP036): task {} is {} while task {} before it is {}: tasks run in order",
             o.task, o.status, o.before, o.before_status
         );
     }
@@ -1146,9 +1170,9 @@ fn completion_words(task: Option<&crate::commands::next::NextTask>, lines: bool)
     )
 }
 
-pub(super) fn new(out: &mut impl Write, outcome: &NewOutcome, json: Option<Stamp>) {
+pub(super) fn new<W: Write>(out: &mut Inert<W>, outcome: &NewOutcome, json: Option<Stamp>) {
     if let Some(stamp) = json {
-        print_keyed(out, "new", stamp, "new", outcome);
+        print_keyed(out, "new", stamp, outcome);
         return;
     }
     let count = outcome.tasks.len();
@@ -1157,10 +1181,11 @@ pub(super) fn new(out: &mut impl Write, outcome: &NewOutcome, json: Option<Stamp
     } else {
         ""
     };
+    let _ = write!(out, "{} ", outcome.path);
+    let _ = out.paint("created:", Paint::Good);
     let _ = writeln!(
         out,
-        "{} created: {}, DWP spec {}, {count} task{}{added}, approval {}",
-        outcome.path,
+        " {}, DWP spec {}, {count} task{}{added}, approval {}",
         outcome.format,
         outcome.standard,
         if count == 1 { "" } else { "s" },
