@@ -38,6 +38,19 @@ for task in plan.glob("[0-9]*.task_*.md"):
 PY
 }
 
+# Each placeholder dwp new left for the author written, as an author does before approval.
+write_plan() {
+  python3 - "$1" <<'PY'
+import pathlib, re, sys
+plan = pathlib.Path(sys.argv[1])
+for task in plan.glob("[0-9]*.task_*.md"):
+    text = re.sub(r"(?m)^To be written before approval: .*$", "Written for the benchmark.", task.read_text())
+    text = re.sub(r"(?m)^- to be listed before approval: .*$", "- `cargo test`", text)
+    text = re.sub(r"(?m)^- to be (named|written) before approval: .*$", "- written for the benchmark", text)
+    task.write_text(text)
+PY
+}
+
 build() { # size label, plan name, task titles...
   local size="$1" name="$2"
   shift 2
@@ -46,6 +59,7 @@ build() { # size label, plan name, task titles...
   mkdir -p "$base"/{start,complete,verify,finalize-last,finalize}
   plan="$base/start/$name"
   "$DWP" -q new "$plan" --tasks "$@" --goal "Measure dwp" --context "A plan made for timing"
+  write_plan "$plan"
   "$DWP" -q approve "$plan" --by bench
   local tasks
   tasks=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["task_count"])' "$plan/state.json")
