@@ -39,17 +39,23 @@ use std::process::ExitCode;
 )]
 pub struct Cli {
     /// Print one JSON document on stdout instead of text.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = "Global options")]
     pub json: bool,
 
     /// Colour the text: auto, always or never. Auto colours a terminal; a non-empty NO_COLOR
     /// turns it off, else CLICOLOR_FORCE (not 0) turns it on.
-    #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
+    #[arg(
+        long,
+        global = true,
+        value_name = "WHEN",
+        default_value = "auto",
+        help_heading = "Global options"
+    )]
     pub color: ColorChoice,
 
     /// Print nothing on stdout but a JSON document asked for: the exit code says it, and
     /// errors and warnings still go to stderr.
-    #[arg(short, long, global = true)]
+    #[arg(short, long, global = true, help_heading = "Global options")]
     pub quiet: bool,
 
     #[command(subcommand)]
