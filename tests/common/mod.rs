@@ -827,6 +827,23 @@ pub fn printed_dwp_lines(stdout: &str) -> Vec<String> {
         .collect()
 }
 
+/// A folder holding one executable script `name` (`#!/bin/sh` then `body`), and `PATH` with
+/// that folder first: a tool (`cargo`, say) that does what a test needs, run by name.
+pub fn tool_on_path(name: &str, body: &str) -> (TempDir, String) {
+    let tools = tempfile::tempdir().expect("temp dir");
+    let tool = tools.path().join(name);
+    fs::write(&tool, format!("#!/bin/sh\n{body}\n")).expect("write the tool");
+    let mut mode = fs::metadata(&tool).expect("the tool").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut mode, 0o755);
+    fs::set_permissions(&tool, mode).expect("make the tool executable");
+    let path = format!(
+        "{}:{}",
+        tools.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    (tools, path)
+}
+
 /// The first backticked `dwp ...` command of the `hint:` line `run` printed on stderr, as text.
 pub fn hint_command(run: &Run) -> String {
     let hint = run

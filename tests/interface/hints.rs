@@ -675,17 +675,7 @@ fn a_failing_gate_of_a_completed_task_hints_the_rework_and_it_runs_to_a_passing_
         assert_eq!(run.code, 0, "`dwp {}`: {run:?}", command.join(" "));
     }
     assert_eq!(plan.state()["tasks"][1]["status"], "in_progress");
-    let tools = tempfile::tempdir().unwrap();
-    let cargo = tools.path().join("cargo");
-    std::fs::write(&cargo, "#!/bin/sh\necho '4 passed, 0 failed'\n").unwrap();
-    let mut mode = std::fs::metadata(&cargo).unwrap().permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut mode, 0o755);
-    std::fs::set_permissions(&cargo, mode).unwrap();
-    let path = format!(
-        "{}:{}",
-        tools.path().display(),
-        std::env::var("PATH").unwrap()
-    );
+    let (_tools, path) = common::tool_on_path("cargo", "echo '4 passed, 0 failed'");
     let p = plan.dir.to_str().unwrap();
     let ran = dwp()
         .at(NOW)

@@ -15,6 +15,24 @@ fn published() -> Plan {
     plan
 }
 
+/// `dwp amend` of task 1 on `plan` with the evidence's authority and the flags `extra` adds
+/// (the disposition and what it needs).
+fn amend_task_1(plan: &Plan, extra: &[&str]) -> crate::common::Run {
+    let mut args = vec![
+        "amend",
+        "--task",
+        "1",
+        "--original",
+        "export every field",
+        "--observed",
+        "one field is exported twice",
+        "--reason",
+        "the export test missed it",
+    ];
+    args.extend_from_slice(extra);
+    plan.dwp(&args)
+}
+
 /// The line of `stdout` that names the command to run, between backticks.
 fn backticked(stdout: &str, starting: &str) -> String {
     stdout
@@ -27,25 +45,19 @@ fn backticked(stdout: &str, starting: &str) -> String {
 #[test]
 fn an_amendment_of_a_published_plan_moves_its_receipt_aside_and_the_hint_republishes_it() {
     let plan = published();
-    let run = plan.dwp(&[
-        "amend",
-        "--task",
-        "1",
-        "--original",
-        "export every field",
-        "--observed",
-        "one field moves to task 2",
-        "--disposition",
-        "deferred requirement",
-        "--destination",
-        "2",
-        "--reason",
-        "scope",
-        "--authority",
-        "user",
-        "--affected",
-        "1,2",
-    ]);
+    let run = amend_task_1(
+        &plan,
+        &[
+            "--disposition",
+            "deferred requirement",
+            "--destination",
+            "2",
+            "--authority",
+            "user",
+            "--affected",
+            "1,2",
+        ],
+    );
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(!plan.path("analysis_results/FINALIZATION.json").exists());
     // No receipt claims files it no longer describes: the plan is completed and unpublished.
@@ -90,6 +102,18 @@ fn reconcile_write_on_a_published_plan_moves_the_receipt_aside_with_the_state_it
     );
 }
 
+/// A failed gate on the evidence's authority, invalidating the gate's records: task 1 reworked.
+const REWORK: [&str; 8] = [
+    "--disposition",
+    "failed gate",
+    "--authority",
+    "evidence",
+    "--affected",
+    "1",
+    "--invalidate",
+    "cargo test",
+];
+
 /// The plan-state spec's amendments reopen work through refine: `dwp amend --invalidate` on a
 /// published plan returns the task to pending while the tasks after it stay completed, and the
 /// plan is CONFORMANT after every step of the rework `dwp next` prints: start it, run its gate,
@@ -97,25 +121,7 @@ fn reconcile_write_on_a_published_plan_moves_the_receipt_aside_with_the_state_it
 #[test]
 fn an_invalidating_amendment_of_a_published_plan_is_reworked_to_conformant_at_every_step() {
     let plan = published();
-    let amended = plan.dwp(&[
-        "amend",
-        "--task",
-        "1",
-        "--original",
-        "export every field",
-        "--observed",
-        "one field is exported twice",
-        "--disposition",
-        "failed gate",
-        "--reason",
-        "the export test missed it",
-        "--authority",
-        "evidence",
-        "--affected",
-        "1",
-        "--invalidate",
-        "cargo test",
-    ]);
+    let amended = amend_task_1(&plan, &REWORK);
     assert_eq!(amended.code, 0, "{}", amended.stderr);
     assert_eq!(plan.state()["tasks"][0]["status"], "pending");
     assert_eq!(plan.state()["tasks"][2]["status"], "completed");
@@ -133,17 +139,7 @@ fn an_invalidating_amendment_of_a_published_plan_is_reworked_to_conformant_at_ev
     );
 
     // The gate again, as `dwp next` prints it, with a `cargo` that passes at once on PATH.
-    let tools = tempfile::tempdir().unwrap();
-    let cargo = tools.path().join("cargo");
-    std::fs::write(&cargo, "#!/bin/sh\necho '12 passed, 0 failed'\n").unwrap();
-    let mut perms = std::fs::metadata(&cargo).unwrap().permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
-    std::fs::set_permissions(&cargo, perms).unwrap();
-    let path = format!(
-        "{}:{}",
-        tools.path().display(),
-        std::env::var("PATH").unwrap()
-    );
+    let (_tools, path) = crate::common::tool_on_path("cargo", "echo '12 passed, 0 failed'");
     let p = plan.dir.to_str().unwrap();
     let ran = crate::common::dwp()
         .env("PATH", &path)
@@ -181,25 +177,7 @@ fn an_invalidating_amendment_of_a_published_plan_is_reworked_to_conformant_at_ev
 #[test]
 fn a_task_started_after_an_amended_task_still_breaks_the_order() {
     let plan = Plan::from_synth(dwp::synth::SynthPlan::new("PLAN_rework_order", 4).completed(2));
-    let amended = plan.dwp(&[
-        "amend",
-        "--task",
-        "1",
-        "--original",
-        "x",
-        "--observed",
-        "y",
-        "--disposition",
-        "failed gate",
-        "--reason",
-        "z",
-        "--authority",
-        "evidence",
-        "--affected",
-        "1",
-        "--invalidate",
-        "cargo test",
-    ]);
+    let amended = amend_task_1(&plan, &REWORK);
     assert_eq!(amended.code, 0, "{}", amended.stderr);
     assert_eq!(plan.verify_codes(&[]), Vec::<String>::new());
     let refused = plan.dwp(&["update", "--task", "3", "--status", "in_progress"]);
