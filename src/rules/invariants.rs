@@ -25,9 +25,9 @@ pub fn is_open(task: &crate::plan::model::Task) -> bool {
     !matches!(task.status, TaskStatus::Completed | TaskStatus::Skipped)
 }
 
-/// Every task out of order (its index and the task), with the first open task before it: a task in progress, blocked or
-/// completed while an earlier task is open ([`open_before`]), the state DWP036 reports and
-/// `dwp next` puts right first. One exception: a task an amendment reopened (`dwp amend
+/// Every task out of order (its index and the task), with the open task before it: a task in
+/// progress, blocked or completed while an earlier task is open ([`open_before`]), the state
+/// DWP036 reports and `dwp next` puts right first. One exception: a task an amendment reopened (`dwp amend
 /// --invalidate`: it holds evidence invalidated by refine) is reworked in place, so the tasks
 /// after it that were completed before the amendment stay completed; a task started after it
 /// still breaks the order.
