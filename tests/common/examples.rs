@@ -154,6 +154,14 @@ fn documented_exit(comment: &str) -> i32 {
         .unwrap_or(0)
 }
 
+/// The words of `command` as a shell splits them, up to an unquoted `|`, `>` or `<`, a `$`
+/// kept as written.
+pub fn split_like_a_shell(command: &str) -> Vec<String> {
+    // A `$` is kept as written: a hint's command sets no variable.
+    let (words, _) = shell_words(&command.replace('$', "\u{1}"), &BTreeMap::new());
+    words.into_iter().map(|w| w.replace('\u{1}', "$")).collect()
+}
+
 /// The words of a command, up to an unquoted `|`, `>` or `<`; which one was there.
 fn shell_words(command: &str, variables: &BTreeMap<String, String>) -> (Vec<String>, Option<char>) {
     let mut words = Vec::new();
@@ -167,6 +175,11 @@ fn shell_words(command: &str, variables: &BTreeMap<String, String>) -> (Vec<Stri
                 return (words, Some(c));
             }
             (None, c) if c.is_whitespace() => words.extend(word.take()),
+            // `\x` outside quotes: the character itself (`'\''` puts a quote in a word).
+            (None, '\\') => {
+                let escaped = chars.next().unwrap_or('\\');
+                word.get_or_insert_with(String::new).push(escaped);
+            }
             (None, '"' | '\'') => {
                 quote = Some(c);
                 word.get_or_insert_with(String::new);

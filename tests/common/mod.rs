@@ -33,6 +33,7 @@
 #![allow(dead_code)]
 
 pub mod examples;
+pub mod hints;
 
 use dwp::plan::model::PlanFormat;
 use dwp::synth::SynthPlan;
@@ -75,6 +76,7 @@ impl Run {
             stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
         }
+        .hints_checked()
     }
 
     /// The output, which must be UTF-8 from a process that exited (not killed by a signal).
@@ -87,6 +89,14 @@ impl Run {
             stdout: String::from_utf8(output.stdout).expect("utf-8 stdout"),
             stderr: String::from_utf8(output.stderr).expect("utf-8 stderr"),
         }
+        .hints_checked()
+    }
+
+    /// This run, once every `dwp ...` command its hints name is one dwp accepts as printed
+    /// ([`hints::check`]): every state any test produces walks the hints printed there.
+    fn hints_checked(self) -> Run {
+        hints::check(&self.stdout, &self.stderr);
+        self
     }
 
     /// stdout as the one JSON document of `--json`, which must match `dwp schema output`

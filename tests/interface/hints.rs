@@ -767,3 +767,23 @@ fn reopening_a_completed_task_hints_the_amendment_and_the_move_and_both_run() {
     }
     assert_eq!(plan.state()["tasks"][1]["status"], "in_progress");
 }
+
+/// The check every run of the binary goes through (`tests/common/hints.rs`) accepts a hint
+/// that runs as printed, the user's words aside, and refuses a placeholder for a value dwp
+/// knows or for evidence, in a `hint:` line or a JSON `hint`.
+#[test]
+fn the_check_of_every_printed_hint_accepts_what_runs_and_refuses_placeholders() {
+    let ok = "  hint: record it: `dwp update /p --task 2 --status skipped --reopen-reason TEXT`";
+    common::hints::check("", ok);
+    for wrong in [
+        "hint: `dwp update /p --task 2 --status completed --gate \"cargo test|0|EVIDENCE\"`",
+        "hint: `dwp finalize PLAN --json`",
+        "hint: `dwp update /p --task N --status pending`",
+        "hint: `dwp verify /p --no-such-flag`",
+    ] {
+        let refused = std::panic::catch_unwind(|| common::hints::check("", wrong));
+        assert!(refused.is_err(), "accepted: {wrong}");
+    }
+    let json = r#"{"dwp":2,"error":{"hint":"`dwp lock recover PLAN`"}}"#;
+    assert!(std::panic::catch_unwind(|| common::hints::check(json, "")).is_err());
+}

@@ -108,7 +108,11 @@ pub fn check_loaded(plan_dir: &Path, tasks: &PlanTasks, task: Option<u64>) -> Re
                 declaration.plan, tasks.plan
             ),
         )
-        .with_hint("re-declare the task with `dwp contract declare --replace`"));
+        .with_hint(super::format::redeclare_hint(
+            plan_dir,
+            task,
+            "for this plan",
+        )));
     }
     let read = ledger::read(plan_dir, &files.ledger, declaration.ledger_offset, task)?;
     let root = paths::declared_root(plan_dir, &declaration.root)?;

@@ -87,6 +87,15 @@ pub fn ledger_line_validator() -> &'static Validator {
 }
 
 /// Read and check a declaration; `Ok(None)` when the task has none.
+/// The way to a sound declaration: declaring the task again, its plan and task written in, with
+/// the files the user names.
+pub fn redeclare_hint(plan_dir: &Path, task: u64, why: &str) -> String {
+    format!(
+        "declare the task again, {why}: `dwp contract declare {} --task {task} --replace` with its --create, --modify and --delete files",
+        crate::term::path_word(plan_dir)
+    )
+}
+
 pub fn load_declaration(path: &Path, plan_dir: &Path, task: u64) -> Result<Option<Declaration>> {
     let file = path.display().to_string();
     let bytes = match crate::store::read_artifact(path, plan_dir) {
@@ -97,12 +106,14 @@ pub fn load_declaration(path: &Path, plan_dir: &Path, task: u64) -> Result<Optio
                 .with_hint("the declaration is a regular file inside the plan folder"));
         }
     };
-    let hint = "re-declare it with `dwp contract declare --replace` instead of editing it by hand";
-    let value = crate::plan::json::parse_strict(&bytes)
-        .map_err(|e| Error::rejected(format!("{file}: {}", e.path), e.message).with_hint(hint))?;
+    let hint = redeclare_hint(plan_dir, task, "instead of editing the declaration by hand");
+    let value = crate::plan::json::parse_strict(&bytes).map_err(|e| {
+        Error::rejected(format!("{file}: {}", e.path), e.message).with_hint(hint.clone())
+    })?;
     if let Some(first) = violations(expected_validator(), &value).into_iter().next() {
         return Err(
-            Error::rejected(format!("{file}: {}", first.path), first.message).with_hint(hint),
+            Error::rejected(format!("{file}: {}", first.path), first.message)
+                .with_hint(hint.clone()),
         );
     }
     let declaration: Declaration = serde_path_to_error::deserialize(&value).map_err(|e| {
@@ -110,9 +121,9 @@ pub fn load_declaration(path: &Path, plan_dir: &Path, task: u64) -> Result<Optio
             format!("{file}: $.{}", e.path()),
             e.into_inner().to_string(),
         )
-        .with_hint(hint)
+        .with_hint(hint.clone())
     })?;
-    check_shape(&declaration, task, &file).map_err(|e| e.with_hint(hint))?;
+    check_shape(&declaration, task, &file).map_err(|e| e.with_hint(hint.clone()))?;
     Ok(Some(declaration))
 }
 

@@ -468,11 +468,13 @@ fn escalate(
         task,
         status: Some(TaskStatus::Blocked),
         block_reason: Some(block_reason(&failure.lines, count)),
-        block_needs: Some(
-            "a correction task: make the declared file changes (or re-declare them with `dwp contract declare --replace`), then `dwp update --resolve-blocker`"
-                .into(),
-        ),
-        checkpoint_note: Some(format!("file contract failed {count} consecutive Stop checks")),
+        block_needs: Some(format!(
+            "a correction task: make the declared file changes (or declare them again with `dwp contract declare {plan} --task {task} --replace` and the files), then `dwp update {plan} --task {task} --resolve-blocker --status in_progress`",
+            plan = crate::term::path_word(plan_dir)
+        )),
+        checkpoint_note: Some(format!(
+            "file contract failed {count} consecutive Stop checks"
+        )),
         wait: std::time::Duration::from_secs(5),
         ..Default::default()
     };
