@@ -820,13 +820,9 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
             // the one JSON document.
             let sink = Box::new(Inert::new(std::io::stderr()));
             let mut ran = crate::commands::run::run(&plan_arg(&args.target)?, &request, sink)?;
-            // Where it ran, from where the user stands: `.` at the repository root itself.
-            ran.cwd = match from_here(&ran.cwd) {
-                same if same == ran.cwd && std::env::current_dir().is_ok_and(|h| h == same) => {
-                    PathBuf::from(".")
-                }
-                path => path,
-            };
+            // Where it ran, and its log, from where the user stands.
+            ran.cwd = shown_from_here(&ran.cwd);
+            ran.plan_dir = shown_from_here(&ran.plan_dir);
             Outcome::Run(ran)
         }
         Command::Amend(args) => {
@@ -1141,6 +1137,14 @@ pub(crate) fn from_here(path: &Path) -> PathBuf {
     match path.strip_prefix(&here) {
         Ok(rest) if !rest.as_os_str().is_empty() => rest.to_path_buf(),
         _ => path.to_path_buf(),
+    }
+}
+
+/// [`from_here`], and `.` for the current directory itself.
+fn shown_from_here(path: &Path) -> PathBuf {
+    match std::env::current_dir() {
+        Ok(here) if here == path => PathBuf::from("."),
+        _ => from_here(path),
     }
 }
 

@@ -56,6 +56,9 @@ pub struct RunOutcome {
     pub summary: Option<String>,
     /// The log, relative to the plan folder, and its sha256.
     pub log: String,
+    /// The plan folder, for the text output to name the log from where the user stands.
+    #[serde(skip)]
+    pub plan_dir: PathBuf,
     pub log_sha256: String,
     /// Every byte the command printed, and whether the log keeps only their tail.
     pub output_bytes: u64,
@@ -145,6 +148,7 @@ pub fn run(
             ended: ending.to_string(),
             summary,
             log: log.name,
+            plan_dir: plan_dir.to_path_buf(),
             log_sha256: log.sha256,
             output_bytes: teed.total,
             truncated: observed_run.total > observed_run.output.len() as u64,

@@ -1119,3 +1119,33 @@ fn a_new_run_after_an_edited_log_leaves_the_old_record_as_history_not_an_error()
     let strict = dwp().args(["verify", "--strict"]).arg(&plan.dir).run();
     assert_eq!(strict.code, 1, "{strict:?}");
 }
+
+/// The text names the log and the folder the gate ran in from where the user stands: from the
+/// repository root and from inside the plan folder alike, the printed log path opens.
+#[test]
+fn the_printed_log_path_opens_from_where_the_user_stands() {
+    let (repo, dir) = plan_in_repository("PLAN_run_log_path");
+    for here in [repo.path().to_path_buf(), dir.clone()] {
+        let run = dwp()
+            .in_dir(&here)
+            .args([
+                "run",
+                "--task",
+                "2",
+                "--",
+                "sh",
+                "-c",
+                "echo '1 passed, 0 failed'",
+            ])
+            .run();
+        assert_eq!(run.code, 0, "{run:?}");
+        let log = run
+            .stdout
+            .lines()
+            .find_map(|l| l.trim_start().strip_prefix("log: "))
+            .and_then(|rest| rest.split(" (").next())
+            .unwrap_or_else(|| panic!("{run:?}"));
+        assert!(Path::new(log).is_relative(), "{log}");
+        assert!(here.join(log).is_file(), "{log} from {}", here.display());
+    }
+}

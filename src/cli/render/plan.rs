@@ -18,7 +18,7 @@ use crate::store::lock_dir::{LockInfo, Recovery};
 use crate::term::{Inert, Paint, inert_line};
 use serde_json::json;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 fn write_findings<W: Write>(out: &mut Inert<W>, findings: &[Finding]) {
     for finding in findings {
@@ -124,7 +124,17 @@ pub(super) fn run<W: Write>(
         format!("{} bytes", run.output_bytes)
     };
     let _ = writeln!(out, "  ran in: {}", run.cwd.display());
-    let _ = writeln!(out, "  log: {} ({kept}) sha256 {}", run.log, run.log_sha256);
+    // The log from where the user stands (the plan folder's own name for it inside the plan).
+    let log = match run.plan_dir.as_os_str() == "." {
+        true => PathBuf::from(&run.log),
+        false => run.plan_dir.join(&run.log),
+    };
+    let _ = writeln!(
+        out,
+        "  log: {} ({kept}) sha256 {}",
+        log.display(),
+        run.log_sha256
+    );
     let _ = writeln!(out, "  state.json sha256 {}", run.new_sha256);
 }
 
