@@ -120,6 +120,45 @@ impl Paint {
     }
 }
 
+/// An argv as one readable line, each word as a shell reads it back: a plain word as it is, a
+/// word with spaces or quotes single-quoted, a word with a control character (a newline of a
+/// multi-line `sh -c` script, a tab) in the `$'...'` quoting of bash, zsh and POSIX.1-2024, so
+/// that the line holds no control character and reads back through a log header unchanged.
+pub fn display_argv(argv: &[String]) -> String {
+    argv.iter()
+        .map(|word| display_word(word))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn display_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
+    if plain {
+        word.to_owned()
+    } else if word.chars().any(char::is_control) {
+        let mut quoted = String::from("$'");
+        for c in word.chars() {
+            match c {
+                '\n' => quoted.push_str("\\n"),
+                '\t' => quoted.push_str("\\t"),
+                '\r' => quoted.push_str("\\r"),
+                '\\' => quoted.push_str("\\\\"),
+                '\'' => quoted.push_str("\\'"),
+                c if c.is_ascii_control() => quoted.push_str(&format!("\\x{:02x}", c as u32)),
+                c if c.is_control() => quoted.push_str(&format!("\\u{:04x}", c as u32)),
+                c => quoted.push(c),
+            }
+        }
+        quoted.push('\'');
+        quoted
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
 fn escape(text: &str, active: impl Fn(char) -> bool) -> Cow<'_, str> {
     if !text.chars().any(&active) {
         return Cow::Borrowed(text);
@@ -258,6 +297,35 @@ impl<W: Write> Drop for Inert<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn argv_words_with_spaces_are_quoted() {
+        let argv = ["grep", "-q", "a b", "it's"].map(String::from);
+        assert_eq!(display_argv(&argv), r#"grep -q 'a b' 'it'\''s'"#);
+    }
+
+    #[test]
+    fn argv_words_with_control_characters_are_one_line_and_read_back_by_the_shell() {
+        let script = "printf '%s\\n' a\\\\b\n\tprintf 'c\x1bd\u{85}'\r";
+        let argv = ["sh", "-c", script].map(String::from);
+        let line = display_argv(&argv);
+        assert!(!line.chars().any(char::is_control), "{line}");
+        assert_eq!(
+            line,
+            r"sh -c $'printf \'%s\\n\' a\\\\b\n\tprintf \'c\x1bd\u0085\'\r'"
+        );
+        // bash (where there is one) reads the word back to the argument it was; ASCII, so the
+        // locale does not matter.
+        let ascii = script.replace('\u{85}', "");
+        let echoed = std::process::Command::new("bash")
+            .env_clear()
+            .arg("-c")
+            .arg(format!("printf '%s' {}", display_word(&ascii)))
+            .output();
+        if let Ok(echoed) = echoed {
+            assert_eq!(String::from_utf8(echoed.stdout).unwrap(), ascii);
+        }
+    }
 
     #[test]
     fn shell_words_run_as_printed() {

@@ -360,7 +360,7 @@ fn observed_passes(
             let Some(argv) = command_argv(command) else {
                 return false;
             };
-            let recorded = crate::steps::process::display_argv(&argv);
+            let recorded = crate::term::display_argv(&argv);
             latest.iter().any(|gate| {
                 gate.command == recorded
                     && crate::rules::observed::is_observed(gate)
@@ -438,14 +438,7 @@ fn completion_lines(path: &str, task: &NextTask) -> Vec<String> {
         .validation
         .iter()
         .filter(|command| !task.observed.contains(command))
-        .filter_map(|command| command_argv(command))
-        .map(|argv| {
-            format!(
-                "dwp run {path} --task {} -- {}",
-                task.id,
-                crate::steps::process::display_argv(&argv)
-            )
-        })
+        .filter_map(|command| crate::rules::observed::run_line(path, task.id, command))
         .collect();
     if !lines.is_empty() || task.recorded || !task.observed.is_empty() {
         lines.push(format!(

@@ -199,7 +199,7 @@ fn check_request(request: &RunRequest) -> Result<String> {
         return Err(Error::Usage("--timeout must be at least 1 second".into()));
     }
     crate::steps::writer::check_signature(request.agent.as_ref(), request.model.as_ref())?;
-    let command = crate::steps::process::display_argv(&request.argv);
+    let command = crate::term::display_argv(&request.argv);
     Error::check_length("the command (a gate's `command`)", &command, 500)?;
     Ok(command)
 }

@@ -475,6 +475,18 @@ pub fn mark(evidence: &str) -> Option<Mark<'_>> {
     })
 }
 
+/// `dwp run PLAN --task N -- COMMAND`, the line that records `command` as observed evidence of
+/// task `task` of the plan named `plan` (a shell word), its words quoted as `dwp run` records
+/// them; `None` for a command only a shell runs as written (a pipe, a variable), which no argv
+/// line repeats. `dwp next`, the updater's refusals and verify's hints print this one line.
+pub fn run_line(plan: &str, task: u64, command: &str) -> Option<String> {
+    let argv = crate::plan::markdown::command_argv(command)?;
+    Some(format!(
+        "dwp run {plan} --task {task} -- {}",
+        crate::term::display_argv(&argv)
+    ))
+}
+
 /// Whether a gate record says dwp observed it (its evidence carries the mark).
 pub fn is_observed(gate: &Gate) -> bool {
     gate.evidence.as_deref().and_then(mark).is_some()

@@ -25,7 +25,7 @@ pub struct ObservedRun {
 impl ObservedRun {
     /// The command as its gate records it.
     pub fn command(&self) -> String {
-        crate::steps::process::display_argv(&self.argv)
+        crate::term::display_argv(&self.argv)
     }
 
     /// The log, summary and verdict of this run, for `task`.

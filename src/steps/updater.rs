@@ -976,29 +976,24 @@ fn check_evidence(state: &State, index: usize, plan: &LoadedPlan, place: &str) -
     Ok(())
 }
 
-/// The step that records the run again: the `dwp run` line of each command dwp ran itself (its
-/// recorded command is the argv as printed), else `dwp next`, which prints the line of each
-/// Validation command.
+/// The step that records the run again: the `dwp run` line of each failing command
+/// ([`crate::rules::observed::run_line`]), else, for a command only a shell runs, `dwp next`,
+/// which prints the line of each Validation command.
 fn rerun_step(
     task: &crate::plan::model::Task,
     problems: &[(String, evidence::GateProblem)],
     plan_dir: &Path,
 ) -> String {
     let plan = crate::term::path_word(plan_dir);
-    let observed = |command: &String| {
-        task.gates()
-            .iter()
-            .any(|g| &g.command == command && crate::rules::observed::is_observed(g))
-    };
-    let commands: Vec<&String> = problems.iter().map(|(command, _)| command).collect();
-    if commands.iter().all(|c| observed(c)) {
-        let lines: Vec<String> = commands
-            .iter()
-            .map(|command| format!("`dwp run {plan} --task {} -- {command}`", task.id))
-            .collect();
-        format!("then {}", lines.join(", "))
-    } else {
-        format!("`dwp next {plan}` prints the `dwp run` line of each Validation command")
+    let lines: Option<Vec<String>> = problems
+        .iter()
+        .map(|(command, _)| {
+            crate::rules::observed::run_line(&plan, task.id, command).map(|l| format!("`{l}`"))
+        })
+        .collect();
+    match lines {
+        Some(lines) => format!("then {}", lines.join(", ")),
+        None => format!("`dwp next {plan}` prints the `dwp run` line of each Validation command"),
     }
 }
 

@@ -60,12 +60,29 @@ fn json_hints(value: &Value, hints: &mut Vec<String>) {
 }
 
 /// The backticked spans of `hint` that are dwp command lines.
-fn commands_in(hint: &str) -> Vec<String> {
+pub fn commands_in(hint: &str) -> Vec<String> {
     hint.split('`')
         .skip(1)
         .step_by(2)
         .filter(|span| span.starts_with("dwp "))
         .map(str::to_owned)
+        .collect()
+}
+
+/// The words of a hinted `dwp ...` command as a shell splits them, the user's own words filled
+/// in with samples: what a user runs.
+pub fn as_run(command: &str) -> Vec<String> {
+    examples::split_like_a_shell(command)
+        .into_iter()
+        .map(|word| {
+            match USERS_WORDS
+                .iter()
+                .find(|(placeholder, _)| *placeholder == word)
+            {
+                Some((_, sample)) => (*sample).to_owned(),
+                None => word,
+            }
+        })
         .collect()
 }
 
@@ -78,16 +95,7 @@ fn accepted(command: &str) -> Result<(), String> {
     }) {
         return Err(format!("leaves `{word}` for the user, a value dwp knows"));
     }
-    let filled = words.into_iter().map(|word| {
-        match USERS_WORDS
-            .iter()
-            .find(|(placeholder, _)| *placeholder == word)
-        {
-            Some((_, sample)) => (*sample).to_owned(),
-            None => word,
-        }
-    });
-    let filled: Vec<String> = filled.collect();
+    let filled = as_run(command);
     match dwp::cli::Cli::try_parse_from(&filled) {
         Ok(_) => Ok(()),
         Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => Ok(()),

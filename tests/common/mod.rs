@@ -861,12 +861,10 @@ pub fn hint_command(run: &Run) -> String {
         .lines()
         .find_map(|l| l.trim_start().strip_prefix("hint: "))
         .unwrap_or_else(|| panic!("no hint: {run:?}"));
-    hint.split('`')
-        .skip(1)
-        .step_by(2)
-        .find(|span| span.starts_with("dwp "))
+    hints::commands_in(hint)
+        .into_iter()
+        .next()
         .unwrap_or_else(|| panic!("no `dwp ...` command in the hint: {hint}"))
-        .to_owned()
 }
 
 /// Run `line`, a `dwp ...` line as dwp printed it, through `sh -c` in `dir` with this build's

@@ -39,12 +39,12 @@ const LEFTOVERS: [&str; 3] = ["state.json.lock", ".dwp-intent.json", ".finalizin
 /// How many hints a recovery follows before it is judged to go nowhere.
 const MOST_HINTS: usize = 6;
 
-/// One writer and the plan it changes.
-struct Writer {
-    name: &'static str,
-    plan: fn(&Path) -> PathBuf,
+/// One writer and the plan it changes (`intent_recovery` kills five of them at their renames).
+pub(super) struct Writer {
+    pub(super) name: &'static str,
+    pub(super) plan: fn(&Path) -> PathBuf,
     /// The arguments after `dwp`, `PLAN` standing for the plan folder (else it goes second).
-    args: &'static [&'static str],
+    pub(super) args: &'static [&'static str],
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -53,7 +53,7 @@ struct Writer {
 
 const PLAN_NAME: &str = "PLAN_crash_points";
 
-fn synth(root: &Path) -> PathBuf {
+pub(super) fn synth(root: &Path) -> PathBuf {
     SynthPlan::new(PLAN_NAME, 4)
         .format(PlanFormat::Full)
         .completed(2)
@@ -104,7 +104,7 @@ fn task_3_at_work(root: &Path) -> PathBuf {
 }
 
 /// Task 3 renamed in the README: `reconcile --write` changes state.json and PROGRESS.md.
-fn title_drift(root: &Path) -> PathBuf {
+pub(super) fn title_drift(root: &Path) -> PathBuf {
     let plan = synth(root);
     common::edit(&plan.join("README.md"), "Task 3: ", "Task 3: Renamed ");
     plan
@@ -112,7 +112,7 @@ fn title_drift(root: &Path) -> PathBuf {
 
 /// Awaiting approval in state.json and in the README's Approval row: `approve` changes both and
 /// PROGRESS.md.
-fn approval_pending(root: &Path) -> PathBuf {
+pub(super) fn approval_pending(root: &Path) -> PathBuf {
     let plan = synth(root);
     common::edit_state(&plan, |state| state["approval"] = "pending".into());
     common::edit(
@@ -124,7 +124,7 @@ fn approval_pending(root: &Path) -> PathBuf {
 }
 
 /// No state layer yet, and no PROGRESS.md: `init` writes five files and a folder entry.
-fn markdown_only(root: &Path) -> PathBuf {
+pub(super) fn markdown_only(root: &Path) -> PathBuf {
     let plan = synth(root);
     for name in ["state.json", "manifest.json", "PROGRESS.md"] {
         std::fs::remove_file(plan.join(name)).unwrap();
@@ -132,7 +132,7 @@ fn markdown_only(root: &Path) -> PathBuf {
     plan
 }
 
-fn v1(root: &Path) -> PathBuf {
+pub(super) fn v1(root: &Path) -> PathBuf {
     SynthPlan::new(PLAN_NAME, 4)
         .generation(Generation::V1)
         .completed(2)
@@ -190,13 +190,13 @@ const TICK_LAST: Writer = Writer {
     ],
 };
 
-const INIT: Writer = Writer {
+pub(super) const INIT: Writer = Writer {
     name: "init",
     plan: markdown_only,
     args: &["init", "--agent", "tester", "--model", "none"],
 };
 
-const MIGRATE: Writer = Writer {
+pub(super) const MIGRATE: Writer = Writer {
     name: "migrate --to v5",
     plan: v1,
     args: &["migrate", "--to", "v5"],
@@ -216,7 +216,7 @@ const RUN: Writer = Writer {
     ],
 };
 
-const AMEND: Writer = Writer {
+pub(super) const AMEND: Writer = Writer {
     name: "amend --invalidate",
     plan: synth,
     args: &[
@@ -240,19 +240,19 @@ const AMEND: Writer = Writer {
     ],
 };
 
-const APPROVE: Writer = Writer {
+pub(super) const APPROVE: Writer = Writer {
     name: "approve",
     plan: approval_pending,
     args: &["approve", "--by", "the user"],
 };
 
-const RECONCILE: Writer = Writer {
+pub(super) const RECONCILE: Writer = Writer {
     name: "reconcile --write",
     plan: title_drift,
     args: &["reconcile", "--write"],
 };
 
-const LOCK_RECOVER: Writer = Writer {
+pub(super) const LOCK_RECOVER: Writer = Writer {
     name: "lock recover --force",
     plan: foreign_lock,
     args: &[

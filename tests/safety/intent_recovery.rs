@@ -7,10 +7,9 @@
 //! record of the change is in PROGRESS.md whenever the change is there: no kill leaves a change
 //! without its record.
 
+use super::crash_points;
 use crate::common;
 use crate::common::{NOW, changed_paths, copy_plan};
-use dwp::plan::model::{Generation, PlanFormat};
-use dwp::synth::SynthPlan;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -23,76 +22,14 @@ const INTENT: &str = ".dwp-intent.json";
 
 /// One multi-file writer and the plan it changes.
 struct Case {
-    name: &'static str,
-    plan: fn(&Path) -> PathBuf,
-    args: &'static [&'static str],
+    writer: &'static crash_points::Writer,
     /// A line of PROGRESS.md that only this command's record holds.
     record: &'static str,
 }
 
-fn synth(root: &Path) -> PathBuf {
-    SynthPlan::new("PLAN_intent_cases", 4)
-        .format(PlanFormat::Full)
-        .completed(2)
-        .write(root)
-        .unwrap()
-}
-
-/// Task 3 renamed in the README: `reconcile --write` changes state.json and PROGRESS.md.
-fn title_drift(root: &Path) -> PathBuf {
-    let plan = synth(root);
-    let readme = plan.join("README.md");
-    let text = std::fs::read_to_string(&readme).unwrap();
-    let line = text
-        .lines()
-        .find(|l| l.contains("Task 3:"))
-        .expect("task 3's index line")
-        .to_owned();
-    let renamed = line.replacen("Task 3: ", "Task 3: Renamed ", 1);
-    std::fs::write(&readme, text.replace(&line, &renamed)).unwrap();
-    plan
-}
-
-/// Awaiting approval in state.json and in the README's Approval row: `approve` changes both and
-/// PROGRESS.md.
-fn approval_pending(root: &Path) -> PathBuf {
-    let plan = synth(root);
-    let state = plan.join("state.json");
-    let mut value: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&state).unwrap()).unwrap();
-    value["approval"] = serde_json::json!("pending");
-    std::fs::write(&state, serde_json::to_vec_pretty(&value).unwrap()).unwrap();
-    let readme = plan.join("README.md");
-    let text = std::fs::read_to_string(&readme).unwrap();
-    assert!(text.contains("| Approval | approved |"));
-    std::fs::write(
-        &readme,
-        text.replace("| Approval | approved |", "| Approval | pending |"),
-    )
-    .unwrap();
-    plan
-}
-
-/// No state layer yet, and no PROGRESS.md: `init` writes five files and a folder entry.
-fn markdown_only(root: &Path) -> PathBuf {
-    let plan = synth(root);
-    for name in ["state.json", "manifest.json", "PROGRESS.md"] {
-        std::fs::remove_file(plan.join(name)).unwrap();
-    }
-    plan
-}
-
-fn v1(root: &Path) -> PathBuf {
-    SynthPlan::new("PLAN_intent_cases", 4)
-        .generation(Generation::V1)
-        .completed(2)
-        .write(root)
-        .unwrap()
-}
-
 /// A lock whose owner is gone: `lock recover --force` removes it and records why.
 fn dead_lock(root: &Path) -> PathBuf {
-    let plan = synth(root);
+    let plan = crash_points::synth(root);
     let lock = plan.join("state.json.lock");
     std::fs::create_dir(&lock).unwrap();
     let owner = serde_json::json!({
@@ -105,66 +42,35 @@ fn dead_lock(root: &Path) -> PathBuf {
     plan
 }
 
+/// The writers and plans of `crash_points`, killed here at their renames only, each with the
+/// line of PROGRESS.md only its record holds.
 const CASES: &[Case] = &[
     Case {
-        name: "reconcile --write",
-        plan: title_drift,
-        args: &["reconcile", "--write"],
+        writer: &crash_points::RECONCILE,
         record: "### Reconciliation",
     },
     Case {
-        name: "amend --invalidate",
-        plan: synth,
-        args: &[
-            "amend",
-            "--task",
-            "2",
-            "--original",
-            "the suite passes",
-            "--observed",
-            "the suite ran against a stub",
-            "--disposition",
-            "failed-gate",
-            "--reason",
-            "the evidence did not exercise the real store",
-            "--authority",
-            "evidence",
-            "--affected",
-            "2",
-            "--invalidate",
-            "cargo test",
-        ],
+        writer: &crash_points::AMEND,
         record: "amendment 1 of task 2",
     },
     Case {
-        name: "approve",
-        plan: approval_pending,
-        args: &["approve", "--by", "the user"],
+        writer: &crash_points::APPROVE,
         record: "approved by the user (`dwp approve`)",
     },
     Case {
-        name: "init",
-        plan: markdown_only,
-        args: &["init", "--agent", "tester", "--model", "none"],
+        writer: &crash_points::INIT,
         record: "materialized by `dwp init`",
     },
     Case {
-        name: "lock recover --force",
-        plan: dead_lock,
-        args: &[
-            "lock",
-            "recover",
-            "PLAN",
-            "--force",
-            "--reason",
-            "the writer's host was rebooted",
-        ],
+        writer: &crash_points::Writer {
+            name: "lock recover --force",
+            plan: dead_lock,
+            args: crash_points::LOCK_RECOVER.args,
+        },
         record: "`dwp lock recover --force` removed",
     },
     Case {
-        name: "migrate --to v5",
-        plan: v1,
-        args: &["migrate", "--to", "v5"],
+        writer: &crash_points::MIGRATE,
         record: "`dwp migrate --to v5`",
     },
 ];
@@ -294,29 +200,29 @@ fn a_multi_file_write_killed_at_any_rename_is_completed_by_the_next_writer_with_
     for case in CASES {
         // The two outcomes a kill may lead to: the command's change, whole, or none of it.
         let root = tempfile::tempdir().unwrap();
-        let whole = (case.plan)(&root.path().join("whole"));
-        let renames = traced(&whole, case.args, None);
+        let whole = (case.writer.plan)(&root.path().join("whole"));
+        let renames = traced(&whole, case.writer.args, None);
         next_writer(&whole);
         let done = settled(&whole);
         assert!(
             progress_holds(&whole, case.record),
             "{}: no record",
-            case.name
+            case.writer.name
         );
-        let untouched = (case.plan)(&root.path().join("untouched"));
+        let untouched = (case.writer.plan)(&root.path().join("untouched"));
         next_writer(&untouched);
         let not_done = settled(&untouched);
         // The rename that makes the intent record durable, when the command writes one.
         let recorded_at = renames.iter().position(|r| r.to == INTENT).map(|i| i + 1);
         for k in 1..=renames.len() {
             let root = tempfile::tempdir().unwrap();
-            let plan = (case.plan)(root.path());
-            traced(&plan, case.args, Some((k, &renames)));
+            let plan = (case.writer.plan)(root.path());
+            traced(&plan, case.writer.args, Some((k, &renames)));
             next_writer(&plan);
             let after = settled(&plan);
             let label = format!(
                 "{}: killed at rename {k} of {} ({})",
-                case.name,
+                case.writer.name,
                 renames.len(),
                 renames[k - 1].to
             );
@@ -345,7 +251,7 @@ fn a_multi_file_write_killed_at_any_rename_is_completed_by_the_next_writer_with_
         }
         println!(
             "{}: {} renames, the intent recorded at rename {recorded_at:?}",
-            case.name,
+            case.writer.name,
             renames.len()
         );
     }

@@ -214,7 +214,7 @@ fn asserted(outcome: &Proof, command: &str, ran_at: &str) -> Gate {
     Gate {
         // The latest record per command counts, so every outcome needs its own command.
         command: match &outcome.command {
-            Some(argv) => crate::steps::process::display_argv(argv),
+            Some(argv) => crate::term::display_argv(argv),
             None => format!("{command} [{}]", outcome.id),
         },
         passes: outcome.status == ProofStatus::Passed,

@@ -61,7 +61,7 @@ impl ProveRequest {
         for name in &self.pass_env {
             argv.extend(["--pass-env".to_owned(), name.clone()]);
         }
-        crate::steps::process::display_argv(&argv)
+        crate::term::display_argv(&argv)
     }
 }
 

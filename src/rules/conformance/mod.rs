@@ -1202,9 +1202,8 @@ fn rerun_hint(
     }
     let word = crate::term::path_word(plan.dir());
     let id = task.id;
-    // The command as `dwp run` recorded it is shell words; anything else is not repeated.
-    let run = match crate::plan::markdown::command_argv(&gate.command) {
-        Some(_) => format!("`dwp run {word} --task {id} -- {}`", gate.command),
+    let run = match crate::rules::observed::run_line(&word, id, &gate.command) {
+        Some(line) => format!("`{line}`"),
         None => format!("dwp run {word} --task {id} -- and the gate's command"),
     };
     match task.status {
