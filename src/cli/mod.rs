@@ -1151,12 +1151,11 @@ fn shown_from_here(path: &Path) -> PathBuf {
 /// The command this process runs, for a note printed on the way ([`plan_at_root`]).
 static RUNNING: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
 
-/// The plan a command takes at the repository root `here` when none is named
-/// ([`crate::plan::pick_plan`]), as a path from `here`; or the usage error that lists the
-/// candidates, each as a PLAN argument that works from here.
+/// The plan a command takes at the repository root `here` (the current directory) when none is
+/// named ([`crate::plan::pick_plan`]), as a path from `here` ([`from_here`]); or the usage error
+/// that lists the candidates, each as a PLAN argument that works from here.
 fn plan_at_root(here: &Path) -> Result<PathBuf, Error> {
     const LISTED: usize = 10;
-    let from_here = |dir: &PathBuf| dir.strip_prefix(here).unwrap_or(dir).to_path_buf();
     let candidates = match crate::plan::pick_plan(here) {
         Ok((plan, why)) => {
             // Said, since the command may write: the user sees which plan it took.
