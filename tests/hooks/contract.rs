@@ -37,6 +37,24 @@ fn execute(command: &mut Dwp, stdin: Option<&str>) -> Run {
 }
 
 impl Repo {
+    /// Task 3 completed with an asserted gate (`--gate`): out of progress, its files untouched.
+    fn complete_task_3_asserted(&self) {
+        let completed = self.run(
+            &[
+                "update",
+                "PLAN",
+                "--task",
+                "3",
+                "--status",
+                "completed",
+                "--gate",
+                "cargo test|0|14 passed",
+            ],
+            None,
+        );
+        assert_eq!(completed.code, 0, "{completed:?}");
+    }
+
     fn new() -> Repo {
         let tmp = tempfile::tempdir().expect("temp dir");
         let root = fs::canonicalize(tmp.path()).expect("canonical temp dir");
@@ -1254,20 +1272,7 @@ fn the_documented_stop_hook_holds_an_unmet_contract_three_ways() {
     // 1. Completed with an asserted gate, the file never created.
     let repo = Repo::new();
     repo.declare(&["--create", "src/new.rs:Thing"]);
-    let completed = repo.run(
-        &[
-            "update",
-            "PLAN",
-            "--task",
-            "3",
-            "--status",
-            "completed",
-            "--gate",
-            "cargo test|0|14 passed",
-        ],
-        None,
-    );
-    assert_eq!(completed.code, 0, "{completed:?}");
+    repo.complete_task_3_asserted();
     let stop = documented_stop(&repo);
     assert_eq!(stop.code, 2, "completed, unmet: {stop:?}");
     assert!(stop.stderr.contains("src/new.rs (create)"), "{stop:?}");
@@ -1308,20 +1313,7 @@ fn the_documented_stop_hook_holds_an_unmet_contract_three_ways() {
 fn a_completed_task_the_hook_let_through_unmet_is_a_verify_finding() {
     let repo = Repo::new();
     repo.declare(&["--create", "src/new.rs:Thing"]);
-    let completed = repo.run(
-        &[
-            "update",
-            "PLAN",
-            "--task",
-            "3",
-            "--status",
-            "completed",
-            "--gate",
-            "cargo test|0|14 passed",
-        ],
-        None,
-    );
-    assert_eq!(completed.code, 0, "{completed:?}");
+    repo.complete_task_3_asserted();
     assert_eq!(repo.stop(false).code, 2);
     assert_eq!(repo.stop(true).code, 2);
     let third = repo.stop(true);
@@ -1341,20 +1333,7 @@ fn a_completed_task_the_hook_let_through_unmet_is_a_verify_finding() {
 fn a_completed_tasks_ladder_that_is_not_json_is_reported_not_taken_as_met() {
     let repo = Repo::new();
     repo.declare(&["--create", "src/new.rs:Thing"]);
-    let completed = repo.run(
-        &[
-            "update",
-            "PLAN",
-            "--task",
-            "3",
-            "--status",
-            "completed",
-            "--gate",
-            "cargo test|0|14 passed",
-        ],
-        None,
-    );
-    assert_eq!(completed.code, 0, "{completed:?}");
+    repo.complete_task_3_asserted();
     assert_eq!(repo.stop(false).code, 2);
     std::fs::write(
         repo.plan.join("ledger/task-3.check.json"),
