@@ -903,13 +903,28 @@ def amended_docs(parent=None, same_substance=False):
       'Valid v6 plan with an archived journal segment (journal-archive-000001-000004.ndjson); '
       'the live journal continues above it and the snapshot lists the archive.', OK, OK)
 def _():
+    return archived_billing().files()
+
+
+def archived_billing():
     plan = billing_plan()
     plan.approve()
     run_backoff(plan)
     plan.roll()
     run_idempotency(plan, fail_first=False)
     run_runbook(plan)
-    return plan.files()
+    return plan
+
+
+@case('record-dwp109-live-below-archive',
+      'DWP109: the first live event was renumbered to the archive\'s last seq (4); the task '
+      'it starts now starts at 4, so state.json is stale too (DWP113).',
+      (1, ['DWP109']), (1, ['DWP109', 'DWP113']))
+def _():
+    plan = archived_billing()
+    files = plan.files()
+    edit_event(files, plan.archive_top() + 1, lambda e: e.update(seq=plan.archive_top()))
+    return files
 
 
 @case('record-valid-v7-dag-parallel',
@@ -1245,6 +1260,17 @@ def _():
       (1, ['DWP103']), (1, ['DWP103']))
 def _():
     return amended_docs(same_substance=True).files()
+
+
+@case('record-dwp103-contract-json-rewritten',
+      'DWP103: contract.json was rewritten (and restamped) after the contracts/ chain began; '
+      'it no longer equals contracts/contract.r1.json.', (1, ['DWP103']), (1, ['DWP103']))
+def _():
+    files = amended_docs().files()
+    contract = json.loads(files['contract.json'])
+    criterion_of(contract, 'AC-guides-build')['observable_check'] = 'the guides build'
+    files['contract.json'] = pretty(stamped(contract))
+    return files
 
 
 @case('record-dwp104-manifest-foreign-id',
