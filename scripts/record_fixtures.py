@@ -322,16 +322,13 @@ class Plan:
         body['revision'] = old['revision'] + 1
         body['parent_contract_id'] = parent or old['contract_id']
         new = stamped(body)
-        marker = 'human authority marker: note notes/amend-r%d.md sha256:%s' % (
-            new['revision'], sha256(reason)[:16])
-        self.extra['notes/amend-r%d.md' % new['revision']] = reason + '\n'
-        changed = lambda cid: [c for c in old['acceptance']['criteria'] if c['id'] == cid]
+        note_path = 'notes/amend-r%d.md' % new['revision']
+        self.extra[note_path] = reason + '\n'
+        marker = 'human authority marker: note %s sha256:%s' % (
+            note_path, sha256(self.extra[note_path])[:16])
         self.append('amendment', {
-            'original_criterion': '; '.join('%s: %s' % (c, changed(c)[0]['observable_check'])
-                                            for c in invalidated) or 'no criterion changed',
-            'revised_criterion': '; '.join(
-                '%s: %s' % (c, [x for x in new['acceptance']['criteria'] if x['id'] == c][0]
-                            ['observable_check']) for c in invalidated) or 'no criterion changed',
+            'original_criterion': observable_checks(old, invalidated),
+            'revised_criterion': observable_checks(new, invalidated),
             'observed_finding': reason, 'reason': reason, 'disposition': 'revised',
             'authority': LEAD, 'affected_tasks': affected,
             'evidence_invalidated': invalidated, 'evidence_preserved': []},
@@ -570,9 +567,9 @@ def docs_contract():
 
 def locale_contract():
     """A contract whose text and numbers exercise the JSON corners (escapes, floats, big ints)."""
-    doc = common_contract('v6', 'PLAN_027_receipt_locale_fix',
-                          'Receipts in the customer\u2019s language \u2014 \u201cCaf\u00e9 Ol\u00e9\u201d \U0001F680',
-                          '2026-07-10T10:00:00Z')
+    title = ('Receipts in the customer\u2019s language \u2014 '
+             '\u201cCaf\u00e9 Ol\u00e9\u201d \U0001F680')
+    doc = common_contract('v6', 'PLAN_027_receipt_locale_fix', title, '2026-07-10T10:00:00Z')
     doc.update({
         'outcome': {
             'statement': 'Receipts show amounts as "1.234,56 \u20ac" for de-DE, "\u00a51,235" '
@@ -632,6 +629,12 @@ def locale_contract():
         ],
     })
     return doc
+
+
+def observable_checks(contract, criteria):
+    """How an amendment quotes the criteria it changes: `AC-x: check; ...`."""
+    return '; '.join('%s: %s' % (c, criterion_of(contract, c)['observable_check'])
+                     for c in criteria) or 'no criterion changed'
 
 
 def task_of(contract, task_id):
