@@ -261,6 +261,9 @@ impl<'de> Visitor<'de> for StrictSeed<'_, 'de> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut object = Map::new();
         while let Some(key) = map.next_key::<String>()? {
+            if object.is_empty() && key == NUMBER_TOKEN {
+                return number_from_lexeme(map.next_value::<String>()?);
+            }
             if object.contains_key(&key) {
                 let mut message = format!("duplicate key `{key}` in the object at ");
                 message.push_str(&render_path(self.path.borrow().iter()));
@@ -285,6 +288,18 @@ impl<'de> Visitor<'de> for StrictSeed<'_, 'de> {
         }
         Ok(Value::Object(object))
     }
+}
+
+/// The one key of the map serde_json hands over for a number when `arbitrary_precision` keeps
+/// each number's lexeme (docs/DECISIONS.md): its value is the number as written.
+pub(crate) const NUMBER_TOKEN: &str = "$serde_json::private::Number";
+
+/// The number a lexeme from serde_json's reader spells, kept exactly as written.
+fn number_from_lexeme<E: serde::de::Error>(lexeme: String) -> Result<Value, E> {
+    lexeme
+        .parse::<Number>()
+        .map(Value::Number)
+        .map_err(|e| E::custom(format!("number `{lexeme}`: {e}")))
 }
 
 /// Where the values at `paths` (as [`render_path`] writes them) start in `text`: 1-based lines,

@@ -7,6 +7,7 @@ pub mod json;
 mod loaded;
 pub mod markdown;
 pub mod model;
+pub mod pyjson;
 pub mod records;
 pub mod schemas;
 pub mod typed_schema;

@@ -162,13 +162,13 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Field<T> {
 /// Integers as JSON Schema sees them: `3` and `3.0` are both the integer 3 (draft 2020-12), so a
 /// document the schema accepts is never refused by the typed layer for writing `3.0`.
 pub(crate) mod int {
-    use serde::de::{Error, Visitor};
+    use serde::de::{Error, MapAccess, Visitor};
     use serde::{Deserialize, Deserializer};
     use std::fmt;
 
     struct Integral;
 
-    impl Visitor<'_> for Integral {
+    impl<'de> Visitor<'de> for Integral {
         type Value = i128;
 
         fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -195,6 +195,31 @@ pub(crate) mod int {
                 ))
             } else {
                 Ok(v as i128)
+            }
+        }
+
+        fn visit_u128<E: Error>(self, v: u128) -> Result<i128, E> {
+            i128::try_from(v).map_err(|_| E::custom(format_args!("{v} is out of range")))
+        }
+
+        fn visit_i128<E: Error>(self, v: i128) -> Result<i128, E> {
+            Ok(v)
+        }
+
+        /// serde_json keeps each number's lexeme (docs/DECISIONS.md) and hands over one that no
+        /// primitive spells the same way (`1.50`, `2e3`, beyond 128 bits) as a one-entry map.
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<i128, A::Error> {
+            let lexeme = match map.next_entry::<String, String>()? {
+                Some((key, lexeme)) if key == crate::plan::json::NUMBER_TOKEN => lexeme,
+                _ => return Err(A::Error::custom("an object is not an integer")),
+            };
+            if lexeme.contains(['.', 'e', 'E']) {
+                let v: f64 = lexeme.parse().map_err(A::Error::custom)?;
+                self.visit_f64(v)
+            } else {
+                lexeme
+                    .parse::<i128>()
+                    .map_err(|_| A::Error::custom(format_args!("{lexeme} is out of range")))
             }
         }
     }

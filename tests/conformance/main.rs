@@ -13,4 +13,5 @@ mod markdown_regressions;
 mod markdown_shapes;
 mod plan_shapes;
 mod progress_counts;
+mod python_bytes;
 mod schema_parity;
