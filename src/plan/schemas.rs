@@ -1,5 +1,5 @@
 //! Every JSON Schema dwp embeds, in one registry ([`ALL`], by name for `dwp schema NAME`): the
-//! plan documents, the receipt, the contract's and the loop's files, and dwp's own `--json`
+//! plan documents, the v6/v7 record-plan documents ([`RecordSchema`]), the receipt, the contract's and the loop's files, and dwp's own `--json`
 //! output.
 //!
 //! The files in `schemas/` accept and reject exactly what the public schemas accept and reject
@@ -41,6 +41,17 @@ const STATE: [EmbeddedSchema; 3] = [
     embed!("plan-state-v5.schema.json"),
 ];
 
+/// The record-plan documents, in the order [`RecordSchema`] declares them (its `slot`).
+const RECORD: [EmbeddedSchema; 7] = [
+    embed!("plan-manifest-v6.schema.json"),
+    embed!("plan-manifest-v7.schema.json"),
+    embed!("plan-contract-v6.schema.json"),
+    embed!("plan-contract-v7.schema.json"),
+    embed!("journal-event-v6.schema.json"),
+    embed!("journal-event-v7.schema.json"),
+    embed!("plan-snapshot-v6.schema.json"),
+];
+
 /// `analysis_results/FINALIZATION.json`.
 pub const RECEIPT: EmbeddedSchema = embed!("finalization-receipt.schema.json");
 /// A task's declared files (`dwp contract declare`).
@@ -57,13 +68,20 @@ pub const LOOP_CONFIG_DOD: EmbeddedSchema = embed!("loop/config-dod.schema.json"
 pub const OUTPUT: EmbeddedSchema = embed!("output.schema.json");
 
 /// Every embedded schema, in the order `dwp schema` lists them.
-pub const ALL: [&EmbeddedSchema; 13] = [
+pub const ALL: [&EmbeddedSchema; 20] = [
     &MANIFEST[0],
     &MANIFEST[1],
     &MANIFEST[2],
     &STATE[0],
     &STATE[1],
     &STATE[2],
+    &RECORD[0],
+    &RECORD[1],
+    &RECORD[2],
+    &RECORD[3],
+    &RECORD[4],
+    &RECORD[5],
+    &RECORD[6],
     &RECEIPT,
     &CONTRACT_EXPECTED,
     &CONTRACT_LEDGER_LINE,
@@ -101,6 +119,46 @@ pub fn embedded(kind: DocKind, generation: Generation) -> &'static EmbeddedSchem
         DocKind::Manifest => &MANIFEST[slot(generation)],
         DocKind::State => &STATE[slot(generation)],
     }
+}
+
+/// The record-plan documents, by generation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecordSchema {
+    /// `manifest.json` of a v6 plan (`plan-manifest/v6`).
+    ManifestV6,
+    /// `manifest.json` of a v7 plan (`plan-manifest/v7`).
+    ManifestV7,
+    /// `contract.json` and `contracts/contract.rN.json` of a v6 plan (`plan-contract/v6`).
+    ContractV6,
+    /// The v7 contract: v6 plus `tasks[].parallel_safe` (`plan-contract/v7`).
+    ContractV7,
+    /// One line of a v6 plan's `journal.ndjson` (`journal-event/v6`).
+    EventV6,
+    /// One line of a v7 journal: the v6 events plus `delegation` (`journal-event/v7`).
+    EventV7,
+    /// `state.json` of a v6 or v7 plan, the projection of contract and journal (`plan-snapshot/v6`).
+    Snapshot,
+}
+
+impl RecordSchema {
+    pub const ALL: [RecordSchema; 7] = [
+        RecordSchema::ManifestV6,
+        RecordSchema::ManifestV7,
+        RecordSchema::ContractV6,
+        RecordSchema::ContractV7,
+        RecordSchema::EventV6,
+        RecordSchema::EventV7,
+        RecordSchema::Snapshot,
+    ];
+
+    fn slot(self) -> usize {
+        self as usize
+    }
+}
+
+/// The embedded schema of a record-plan document.
+pub fn record_embedded(schema: RecordSchema) -> &'static EmbeddedSchema {
+    &RECORD[schema.slot()]
 }
 
 /// A schema violation: where in the instance, and what is wrong.
@@ -184,6 +242,16 @@ pub fn validate_task(generation: Generation, task: &Value, index: usize) -> Vec<
         violation.path = format!("$.tasks[{index}]{rest}");
     }
     found
+}
+
+/// Every violation of a record-plan document's embedded schema, paths in `$.a[0]` form (each
+/// schema compiled once per process, like the others).
+pub fn validate_record(schema: RecordSchema, instance: &Value) -> Vec<Violation> {
+    static VALIDATORS: [OnceLock<Validator>; 7] = [const { OnceLock::new() }; 7];
+    violations(
+        compiled(&VALIDATORS[schema.slot()], record_embedded(schema)),
+        instance,
+    )
 }
 
 /// Every violation of the embedded schema, in the validator's order.
@@ -345,6 +413,80 @@ mod tests {
                 assert_eq!(split_verdict(&doc), whole, "{generation:?} {pointer}");
             }
         }
+    }
+
+    /// The `$id` each record-plan schema must carry.
+    fn record_url(schema: RecordSchema) -> &'static str {
+        match schema {
+            RecordSchema::ManifestV6 => "https://deepworkplan.com/schema/plan-manifest/v6.json",
+            RecordSchema::ManifestV7 => "https://deepworkplan.com/schema/plan-manifest/v7.json",
+            RecordSchema::ContractV6 => "https://deepworkplan.com/schema/plan-contract/v6.json",
+            RecordSchema::ContractV7 => "https://deepworkplan.com/schema/plan-contract/v7.json",
+            RecordSchema::EventV6 => "https://deepworkplan.com/schema/journal-event/v6.json",
+            RecordSchema::EventV7 => "https://deepworkplan.com/schema/journal-event/v7.json",
+            RecordSchema::Snapshot => "https://deepworkplan.com/schema/plan-snapshot/v6.json",
+        }
+    }
+
+    #[test]
+    fn every_record_schema_is_listed_and_names_its_own_url() {
+        for schema in RecordSchema::ALL {
+            let embedded = record_embedded(schema);
+            assert!(
+                ALL.iter().any(|s| s.file_name == embedded.file_name),
+                "{schema:?}"
+            );
+            assert_eq!(
+                named(embedded.name()).map(|s| s.file_name),
+                Some(embedded.file_name)
+            );
+            let value: Value = serde_json::from_str(embedded.text).unwrap();
+            assert_eq!(value["$id"], record_url(schema), "{schema:?}");
+        }
+    }
+
+    #[test]
+    fn validate_record_accepts_a_valid_manifest_and_names_the_path_of_a_violation() {
+        let manifest = |id: &str| {
+            serde_json::json!({
+                "schema": record_url(RecordSchema::ManifestV7),
+                "plan": "PLAN_record_unit",
+                "contract": {"id": id, "path": "contract.json"}
+            })
+        };
+        let valid = manifest(&"0f".repeat(32));
+        assert_eq!(
+            validate_record(RecordSchema::ManifestV7, &valid),
+            Vec::new()
+        );
+        let found = validate_record(RecordSchema::ManifestV7, &manifest("0F"));
+        assert_eq!(
+            found.iter().map(|v| v.path.as_str()).collect::<Vec<_>>(),
+            ["$.contract.id"]
+        );
+        // The other generation's URL is a violation of the `schema` const.
+        let found = validate_record(RecordSchema::ManifestV6, &valid);
+        assert!(found.iter().any(|v| v.path == "$.schema"), "{found:?}");
+    }
+
+    #[test]
+    fn validate_record_names_the_path_inside_a_journal_event() {
+        let event = serde_json::json!({
+            "schema": record_url(RecordSchema::EventV7),
+            "type": "delegation", "seq": 4, "ts": "2026-03-01T10:00:00Z",
+            "plan": "PLAN_record_unit", "contract_id": "0f".repeat(32),
+            "actor": {"kind": "helper", "identity": "dwp"},
+            "task": "T-one", "delegation_id": "d1", "transport": "headless", "via": "agentkit",
+            "state": "completed", "result_path": "results/out.md"
+        });
+        assert_eq!(validate_record(RecordSchema::EventV7, &event), Vec::new());
+        let mut escaping = event.clone();
+        escaping["result_path"] = "results/../../out.md".into();
+        let found = validate_record(RecordSchema::EventV7, &escaping);
+        assert!(!found.is_empty());
+        assert!(found.iter().all(|v| v.path.starts_with('$')), "{found:?}");
+        // A v7-only event type under the v6 schema.
+        assert!(!validate_record(RecordSchema::EventV6, &event).is_empty());
     }
 
     #[test]

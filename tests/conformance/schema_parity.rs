@@ -11,6 +11,8 @@
 //! The reference schemas are the public ones, pinned byte for byte in `tests/data/public-schemas/`
 //! (tests/data/README.md says where they come from), so every clone checks the same thing.
 
+mod record;
+
 use dwp::plan::model::{DocKind, Generation, PlanFormat};
 use dwp::synth::SynthPlan;
 use jsonschema::Validator;
@@ -963,6 +965,18 @@ fn embedded_schemas_parse_to_the_files_in_the_schemas_dir() {
         dwp::plan::schemas::OUTPUT,
     ] {
         let value: Value = serde_json::from_str(embedded.text).expect("contract schema is JSON");
+        assert_eq!(
+            value,
+            read_json(&dir.join(embedded.file_name)),
+            "the embedded {} differs from the file in schemas/",
+            embedded.file_name
+        );
+        embedded_names.insert(embedded.file_name.to_owned());
+    }
+    // The record-plan schemas (v6/v7), whose parity `record` proves.
+    for schema in dwp::plan::schemas::RecordSchema::ALL {
+        let embedded = dwp::plan::schemas::record_embedded(schema);
+        let value: Value = serde_json::from_str(embedded.text).expect("record schema is JSON");
         assert_eq!(
             value,
             read_json(&dir.join(embedded.file_name)),
