@@ -114,6 +114,25 @@ codes! {
     IndexInCode = 94, "the task list is indented four spaces, which renders as code: dwp reads it as markdown (advisory)";
     UnmetContract = 97, "a completed task whose file contract the Stop hook last found unmet (ledger/task-N.check.json)";
     ApprovalDrift = 39, "the README's Approval row and state.json's `approval` disagree";
+    RecordContractMissing = 100, "a record plan (v6/v7) without a contract: its manifest points at a contract that is not there (rule 3)";
+    ContractId = 101, "a contract file's stamped `contract_id` is not the sha256 of its canonical bytes (rule 1)";
+    ContractRules = 102, "the live contract breaks a rule its schema cannot say: unique ids, a prerequisite DAG, declared criteria, disjoint permissions, limits, closable criteria (rules 4, 5, 7, 8)";
+    RevisionChain = 103, "the contract revision chain is broken: not contiguous, a wrong parent, a revision changing nothing, or the plan or generation changed (rule 2)";
+    ManifestPairing = 104, "manifest.json does not pair with the live contract: an id that is no revision of it, another generation, or another plan (rules 16, 26, 29)";
+    TornJournal = 105, "the journal has a line that is not UTF-8 JSON (a torn append, reported and never repaired), or an archive segment is corrupt";
+    JournalFraming = 106, "the journal's last event lacks its final newline: complete, but unframed (advisory)";
+    InvalidEvent = 107, "a journal event is not valid for its type and generation (rules 15, 29)";
+    AgentObserved = 108, "an event claims `observed` trust from an actor that cannot execute a check (rule 11)";
+    SeqOrder = 109, "journal positions go backwards: `seq` is not strictly increasing, or the live journal does not continue above its archives (rule 10)";
+    UndeclaredGate = 110, "a gate run for a task or criterion the live contract does not declare";
+    NoApproval = 111, "no approval event cites the live contract id (rule 19)";
+    ApprovalDigest = 112, "the plan's markdown changed since the approval of the live contract (its `plan_digest`) (advisory)";
+    SnapshotStale = 113, "state.json is missing or is not the snapshot the journal projects (advisory)";
+    GateLogMissing = 114, "an observed gate run's log is missing, unreadable or outside the plan folder";
+    GateLogExit = 115, "an observed gate run's log does not end with the exit code the journal records";
+    StartedEarly = 116, "a task started before its prerequisites were completed";
+    ForeignEvidence = 117, "a gate run cites a log another task's gate produced";
+    OpenDelegation = 118, "a v7 delegation is still open: launched, never collected or cancelled (advisory)";
 }
 
 impl Code {

@@ -1021,6 +1021,9 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
                     .and_then(|here| crate::plan::discover_plan(&here)),
             };
             match plan {
+                Some(plan) if crate::plan::record::is_record_plan(&plan) => {
+                    Outcome::RecordStatus(crate::commands::status::summarize_record(&plan)?)
+                }
                 Some(plan) => Outcome::Status(crate::commands::status::summarize(&plan)?),
                 None => {
                     let root = workspace_arg(target.as_deref())?;
@@ -1032,7 +1035,14 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
                 }
             }
         }
-        Command::Next { target } => Outcome::Next(crate::commands::next::next(&plan_arg(target)?)?),
+        Command::Next { target } => {
+            let plan = plan_arg(target)?;
+            if crate::plan::record::is_record_plan(&plan) {
+                Outcome::RecordNext(crate::commands::next::ready_set(&plan)?)
+            } else {
+                Outcome::Next(crate::commands::next::next(&plan)?)
+            }
+        }
         Command::Finalize {
             target,
             check: true,

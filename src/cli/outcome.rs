@@ -69,6 +69,10 @@ pub enum Outcome {
     },
     Status(Summary),
     Next(NextOutcome),
+    /// A record plan's status (DWP v6/v7).
+    RecordStatus(crate::rules::record::view::RecordStatus),
+    /// A record plan's ready set.
+    RecordNext(crate::rules::record::view::ReadySet),
     StatusAll(Vec<PlanLine>),
     FinalizeCheck {
         plan: PathBuf,
@@ -150,6 +154,8 @@ impl Outcome {
             | Outcome::LockRecover { .. }
             | Outcome::Status(_)
             | Outcome::Next(_)
+            | Outcome::RecordStatus(_)
+            | Outcome::RecordNext(_)
             | Outcome::StatusAll(_)
             | Outcome::LoopFreeze(_)
             | Outcome::ContractDeclare(_)

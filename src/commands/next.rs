@@ -137,6 +137,29 @@ struct View {
     status: TaskStatus,
 }
 
+/// The ready set of a record plan (DWP v6/v7): every task whose prerequisites are completed,
+/// derived from the journal (docs/record-plans.md).
+pub fn ready_set(dir: &Path) -> Result<crate::rules::record::view::ReadySet> {
+    let plan = crate::plan::record::RecordPlan::load(dir);
+    let mut judged = crate::rules::record::validate(&plan);
+    match judged.derived.take() {
+        Some(derived) => Ok(crate::rules::record::view::ready(
+            &plan,
+            &derived,
+            dir.display().to_string(),
+        )),
+        None => {
+            judged
+                .findings
+                .retain(|f| f.severity != crate::findings::Severity::Advisory);
+            Err(crate::plan::refusal(
+                judged.findings,
+                "the record plan's live contract cannot be read",
+            ))
+        }
+    }
+}
+
 /// What to do next in the plan at `target` (its folder, or its state.json).
 pub fn next(target: &Path) -> Result<NextOutcome> {
     let (plan_dir, state_path) = crate::plan::resolve_target(target);

@@ -5,9 +5,11 @@
 
 use crate::error::Result;
 use crate::plan::model::{PlanStatus, State, TaskStatus};
+use crate::plan::record::RecordPlan;
 use crate::plan::{self, Loaded};
 use crate::rules::desync::Desync;
 use crate::rules::evidence::latest_per_command;
+use crate::rules::record::view::RecordStatus;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -273,12 +275,38 @@ fn summarize_markdown(plan_dir: &Path) -> Result<Summary> {
     })
 }
 
+/// The status of a record plan (DWP v6/v7): derived from its contract and journal, never read
+/// from its `state.json` (docs/record-plans.md).
+pub fn summarize_record(dir: &Path) -> Result<RecordStatus> {
+    let plan = RecordPlan::load(dir);
+    let judged = crate::rules::record::validate(&plan);
+    match judged.derived {
+        Some(derived) => Ok(crate::rules::record::view::status(&plan, &derived)),
+        None => Err(crate::plan::refusal(
+            blocking(judged.findings),
+            "the record plan's live contract cannot be read",
+        )),
+    }
+}
+
+/// The findings that stop a derivation, first.
+fn blocking(mut findings: Vec<crate::findings::Finding>) -> Vec<crate::findings::Finding> {
+    findings.retain(|f| f.severity != crate::findings::Severity::Advisory);
+    findings
+}
+
+/// A plan of `dwp status --all`, either kind.
+pub enum LineSummary {
+    Plan(Summary),
+    Record(RecordStatus),
+}
+
 /// One line of `dwp status --all`: a plan folder and its summary, or why it could not be read.
 pub struct PlanLine {
     pub dir: PathBuf,
     /// The folder under `.dwp/plans/`: `PLAN_outer/PLAN_inner` for a plan nested in another.
     pub name: String,
-    pub summary: Result<Summary>,
+    pub summary: Result<LineSummary>,
 }
 
 /// Summaries of every plan under `root`.
@@ -287,7 +315,11 @@ pub fn summarize_all(root: &Path) -> Result<Vec<PlanLine>> {
     Ok(crate::plan::plan_dirs(root)?
         .into_iter()
         .map(|dir| PlanLine {
-            summary: summarize(&dir),
+            summary: if crate::plan::record::is_record_plan(&dir) {
+                summarize_record(&dir).map(LineSummary::Record)
+            } else {
+                summarize(&dir).map(LineSummary::Plan)
+            },
             name: dir
                 .strip_prefix(&plans)
                 .unwrap_or(&dir)

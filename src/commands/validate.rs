@@ -49,10 +49,31 @@ pub fn validate(target: &Path) -> Validation {
 }
 
 fn validate_folder(dir: &Path) -> (String, Vec<Finding>) {
+    if crate::plan::record::is_record_plan(dir) {
+        return validate_record(dir);
+    }
     let plan = LoadedPlan::open(dir);
     let mut validation = validate_plan(&plan);
     crate::rules::conformance::defer_to_interrupted_write(&plan, &mut validation.findings);
     (validation.summary, validation.findings)
+}
+
+/// A record plan (DWP v6/v7): its manifest, contract chain and journal, each judged on its own.
+fn validate_record(dir: &Path) -> (String, Vec<Finding>) {
+    let plan = crate::plan::record::RecordPlan::load(dir);
+    let judged = crate::rules::record::validate(&plan);
+    let name = plan.folder_name().unwrap_or_default();
+    let summary = match &judged.derived {
+        Some(derived) => format!(
+            "{name}: record plan {}, contract revision {}, {} events, {} tasks",
+            derived.generation.label(),
+            derived.revision,
+            derived.events,
+            derived.projection.tasks.len()
+        ),
+        None => format!("{name}: record plan"),
+    };
+    (summary, judged.findings)
 }
 
 fn validate_file(path: &Path) -> (String, Vec<Finding>) {

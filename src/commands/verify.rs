@@ -64,6 +64,9 @@ pub struct PlanReport {
     pub plan: String,
     pub verdict: VerifyVerdict,
     pub findings: Vec<Finding>,
+    /// A record plan's passing facts (docs/record-plans.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub record: Option<crate::rules::record::view::RecordFacts>,
 }
 
 /// Verify one plan folder.
@@ -98,7 +101,11 @@ pub fn verify_plan_with(dir: &Path, strictness: Strictness) -> PlanReport {
             plan: dir.display().to_string(),
             verdict: VerifyVerdict::of(&findings, strict),
             findings,
+            record: None,
         };
+    }
+    if crate::plan::record::is_record_plan(dir) {
+        return verify_record(dir, strict);
     }
     let plan = LoadedPlan::open(dir);
     let validation = crate::profile::time("validate", || {
@@ -137,6 +144,27 @@ pub fn verify_plan_with(dir: &Path, strictness: Strictness) -> PlanReport {
         plan: dir.display().to_string(),
         verdict: VerifyVerdict::of(&findings, strict),
         findings,
+        record: None,
+    }
+}
+
+/// Verify a record plan (DWP v6/v7): its documents, then what its records say together
+/// (`crate::rules::record`). Nothing is written (rule 25).
+fn verify_record(dir: &Path, strict: bool) -> PlanReport {
+    let plan = crate::profile::time("load records", || {
+        crate::plan::record::RecordPlan::load(dir)
+    });
+    let judged = crate::profile::time("record rules", || crate::rules::record::verify(&plan));
+    let mut findings = judged.findings;
+    findings.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
+    PlanReport {
+        plan: dir.display().to_string(),
+        verdict: VerifyVerdict::of(&findings, strict),
+        findings,
+        record: judged
+            .derived
+            .as_ref()
+            .map(crate::rules::record::view::facts),
     }
 }
 

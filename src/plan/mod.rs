@@ -8,6 +8,7 @@ mod loaded;
 pub mod markdown;
 pub mod model;
 pub mod pyjson;
+pub mod record;
 pub mod records;
 pub mod schemas;
 pub mod typed_schema;
@@ -199,17 +200,24 @@ fn generation_of(
             ])
         }
         Some(SchemaId::Newer(_, number)) => {
-            Err(vec![Finding::error(
-            Code::NewerSpec,
-            &file,
-            format!(
-                "uses {} v{number}, newer than this dwp knows (v1, v2, v5): no claim is made",
-                expected.slug()
-            ),
-        )
-        .at("$.schema")
-        .severity(Severity::Unverified)
-        .hint("upgrade dwp to a version that knows this schema")])
+            // v6 and v7 are record plans, found by their contract (`plan::record`): a v6 or v7
+            // URL on a folder without one is a shape dwp cannot read either way.
+            let message = match number {
+                6 | 7 => format!(
+                    "uses {} v{number}, a record-plan generation, but the folder holds no contract (a contract pointer in manifest.json, contract.json or contracts/): not a plan dwp can read; no claim is made",
+                    expected.slug()
+                ),
+                _ => format!(
+                    "uses {} v{number}, newer than this dwp knows (v1, v2, v5; v6 and v7 record plans): no claim is made",
+                    expected.slug()
+                ),
+            };
+            Err(vec![
+                Finding::error(Code::NewerSpec, &file, message)
+                    .at("$.schema")
+                    .severity(Severity::Unverified)
+                    .hint("upgrade dwp to a version that knows this schema"),
+            ])
         }
         _ => Err(vec![
             Finding::error(

@@ -9,4 +9,5 @@ pub mod evidence;
 pub mod invariants;
 pub mod observed;
 pub mod receipt;
+pub mod record;
 pub mod regenerate;

@@ -6,6 +6,7 @@ mod common;
 
 mod discovery;
 mod next;
+mod record_plans;
 mod status;
 mod validate;
 mod verify;

@@ -9,6 +9,7 @@ mod generated;
 mod loops;
 mod plan;
 pub mod progress;
+mod record;
 mod sarif;
 
 use super::outcome::Outcome;
@@ -69,6 +70,8 @@ pub fn print<W: Write>(out: &mut Inert<W>, outcome: &Outcome, format: Format) {
         Outcome::Status(summary) => plan::status(out, summary, json),
         Outcome::StatusAll(lines) => plan::status_all(out, lines, json),
         Outcome::Next(next) => plan::next(out, next, json),
+        Outcome::RecordStatus(status) => record::status(out, status, json),
+        Outcome::RecordNext(set) => record::next(out, set, json),
         Outcome::FinalizeCheck {
             plan: target,
             findings,

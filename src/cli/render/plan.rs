@@ -9,7 +9,7 @@ use crate::commands::migrate::MigrateOutcome;
 use crate::commands::new::NewOutcome;
 use crate::commands::next::{Action, NextOutcome};
 use crate::commands::reconcile::ReconcileReport;
-use crate::commands::status::{PlanLine, Summary};
+use crate::commands::status::{LineSummary, PlanLine, Summary};
 use crate::commands::update::{BoxNote, UpdateOutcome};
 use crate::commands::validate::Validation;
 use crate::findings::{Finding, Verdict};
@@ -591,7 +591,7 @@ pub(super) fn reconcile<W: Write>(
 }
 
 /// A task's or a plan's status word (padded or not), in its colour (`pending` plain).
-fn paint_status<W: Write>(out: &mut Inert<W>, status: &str) {
+pub(super) fn paint_status<W: Write>(out: &mut Inert<W>, status: &str) {
     let _ = match status_paint(status.trim_end()) {
         Some(paint) => out.paint(status, paint),
         None => out.write_all(status.as_bytes()),
@@ -789,9 +789,11 @@ fn status_task_line<W: Write>(out: &mut Inert<W>, task: &crate::commands::status
 pub(super) fn status_all<W: Write>(out: &mut Inert<W>, lines: &[PlanLine], json: Option<Stamp>) {
     if let Some(stamp) = json {
         let plans: Vec<_> = lines.iter().map(|l| match &l.summary {
-            Ok(s) => json!({"plan": s.plan, "status": s.status, "completed": s.completed, "total": s.total,
+            Ok(LineSummary::Plan(s)) => json!({"plan": s.plan, "status": s.status, "completed": s.completed, "total": s.total,
                 "current": s.current.as_ref().map(|c| c.id), "blocked": s.blocker.is_some(),
                 "desync": s.desync.as_ref().map(Vec::len)}),
+            Ok(LineSummary::Record(r)) => json!({"plan": r.plan, "status": r.status, "completed": r.completed,
+                "total": r.total, "current": null, "blocked": false, "desync": null, "generation": r.generation}),
             Err(e) => json!({"dir": l.dir, "error": e.to_string()}),
         }).collect();
         print_json(out, &envelope("status", stamp, json!({ "plans": plans })));
@@ -803,7 +805,30 @@ pub(super) fn status_all<W: Write>(out: &mut Inert<W>, lines: &[PlanLine], json:
     for line in lines {
         let name = &line.name;
         let _ = match &line.summary {
-            Ok(s) => {
+            Ok(LineSummary::Record(r)) => {
+                let _ = write!(out, "{name:<40} ");
+                paint_status(out, &format!("{:<11}", r.status.word()));
+                let working: Vec<&str> = r
+                    .tasks
+                    .iter()
+                    .filter(|t| {
+                        t.status == crate::rules::record::projection::TaskStatus::InProgress
+                    })
+                    .map(|t| t.id.as_str())
+                    .collect();
+                writeln!(
+                    out,
+                    " {:>7}  record plan {}{}",
+                    format!("{}/{}", r.completed, r.total),
+                    r.generation,
+                    if working.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", at work: {}", working.join(", "))
+                    }
+                )
+            }
+            Ok(LineSummary::Plan(s)) => {
                 let current = s
                     .current
                     .as_ref()
@@ -944,6 +969,9 @@ fn verify_plan_text<W: Write>(out: &mut Inert<W>, report: &crate::commands::veri
     let _ = write!(out, "{}: ", report.plan);
     let _ = out.paint(report.verdict.word(), verdict);
     let _ = writeln!(out, "{counts}");
+    if let Some(facts) = &report.record {
+        super::record::facts(out, facts);
+    }
     let mut previous_file: Option<&str> = None;
     for finding in &report.findings {
         if previous_file.is_some_and(|f| f != finding.file) {

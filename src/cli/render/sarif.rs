@@ -120,7 +120,11 @@ fn rule(code: Code) -> Value {
         | Code::NoStateLayer
         | Code::IndexInCode
         | Code::InlineLeftover
-        | Code::NoProgressCount => "note",
+        | Code::NoProgressCount
+        | Code::JournalFraming
+        | Code::ApprovalDigest
+        | Code::SnapshotStale
+        | Code::OpenDelegation => "note",
         Code::NewerSpec | Code::NewerStandard => "warning",
         _ => "error",
     };

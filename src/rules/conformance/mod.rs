@@ -53,6 +53,49 @@ pub fn fix_hint(code: Code) -> &'static str {
             "restore the file from the plan's history; `dwp validate PLAN` shows every problem"
         }
         NewerSpec | NewerStandard => "upgrade dwp to a version that knows this standard",
+        RecordContractMissing => {
+            "restore contract.json from the plan's export or history: a record plan's contract is written once, right after its manifest; `dwp validate PLAN` shows every problem"
+        }
+        ContractId | RevisionChain | ManifestPairing => {
+            "manifest and contracts are written once, never edited: restore the file from the plan's export or history; a change of contract is a new revision under contracts/ with its own approval"
+        }
+        ContractRules => {
+            "correct the contract by amendment (a new revision under contracts/, approved); `dwp validate PLAN` lists every rule it breaks"
+        }
+        TornJournal => {
+            "a torn line is a write cut short: the next journal writer truncates it and records a journal_repair event; a corrupt archive is restored from the plan's export"
+        }
+        JournalFraming => {
+            "nothing is lost: the next journal writer restores the newline and records a journal_repair event"
+        }
+        InvalidEvent | SeqOrder => {
+            "the journal is append-only: if it was edited, restore it from the plan's export or history; a correction is a new event, never an edit"
+        }
+        AgentObserved => {
+            "observed evidence comes only from a run the plan's gate runner executed: run the gate again through it; an agent's own report is recorded as asserted"
+        }
+        UndeclaredGate => {
+            "a gate run proves a criterion its task declares: run a declared gate, or amend the contract to declare this one"
+        }
+        NoApproval => {
+            "record the approval of the live contract (an approval event citing its id) before work starts"
+        }
+        ApprovalDigest => {
+            "the markdown changed after the approval: if the change is substantive, have the plan approved again"
+        }
+        SnapshotStale => {
+            "state.json is derived from the journal: project it again with the plan's ledger; `dwp status PLAN` shows the derived state meanwhile"
+        }
+        GateLogMissing | GateLogExit => {
+            "a gate log is never edited or moved: restore it from the plan's export or history, or run the gate again on the task at work"
+        }
+        StartedEarly => {
+            "a task starts once its prerequisites are completed: `dwp next PLAN` lists the tasks ready now"
+        }
+        ForeignEvidence => {
+            "each task's gates prove that task: run the gate for this task so that its own log is recorded"
+        }
+        OpenDelegation => "collect or cancel the delegation before the task completes",
         TaskIds | TaskCount | CompletedCount | DuplicateLocator | LocatorId | LocatorFormat
         | StatusNotDerived | BlockerTask | CheckpointTask | TerminalCheckpoint
         | CompletedWithoutTime | Timestamp => {

@@ -1,0 +1,193 @@
+//! What dwp shows of a record plan (DWP v6/v7), as human text or its JSON document: the status
+//! and the ready set the journal derives, and the facts `verify` states beside its findings.
+
+use super::plan::paint_status;
+use super::{Stamp, print_keyed};
+use crate::rules::record::SnapshotAgreement;
+use crate::rules::record::view::{ReadyAction, ReadySet, RecordFacts, RecordStatus};
+use crate::term::{Inert, Paint, inert_line};
+use serde_json::Value;
+use std::io::Write;
+
+/// A JSON value as a line shows it: a string bare, anything else as JSON.
+fn bare(value: &Value) -> String {
+    match value {
+        Value::String(s) => inert_line(s).into_owned(),
+        Value::Null => "-".into(),
+        other => other.to_string(),
+    }
+}
+
+fn snapshot_words(snapshot: SnapshotAgreement) -> &'static str {
+    match snapshot {
+        SnapshotAgreement::Agrees => "state.json agrees with the journal",
+        SnapshotAgreement::Stale => "state.json is stale against the journal",
+        SnapshotAgreement::Missing => "state.json not projected yet",
+        SnapshotAgreement::NotCompared => "state.json not compared",
+    }
+}
+
+pub(super) fn status<W: Write>(out: &mut Inert<W>, status: &RecordStatus, json: Option<Stamp>) {
+    if let Some(stamp) = json {
+        print_keyed(out, "status", stamp, status);
+        return;
+    }
+    let title = status
+        .title
+        .as_deref()
+        .map(|t| format!(" · {}", inert_line(t)))
+        .unwrap_or_default();
+    let _ = write!(out, "{}{title} · ", status.plan);
+    paint_status(out, status.status.word());
+    let _ = writeln!(
+        out,
+        " · {}/{} tasks completed (derived from gate evidence)",
+        status.completed, status.total
+    );
+    let _ = writeln!(
+        out,
+        "  record plan {}: contract revision {} ({}), {} journal events; {}",
+        status.generation,
+        bare(&status.contract.revision),
+        inert_line(&status.contract.file),
+        status.events,
+        snapshot_words(status.snapshot)
+    );
+    if status.torn {
+        let _ = out.paint("  the journal has a torn tail:", Paint::Bad);
+        let _ = writeln!(out, " shown as the events before it derive it");
+    }
+    match &status.approval {
+        Some(approval) => {
+            let drift = match approval.digest_matches {
+                Some(false) => "; the markdown changed since",
+                None => "; the markdown could not be read to compare",
+                Some(true) => "",
+            };
+            let _ = writeln!(
+                out,
+                "  approval: seq {} by {} ({}){drift}",
+                bare(&approval.seq),
+                bare(&approval.authority),
+                bare(&approval.mechanism)
+            );
+        }
+        None => {
+            let _ = out.paint("  approval: none cites the live contract", Paint::Bad);
+            let _ = writeln!(out);
+        }
+    }
+    for task in &status.tasks {
+        let _ = write!(out, "  {:<24} ", inert_line(&task.id));
+        paint_status(out, &format!("{:<11}", task.status.word()));
+        let _ = writeln!(out, " {}", bare(&task.title));
+        for criterion in &task.criteria {
+            let state = if criterion.satisfied {
+                format!(
+                    "satisfied at seq {} ({})",
+                    bare(&criterion.via_seq),
+                    bare(&criterion.trust)
+                )
+            } else if criterion.stale_seqs.is_empty() {
+                "open".to_owned()
+            } else {
+                let stale: Vec<String> = criterion.stale_seqs.iter().map(bare).collect();
+                format!("open (runs that no longer count: seq {})", stale.join(", "))
+            };
+            let _ = writeln!(out, "      {}: {state}", bare(&criterion.criterion));
+        }
+    }
+    for delegation in &status.open_delegations {
+        let _ = writeln!(
+            out,
+            "  delegation {} of {} is open",
+            inert_line(&delegation.id),
+            inert_line(&delegation.task)
+        );
+    }
+}
+
+pub(super) fn next<W: Write>(out: &mut Inert<W>, set: &ReadySet, json: Option<Stamp>) {
+    if let Some(stamp) = json {
+        print_keyed(out, "next", stamp, set);
+        return;
+    }
+    let _ = write!(out, "{} · ", set.plan);
+    paint_status(out, set.status.word());
+    let _ = writeln!(
+        out,
+        " · {}/{} tasks completed · record plan {}",
+        set.completed, set.total, set.generation
+    );
+    match set.action {
+        ReadyAction::Done => {
+            let _ = writeln!(out, "every task is completed");
+            return;
+        }
+        ReadyAction::Approve => {
+            let _ = out.paint("no approval cites the live contract:", Paint::Bad);
+            let _ = writeln!(out, " nothing opens the tasks until one does");
+        }
+        ReadyAction::Work => {}
+    }
+    let parallel = set.ready.iter().filter(|t| t.parallel_safe).count();
+    let _ = out.paint("ready:", Paint::Strong);
+    let _ = writeln!(
+        out,
+        " {} task{}{}",
+        set.ready.len(),
+        if set.ready.len() == 1 { "" } else { "s" },
+        if parallel > 1 {
+            format!(" ({parallel} parallel-safe: several agents may take those at once)")
+        } else {
+            String::new()
+        }
+    );
+    for task in &set.ready {
+        let _ = write!(out, "  {:<24} ", inert_line(&task.id));
+        paint_status(out, &format!("{:<11}", task.status.word()));
+        let safe = if task.parallel_safe {
+            " parallel-safe"
+        } else {
+            ""
+        };
+        let open: Vec<String> = task.open_criteria.iter().map(bare).collect();
+        let open = if open.is_empty() {
+            String::new()
+        } else {
+            format!(" · open: {}", open.join(", "))
+        };
+        let _ = writeln!(out, " {}{safe}{open}", bare(&task.title));
+    }
+    for task in &set.waiting {
+        let _ = writeln!(
+            out,
+            "  {:<24} waits for {}",
+            inert_line(&task.id),
+            task.waits_for.join(", ")
+        );
+    }
+}
+
+/// The passing facts of a record plan's verdict, under its header.
+pub(super) fn facts<W: Write>(out: &mut Inert<W>, facts: &RecordFacts) {
+    let _ = writeln!(
+        out,
+        "  record plan {}: live contract {} (revision {}), {} journal events",
+        facts.generation,
+        inert_line(&facts.contract.file),
+        bare(&facts.contract.revision),
+        facts.events
+    );
+    let approval = if facts.approved {
+        "an approval cites the live contract id"
+    } else {
+        "no approval cites the live contract id"
+    };
+    let _ = writeln!(out, "  {approval}; {}", snapshot_words(facts.snapshot));
+    let _ = writeln!(
+        out,
+        "  {}/{} tasks completed (derived from gate evidence)",
+        facts.completed, facts.total
+    );
+}

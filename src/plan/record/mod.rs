@@ -1,0 +1,276 @@
+//! Record plans (DWP v6 and v7): a plan whose truth is an append-only journal of events under a
+//! content-addressed contract, with `state.json` a snapshot derived from them
+//! (docs/record-plans.md).
+//!
+//! This module finds such a plan ([`is_record_plan`]) and reads it whole, once, through the
+//! store ([`RecordPlan::load`]): the manifest, every contract file, the journal (archived
+//! segments and the live file, framed as the public tooling frames it, a torn tail reported and
+//! never repaired), the snapshot's bytes and the plan's markdown. Gate logs are read only when a
+//! rule asks ([`RecordPlan::read_logs`]). What the records mean is `crate::rules::record`'s.
+
+pub mod journal;
+
+use crate::plan::json::{JsonError, parse_strict};
+use crate::store::{self, Entry, ReadFailure};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+pub use journal::{Event, Journal, Segment, Torn};
+
+/// The two record-plan generations. A plan keeps its generation for life; it is read from the
+/// live contract's `schema` URL, never from a version string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum RecordGeneration {
+    V6,
+    V7,
+}
+
+const BASE: &str = "https://deepworkplan.com/schema/";
+
+impl RecordGeneration {
+    pub fn number(self) -> u32 {
+        match self {
+            RecordGeneration::V6 => 6,
+            RecordGeneration::V7 => 7,
+        }
+    }
+
+    fn from_number(number: u32) -> Option<RecordGeneration> {
+        match number {
+            6 => Some(RecordGeneration::V6),
+            7 => Some(RecordGeneration::V7),
+            _ => None,
+        }
+    }
+
+    /// `v6` or `v7`.
+    pub fn label(self) -> &'static str {
+        match self {
+            RecordGeneration::V6 => "v6",
+            RecordGeneration::V7 => "v7",
+        }
+    }
+
+    /// The URL of a record document of this generation (`plan-contract`, `plan-manifest`,
+    /// `journal-event`).
+    pub fn url(self, document: &str) -> String {
+        format!("{BASE}{document}/v{}.json", self.number())
+    }
+
+    /// The helper identity the public ledger writes for this generation (`generated_by`).
+    pub fn ledger_identity(self) -> &'static str {
+        match self {
+            RecordGeneration::V6 => "dwp-ledger/6.0",
+            RecordGeneration::V7 => "dwp-ledger/7.0",
+        }
+    }
+}
+
+/// The URL of the derived snapshot, the same for v6 and v7.
+pub const SNAPSHOT_URL: &str = "https://deepworkplan.com/schema/plan-snapshot/v6.json";
+
+/// What a record document's `schema` URL says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UrlGeneration {
+    Known(RecordGeneration),
+    /// A generation of the same document newer than v7: no claim can be made.
+    Newer(u32),
+    /// Missing, not a string, another document's URL, or an older generation.
+    Unknown,
+}
+
+/// The generation a `schema` value names for `document` (`plan-contract`, `plan-manifest`,
+/// `journal-event`).
+pub fn url_generation(schema: Option<&Value>, document: &str) -> UrlGeneration {
+    let Some(url) = schema.and_then(Value::as_str) else {
+        return UrlGeneration::Unknown;
+    };
+    let number = url
+        .strip_prefix(BASE)
+        .and_then(|rest| rest.strip_prefix(document))
+        .and_then(|rest| rest.strip_prefix("/v"))
+        .and_then(|rest| rest.strip_suffix(".json"))
+        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|n| n.parse::<u32>().ok());
+    match number {
+        Some(n) => match RecordGeneration::from_number(n) {
+            Some(generation) => UrlGeneration::Known(generation),
+            None if n > 7 => UrlGeneration::Newer(n),
+            None => UrlGeneration::Unknown,
+        },
+        None => UrlGeneration::Unknown,
+    }
+}
+
+/// The files of a record plan, by name inside the plan folder.
+pub const MANIFEST: &str = "manifest.json";
+pub const CONTRACT: &str = "contract.json";
+pub const CHAIN: &str = "contracts";
+pub const JOURNAL: &str = "journal.ndjson";
+pub const SNAPSHOT: &str = "state.json";
+
+/// Whether `dir` is a record plan (rule 16 of docs/record-plans.md): it holds a `contract.json`
+/// or a `contracts/` chain, or a `manifest.json` carrying a contract pointer (written first, so
+/// that a plan whose materialization stopped before its contract is still found). Detected by
+/// its artifacts, never by a version string.
+pub fn is_record_plan(dir: &Path) -> bool {
+    let present = |name: &str| !store::is_absent(&dir.join(name));
+    if present(CONTRACT) || present(CHAIN) {
+        return true;
+    }
+    let Ok(bytes) = store::read_artifact(&dir.join(MANIFEST), dir) else {
+        return false;
+    };
+    // A lenient read: detection must not depend on the manifest being strictly valid.
+    let Ok(manifest) = serde_json::from_slice::<Value>(&bytes) else {
+        return false;
+    };
+    manifest.get("contract").is_some_and(Value::is_object)
+}
+
+/// Why a JSON document of the plan could not be taken.
+#[derive(Debug)]
+pub enum DocProblem {
+    Unreadable(ReadFailure),
+    NotJson(JsonError),
+}
+
+/// One JSON document of the plan: its name inside the plan folder, and its value or why not.
+#[derive(Debug)]
+pub struct Doc {
+    /// The path inside the plan folder (`contracts/contract.r2.json`).
+    pub name: String,
+    pub read: Result<Value, DocProblem>,
+}
+
+impl Doc {
+    fn load(dir: &Path, name: &str) -> Doc {
+        let read = match store::read_artifact(&dir.join(name), dir) {
+            Ok(bytes) => parse_strict(&bytes).map_err(DocProblem::NotJson),
+            Err(failure) => Err(DocProblem::Unreadable(failure)),
+        };
+        Doc {
+            name: name.to_owned(),
+            read,
+        }
+    }
+
+    pub fn value(&self) -> Option<&Value> {
+        self.read.as_ref().ok()
+    }
+}
+
+/// A record plan as read.
+#[derive(Debug)]
+pub struct RecordPlan {
+    pub dir: PathBuf,
+    /// `manifest.json`, when something stands at that name.
+    pub manifest: Option<Doc>,
+    /// `contract.json`, when something stands at that name.
+    pub first_contract: Option<Doc>,
+    /// `contracts/*.json` (hidden pending drafts are not `*.json` names and stay out), by name.
+    pub chain: Vec<Doc>,
+    /// `contracts/` stands but cannot be listed.
+    pub chain_unlisted: Option<String>,
+    pub journal: Journal,
+    /// `state.json`'s bytes, when something stands at that name.
+    pub snapshot: Option<Result<Vec<u8>, ReadFailure>>,
+    /// The plan's top-level `*.md` files, sorted by name, with their bytes.
+    pub markdown: Vec<(String, Result<Vec<u8>, ReadFailure>)>,
+}
+
+impl RecordPlan {
+    /// Read the record plan at `dir`: every record file, once.
+    pub fn load(dir: &Path) -> RecordPlan {
+        let listing = store::list_entries(dir, dir).unwrap_or_default();
+        let stands = |name: &str| listing.iter().any(|(n, _)| n == name);
+        let (chain, chain_unlisted) = if stands(CHAIN) {
+            load_chain(dir)
+        } else {
+            (Vec::new(), None)
+        };
+        let archives: Vec<String> = listing
+            .iter()
+            .filter(|(name, _)| journal::archive_range(name).is_some())
+            .map(|(name, _)| name.clone())
+            .collect();
+        let markdown_names: Vec<String> = listing
+            .iter()
+            .filter(|(name, kind)| name.ends_with(".md") && *kind != Entry::Directory)
+            .map(|(name, _)| name.clone())
+            .collect();
+        let markdown = store::read_each(&markdown_names, |name| {
+            (name.clone(), store::read_artifact(&dir.join(name), dir))
+        });
+        RecordPlan {
+            dir: dir.to_path_buf(),
+            manifest: stands(MANIFEST).then(|| Doc::load(dir, MANIFEST)),
+            first_contract: stands(CONTRACT).then(|| Doc::load(dir, CONTRACT)),
+            chain,
+            chain_unlisted,
+            journal: Journal::load(dir, &archives, stands(JOURNAL)),
+            snapshot: stands(SNAPSHOT).then(|| store::read_artifact(&dir.join(SNAPSHOT), dir)),
+            markdown,
+        }
+    }
+
+    /// The folder's own name (`PLAN_x`).
+    pub fn folder_name(&self) -> Option<String> {
+        crate::plan::PlanPaths::new(&self.dir).folder_name()
+    }
+
+    /// Every contract file: `contract.json` first, then the chain by name.
+    pub fn contract_files(&self) -> impl Iterator<Item = &Doc> {
+        self.first_contract.iter().chain(self.chain.iter())
+    }
+
+    /// The live contract: the chain file with the highest integer `revision` (the first of
+    /// equals, by name), else `contract.json`. `None` when neither can be read as an object.
+    pub fn live_contract(&self) -> Option<&Doc> {
+        let mut best: Option<(&Doc, i64)> = None;
+        for doc in &self.chain {
+            let Some(revision) = doc.value().and_then(|v| v.get("revision")).and_then(as_int)
+            else {
+                continue;
+            };
+            if best.is_none_or(|(_, top)| revision > top) {
+                best = Some((doc, revision));
+            }
+        }
+        match best {
+            Some((doc, _)) => Some(doc),
+            None => self.first_contract.as_ref(),
+        }
+    }
+
+    /// The bytes of each of `paths` (relative to the plan folder, as an `evidence_path` is
+    /// written), read beneath the plan folder: a path leaving it is refused as an escape.
+    pub fn read_logs(&self, paths: &[String]) -> Vec<Result<Vec<u8>, ReadFailure>> {
+        store::read_each(paths, |path| {
+            store::read_artifact(&self.dir.join(path), &self.dir)
+        })
+    }
+}
+
+/// An integer JSON value that is no bool (the public tooling's `type(x) is int`).
+pub fn as_int(value: &Value) -> Option<i64> {
+    match value {
+        Value::Number(n) if !n.is_f64() => n.as_i64(),
+        _ => None,
+    }
+}
+
+fn load_chain(dir: &Path) -> (Vec<Doc>, Option<String>) {
+    let folder = dir.join(CHAIN);
+    match store::list_entries(&folder, dir) {
+        Ok(entries) => {
+            let docs = entries
+                .into_iter()
+                .filter(|(name, _)| name.ends_with(".json"))
+                .map(|(name, _)| Doc::load(dir, &format!("{CHAIN}/{name}")))
+                .collect();
+            (docs, None)
+        }
+        Err(e) => (Vec::new(), Some(e.to_string())),
+    }
+}

@@ -1,0 +1,311 @@
+//! What the journal and the gate logs let dwp check beyond the public verifier: an observed gate
+//! whose log is missing or shows another exit code, a gate citing another task's log, a task
+//! started before its prerequisites were completed, and delegations left open.
+
+use crate::findings::Code;
+use crate::plan::record::Event;
+use crate::store::ReadFailure;
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+
+/// A problem found at one event: the event's index in the journal, the code and the message.
+pub type EventFinding = (usize, Code, String);
+
+/// The observed gate runs whose logs must be read: `(event index, evidence path)`.
+pub fn observed_gates(events: &[Event]) -> Vec<(usize, String)> {
+    events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.kind() == Some("gate_run") && e.str("trust") == Some("observed"))
+        .filter_map(|(i, e)| Some((i, e.str("evidence_path")?.to_owned())))
+        .collect()
+}
+
+/// Judge each observed gate against its log as read: the log must be there, inside the plan
+/// folder, and end with the public gate runner's `--- exit N ---` line for the recorded code.
+pub fn log_findings(
+    events: &[Event],
+    gates: &[(usize, String)],
+    logs: Vec<Result<Vec<u8>, ReadFailure>>,
+) -> Vec<EventFinding> {
+    let mut found = Vec::new();
+    for ((index, path), log) in gates.iter().zip(logs) {
+        let bytes = match log {
+            Ok(bytes) => bytes,
+            Err(failure) => {
+                found.push((
+                    *index,
+                    Code::GateLogMissing,
+                    format!("its log {path} {failure}"),
+                ));
+                continue;
+            }
+        };
+        let recorded = events[*index]
+            .value
+            .get("exit_code")
+            .and_then(Value::as_i64);
+        match (last_exit(&bytes), recorded) {
+            (Some(shown), Some(recorded)) if shown == recorded => {}
+            (Some(shown), Some(recorded)) => found.push((
+                *index,
+                Code::GateLogExit,
+                format!("records exit code {recorded}, but its log {path} ends with exit {shown}"),
+            )),
+            (None, _) => found.push((
+                *index,
+                Code::GateLogExit,
+                format!("its log {path} does not end with the gate runner's `--- exit N ---` line"),
+            )),
+            // An exit code that is no integer is an invalid event already.
+            (Some(_), None) => {}
+        }
+    }
+    found
+}
+
+/// The exit code on a gate log's last line, `--- exit N ---`.
+fn last_exit(log: &[u8]) -> Option<i64> {
+    let text = std::str::from_utf8(log.strip_suffix(b"\n")?).ok()?;
+    let line = text.rsplit('\n').next()?;
+    line.strip_prefix("--- exit ")?
+        .strip_suffix(" ---")?
+        .parse()
+        .ok()
+}
+
+/// Gate runs citing a log another task's gate produced: a log under `gates/<other task>/`, or
+/// one another task's gate run already cites.
+pub fn foreign_evidence(events: &[Event]) -> Vec<EventFinding> {
+    let mut first_citer: HashMap<String, &str> = HashMap::new();
+    let mut found = Vec::new();
+    for (index, event) in events.iter().enumerate() {
+        if event.kind() != Some("gate_run") {
+            continue;
+        }
+        let (Some(task), Some(path)) = (event.str("task"), event.str("evidence_path")) else {
+            continue;
+        };
+        let path = path.trim_start_matches("./").to_owned();
+        let owner = path
+            .strip_prefix("gates/")
+            .and_then(|rest| rest.split_once('/'))
+            .map(|(dir, _)| dir);
+        if let Some(owner) = owner.filter(|owner| *owner != task) {
+            found.push((
+                index,
+                Code::ForeignEvidence,
+                format!("a gate of {task} cites {path}, a log of {owner}'s gates"),
+            ));
+            continue;
+        }
+        match first_citer.get(&path) {
+            Some(other) if *other != task => found.push((
+                index,
+                Code::ForeignEvidence,
+                format!("a gate of {task} cites {path}, which a gate of {other} cited first"),
+            )),
+            Some(_) => {}
+            None => {
+                first_citer.insert(path, task);
+            }
+        }
+    }
+    found
+}
+
+/// The contract's tasks as the order checks need them.
+pub struct TaskGraph<'c> {
+    pub prerequisites: HashMap<&'c str, Vec<&'c str>>,
+    pub criteria: HashMap<&'c str, Vec<&'c str>>,
+    /// Each criterion's accepted trust labels.
+    pub accepted: HashMap<&'c str, Vec<&'c Value>>,
+}
+
+impl<'c> TaskGraph<'c> {
+    pub fn of(contract: &'c Value) -> TaskGraph<'c> {
+        let mut graph = TaskGraph {
+            prerequisites: HashMap::new(),
+            criteria: HashMap::new(),
+            accepted: HashMap::new(),
+        };
+        let strings = |v: Option<&'c Value>| -> Vec<&'c str> {
+            v.and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default()
+        };
+        let tasks = contract.get("tasks").and_then(Value::as_array);
+        for task in tasks.into_iter().flatten() {
+            let Some(id) = task.get("id").and_then(Value::as_str) else {
+                continue;
+            };
+            graph
+                .prerequisites
+                .insert(id, strings(task.get("prerequisites")));
+            let intents = task.get("gate_intent").and_then(Value::as_array);
+            let criteria = intents
+                .into_iter()
+                .flatten()
+                .filter_map(|g| g.get("criterion")?.as_str())
+                .collect();
+            graph.criteria.insert(id, criteria);
+        }
+        let criteria = contract
+            .get("acceptance")
+            .and_then(|a| a.get("criteria"))
+            .and_then(Value::as_array);
+        for criterion in criteria.into_iter().flatten() {
+            if let Some(id) = criterion.get("id").and_then(Value::as_str) {
+                let accepted = criterion.get("accepted_evidence").and_then(Value::as_array);
+                graph
+                    .accepted
+                    .insert(id, accepted.into_iter().flatten().collect());
+            }
+        }
+        graph
+    }
+}
+
+/// Task starts made while a prerequisite was not completed, completion derived from the events
+/// before each start exactly as the projection derives it from all of them.
+pub fn early_starts(events: &[Event], graph: &TaskGraph) -> Vec<EventFinding> {
+    let mut timeline = Timeline::default();
+    let mut found = Vec::new();
+    for (index, event) in events.iter().enumerate() {
+        if event.kind() == Some("task_start")
+            && let Some(task) = event.str("task")
+        {
+            let waiting: Vec<&str> = graph
+                .prerequisites
+                .get(task)
+                .into_iter()
+                .flatten()
+                .copied()
+                .filter(|p| !timeline.completed(p, graph))
+                .collect();
+            if !waiting.is_empty() {
+                found.push((
+                    index,
+                    Code::StartedEarly,
+                    format!(
+                        "{task} started while {} was not completed",
+                        waiting.join(", ")
+                    ),
+                ));
+            }
+        }
+        timeline.record(event, graph);
+    }
+    found
+}
+
+/// The facts of completion as the journal has them so far.
+#[derive(Default)]
+struct Timeline<'e> {
+    starts: HashMap<&'e str, i64>,
+    /// Per (task, criterion), the latest accepted passing gate run.
+    passed: HashMap<(&'e str, &'e str), i64>,
+    invalidated_before: HashMap<&'e str, i64>,
+    approved: HashSet<&'e str>,
+    /// Amendments waiting for the approval of the revision they introduce.
+    pending: HashMap<&'e str, Vec<&'e Event>>,
+}
+
+impl<'e> Timeline<'e> {
+    fn completed(&self, task: &str, graph: &TaskGraph) -> bool {
+        let Some(&start) = self.starts.get(task) else {
+            return false;
+        };
+        graph
+            .criteria
+            .get(task)
+            .into_iter()
+            .flatten()
+            .all(|criterion| {
+                let floor = start.max(self.invalidated_before.get(criterion).copied().unwrap_or(0));
+                self.passed
+                    .get(&(task, criterion))
+                    .is_some_and(|&seq| seq >= floor)
+            })
+    }
+
+    fn record(&mut self, event: &'e Event, graph: &TaskGraph) {
+        let seq = event.seq();
+        match event.kind() {
+            Some("task_start") => {
+                if let Some(task) = event.str("task") {
+                    let start = self.starts.entry(task).or_insert(seq);
+                    *start = (*start).max(seq);
+                }
+            }
+            Some("gate_run") => {
+                let (Some(task), Some(criterion)) = (event.str("task"), event.str("criterion"))
+                else {
+                    return;
+                };
+                let trust = event.value.get("trust").unwrap_or(&Value::Null);
+                let accepted = graph
+                    .accepted
+                    .get(criterion)
+                    .is_some_and(|a| a.contains(&trust));
+                if accepted && super::projection::is_success(event.value.get("exit_code")) {
+                    let passed = self.passed.entry((task, criterion)).or_insert(seq);
+                    *passed = (*passed).max(seq);
+                }
+            }
+            Some("approval") => {
+                if let Some(id) = event.str("contract_id") {
+                    self.approved.insert(id);
+                    for amendment in self.pending.remove(id).unwrap_or_default() {
+                        self.invalidate(amendment);
+                    }
+                }
+            }
+            Some("amendment") => match super::amendment_tag(event) {
+                Some(tag) if !self.approved.contains(tag) => {
+                    self.pending.entry(tag).or_default().push(event)
+                }
+                _ => self.invalidate(event),
+            },
+            _ => {}
+        }
+    }
+
+    fn invalidate(&mut self, amendment: &'e Event) {
+        let criteria = amendment
+            .value
+            .get("evidence_invalidated")
+            .and_then(Value::as_array);
+        for criterion in criteria.into_iter().flatten().filter_map(Value::as_str) {
+            let floor = self.invalidated_before.entry(criterion).or_insert(0);
+            *floor = (*floor).max(amendment.seq());
+        }
+    }
+}
+
+/// Delegations whose latest state is still `launched`: `(event index of that state, id, task)`.
+pub fn open_delegations(events: &[Event]) -> Vec<(usize, String, String)> {
+    let mut latest: HashMap<&str, usize> = HashMap::new();
+    let mut order = Vec::new();
+    for (index, event) in events.iter().enumerate() {
+        if event.kind() == Some("delegation")
+            && let Some(id) = event.str("delegation_id")
+            && latest.insert(id, index).is_none()
+        {
+            order.push(id);
+        }
+    }
+    order
+        .into_iter()
+        .filter_map(|id| {
+            let event = &events[latest[id]];
+            (event.str("state") == Some("launched")).then(|| {
+                (
+                    latest[id],
+                    id.to_owned(),
+                    event.str("task").unwrap_or("?").to_owned(),
+                )
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,707 @@
+//! The rules of record plans (DWP v6/v7), shared by `validate`, `verify`, `status` and `next`
+//! (docs/record-plans.md): the documents (manifest, contract chain, journal) judged on their
+//! own, then what the records say together (approval, snapshot, gate logs, task order), and the
+//! state the journal derives, which is what `status` and `next` show.
+
+pub mod contract;
+pub mod events;
+pub mod evidence;
+pub mod projection;
+pub mod view;
+
+use crate::findings::{Code, Finding, Severity};
+use crate::plan::record::{
+    Doc, DocProblem, Event, RecordGeneration, RecordPlan, UrlGeneration, url_generation,
+};
+use crate::plan::schemas::{RecordSchema, validate_record};
+use projection::{Projection, TaskStatus};
+use regex::Regex;
+use serde::Serialize;
+use serde_json::Value;
+use std::sync::LazyLock;
+
+/// What the rules found, and what the records derive when the live contract could be read.
+pub struct Judged {
+    pub findings: Vec<Finding>,
+    pub derived: Option<Derived>,
+}
+
+/// A record plan as its records derive it.
+pub struct Derived {
+    pub generation: RecordGeneration,
+    /// The live contract's file, inside the plan folder.
+    pub contract_file: String,
+    pub contract_id: Value,
+    pub revision: Value,
+    /// The contract's `title`, when it has one.
+    pub title: Option<String>,
+    pub projection: Projection,
+    /// Per task id, its prerequisites and whether it is marked `parallel_safe` (v7).
+    pub graph: Vec<TaskShape>,
+    pub approval: Option<Approval>,
+    pub snapshot: SnapshotAgreement,
+    pub open_delegations: Vec<(String, String)>,
+    pub events: usize,
+    pub torn: bool,
+}
+
+/// A task's place in the contract's graph.
+#[derive(Debug, Clone, Serialize)]
+pub struct TaskShape {
+    pub id: String,
+    pub prerequisites: Vec<String>,
+    pub parallel_safe: bool,
+}
+
+/// The latest approval citing the live contract.
+#[derive(Debug, Clone, Serialize)]
+pub struct Approval {
+    pub seq: Value,
+    pub authority: Value,
+    pub mechanism: Value,
+    /// Whether its `plan_digest` is the markdown's digest now (`None`: the markdown could not
+    /// be read whole).
+    pub digest_matches: Option<bool>,
+}
+
+/// How `state.json` stands against the projection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SnapshotAgreement {
+    Agrees,
+    Stale,
+    Missing,
+    /// Not compared: the journal is torn, or state.json could not be read.
+    NotCompared,
+}
+
+impl Derived {
+    pub fn completed(&self) -> usize {
+        self.projection
+            .tasks
+            .iter()
+            .filter(|t| t.status == TaskStatus::Completed)
+            .count()
+    }
+}
+
+/// Judge the documents only (`dwp validate`).
+pub fn validate(plan: &RecordPlan) -> Judged {
+    judge(plan, false)
+}
+
+/// Judge everything the records say (`dwp verify`).
+pub fn verify(plan: &RecordPlan) -> Judged {
+    judge(plan, true)
+}
+
+/// The live contract, once it is known to be readable, of a known generation and valid.
+struct Live<'p> {
+    doc: &'p Doc,
+    value: &'p Value,
+    generation: RecordGeneration,
+}
+
+struct Judge<'p> {
+    plan: &'p RecordPlan,
+    findings: Vec<Finding>,
+}
+
+fn judge(plan: &RecordPlan, cross: bool) -> Judged {
+    let mut judge = Judge {
+        plan,
+        findings: Vec::new(),
+    };
+    let live = judge.contracts();
+    judge.manifest(live.as_ref());
+    judge.journal(live.as_ref());
+    judge.snapshot_document();
+    let derived = live.map(|live| judge.derive(&live, cross));
+    let mut findings = judge.findings;
+    crate::rules::conformance::add_fix_hints(&mut findings, &plan.dir);
+    Judged { findings, derived }
+}
+
+static AMENDMENT_TAG: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"amendment to revision \d+ contract ([0-9a-f]{64})").unwrap());
+
+/// The contract revision an amendment written by the public ledger introduces, from its note.
+pub fn amendment_tag(event: &Event) -> Option<&str> {
+    let note = event.str("note")?;
+    AMENDMENT_TAG
+        .captures(note)
+        .and_then(|c| c.get(1))
+        .map(|m| m.as_str())
+}
+
+impl<'p> Judge<'p> {
+    fn file(&self, name: &str) -> String {
+        self.plan.dir.join(name).display().to_string()
+    }
+
+    fn push(&mut self, code: Code, name: &str, message: impl Into<String>) -> &mut Finding {
+        let finding = Finding::error(code, self.file(name), message);
+        self.findings.push(finding);
+        self.findings.last_mut().expect("just pushed")
+    }
+
+    /// A JSON document's read problem as a finding; its value when it has one.
+    fn read<'d>(&mut self, doc: &'d Doc) -> Option<&'d Value> {
+        match &doc.read {
+            Ok(value) => Some(value),
+            Err(DocProblem::Unreadable(failure)) => {
+                let unverified = failure.is_unverifiable();
+                let finding = self.push(Code::Unreadable, &doc.name, failure.to_string());
+                if unverified {
+                    finding.severity = Severity::Unverified;
+                }
+                None
+            }
+            Err(DocProblem::NotJson(e)) => {
+                self.push(Code::NotJson, &doc.name, e.message.clone()).path = Some(e.path.clone());
+                None
+            }
+        }
+    }
+
+    /// A document's schema violations as findings; whether there were none.
+    fn schema(&mut self, doc: &Doc, schema: RecordSchema, value: &Value) -> bool {
+        let violations = validate_record(schema, value);
+        for violation in &violations {
+            self.push(Code::SchemaViolation, &doc.name, violation.message.clone())
+                .path = Some(violation.path.clone());
+        }
+        violations.is_empty()
+    }
+
+    /// Every contract file judged; the live one returned when it can be trusted.
+    fn contracts(&mut self) -> Option<Live<'p>> {
+        let plan = self.plan;
+        if let Some(why) = &plan.chain_unlisted {
+            self.push(Code::Unreadable, crate::plan::record::CHAIN, why.clone());
+        }
+        if plan.first_contract.is_none() && plan.chain.is_empty() {
+            self.push(
+                Code::RecordContractMissing,
+                crate::plan::record::CONTRACT,
+                "is missing, and there is no contracts/ chain: materialization stopped after the manifest (rule 3)",
+            );
+            return None;
+        }
+        let live_name = plan.live_contract().map(|doc| doc.name.as_str());
+        let mut live = None;
+        for doc in plan.contract_files() {
+            let Some(value) = self.read(doc) else {
+                continue;
+            };
+            let is_live = Some(doc.name.as_str()) == live_name;
+            let generation = match url_generation(value.get("schema"), "plan-contract") {
+                UrlGeneration::Known(generation) => generation,
+                UrlGeneration::Newer(n) => {
+                    self.push(
+                        Code::NewerSpec,
+                        &doc.name,
+                        format!("uses plan-contract v{n}, newer than this dwp knows (v6, v7): no claim is made"),
+                    )
+                    .severity = Severity::Unverified;
+                    continue;
+                }
+                UrlGeneration::Unknown => {
+                    self.push(
+                        Code::UnknownSchema,
+                        &doc.name,
+                        format!(
+                            "`schema` {} is no plan-contract URL of a record generation (v6, v7)",
+                            shown(value.get("schema"))
+                        ),
+                    )
+                    .path = Some("$.schema".into());
+                    continue;
+                }
+            };
+            let schema = match generation {
+                RecordGeneration::V6 => RecordSchema::ContractV6,
+                RecordGeneration::V7 => RecordSchema::ContractV7,
+            };
+            let valid = self.schema(doc, schema, value);
+            if let Some((stamped, computed)) = contract::stamp_mismatch(value) {
+                self.push(
+                    Code::ContractId,
+                    &doc.name,
+                    format!("is stamped {stamped}, but its canonical bytes hash to {computed}: a contract is never edited in place (rule 1)"),
+                )
+                .path = Some("$.contract_id".into());
+            }
+            if is_live && valid {
+                live = Some(Live {
+                    doc,
+                    value,
+                    generation,
+                });
+            }
+        }
+        if let Some(live) = &live {
+            for message in contract::rule_breaks(live.value) {
+                self.push(Code::ContractRules, &live.doc.name, message);
+            }
+        }
+        self.chain();
+        live
+    }
+
+    fn chain(&mut self) {
+        let plan = self.plan;
+        if plan.chain.is_empty() {
+            return;
+        }
+        let revisions: Vec<contract::Revision> = plan
+            .chain
+            .iter()
+            .filter_map(|doc| {
+                Some(contract::Revision {
+                    name: &doc.name,
+                    contract: doc.value()?,
+                })
+            })
+            .collect();
+        let first = plan.first_contract.as_ref().and_then(Doc::value);
+        for (name, message) in contract::chain_breaks(first, &revisions) {
+            self.push(Code::RevisionChain, &name, message);
+        }
+    }
+
+    /// manifest.json: readable, valid, and pairing with the live contract (rules 16, 26, 29).
+    fn manifest(&mut self, live: Option<&Live>) {
+        let plan = self.plan;
+        let name = crate::plan::record::MANIFEST;
+        let Some(doc) = &plan.manifest else {
+            self.push(
+                Code::Unreadable,
+                name,
+                "file not found: a record plan's manifest is written first, before its contract (rule 19)",
+            );
+            return;
+        };
+        let Some(value) = self.read(doc) else {
+            return;
+        };
+        let generation = match url_generation(value.get("schema"), "plan-manifest") {
+            UrlGeneration::Known(generation) => generation,
+            UrlGeneration::Newer(n) => {
+                self.push(
+                    Code::NewerSpec,
+                    name,
+                    format!("uses plan-manifest v{n}, newer than this dwp knows (v6, v7): no claim is made"),
+                )
+                .severity = Severity::Unverified;
+                return;
+            }
+            UrlGeneration::Unknown => {
+                self.push(
+                    Code::ManifestPairing,
+                    name,
+                    format!("`schema` {} is no record-plan manifest URL, yet the folder holds a contract: a plan's records are never of two eras (rule 17)", shown(value.get("schema"))),
+                )
+                .path = Some("$.schema".into());
+                return;
+            }
+        };
+        let schema = match generation {
+            RecordGeneration::V6 => RecordSchema::ManifestV6,
+            RecordGeneration::V7 => RecordSchema::ManifestV7,
+        };
+        if !self.schema(doc, schema, value) {
+            return;
+        }
+        let Some(live) = live else {
+            return;
+        };
+        if generation != live.generation {
+            self.push(
+                Code::ManifestPairing,
+                name,
+                format!(
+                    "is {} but the live contract is {}: a plan keeps its generation for life (rule 26)",
+                    generation.label(),
+                    live.generation.label()
+                ),
+            )
+            .path = Some("$.schema".into());
+        }
+        let pointer = value
+            .pointer("/contract/id")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        // A revision goes by its stamp (as every record citing it does) or its computed id.
+        let is_revision = plan
+            .contract_files()
+            .filter_map(Doc::value)
+            .any(|contract| {
+                contract::effective_id(contract).as_str() == Some(pointer)
+                    || contract::computed_id(contract) == pointer
+            });
+        if !is_revision {
+            self.push(
+                Code::ManifestPairing,
+                name,
+                format!(
+                    "points at contract {pointer}, which is no revision of this plan's contract"
+                ),
+            )
+            .path = Some("$.contract.id".into());
+        }
+        let contract_plan = live.value.get("plan").and_then(Value::as_str);
+        let manifest_plan = value.get("plan").and_then(Value::as_str);
+        if manifest_plan != contract_plan {
+            self.push(
+                Code::ManifestPairing,
+                name,
+                format!(
+                    "names plan {}, the contract {}",
+                    manifest_plan.unwrap_or("?"),
+                    contract_plan.unwrap_or("?")
+                ),
+            )
+            .path = Some("$.plan".into());
+        }
+        if let (Some(folder), Some(contract_plan)) = (plan.folder_name(), contract_plan)
+            && folder != contract_plan
+        {
+            self.push(
+                Code::ManifestPairing,
+                name,
+                format!("the folder is named {folder}, the contract's plan {contract_plan}"),
+            );
+        }
+    }
+
+    /// The journal's framing and each event (rules 10, 11, 15, 29).
+    fn journal(&mut self, live: Option<&Live>) {
+        let journal = &self.plan.journal;
+        for segment in &journal.segments {
+            if let Some(failure) = &segment.unreadable {
+                let unverified = failure.is_unverifiable();
+                let finding = self.push(Code::Unreadable, &segment.name, failure.to_string());
+                if unverified {
+                    finding.severity = Severity::Unverified;
+                }
+            }
+        }
+        for torn in &journal.torn {
+            let name = journal.file_name(torn.file).to_owned();
+            let archive = journal.segments[torn.file].range.is_some();
+            let message = if archive {
+                format!(
+                    "is corrupt at byte {} ({}): archived history is never repaired in place",
+                    torn.offset, torn.cause
+                )
+            } else {
+                format!(
+                    "has a torn tail at byte {} ({}): reported, never repaired by a reader",
+                    torn.offset, torn.cause
+                )
+            };
+            self.push(Code::TornJournal, &name, message).line = Some(torn.line);
+        }
+        if journal.unframed {
+            self.push(
+                Code::JournalFraming,
+                crate::plan::record::JOURNAL,
+                "its last event is complete but lacks the final newline",
+            )
+            .severity = Severity::Advisory;
+        }
+        self.sequence();
+        let expect = events::Expect {
+            generation: live.map(|l| l.generation),
+            plan: live
+                .and_then(|l| l.value.get("plan"))
+                .and_then(Value::as_str),
+        };
+        let graph = live.map(|l| evidence::TaskGraph::of(l.value));
+        for event in &journal.events {
+            let problems = events::check(&event.value, &expect);
+            let mut invalid = problems.invalid;
+            if let Some(strict) = &event.lenient {
+                invalid.insert(0, format!("is not strict JSON ({strict})"));
+            }
+            if !invalid.is_empty() {
+                let kind = event.kind().unwrap_or("event");
+                let shown_problems = invalid
+                    .iter()
+                    .take(3)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                let more = match invalid.len() {
+                    n if n > 3 => format!(" (and {} more)", n - 3),
+                    _ => String::new(),
+                };
+                self.event_finding(
+                    event,
+                    Code::InvalidEvent,
+                    format!("{kind} seq {}: {shown_problems}{more}", event.seq()),
+                );
+            }
+            if let Some(message) = problems.agent_observed {
+                self.event_finding(
+                    event,
+                    Code::AgentObserved,
+                    format!("seq {} {message} (rule 11)", event.seq()),
+                );
+            }
+            if let Some(graph) = &graph {
+                self.declared_gate(event, graph);
+            }
+        }
+    }
+
+    fn event_finding(&mut self, event: &Event, code: Code, message: String) -> &mut Finding {
+        let name = self.plan.journal.file_name(event.file).to_owned();
+        let finding = self.push(code, &name, message);
+        finding.line = Some(event.line);
+        finding
+    }
+
+    /// Positions never go backwards: within each file, and from the archives into the live
+    /// journal (marked as the journal was read).
+    fn sequence(&mut self) {
+        let journal = &self.plan.journal;
+        for event in journal.events.iter().filter(|e| e.not_above.is_some()) {
+            let before = event.not_above.unwrap_or(0);
+            let message = format!(
+                "seq {} does not rise above {before}: positions never go backwards (rule 10)",
+                event.seq()
+            );
+            self.event_finding(event, Code::SeqOrder, message);
+        }
+    }
+
+    /// A gate run proves a criterion its task declares in the live contract.
+    fn declared_gate(&mut self, event: &Event, graph: &evidence::TaskGraph) {
+        if event.kind() != Some("gate_run") {
+            return;
+        }
+        let (Some(task), Some(criterion)) = (event.str("task"), event.str("criterion")) else {
+            return;
+        };
+        let message = match graph.criteria.get(task) {
+            None => format!(
+                "gate_run seq {} is for {task}, which is no task of the live contract",
+                event.seq()
+            ),
+            Some(declared) if !declared.contains(&criterion) => format!(
+                "gate_run seq {} proves {criterion}, which {task} does not declare in its gate_intent",
+                event.seq()
+            ),
+            Some(_) => return,
+        };
+        self.event_finding(event, Code::UndeclaredGate, message);
+    }
+
+    /// The derived state, and with `cross` what the records say together.
+    fn derive(&mut self, live: &Live, cross: bool) -> Derived {
+        let plan = self.plan;
+        let events = &plan.journal.events;
+        let contract_id = contract::effective_id(live.value);
+        let archives = plan
+            .journal
+            .archives()
+            .map(|(name, (first, last))| (name, first, last))
+            .collect();
+        let projection = projection::project(
+            &projection::Inputs {
+                contract: live.value,
+                contract_id: &contract_id,
+                generation: live.generation,
+                archives,
+            },
+            events,
+        );
+        let torn = !plan.journal.torn.is_empty();
+        let mut derived = Derived {
+            generation: live.generation,
+            contract_file: live.doc.name.clone(),
+            contract_id,
+            revision: live.value.get("revision").cloned().unwrap_or(Value::Null),
+            title: live
+                .value
+                .get("title")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            graph: task_shapes(live.value),
+            approval: None,
+            snapshot: SnapshotAgreement::NotCompared,
+            open_delegations: Vec::new(),
+            events: events.len(),
+            torn,
+            projection,
+        };
+        derived.approval = self.approval(&derived.contract_id, cross);
+        derived.snapshot = self.snapshot(&derived.projection, torn, cross);
+        let mut at_events = Vec::new();
+        for (index, event_id, task) in evidence::open_delegations(events) {
+            derived
+                .open_delegations
+                .push((event_id.clone(), task.clone()));
+            at_events.push((
+                index,
+                Code::OpenDelegation,
+                format!("delegation {event_id} of {task} is still launched: never collected or cancelled"),
+            ));
+        }
+        if cross {
+            let graph = evidence::TaskGraph::of(live.value);
+            at_events.extend(evidence::early_starts(events, &graph));
+            at_events.extend(evidence::foreign_evidence(events));
+            let gates = evidence::observed_gates(events);
+            let paths: Vec<String> = gates.iter().map(|(_, path)| path.clone()).collect();
+            at_events.extend(evidence::log_findings(
+                events,
+                &gates,
+                plan.read_logs(&paths),
+            ));
+            at_events.sort_by_key(|(index, code, _)| (*index, *code));
+            for (index, code, message) in at_events {
+                let severity = match code {
+                    Code::OpenDelegation => Severity::Advisory,
+                    _ => Severity::Error,
+                };
+                self.event_finding(&events[index], code, message).severity = severity;
+            }
+        }
+        derived
+    }
+
+    /// The latest approval citing the live contract (rule 19), and whether the markdown it
+    /// approved is still the markdown (rule 20).
+    fn approval(&mut self, live_id: &Value, cross: bool) -> Option<Approval> {
+        let plan = self.plan;
+        let cited =
+            plan.journal.events.iter().rfind(|e| {
+                e.kind() == Some("approval") && e.value.get("contract_id") == Some(live_id)
+            });
+        let Some(event) = cited else {
+            if cross {
+                self.push(
+                    Code::NoApproval,
+                    crate::plan::record::JOURNAL,
+                    format!("no approval event cites the live contract id {}: nothing opens the plan's tasks (rule 19)", live_id.as_str().unwrap_or("?")),
+                );
+            }
+            return None;
+        };
+        let digest = markdown_digest(plan);
+        let recorded = event.str("plan_digest");
+        let digest_matches = digest.as_ref().map(|d| recorded == Some(d.as_str()));
+        if cross && digest_matches == Some(false) {
+            self.event_finding(
+                event,
+                Code::ApprovalDigest,
+                format!(
+                    "the approval at seq {} digests the markdown as {}, the markdown now hashes to {}",
+                    event.seq(),
+                    recorded.unwrap_or("?"),
+                    digest.as_deref().unwrap_or("?")
+                ),
+            )
+            .severity = Severity::Advisory;
+        }
+        let field = |key: &str| event.value.get(key).cloned().unwrap_or(Value::Null);
+        Some(Approval {
+            seq: field("seq"),
+            authority: field("authority"),
+            mechanism: field("mechanism"),
+            digest_matches,
+        })
+    }
+
+    /// state.json as a document: readable, and one strict JSON document. Its content is the
+    /// projection's to judge (DWP113), and only `verify` compares it.
+    fn snapshot_document(&mut self) {
+        let name = crate::plan::record::SNAPSHOT;
+        match &self.plan.snapshot {
+            Some(Err(failure)) => {
+                let unverified = failure.is_unverifiable();
+                let finding = self.push(Code::Unreadable, name, failure.to_string());
+                if unverified {
+                    finding.severity = Severity::Unverified;
+                }
+            }
+            Some(Ok(bytes)) => {
+                if let Err(e) = crate::plan::json::parse_strict(bytes) {
+                    self.push(Code::NotJson, name, e.message).path = Some(e.path);
+                }
+            }
+            None => {}
+        }
+    }
+
+    fn snapshot(&mut self, projection: &Projection, torn: bool, cross: bool) -> SnapshotAgreement {
+        let name = crate::plan::record::SNAPSHOT;
+        let agreement = match (&self.plan.snapshot, torn) {
+            (_, true) => SnapshotAgreement::NotCompared,
+            (None, false) => SnapshotAgreement::Missing,
+            (Some(Err(_)), false) => SnapshotAgreement::NotCompared,
+            (Some(Ok(bytes)), false) if *bytes == projection.bytes() => SnapshotAgreement::Agrees,
+            (Some(Ok(_)), false) => SnapshotAgreement::Stale,
+        };
+        if cross {
+            let message = match agreement {
+                SnapshotAgreement::Missing => {
+                    Some("is missing: the journal has not been projected yet")
+                }
+                SnapshotAgreement::Stale => Some(
+                    "is stale against the journal: it is not the snapshot the journal projects",
+                ),
+                _ => None,
+            };
+            if let Some(message) = message {
+                self.push(Code::SnapshotStale, name, message).severity = Severity::Advisory;
+            }
+        }
+        agreement
+    }
+}
+
+/// sha256 of the plan's top-level markdown, sorted by name and concatenated: what an approval
+/// digests. `None` when a file could not be read.
+pub fn markdown_digest(plan: &RecordPlan) -> Option<String> {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    for (_, read) in &plan.markdown {
+        hasher.update(read.as_ref().ok()?);
+    }
+    Some(format!("{:x}", hasher.finalize()))
+}
+
+fn task_shapes(contract: &Value) -> Vec<TaskShape> {
+    let tasks = contract.get("tasks").and_then(Value::as_array);
+    tasks
+        .into_iter()
+        .flatten()
+        .map(|task| TaskShape {
+            id: task
+                .get("id")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned(),
+            prerequisites: task
+                .get("prerequisites")
+                .and_then(Value::as_array)
+                .map(|p| {
+                    p.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            parallel_safe: task.get("parallel_safe").and_then(Value::as_bool) == Some(true),
+        })
+        .collect()
+}
+
+/// A value as a message shows it.
+fn shown(value: Option<&Value>) -> String {
+    value.map_or_else(|| "(missing)".to_owned(), Value::to_string)
+}
