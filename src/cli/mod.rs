@@ -819,7 +819,7 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
             // The command's output goes to stderr as it comes: stdout stays dwp's own line, or
             // the one JSON document.
             let sink = Box::new(Inert::new(std::io::stderr()));
-            let mut ran = crate::commands::run::run(&plan_arg(&args.target)?, &request, sink)?;
+            let mut ran = crate::commands::run::run(&plan_to_write(&args.target)?, &request, sink)?;
             // Where it ran, and its log, from where the user stands.
             ran.cwd = shown_from_here(&ran.cwd);
             ran.plan_dir = shown_from_here(&ran.plan_dir);
@@ -829,7 +829,7 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
             check_sha256(args.expected_sha256.as_deref())?;
             let request = amend_request(args)?;
             Outcome::Amend(crate::commands::amend::amend(
-                &plan_arg(&args.target)?,
+                &plan_to_write(&args.target)?,
                 &request,
             )?)
         }
@@ -853,7 +853,7 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
                 model: signed.model.clone(),
             };
             Outcome::Approve(crate::commands::approve::approve(
-                &plan_arg(target)?,
+                &plan_to_write(target)?,
                 &request,
             )?)
         }
@@ -870,7 +870,7 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
             };
             let standard = standard.as_deref();
             Outcome::Init(crate::commands::init::init(
-                &plan_arg(target)?,
+                &plan_to_write(target)?,
                 &creator,
                 standard,
                 *dry_run,
@@ -905,13 +905,13 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
             dry_run,
             signed,
         } => Outcome::Migrate(crate::commands::migrate::migrate(
-            &plan_arg(target)?,
+            &plan_to_write(target)?,
             *to,
             *dry_run,
             &signed.actor(),
         )?),
         Command::Lock(LockCommand::Status { target }) => {
-            let (lock, holder) = crate::commands::lock::status(&plan_arg(target)?)?;
+            let (lock, holder) = crate::commands::lock::status(&plan_to_write(target)?)?;
             Outcome::LockStatus { holder, lock }
         }
         Command::Lock(LockCommand::Recover {
@@ -921,7 +921,7 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
             reason,
         }) => {
             let (lock, recovery) = crate::commands::lock::recover(
-                &plan_arg(target)?,
+                &plan_to_write(target)?,
                 older_than.map(std::time::Duration::from_secs),
                 *force,
                 reason.as_deref(),
@@ -952,7 +952,7 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
                 model: signed.model.clone(),
             };
             Outcome::Reconcile {
-                report: crate::commands::reconcile::reconcile(&plan_arg(target)?, &request)?,
+                report: crate::commands::reconcile::reconcile(&plan_to_write(target)?, &request)?,
                 write: *write,
             }
         }
@@ -1048,7 +1048,7 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
             check: true,
             ..
         } => Outcome::FinalizeCheck {
-            findings: crate::commands::finalize::check(&plan_arg(target)?)?,
+            findings: crate::commands::finalize::check(&plan_to_write(target)?)?,
             plan: plan_arg(target)?,
         },
         Command::Finalize {
@@ -1069,7 +1069,10 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
                 signer: signed.actor(),
             };
             Outcome::Finalize {
-                publication: crate::commands::finalize::finalize(&plan_arg(target)?, &request)?,
+                publication: crate::commands::finalize::finalize(
+                    &plan_to_write(target)?,
+                    &request,
+                )?,
                 recover: *recover,
             }
         }
@@ -1111,6 +1114,26 @@ fn plan_arg(target: &Option<PathBuf>) -> Result<PathBuf, Error> {
         return Err(Error::Usage(format!(
             "not a plan: nothing exists at this path; give a plan folder or its state.json ({})",
             plan.display()
+        )));
+    }
+    Ok(plan)
+}
+
+/// [`plan_arg`] for a command that writes the plan (or its lock): a record plan (DWP v6/v7) is
+/// refused, whole, before anything is read for writing. dwp reads record plans and does not
+/// write them yet; a runner that does not run their loop says so and stops (rule 18 of
+/// docs/record-plans.md).
+fn plan_to_write(target: &Option<PathBuf>) -> Result<PathBuf, Error> {
+    let plan = plan_arg(target)?;
+    let (dir, _) = crate::plan::resolve_target(&plan);
+    if crate::plan::record::is_record_plan(&dir) {
+        let word = crate::term::path_word(&dir);
+        return Err(Error::rejected(
+            dir.display().to_string(),
+            "a record plan (DWP v6/v7: a contract, an append-only journal, a derived state.json): dwp reads it (validate, verify, status, next) but does not write it; its journal is written by its own ledger",
+        )
+        .with_hint(format!(
+            "`dwp status {word}` shows what its journal derives; `dwp next {word}` the tasks ready now"
         )));
     }
     Ok(plan)
@@ -1286,7 +1309,7 @@ fn update_with_loops(args: &UpdateArgs) -> Result<Outcome, Error> {
             GateFrom::Asserted { .. } => None,
         })
         .collect();
-    let target = plan_arg(&args.target)?;
+    let target = plan_to_write(&args.target)?;
     let (outcome, logs) = crate::commands::update::update_observing(&target, &request, &observed)?;
     let mut logs = logs.into_iter();
     let gates_from = from_loops

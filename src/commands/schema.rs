@@ -1,5 +1,6 @@
-//! `dwp schema`: the JSON Schemas dwp embeds (the plan documents, the receipt, the contract's and
-//! the loop's files, and `output`, the schema of every `--json` document), listed or one by name.
+//! `dwp schema`: the JSON Schemas dwp embeds (the plan documents, the record-plan documents of
+//! DWP v6/v7, the receipt, the contract's and the loop's files, and `output`, the schema of every
+//! `--json` document), listed or one by name.
 
 use crate::error::{Error, Result};
 use crate::plan::schemas::{ALL, EmbeddedSchema, named};

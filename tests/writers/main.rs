@@ -15,6 +15,7 @@ mod new;
 mod observed;
 mod published;
 mod reconcile;
+mod record_plans;
 mod run;
 mod tick;
 mod update;
