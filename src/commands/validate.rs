@@ -26,7 +26,8 @@ impl Validation {
     }
 }
 
-/// Validate a plan folder, or a single `manifest.json` / `state.json`.
+/// Validate a plan folder, or a single `manifest.json` / `state.json`, or one record-plan
+/// document (a contract, a manifest, a snapshot or a journal of DWP v6/v7).
 pub fn validate(target: &Path) -> Validation {
     let name = target.display().to_string();
     let (summary, mut findings) = if target.is_dir() {
@@ -90,8 +91,16 @@ fn validate_file(path: &Path) -> (String, Vec<Finding>) {
         Ok(bytes) => bytes,
         Err(findings) => return (String::new(), findings),
     };
+    let shown = path.display().to_string();
+    if file_name.ends_with(".ndjson") {
+        return crate::rules::record::standalone_journal(&shown, &bytes);
+    }
     // A shell read (tasks left raw) is enough to learn the kind.
     let declared = match crate::plan::json::parse_strict_shell(&bytes) {
+        Ok(shell) if crate::rules::record::is_record_document(&shell.value) => {
+            let value = crate::plan::json::parse_strict(&bytes).unwrap_or(shell.value);
+            return crate::rules::record::standalone_document(&shown, &value);
+        }
         Ok(shell) => declared_kind(&shell.value),
         Err(e) => {
             let finding = Finding::error(Code::NotJson, path.display().to_string(), e.message);

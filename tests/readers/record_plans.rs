@@ -263,3 +263,34 @@ fn a_v5_plan_is_never_read_as_a_record_plan_nor_the_reverse() {
     assert_eq!(status["source"], "journal");
     assert_eq!(status["generation"], "v7");
 }
+
+#[test]
+fn validate_judges_one_record_document_on_its_own() {
+    let codes = |file: PathBuf| {
+        let run = dwp().arg("validate").arg(&file).arg("--json").run_utf8();
+        let mut codes: Vec<String> = run.payload()["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["code"].as_str().unwrap().to_owned())
+            .collect();
+        codes.sort();
+        (run.code, codes)
+    };
+    let valid = fixture("record-valid-v7-amended");
+    for file in [
+        "contracts/contract.r2.json",
+        "manifest.json",
+        "state.json",
+        "journal.ndjson",
+    ] {
+        assert_eq!(codes(valid.join(file)), (0, vec![]), "{file}");
+    }
+    // A contract draft is checked before it is materialized: its rules and its stamp.
+    let cycle = fixture("record-dwp102-prerequisite-cycle").join("contract.json");
+    assert_eq!(codes(cycle), (1, vec!["DWP102".to_owned()]));
+    let edited = fixture("record-dwp101-contract-edited-in-place").join("contract.json");
+    assert_eq!(codes(edited), (1, vec!["DWP101".to_owned()]));
+    let torn = fixture("record-dwp105-torn-tail").join("journal.ndjson");
+    assert_eq!(codes(torn), (1, vec!["DWP105".to_owned()]));
+}

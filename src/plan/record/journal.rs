@@ -155,6 +155,22 @@ impl Journal {
         journal
     }
 
+    /// One journal file's bytes, framed on their own (`dwp validate journal.ndjson`).
+    pub fn from_live_bytes(bytes: &[u8]) -> Journal {
+        let framed = frame(bytes, 0);
+        Journal {
+            segments: vec![Segment {
+                name: super::JOURNAL.to_owned(),
+                range: None,
+                unreadable: None,
+            }],
+            unframed: framed.torn.is_none() && framed.unframed,
+            torn: framed.torn.into_iter().collect(),
+            events: framed.events,
+            live_len: Some(bytes.len()),
+        }
+    }
+
     /// The name of the file an event or a tear is in.
     pub fn file_name(&self, file: usize) -> &str {
         &self.segments[file].name
