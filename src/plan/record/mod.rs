@@ -177,12 +177,17 @@ pub struct RecordPlan {
     pub snapshot: Option<Result<Vec<u8>, ReadFailure>>,
     /// The plan's top-level `*.md` files, sorted by name, with their bytes.
     pub markdown: Vec<(String, Result<Vec<u8>, ReadFailure>)>,
+    /// Why the plan folder itself could not be listed: nothing of it was read.
+    pub unlisted: Option<String>,
 }
 
 impl RecordPlan {
     /// Read the record plan at `dir`: every record file, once.
     pub fn load(dir: &Path) -> RecordPlan {
-        let listing = store::list_entries(dir, dir).unwrap_or_default();
+        let (listing, unlisted) = match store::list_entries(dir, dir) {
+            Ok(listing) => (listing, None),
+            Err(e) => (Vec::new(), Some(e.to_string())),
+        };
         let stands = |name: &str| listing.iter().any(|(n, _)| n == name);
         let (chain, chain_unlisted) = if stands(CHAIN) {
             load_chain(dir)
@@ -211,6 +216,7 @@ impl RecordPlan {
             journal: Journal::load(dir, &archives, stands(JOURNAL)),
             snapshot: stands(SNAPSHOT).then(|| store::read_artifact(&dir.join(SNAPSHOT), dir)),
             markdown,
+            unlisted,
         }
     }
 

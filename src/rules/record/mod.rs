@@ -112,6 +112,16 @@ fn judge(plan: &RecordPlan, cross: bool) -> Judged {
         plan,
         findings: Vec::new(),
     };
+    if let Some(why) = &plan.unlisted {
+        // Nothing of the plan could be read: no claim either way, never "missing".
+        judge.push(Code::Unreadable, ".", why.clone()).severity = Severity::Unverified;
+        let mut findings = judge.findings;
+        crate::rules::conformance::add_fix_hints(&mut findings, &plan.dir);
+        return Judged {
+            findings,
+            derived: None,
+        };
+    }
     let live = judge.contracts();
     judge.manifest(live.as_ref());
     judge.journal(live.as_ref());
@@ -592,6 +602,9 @@ impl<'p> Judge<'p> {
             return None;
         };
         let digest = markdown_digest(plan);
+        if cross {
+            self.unreadable_markdown();
+        }
         let recorded = event.str("plan_digest");
         let digest_matches = digest.as_ref().map(|d| recorded == Some(d.as_str()));
         if cross && digest_matches == Some(false) {
@@ -614,6 +627,24 @@ impl<'p> Judge<'p> {
             mechanism: field("mechanism"),
             digest_matches,
         })
+    }
+
+    /// A markdown file that cannot be read leaves the approval's digest unchecked: said, never
+    /// skipped.
+    fn unreadable_markdown(&mut self) {
+        for (name, read) in &self.plan.markdown {
+            if let Err(failure) = read {
+                let unverified = failure.is_unverifiable();
+                let finding = self.push(
+                    Code::Unreadable,
+                    name,
+                    format!("{failure}: the approval's digest of the markdown cannot be checked"),
+                );
+                if unverified {
+                    finding.severity = Severity::Unverified;
+                }
+            }
+        }
     }
 
     /// state.json as a document: readable, and one strict JSON document. Its content is the
@@ -866,4 +897,37 @@ fn task_shapes(contract: &Value) -> Vec<TaskShape> {
 /// A value as a message shows it.
 fn shown(value: Option<&Value>) -> String {
     value.map_or_else(|| "(missing)".to_owned(), Value::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::record::Journal;
+
+    fn unread_plan() -> RecordPlan {
+        RecordPlan {
+            dir: "PLAN_x_y".into(),
+            manifest: None,
+            first_contract: None,
+            chain: Vec::new(),
+            chain_unlisted: None,
+            journal: Journal::default(),
+            snapshot: None,
+            markdown: Vec::new(),
+            unlisted: Some("permission denied".into()),
+        }
+    }
+
+    #[test]
+    fn a_plan_folder_that_cannot_be_listed_is_unverified_never_missing_its_files() {
+        for judged in [validate(&unread_plan()), verify(&unread_plan())] {
+            assert!(judged.derived.is_none());
+            let codes: Vec<(Code, Severity)> = judged
+                .findings
+                .iter()
+                .map(|f| (f.code, f.severity))
+                .collect();
+            assert_eq!(codes, [(Code::Unreadable, Severity::Unverified)]);
+        }
+    }
 }
