@@ -715,8 +715,12 @@ impl<'o> Check<'o, '_> {
             }
         }
         if let Some(path) = self.get("result_path") {
+            // The public pattern's `.` (ECMA-262) refuses line terminators.
             let relative = path.as_str().is_some_and(|p| {
-                !p.is_empty() && !p.starts_with('/') && !p.split('/').any(|part| part == "..")
+                !p.is_empty()
+                    && !p.contains(['\n', '\r', '\u{2028}', '\u{2029}'])
+                    && !p.starts_with('/')
+                    && !p.split('/').any(|part| part == "..")
             });
             if !relative {
                 self.fail("`result_path` is not a relative path inside the plan or repository");
@@ -1111,7 +1115,14 @@ mod tests {
                 EventProblems::default()
             );
         }
-        for path in ["/etc/passwd", "../out.md", "out/../../x", ""] {
+        for path in [
+            "/etc/passwd",
+            "../out.md",
+            "out/../../x",
+            "",
+            "out/a\nb.md",
+            "a\u{2028}b",
+        ] {
             let mut event = delegation_done("completed");
             event["result_path"] = json!(path);
             assert!(!check(&event, &v7).invalid.is_empty(), "{path}");
