@@ -309,4 +309,77 @@ mod tests {
         assert_eq!(archive_range("journal-archive-1-40.ndjson"), None);
         assert_eq!(archive_range("journal.ndjson"), None);
     }
+
+    /// A fresh folder holding `files`, removed when dropped.
+    struct Folder(std::path::PathBuf);
+
+    impl Folder {
+        fn with(name: &str, files: &[(&str, &str)]) -> Folder {
+            let dir =
+                std::env::temp_dir().join(format!("dwp-journal-{}-{name}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            for (file, text) in files {
+                std::fs::write(dir.join(file), text).unwrap();
+            }
+            Folder(dir)
+        }
+    }
+
+    impl Drop for Folder {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    const ARCHIVE: &str = "journal-archive-000001-000003.ndjson";
+
+    fn seqs(journal: &Journal) -> Vec<i64> {
+        journal.events.iter().map(Event::seq).collect()
+    }
+
+    #[test]
+    fn an_archives_events_come_in_seq_order_before_the_live_files() {
+        let folder = Folder::with(
+            "order",
+            &[
+                (ARCHIVE, "{\"seq\":2}\n{\"seq\":1}\n{\"seq\":3}\n"),
+                ("journal.ndjson", "{\"seq\":5}\n{\"seq\":4}\n"),
+            ],
+        );
+        let journal = Journal::load(&folder.0, &[ARCHIVE.to_owned()], true);
+        assert_eq!(
+            seqs(&journal),
+            vec![1, 2, 3, 5, 4],
+            "the live file keeps file order"
+        );
+        assert_eq!(journal.file_name(journal.events[0].file), ARCHIVE);
+        assert_eq!(journal.file_name(journal.events[3].file), "journal.ndjson");
+        assert_eq!(
+            journal.events[4].not_above,
+            Some(5),
+            "a regression in the live file"
+        );
+        assert_eq!(
+            journal.archives().collect::<Vec<_>>(),
+            vec![(ARCHIVE, (1, 3))]
+        );
+    }
+
+    #[test]
+    fn a_live_file_starting_at_or_below_the_archives_top_is_marked() {
+        for (first, marked) in [(3, Some(3)), (2, Some(3)), (4, None)] {
+            let live = format!("{{\"seq\":{first}}}\n");
+            let folder = Folder::with(
+                &format!("top-{first}"),
+                &[(ARCHIVE, "{\"seq\":1}\n"), ("journal.ndjson", &live)],
+            );
+            let journal = Journal::load(&folder.0, &[ARCHIVE.to_owned()], true);
+            assert_eq!(
+                journal.events.last().unwrap().not_above,
+                marked,
+                "first seq {first}"
+            );
+        }
+    }
 }

@@ -410,3 +410,395 @@ pub fn generation(contract: &Value) -> Option<RecordGeneration> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const V7: &str = "https://deepworkplan.com/schema/plan-contract/v7.json";
+
+    /// A contract that breaks no rule: two tasks, the second after the first, each gated.
+    fn sound() -> Value {
+        json!({
+            "schema": V7,
+            "plan": "PLAN_record_rules",
+            "revision": 1,
+            "acceptance": {"criteria": [
+                {"id": "AC-reads", "accepted_evidence": ["observed"]},
+                {"id": "AC-docs", "accepted_evidence": ["asserted", "imported"]}
+            ]},
+            "invariants": [{"id": "INV-append-only"}],
+            "tasks": [
+                {"id": "T-read", "prerequisites": [], "touched_surface": ["src/"],
+                 "gate_intent": [{"criterion": "AC-reads"}]},
+                {"id": "T-docs", "prerequisites": ["T-read"], "touched_surface": ["docs/"],
+                 "gate_intent": [{"criterion": "AC-docs"}]}
+            ],
+            "permissions": {"granted": ["gate_command_exec"], "not_granted": ["network_access"]},
+            "resource_envelope": {"limits": [
+                {"id": "tokens", "limit": 100, "reserve": 10, "enforcement": "enforced",
+                 "metering_source": "host meter"},
+                {"id": "wall_minutes", "limit": 90, "enforcement": "advisory"}
+            ]},
+            "scope": {"allowed_paths": ["src/", "docs/"]}
+        })
+    }
+
+    /// The one rule `change` makes `sound()` break, asserted to mention `words`.
+    fn breaks(change: impl FnOnce(&mut Value), words: &str) {
+        let mut contract = sound();
+        change(&mut contract);
+        let found = rule_breaks(&contract);
+        assert!(
+            found.len() == 1 && found[0].contains(words),
+            "expected one break mentioning {words:?}, got {found:?}"
+        );
+    }
+
+    #[test]
+    fn a_sound_contract_breaks_no_rule() {
+        assert_eq!(rule_breaks(&sound()), Vec::<String>::new());
+    }
+
+    #[test]
+    fn acceptance_criterion_ids_are_unique() {
+        breaks(
+            |c| {
+                let criteria = c["acceptance"]["criteria"].as_array_mut().unwrap();
+                criteria.push(json!({"id": "AC-reads", "accepted_evidence": ["observed"]}));
+            },
+            "acceptance criterion id AC-reads is declared twice",
+        );
+    }
+
+    #[test]
+    fn invariant_ids_are_unique() {
+        breaks(
+            |c| c["invariants"] = json!([{"id": "INV-a"}, {"id": "INV-a"}]),
+            "invariant id INV-a is declared twice",
+        );
+    }
+
+    #[test]
+    fn task_ids_are_unique() {
+        breaks(
+            |c| {
+                c["tasks"][1]["id"] = json!("T-read");
+                c["tasks"][1]["prerequisites"] = json!([]);
+            },
+            "task id T-read is declared twice",
+        );
+    }
+
+    #[test]
+    fn a_prerequisite_names_a_declared_task() {
+        breaks(
+            |c| c["tasks"][1]["prerequisites"] = json!(["T-gone"]),
+            "prerequisite T-gone, which is no task",
+        );
+    }
+
+    #[test]
+    fn prerequisites_form_no_cycle() {
+        breaks(
+            |c| c["tasks"][0]["prerequisites"] = json!(["T-docs"]),
+            "form a cycle (T-read -> T-docs -> T-read)",
+        );
+    }
+
+    #[test]
+    fn a_task_depending_on_itself_is_a_cycle() {
+        breaks(
+            |c| c["tasks"][0]["prerequisites"] = json!(["T-read"]),
+            "form a cycle (T-read -> T-read)",
+        );
+    }
+
+    #[test]
+    fn gate_intent_names_a_declared_criterion() {
+        breaks(
+            |c| c["tasks"][0]["gate_intent"] = json!([{"criterion": "AC-gone"}]),
+            "gates on AC-gone, which is no criterion",
+        );
+    }
+
+    #[test]
+    fn capabilities_come_from_the_closed_set() {
+        breaks(
+            |c| c["permissions"]["granted"] = json!(["gate_command_exec", "root_shell"]),
+            "permissions.granted names root_shell, outside the closed capability set",
+        );
+    }
+
+    #[test]
+    fn granted_and_not_granted_are_disjoint() {
+        breaks(
+            |c| c["permissions"]["not_granted"] = json!(["gate_command_exec"]),
+            "gate_command_exec is both granted and not granted",
+        );
+    }
+
+    #[test]
+    fn a_reserve_is_no_more_than_its_limit() {
+        breaks(
+            |c| c["resource_envelope"]["limits"][0]["reserve"] = json!(100.5),
+            "limit tokens reserves 100.5, more than its limit 100",
+        );
+        let mut equal = sound();
+        equal["resource_envelope"]["limits"][0]["reserve"] = json!(100);
+        assert!(rule_breaks(&equal).is_empty());
+    }
+
+    #[test]
+    fn an_enforced_limit_names_its_metering_source() {
+        breaks(
+            |c| c["resource_envelope"]["limits"][1]["enforcement"] = json!("enforced"),
+            "limit wall_minutes is enforced but names no metering_source",
+        );
+        breaks(
+            |c| c["resource_envelope"]["limits"][0]["metering_source"] = json!(""),
+            "limit tokens is enforced but names no metering_source",
+        );
+    }
+
+    #[test]
+    fn a_plan_may_touch_something() {
+        breaks(
+            |c| c["scope"]["allowed_paths"] = json!([]),
+            "scope.allowed_paths is empty",
+        );
+    }
+
+    #[test]
+    fn every_task_declares_a_touched_surface() {
+        breaks(
+            |c| c["tasks"][1]["touched_surface"] = json!([]),
+            "task T-docs declares no touched_surface",
+        );
+    }
+
+    #[test]
+    fn a_gated_criterion_accepts_evidence_something_can_mint() {
+        breaks(
+            |c| c["acceptance"]["criteria"][1]["accepted_evidence"] = json!(["imported"]),
+            "criterion AC-docs accepts neither observed nor asserted evidence",
+        );
+    }
+
+    #[test]
+    fn a_criterion_closed_by_a_control_is_exempt_from_closability() {
+        for kind in ["regression", "discrimination"] {
+            let mut contract = sound();
+            let criterion = &mut contract["acceptance"]["criteria"][1];
+            criterion["accepted_evidence"] = json!(["imported"]);
+            criterion["control"] = json!({"kind": kind});
+            assert_eq!(rule_breaks(&contract), Vec::<String>::new(), "{kind}");
+        }
+    }
+
+    #[test]
+    fn a_criterion_no_task_gates_on_is_exempt_from_closability() {
+        let mut contract = sound();
+        contract["acceptance"]["criteria"][1]["accepted_evidence"] = json!(["imported"]);
+        contract["tasks"][1]["gate_intent"] = json!([]);
+        assert_eq!(rule_breaks(&contract), Vec::<String>::new());
+    }
+
+    /// `sound()` stamped with its own id, as revision 1.
+    fn revision_one() -> Value {
+        let mut contract = sound();
+        contract["contract_id"] = json!(computed_id(&contract));
+        contract
+    }
+
+    /// The revision after `previous`: cites it, changes its title.
+    fn next_revision(previous: &Value) -> Value {
+        let mut next = previous.clone();
+        let n = previous["revision"].as_i64().unwrap() + 1;
+        next["revision"] = json!(n);
+        next["parent_contract_id"] = effective_id(previous);
+        next["title"] = json!(format!("revision {n}"));
+        next["contract_id"] = json!(computed_id(&next));
+        next
+    }
+
+    fn chain_of(contracts: &[Value]) -> Vec<(String, String)> {
+        let names: Vec<String> = (1..=contracts.len())
+            .map(|n| format!("contracts/contract.r{n}.json"))
+            .collect();
+        let chain: Vec<Revision> = contracts
+            .iter()
+            .zip(&names)
+            .map(|(contract, name)| Revision { name, contract })
+            .collect();
+        chain_breaks(Some(&contracts[0]), &chain)
+    }
+
+    /// The one chain break of `contracts`, asserted to mention `words`.
+    fn chain_breaks_once(contracts: &[Value], words: &str) {
+        let found = chain_of(contracts);
+        assert!(
+            found.len() == 1 && found[0].1.contains(words),
+            "expected one chain break mentioning {words:?}, got {found:?}"
+        );
+    }
+
+    #[test]
+    fn a_sound_chain_has_no_break() {
+        let r1 = revision_one();
+        let r2 = next_revision(&r1);
+        let r3 = next_revision(&r2);
+        assert_eq!(chain_of(&[r1, r2, r3]), vec![]);
+    }
+
+    #[test]
+    fn revisions_are_contiguous() {
+        let r1 = revision_one();
+        let r2 = next_revision(&r1);
+        let mut r3 = next_revision(&r2);
+        r3["revision"] = json!(4);
+        let found = chain_breaks(
+            Some(&r1),
+            &[
+                Revision {
+                    name: "a.json",
+                    contract: &r1,
+                },
+                Revision {
+                    name: "c.json",
+                    contract: &r3,
+                },
+            ],
+        );
+        assert!(
+            found
+                .iter()
+                .any(|(file, m)| file == CHAIN_NAME
+                    && m.contains("has no revision 2 below revision 4")),
+            "{found:?}"
+        );
+    }
+
+    const CHAIN_NAME: &str = crate::plan::record::CHAIN;
+
+    #[test]
+    fn each_revision_is_written_once() {
+        let r1 = revision_one();
+        let r2 = next_revision(&r1);
+        let mut twin = next_revision(&r1);
+        twin["title"] = json!("another revision 2");
+        let found = chain_breaks(
+            Some(&r1),
+            &[
+                Revision {
+                    name: "r1.json",
+                    contract: &r1,
+                },
+                Revision {
+                    name: "r2.json",
+                    contract: &r2,
+                },
+                Revision {
+                    name: "r2b.json",
+                    contract: &twin,
+                },
+            ],
+        );
+        assert!(
+            found
+                .iter()
+                .any(|(file, m)| file == "r2b.json" && m.contains("is revision 2, as r2.json is")),
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn a_revision_cites_its_parents_id() {
+        let r1 = revision_one();
+        let mut r2 = next_revision(&r1);
+        r2["parent_contract_id"] = json!("0".repeat(64));
+        chain_breaks_once(&[r1, r2], "but revision 1 is");
+    }
+
+    #[test]
+    fn a_revision_changes_substance() {
+        let r1 = revision_one();
+        let mut r2 = next_revision(&r1);
+        r2.as_object_mut().unwrap().shift_remove("title");
+        chain_breaks_once(&[r1, r2], "changes nothing of revision 1");
+    }
+
+    #[test]
+    fn a_revision_keeps_the_plan() {
+        let r1 = revision_one();
+        let mut r2 = next_revision(&r1);
+        r2["plan"] = json!("PLAN_another_plan");
+        chain_breaks_once(&[r1, r2], "changes the plan");
+    }
+
+    #[test]
+    fn a_revision_keeps_the_generation() {
+        let r1 = revision_one();
+        let mut r2 = next_revision(&r1);
+        r2["schema"] = json!("https://deepworkplan.com/schema/plan-contract/v6.json");
+        chain_breaks_once(&[r1, r2], "changes the generation");
+    }
+
+    #[test]
+    fn contract_json_is_the_chains_revision_one() {
+        let r1 = revision_one();
+        let mut first = r1.clone();
+        first["title"] = json!("edited after the copy");
+        let found = chain_breaks(
+            Some(&first),
+            &[Revision {
+                name: "r1.json",
+                contract: &r1,
+            }],
+        );
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].0, crate::plan::record::CONTRACT);
+        assert!(found[0].1.contains("differs from r1.json"));
+    }
+
+    #[test]
+    fn revision_one_cites_no_parent() {
+        let mut r1 = revision_one();
+        r1["parent_contract_id"] = json!("0".repeat(64));
+        chain_breaks_once(&[r1], "is revision 1 yet cites a parent");
+    }
+
+    #[test]
+    fn a_stamp_that_is_not_the_computed_id_is_a_mismatch() {
+        let stamped = revision_one();
+        assert_eq!(stamp_mismatch(&stamped), None);
+        assert_eq!(
+            stamp_mismatch(&sound()),
+            None,
+            "an unstamped contract has no stamp"
+        );
+        let mut wrong = stamped.clone();
+        wrong["contract_id"] = json!("f".repeat(64));
+        let (shown, computed) = stamp_mismatch(&wrong).expect("a mismatch");
+        assert_eq!(shown, format!("\"{}\"", "f".repeat(64)));
+        assert_eq!(computed, computed_id(&stamped));
+        let mut not_a_string = stamped;
+        not_a_string["contract_id"] = json!(7);
+        assert!(stamp_mismatch(&not_a_string).is_some());
+    }
+
+    #[test]
+    fn the_effective_id_is_the_stamp_else_the_computed_id() {
+        let mut contract = sound();
+        let computed = computed_id(&contract);
+        assert_eq!(effective_id(&contract), json!(computed));
+        contract["contract_id"] = json!("e".repeat(64));
+        assert_eq!(effective_id(&contract), json!("e".repeat(64)));
+        assert_eq!(computed_id(&contract), computed, "the stamp is not hashed");
+        for falsy in [json!(""), json!(null), json!(0), json!(false)] {
+            contract["contract_id"] = falsy.clone();
+            assert_eq!(effective_id(&contract), json!(computed), "{falsy}");
+        }
+    }
+}

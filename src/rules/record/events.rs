@@ -715,8 +715,12 @@ impl<'o> Check<'o, '_> {
             }
         }
         if let Some(path) = self.get("result_path") {
+            // The public pattern's `.` (ECMA-262) refuses line terminators.
             let relative = path.as_str().is_some_and(|p| {
-                !p.is_empty() && !p.starts_with('/') && !p.split('/').any(|part| part == "..")
+                !p.is_empty()
+                    && !p.contains(['\n', '\r', '\u{2028}', '\u{2029}'])
+                    && !p.starts_with('/')
+                    && !p.split('/').any(|part| part == "..")
             });
             if !relative {
                 self.fail("`result_path` is not a relative path inside the plan or repository");
@@ -806,5 +810,480 @@ fn is_integer_at_least(value: &Value, floor: i64) -> bool {
             None => n.as_u64().is_some() || !n.to_string().starts_with('-'),
         },
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const PLAN: &str = "PLAN_record_events";
+
+    fn hex(pair: &str) -> String {
+        pair.repeat(32)
+    }
+
+    /// A valid event of type `kind` in `generation`, its optional fields filled in.
+    fn event(kind: &str, generation: RecordGeneration) -> Value {
+        let fingerprint = json!({"revision": "4f2a9c1", "dirty": ""});
+        let body = match kind {
+            "task_start" => json!({"task": "T-read", "fingerprint": fingerprint}),
+            "approval" => json!({"authority": "the user", "mechanism": "plan_authorship",
+                "plan_digest": hex("9d")}),
+            "gate_run" => json!({"command": "cargo test", "cwd": ".", "env": {"A": "1"},
+                "timeout_seconds": 60, "exit_code": 0, "trust": "observed",
+                "evidence_path": "gates/T-read/1.log", "criterion": "AC-reads", "task": "T-read"}),
+            "observation" => json!({"statement": "the tail is torn", "trust": "asserted"}),
+            "adaptation" => json!({"kind": "split", "trigger_observation": 5,
+                "evidence_artifact": "logs/tail.txt", "hypothesis": "h", "action": "a",
+                "rationale": "r", "affected_tasks": ["T-read"], "affected_criteria": ["AC-reads"],
+                "authority": "the user", "evidence_invalidated": [], "evidence_preserved": [],
+                "resource_impact": {"declared": 5, "unit": "tokens"}, "decision": "authorized"}),
+            "amendment" => json!({"original_criterion": "o", "observed_finding": "f",
+                "disposition": "d", "revised_criterion": "r", "reason": "why",
+                "authority": "the user", "affected_tasks": ["T-read"],
+                "evidence_invalidated": ["AC-reads"], "evidence_preserved": []}),
+            "intervention" => json!({"category": "new_authority", "description": "d",
+                "question": "may I?", "resolution": "yes"}),
+            "resource_sample" => json!({"source": "meter", "limit_id": "tokens", "value": 1.5,
+                "unit": "tokens", "trust": "imported", "evidence_path": "logs/meter.json"}),
+            "control_pair" => json!({"criterion": "AC-reads", "check_artifacts": ["tests/a.rs"],
+                "starting_fingerprint": fingerprint,
+                "old_leg": {"available": true, "outcome": "FAIL", "log": "old.log"},
+                "new_leg": {"outcome": "PASS", "log": "new.log"},
+                "verdict": "discriminating", "trust": "observed", "evidence_path": "pair.json"}),
+            "selection" => json!({"task": "T-read", "priority_boost": true,
+                "aging": {"waiting_since_seq": 3, "threshold": "12 events"}}),
+            "refusal" => json!({"subject": "T-read", "stage": "gate", "reason": "r",
+                "proposal": 6}),
+            "view_render" => json!({"view": "PROGRESS.md", "snapshot_digest": hex("e0"),
+                "digests": {"PROGRESS.md": hex("e1")}}),
+            "reconciliation" => json!({"trigger": "t", "editor": "e", "authority": "a"}),
+            "journal_repair" => json!({"byte_offset": 0, "cause": "torn tail"}),
+            "delegation" => json!({"task": "T-read", "delegation_id": "read-1",
+                "transport": "headless", "via": "agentkit", "kind": "claude",
+                "profile": "default", "target": "wt", "worktree": null,
+                "prompt_digest": format!("sha256:{}", hex("7a")), "state": "launched"}),
+            other => panic!("no event of type {other}"),
+        };
+        let mut event = json!({
+            "schema": generation.url("journal-event"), "type": kind, "seq": 8,
+            "ts": "2026-04-02T09:30:00Z", "plan": PLAN, "contract_id": hex("3c"),
+            "actor": {"kind": "helper", "identity": "dwp"}, "note": "n"
+        });
+        let fields = event.as_object_mut().unwrap();
+        fields.extend(body.as_object().unwrap().clone());
+        event
+    }
+
+    fn expect(generation: RecordGeneration) -> Expect<'static> {
+        Expect {
+            generation: Some(generation),
+            plan: Some(PLAN),
+        }
+    }
+
+    /// `event` with the value at `pointer` replaced, or removed when `to` is `None`.
+    fn mutated(mut event: Value, pointer: &str, to: Option<Value>) -> Value {
+        match to {
+            Some(value) => match event.pointer_mut(pointer) {
+                Some(slot) => *slot = value,
+                None => {
+                    let (parent, key) = pointer.rsplit_once('/').unwrap();
+                    event.pointer_mut(parent).unwrap()[key] = value;
+                }
+            },
+            None => {
+                let (parent, key) = pointer.rsplit_once('/').unwrap();
+                let removed = event.pointer_mut(parent).unwrap().as_object_mut().unwrap();
+                assert!(
+                    removed.shift_remove(key).is_some(),
+                    "{pointer} is not there"
+                );
+            }
+        }
+        event
+    }
+
+    const ALL_TYPES: [&str; 15] = [
+        "task_start",
+        "approval",
+        "gate_run",
+        "observation",
+        "adaptation",
+        "amendment",
+        "intervention",
+        "resource_sample",
+        "control_pair",
+        "selection",
+        "refusal",
+        "view_render",
+        "reconciliation",
+        "journal_repair",
+        "delegation",
+    ];
+
+    #[test]
+    fn a_valid_event_of_every_type_passes() {
+        for kind in ALL_TYPES {
+            let generation = RecordGeneration::V7;
+            let problems = check(&event(kind, generation), &expect(generation));
+            assert_eq!(problems, EventProblems::default(), "{kind}");
+            if kind != "delegation" {
+                let v6 = RecordGeneration::V6;
+                assert_eq!(
+                    check(&event(kind, v6), &expect(v6)),
+                    EventProblems::default()
+                );
+            }
+        }
+    }
+
+    fn bad(s: &str) -> Option<Value> {
+        Some(json!(s))
+    }
+
+    /// `(type, pointer, new value or removal)`: each breaks exactly one constraint.
+    fn one_constraint_mutations() -> Vec<(&'static str, &'static str, Option<Value>)> {
+        vec![
+            // The envelope, on any type.
+            ("task_start", "/seq", Some(json!(0))),
+            ("task_start", "/seq", Some(json!(1.0))),
+            ("task_start", "/seq", None),
+            ("task_start", "/ts", bad("tomorrow")),
+            ("task_start", "/plan", bad("PLAN_other_plan")),
+            ("task_start", "/plan", bad("plan")),
+            ("task_start", "/contract_id", Some(json!(hex("3C")))),
+            ("task_start", "/actor", bad("dwp")),
+            ("task_start", "/actor/kind", bad("bot")),
+            ("task_start", "/actor/identity", bad(" ")),
+            (
+                "task_start",
+                "/actor/identity",
+                Some(json!("a".repeat(101))),
+            ),
+            ("task_start", "/actor/model", bad("x")),
+            ("task_start", "/note", Some(json!("a".repeat(501)))),
+            ("task_start", "/note", Some(json!(5))),
+            ("task_start", "/host", bad("ci")),
+            // task_start
+            ("task_start", "/task", bad("T-Read")),
+            ("task_start", "/task", None),
+            ("task_start", "/fingerprint/revision", bad("")),
+            ("task_start", "/fingerprint/dirty", Some(json!(false))),
+            ("task_start", "/fingerprint/branch", bad("main")),
+            ("task_start", "/fingerprint", bad("4f2a9c1")),
+            // approval
+            ("approval", "/authority", bad("  ")),
+            ("approval", "/mechanism", bad("migration")),
+            (
+                "approval",
+                "/plan_digest",
+                Some(json!(format!("sha256:{}", hex("9d")))),
+            ),
+            // gate_run
+            ("gate_run", "/command", bad("")),
+            ("gate_run", "/command", Some(json!("a".repeat(501)))),
+            ("gate_run", "/cwd", None),
+            ("gate_run", "/env/A", Some(json!(1))),
+            ("gate_run", "/timeout_seconds", Some(json!(0))),
+            ("gate_run", "/timeout_seconds", bad("60")),
+            ("gate_run", "/exit_code", Some(json!(0.5))),
+            ("gate_run", "/exit_code", None),
+            ("gate_run", "/criterion", bad("AC_reads")),
+            ("gate_run", "/task", bad("read")),
+            ("gate_run", "/trust", bad("verified")),
+            ("gate_run", "/statement", bad("x")),
+            // observation
+            ("observation", "/statement", bad(" ")),
+            ("observation", "/trust", None),
+            ("observation", "/exit_code", Some(json!(0))),
+            // adaptation
+            ("adaptation", "/kind", bad("abandon")),
+            ("adaptation", "/trigger_observation", Some(json!(0))),
+            ("adaptation", "/hypothesis", bad("")),
+            ("adaptation", "/affected_tasks/0", bad("read")),
+            ("adaptation", "/affected_criteria/0", bad("reads")),
+            ("adaptation", "/evidence_invalidated", Some(json!([1]))),
+            ("adaptation", "/evidence_preserved", None),
+            ("adaptation", "/resource_impact/declared", Some(json!(-1))),
+            ("adaptation", "/resource_impact/unit", bad("")),
+            ("adaptation", "/resource_impact/measured", Some(json!(1))),
+            ("adaptation", "/decision", bad("pending")),
+            ("adaptation", "/decision", bad("refused")),
+            ("adaptation", "/reason", bad(" ")),
+            // amendment
+            ("amendment", "/revised_criterion", bad("")),
+            ("amendment", "/affected_tasks", bad("T-read")),
+            ("amendment", "/evidence_invalidated", None),
+            // intervention
+            ("intervention", "/category", bad("other")),
+            ("intervention", "/question", None),
+            ("intervention", "/resolution", bad("")),
+            // resource_sample
+            ("resource_sample", "/source", bad("")),
+            ("resource_sample", "/limit_id", bad("wall-minutes")),
+            ("resource_sample", "/value", Some(json!(-1))),
+            ("resource_sample", "/value", bad("1")),
+            ("resource_sample", "/unit", None),
+            // control_pair
+            ("control_pair", "/criterion", bad("reads")),
+            ("control_pair", "/check_artifacts", Some(json!([]))),
+            ("control_pair", "/check_artifacts", Some(json!([" "]))),
+            ("control_pair", "/starting_fingerprint", None),
+            ("control_pair", "/starting_fingerprint/x", bad("y")),
+            ("control_pair", "/old_leg/available", bad("yes")),
+            ("control_pair", "/old_leg/outcome", None),
+            ("control_pair", "/old_leg/outcome", bad("fail")),
+            ("control_pair", "/old_leg/reason", bad("dirty")),
+            ("control_pair", "/old_leg/log", bad("")),
+            ("control_pair", "/new_leg/outcome", bad("pass")),
+            ("control_pair", "/new_leg/log", None),
+            ("control_pair", "/new_leg/seconds", Some(json!(3))),
+            ("control_pair", "/verdict", bad("inconclusive")),
+            // selection
+            ("selection", "/priority_boost", bad("true")),
+            ("selection", "/aging", None),
+            ("selection", "/aging/waiting_since_seq", Some(json!(0))),
+            ("selection", "/aging/threshold", bad("")),
+            ("selection", "/aging/x", Some(json!(1))),
+            ("selection", "/task", bad("T_read")),
+            // refusal
+            ("refusal", "/subject", bad("")),
+            ("refusal", "/stage", bad("review")),
+            ("refusal", "/reason", None),
+            ("refusal", "/proposal", Some(json!(0))),
+            // view_render
+            ("view_render", "/view", bad("")),
+            ("view_render", "/snapshot_digest", bad("e0")),
+            ("view_render", "/digests", Some(json!({}))),
+            ("view_render", "/digests/PROGRESS.md", bad("x")),
+            // reconciliation
+            ("reconciliation", "/trigger", bad("")),
+            ("reconciliation", "/editor", None),
+            ("reconciliation", "/authority", Some(json!(1))),
+            // journal_repair
+            ("journal_repair", "/byte_offset", Some(json!(-1))),
+            ("journal_repair", "/byte_offset", Some(json!(1.5))),
+            ("journal_repair", "/cause", bad(" ")),
+            // delegation
+            ("delegation", "/task", bad("read")),
+            ("delegation", "/delegation_id", bad(".read")),
+            ("delegation", "/delegation_id", Some(json!("a".repeat(65)))),
+            ("delegation", "/transport", bad("remote")),
+            ("delegation", "/via", bad("Agentkit")),
+            ("delegation", "/state", bad("running")),
+            ("delegation", "/kind", bad("")),
+            ("delegation", "/profile", Some(json!("a".repeat(201)))),
+            ("delegation", "/worktree", bad("")),
+            ("delegation", "/worktree", Some(json!("a".repeat(301)))),
+            ("delegation", "/prompt_digest", None),
+            ("delegation", "/prompt_digest", Some(json!(hex("7a")))),
+            ("delegation", "/result_path", bad("out/result.md")),
+            ("delegation", "/evidence_path", bad("out/result.md")),
+        ]
+    }
+
+    #[test]
+    fn each_broken_constraint_of_each_type_is_refused() {
+        let generation = RecordGeneration::V7;
+        let mut passed = Vec::new();
+        for (kind, pointer, to) in one_constraint_mutations() {
+            let event = mutated(event(kind, generation), pointer, to.clone());
+            if check(&event, &expect(generation)).invalid.is_empty() {
+                passed.push(format!("{kind} {pointer} -> {to:?}"));
+            }
+        }
+        assert!(passed.is_empty(), "accepted:\n  {}", passed.join("\n  "));
+    }
+
+    fn delegation_done(state: &str) -> Value {
+        let mut event = event("delegation", RecordGeneration::V7);
+        event["state"] = json!(state);
+        event["result_path"] = json!("out/result.md");
+        event["result_digest"] = json!(format!("sha256:{}", hex("ab")));
+        event
+    }
+
+    #[test]
+    fn a_delegation_result_path_is_relative_and_only_on_a_finished_delegation() {
+        let v7 = expect(RecordGeneration::V7);
+        for state in ["completed", "failed"] {
+            assert_eq!(
+                check(&delegation_done(state), &v7),
+                EventProblems::default()
+            );
+        }
+        for path in [
+            "/etc/passwd",
+            "../out.md",
+            "out/../../x",
+            "",
+            "out/a\nb.md",
+            "a\u{2028}b",
+        ] {
+            let mut event = delegation_done("completed");
+            event["result_path"] = json!(path);
+            assert!(!check(&event, &v7).invalid.is_empty(), "{path}");
+        }
+        let mut digest = delegation_done("completed");
+        digest["result_digest"] = json!("ab");
+        assert!(!check(&digest, &v7).invalid.is_empty());
+    }
+
+    #[test]
+    fn trust_is_carried_only_by_evidence() {
+        let v6 = RecordGeneration::V6;
+        let mut start = event("task_start", v6);
+        start["trust"] = json!("asserted");
+        let problems = check(&start, &expect(v6));
+        assert!(
+            problems
+                .invalid
+                .iter()
+                .any(|m| m.contains("is not evidence"))
+        );
+    }
+
+    #[test]
+    fn observed_and_imported_evidence_cite_an_evidence_path() {
+        let v6 = RecordGeneration::V6;
+        for (kind, trust) in [("gate_run", "observed"), ("resource_sample", "imported")] {
+            let mut event = mutated(event(kind, v6), "/evidence_path", None);
+            event["trust"] = json!(trust);
+            let problems = check(&event, &expect(v6));
+            assert!(
+                problems
+                    .invalid
+                    .iter()
+                    .any(|m| m.contains(&format!("required for {trust} evidence"))),
+                "{kind}: {problems:?}"
+            );
+        }
+        let mut asserted = mutated(event("gate_run", v6), "/evidence_path", None);
+        asserted["trust"] = json!("asserted");
+        assert_eq!(check(&asserted, &expect(v6)), EventProblems::default());
+    }
+
+    #[test]
+    fn only_an_actor_that_executes_observes_and_that_is_agent_observed_not_invalid() {
+        let v6 = RecordGeneration::V6;
+        for actor in ["agent", "human"] {
+            let mut gate = event("gate_run", v6);
+            gate["actor"]["kind"] = json!(actor);
+            let problems = check(&gate, &expect(v6));
+            assert!(problems.invalid.is_empty(), "{actor}: {problems:?}");
+            let message = problems.agent_observed.expect("agent_observed");
+            assert!(message.contains(&format!("{actor} actor")), "{message}");
+        }
+        let mut host = event("gate_run", v6);
+        host["actor"]["kind"] = json!("host_adapter");
+        assert_eq!(check(&host, &expect(v6)), EventProblems::default());
+    }
+
+    #[test]
+    fn generations_never_mix() {
+        let v7_event = event("task_start", RecordGeneration::V7);
+        let problems = check(&v7_event, &expect(RecordGeneration::V6));
+        assert!(problems.invalid[0].contains("is a v7 event under a v6 contract"));
+        let v6_event = event("task_start", RecordGeneration::V6);
+        assert!(
+            !check(&v6_event, &expect(RecordGeneration::V7))
+                .invalid
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_delegation_is_no_v6_event() {
+        let mut delegation = event("delegation", RecordGeneration::V7);
+        delegation["schema"] = json!(RecordGeneration::V6.url("journal-event"));
+        for live in [Some(RecordGeneration::V6), None] {
+            let problems = check(
+                &delegation,
+                &Expect {
+                    generation: live,
+                    plan: None,
+                },
+            );
+            assert!(
+                problems.invalid[0].contains("is not in the v6 catalog"),
+                "{problems:?}"
+            );
+        }
+    }
+
+    /// A control pair with the given starting `dirty`, legs and verdict.
+    fn pair(dirty: &str, old: Value, new: &str, verdict: &str) -> EventProblems {
+        let v7 = RecordGeneration::V7;
+        let mut event = event("control_pair", v7);
+        event["starting_fingerprint"]["dirty"] = json!(dirty);
+        event["old_leg"] = old;
+        event["new_leg"]["outcome"] = json!(new);
+        event["verdict"] = json!(verdict);
+        check(&event, &expect(v7))
+    }
+
+    fn leg(outcome: &str) -> Value {
+        json!({"available": true, "outcome": outcome})
+    }
+
+    fn verdict_holds(problems: EventProblems) -> bool {
+        problems.invalid.is_empty()
+    }
+
+    #[test]
+    fn a_dirty_start_makes_the_control_unavailable() {
+        assert!(verdict_holds(pair(
+            "M src/a.rs",
+            leg("FAIL"),
+            "PASS",
+            "control_unavailable"
+        )));
+        assert!(!verdict_holds(pair(
+            "M src/a.rs",
+            leg("FAIL"),
+            "PASS",
+            "discriminating"
+        )));
+    }
+
+    #[test]
+    fn an_unavailable_old_leg_makes_the_control_unavailable() {
+        let gone = json!({"available": false});
+        assert!(verdict_holds(pair(
+            "",
+            gone.clone(),
+            "PASS",
+            "control_unavailable"
+        )));
+        assert!(!verdict_holds(pair("", gone, "PASS", "non_discriminating")));
+    }
+
+    #[test]
+    fn only_old_fail_new_pass_discriminates() {
+        assert!(verdict_holds(pair(
+            "",
+            leg("FAIL"),
+            "PASS",
+            "discriminating"
+        )));
+        assert!(!verdict_holds(pair(
+            "",
+            leg("FAIL"),
+            "PASS",
+            "non_discriminating"
+        )));
+        for (old, new) in [("PASS", "PASS"), ("FAIL", "FAIL"), ("PASS", "FAIL")] {
+            assert!(
+                verdict_holds(pair("", leg(old), new, "non_discriminating")),
+                "{old},{new}"
+            );
+            assert!(
+                !verdict_holds(pair("", leg(old), new, "discriminating")),
+                "{old},{new}"
+            );
+        }
     }
 }

@@ -309,3 +309,212 @@ pub fn open_delegations(events: &[Event]) -> Vec<(usize, String, String)> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const REVISION_2: &str = "b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2";
+
+    fn events(bodies: Vec<Value>) -> Vec<Event> {
+        bodies
+            .into_iter()
+            .enumerate()
+            .map(|(i, value)| Event {
+                value,
+                file: 0,
+                line: i + 1,
+                lenient: None,
+                not_above: None,
+            })
+            .collect()
+    }
+
+    fn start(seq: i64, task: &str) -> Value {
+        json!({"type": "task_start", "seq": seq, "task": task})
+    }
+
+    fn gate(seq: i64, task: &str, criterion: &str, path: &str) -> Value {
+        json!({"type": "gate_run", "seq": seq, "task": task, "criterion": criterion,
+               "exit_code": 0, "trust": "observed", "evidence_path": path})
+    }
+
+    /// T-docs waits for T-read, which is gated on AC-reads.
+    fn contract() -> Value {
+        json!({
+            "acceptance": {"criteria": [{"id": "AC-reads", "accepted_evidence": ["observed"]}]},
+            "tasks": [
+                {"id": "T-read", "gate_intent": [{"criterion": "AC-reads"}]},
+                {"id": "T-docs", "prerequisites": ["T-read"], "gate_intent": []}
+            ]
+        })
+    }
+
+    fn early(bodies: Vec<Value>) -> Vec<(usize, Code)> {
+        let contract = contract();
+        early_starts(&events(bodies), &TaskGraph::of(&contract))
+            .into_iter()
+            .map(|(index, code, _)| (index, code))
+            .collect()
+    }
+
+    #[test]
+    fn a_task_started_before_its_prerequisite_completed_started_early() {
+        let found = early(vec![start(1, "T-read"), start(2, "T-docs")]);
+        assert_eq!(found, vec![(1, Code::StartedEarly)]);
+        assert_eq!(
+            early(vec![start(1, "T-docs")]),
+            vec![(0, Code::StartedEarly)]
+        );
+    }
+
+    #[test]
+    fn a_task_started_after_its_prerequisite_completed_is_in_order() {
+        let found = early(vec![
+            start(1, "T-read"),
+            gate(2, "T-read", "AC-reads", "gates/T-read/2.log"),
+            start(3, "T-docs"),
+        ]);
+        assert_eq!(found, vec![]);
+    }
+
+    #[test]
+    fn a_restarted_prerequisite_is_open_again() {
+        let found = early(vec![
+            start(1, "T-read"),
+            gate(2, "T-read", "AC-reads", "gates/T-read/2.log"),
+            start(3, "T-read"),
+            start(4, "T-docs"),
+        ]);
+        assert_eq!(found, vec![(3, Code::StartedEarly)]);
+    }
+
+    fn tagged_amendment(seq: i64) -> Value {
+        json!({"type": "amendment", "seq": seq, "evidence_invalidated": ["AC-reads"],
+               "note": format!("amendment to revision 2 contract {REVISION_2}")})
+    }
+
+    #[test]
+    fn an_amendment_reopens_a_prerequisite_only_once_approved_by_then() {
+        let completed = vec![
+            start(1, "T-read"),
+            gate(2, "T-read", "AC-reads", "gates/T-read/2.log"),
+            tagged_amendment(3),
+        ];
+        let mut unapproved = completed.clone();
+        unapproved.push(start(4, "T-docs"));
+        assert_eq!(early(unapproved), vec![]);
+
+        let mut approved_before = completed.clone();
+        approved_before.push(json!({"type": "approval", "seq": 4, "contract_id": REVISION_2}));
+        approved_before.push(start(5, "T-docs"));
+        assert_eq!(early(approved_before), vec![(4, Code::StartedEarly)]);
+
+        let mut approved_after = completed;
+        approved_after.push(start(4, "T-docs"));
+        approved_after.push(json!({"type": "approval", "seq": 5, "contract_id": REVISION_2}));
+        assert_eq!(
+            early(approved_after),
+            vec![],
+            "judged as the journal stood then"
+        );
+    }
+
+    fn foreign(bodies: Vec<Value>) -> Vec<(usize, String)> {
+        foreign_evidence(&events(bodies))
+            .into_iter()
+            .map(|(index, code, message)| {
+                assert_eq!(code, Code::ForeignEvidence);
+                (index, message)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_gate_citing_another_tasks_gate_folder_is_foreign_evidence() {
+        let found = foreign(vec![gate(1, "T-docs", "AC-reads", "./gates/T-read/1.log")]);
+        assert_eq!(found.len(), 1);
+        assert!(found[0].1.contains("a log of T-read's gates"), "{found:?}");
+        assert_eq!(
+            foreign(vec![gate(1, "T-read", "AC-reads", "gates/T-read/1.log")]),
+            vec![]
+        );
+    }
+
+    #[test]
+    fn a_log_cited_by_two_tasks_is_foreign_to_the_second() {
+        let found = foreign(vec![
+            gate(1, "T-read", "AC-reads", "logs/shared.log"),
+            gate(2, "T-read", "AC-reads", "logs/shared.log"),
+            gate(3, "T-docs", "AC-reads", "./logs/shared.log"),
+        ]);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].0, 2);
+        assert!(found[0].1.contains("which a gate of T-read cited first"));
+    }
+
+    fn logged(exit_code: Value, log: Result<&[u8], ()>) -> Vec<Code> {
+        let mut run = gate(1, "T-read", "AC-reads", "gates/T-read/1.log");
+        run["exit_code"] = exit_code;
+        let events = events(vec![run]);
+        let gates = observed_gates(&events);
+        assert_eq!(gates, vec![(0, "gates/T-read/1.log".to_owned())]);
+        let log = log.map(<[u8]>::to_vec).map_err(|()| ReadFailure::Missing);
+        log_findings(&events, &gates, vec![log])
+            .into_iter()
+            .map(|(_, code, _)| code)
+            .collect()
+    }
+
+    #[test]
+    fn an_observed_gate_log_ends_with_the_recorded_exit_code() {
+        assert_eq!(logged(json!(0), Ok(b"ok\n--- exit 0 ---\n")), vec![]);
+        assert_eq!(logged(json!(2), Ok(b"--- exit 2 ---\n")), vec![]);
+        assert_eq!(
+            logged(json!(0), Ok(b"--- exit 1 ---\n")),
+            vec![Code::GateLogExit]
+        );
+    }
+
+    #[test]
+    fn an_observed_gate_log_without_its_exit_line_is_refused() {
+        assert_eq!(logged(json!(0), Ok(b"ok\n")), vec![Code::GateLogExit]);
+        assert_eq!(
+            logged(json!(0), Ok(b"--- exit 0 ---")),
+            vec![Code::GateLogExit],
+            "the exit line ends the log with its newline"
+        );
+        assert_eq!(
+            logged(json!(0), Ok(b"--- exit 0 ---\nmore\n")),
+            vec![Code::GateLogExit]
+        );
+    }
+
+    #[test]
+    fn an_observed_gate_whose_log_is_missing_is_refused() {
+        assert_eq!(logged(json!(0), Err(())), vec![Code::GateLogMissing]);
+    }
+
+    #[test]
+    fn only_observed_gate_runs_have_their_logs_read() {
+        let mut asserted = gate(1, "T-read", "AC-reads", "gates/T-read/1.log");
+        asserted["trust"] = json!("asserted");
+        assert_eq!(observed_gates(&events(vec![asserted])), vec![]);
+    }
+
+    fn delegation(seq: i64, id: &str, state: &str) -> Value {
+        json!({"type": "delegation", "seq": seq, "task": "T-docs", "delegation_id": id,
+               "state": state})
+    }
+
+    #[test]
+    fn a_delegation_left_launched_is_open_and_a_collected_one_closed() {
+        let open = open_delegations(&events(vec![
+            delegation(1, "docs-1", "launched"),
+            delegation(2, "docs-2", "launched"),
+            delegation(3, "docs-1", "completed"),
+        ]));
+        assert_eq!(open, vec![(1, "docs-2".to_owned(), "T-docs".to_owned())]);
+    }
+}

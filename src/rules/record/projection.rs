@@ -380,3 +380,280 @@ fn task_document(task: &TaskState) -> Value {
         "criteria": criteria,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const APPROVED: &str = "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1";
+
+    /// Events with the given bodies, in journal order.
+    fn events(bodies: Vec<Value>) -> Vec<Event> {
+        bodies
+            .into_iter()
+            .enumerate()
+            .map(|(i, value)| Event {
+                value,
+                file: 0,
+                line: i + 1,
+                lenient: None,
+                not_above: None,
+            })
+            .collect()
+    }
+
+    fn start(seq: i64, task: &str) -> Value {
+        json!({"type": "task_start", "seq": seq, "task": task, "ts": ts(seq)})
+    }
+
+    fn gate(seq: i64, task: &str, criterion: &str, exit_code: Value) -> Value {
+        json!({"type": "gate_run", "seq": seq, "task": task, "criterion": criterion,
+               "exit_code": exit_code, "trust": "observed",
+               "evidence_path": format!("gates/{task}/{seq}.log"), "ts": ts(seq)})
+    }
+
+    fn ts(seq: i64) -> String {
+        format!("2026-04-02T09:{seq:02}:00Z")
+    }
+
+    /// Two tasks: T-read gated on AC-reads (observed), T-docs on nothing.
+    fn contract() -> Value {
+        json!({
+            "plan": "PLAN_record_projection",
+            "revision": 2,
+            "acceptance": {"criteria": [{"id": "AC-reads", "accepted_evidence": ["observed"]}]},
+            "tasks": [
+                {"id": "T-read", "title": "Read", "gate_intent": [{"criterion": "AC-reads"}]},
+                {"id": "T-docs", "title": "Docs", "gate_intent": []}
+            ],
+            "resource_envelope": {"limits": [{"id": "tokens", "limit": 10}]}
+        })
+    }
+
+    fn project_with(
+        contract: &Value,
+        archives: Vec<(&str, u64, u64)>,
+        events: &[Event],
+    ) -> Projection {
+        let id = json!("c".repeat(64));
+        let inputs = Inputs {
+            contract,
+            contract_id: &id,
+            generation: RecordGeneration::V7,
+            archives,
+        };
+        project(&inputs, events)
+    }
+
+    fn projected(bodies: Vec<Value>) -> Projection {
+        project_with(&contract(), Vec::new(), &events(bodies))
+    }
+
+    fn read_task(projection: &Projection) -> &TaskState {
+        &projection.tasks[0]
+    }
+
+    #[test]
+    fn the_latest_task_start_opens_the_window_and_earlier_runs_are_stale() {
+        let p = projected(vec![
+            start(1, "T-read"),
+            gate(2, "T-read", "AC-reads", json!(0)),
+            start(3, "T-read"),
+        ]);
+        let task = read_task(&p);
+        assert_eq!(task.status, TaskStatus::InProgress);
+        assert_eq!(task.started, Some(json!(3)));
+        assert_eq!(task.criteria[0].stale, vec![json!(2)]);
+        assert_eq!(
+            p.document["tasks"][0]["criteria"][0]["stale_seqs"],
+            json!([2])
+        );
+    }
+
+    #[test]
+    fn a_passing_accepted_gate_in_the_window_completes_the_task() {
+        let p = projected(vec![
+            start(1, "T-read"),
+            gate(2, "T-read", "AC-reads", json!(0)),
+        ]);
+        let task = read_task(&p);
+        assert_eq!(task.status, TaskStatus::Completed);
+        assert_eq!(
+            p.document["tasks"][0]["criteria"][0],
+            json!({"criterion": "AC-reads", "satisfied": true, "via_seq": 2,
+                   "trust": "observed", "evidence_path": "gates/T-read/2.log"})
+        );
+    }
+
+    fn amendment(seq: i64, note: &str) -> Value {
+        json!({"type": "amendment", "seq": seq, "note": note,
+               "evidence_invalidated": ["AC-reads"], "ts": ts(seq)})
+    }
+
+    fn tagged_note() -> String {
+        format!("amendment to revision 2 contract {APPROVED}")
+    }
+
+    #[test]
+    fn a_tagged_amendment_invalidates_only_once_an_approval_cites_its_revision() {
+        let before = vec![
+            start(1, "T-read"),
+            gate(2, "T-read", "AC-reads", json!(0)),
+            amendment(3, &tagged_note()),
+        ];
+        assert_eq!(
+            read_task(&projected(before.clone())).status,
+            TaskStatus::Completed
+        );
+        let mut approved = before;
+        approved.push(json!({"type": "approval", "seq": 4, "contract_id": APPROVED}));
+        let p = projected(approved);
+        assert_eq!(read_task(&p).status, TaskStatus::InProgress);
+        assert_eq!(read_task(&p).criteria[0].stale, vec![json!(2)]);
+    }
+
+    #[test]
+    fn an_untagged_amendment_invalidates_at_once() {
+        let p = projected(vec![
+            start(1, "T-read"),
+            gate(2, "T-read", "AC-reads", json!(0)),
+            amendment(3, "the criterion changed"),
+        ]);
+        assert_eq!(read_task(&p).status, TaskStatus::InProgress);
+        let p = projected(vec![
+            start(1, "T-read"),
+            amendment(2, "the criterion changed"),
+            gate(3, "T-read", "AC-reads", json!(0)),
+        ]);
+        assert_eq!(
+            read_task(&p).status,
+            TaskStatus::Completed,
+            "a later run counts"
+        );
+    }
+
+    #[test]
+    fn a_task_with_no_gate_intent_completes_when_started() {
+        let p = projected(vec![]);
+        assert_eq!(p.tasks[1].status, TaskStatus::Pending);
+        let p = projected(vec![start(1, "T-docs")]);
+        assert_eq!(p.tasks[1].status, TaskStatus::Completed);
+    }
+
+    #[test]
+    fn evidence_of_a_trust_the_criterion_does_not_accept_does_not_satisfy() {
+        let mut asserted = gate(2, "T-read", "AC-reads", json!(0));
+        asserted["trust"] = json!("asserted");
+        let p = projected(vec![start(1, "T-read"), asserted]);
+        assert_eq!(read_task(&p).status, TaskStatus::InProgress);
+    }
+
+    #[test]
+    fn an_exit_code_equal_to_zero_in_python_satisfies() {
+        for code in [json!(0), json!(0.0), json!(false), json!(-0.0)] {
+            let p = projected(vec![
+                start(1, "T-read"),
+                gate(2, "T-read", "AC-reads", code.clone()),
+            ]);
+            assert_eq!(read_task(&p).status, TaskStatus::Completed, "{code}");
+        }
+        for code in [json!(1), json!(true), json!("0"), json!(null)] {
+            let p = projected(vec![
+                start(1, "T-read"),
+                gate(2, "T-read", "AC-reads", code.clone()),
+            ]);
+            assert_eq!(read_task(&p).status, TaskStatus::InProgress, "{code}");
+        }
+    }
+
+    #[test]
+    fn updated_at_is_the_string_maximum_and_ignores_view_renders() {
+        let late_render = json!({"type": "view_render", "seq": 4, "ts": "2099-01-01T00:00:00Z"});
+        let mut earlier = start(3, "T-docs");
+        earlier["ts"] = json!("2026-04-01T00:00:00Z");
+        let p = projected(vec![
+            start(1, "T-read"),
+            start(2, "T-read"),
+            earlier,
+            late_render,
+        ]);
+        assert_eq!(p.document["updated_at"], json!(ts(2)));
+        assert_eq!(projected(vec![]).document["updated_at"], json!(""));
+    }
+
+    #[test]
+    fn positions_hold_each_types_highest_seq_and_skip_view_renders() {
+        let p = projected(vec![
+            start(1, "T-read"),
+            json!({"type": "view_render", "seq": 2}),
+            start(3, "T-docs"),
+            gate(4, "T-read", "AC-reads", json!(1)),
+        ]);
+        assert_eq!(
+            p.document["positions"],
+            json!({"gate_run": {"seq": 4}, "task_start": {"seq": 3}})
+        );
+    }
+
+    #[test]
+    fn latest_samples_are_keyed_by_limit_id_and_a_missing_one_as_null() {
+        let sample = |seq: i64, limit: Option<&str>, value: f64| {
+            let mut body = json!({"type": "resource_sample", "seq": seq, "value": value,
+                                  "trust": "imported"});
+            if let Some(limit) = limit {
+                body["limit_id"] = json!(limit);
+            }
+            body
+        };
+        let p = projected(vec![
+            sample(1, Some("tokens"), 1.0),
+            sample(2, None, 5.0),
+            sample(3, Some("tokens"), 2.5),
+        ]);
+        assert_eq!(
+            p.document["resources"]["latest_samples"],
+            json!({"tokens": {"value": 2.5, "seq": 3, "trust": "imported"},
+                   "null": {"value": 5.0, "seq": 2, "trust": "imported"}})
+        );
+        assert_eq!(
+            p.document["resources"]["limits"],
+            json!([{"id": "tokens", "limit": 10}])
+        );
+    }
+
+    #[test]
+    fn the_checkpoint_is_the_latest_new_authority_question() {
+        let ask = |seq: i64, category: &str, question: &str| {
+            json!({"type": "intervention", "seq": seq, "category": category,
+                   "question": question})
+        };
+        let p = projected(vec![
+            ask(1, "new_authority", "may I add a dependency?"),
+            ask(2, "new_authority", "may I widen the scope?"),
+            ask(3, "environment_repair", "may I install the toolchain?"),
+        ]);
+        assert_eq!(p.document["checkpoint"], json!("may I widen the scope?"));
+        assert_eq!(projected(vec![]).document["checkpoint"], Value::Null);
+    }
+
+    #[test]
+    fn archives_are_listed_only_when_present() {
+        assert!(projected(vec![]).document.get("archives").is_none());
+        let p = project_with(
+            &contract(),
+            vec![("journal-archive-000001-000040.ndjson", 1, 40)],
+            &[],
+        );
+        assert_eq!(
+            p.document["archives"],
+            json!([{"file": "journal-archive-000001-000040.ndjson", "first_seq": 1, "last_seq": 40}])
+        );
+    }
+
+    #[test]
+    fn the_snapshot_bytes_end_with_one_newline() {
+        let bytes = projected(vec![start(1, "T-read")]).bytes();
+        assert!(bytes.ends_with(b"}\n"));
+        assert!(!bytes.ends_with(b"\n\n"));
+    }
+}

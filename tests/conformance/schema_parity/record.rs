@@ -1274,3 +1274,135 @@ fn pinned_public_record_schemas_match_their_readme_rows() {
         assert!(readme.contains(&row), "tests/data/README.md lacks {row}");
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// The typed event checks against the public journal-event schemas
+// ---------------------------------------------------------------------------------------------
+
+/// The corpus's journal events with the generation their URL names.
+fn journal_event_cases() -> Vec<(&'static Case, dwp::plan::record::RecordGeneration)> {
+    use dwp::plan::record::RecordGeneration;
+    corpus()
+        .iter()
+        .filter_map(|case| match case.schema {
+            RecordSchema::EventV6 => Some((case, RecordGeneration::V6)),
+            RecordSchema::EventV7 => Some((case, RecordGeneration::V7)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `dwp::rules::record::events::check`'s verdict on a case, judged as an event of the
+/// generation its URL names, under no particular plan.
+fn typed_problems(
+    case: &Case,
+    generation: dwp::plan::record::RecordGeneration,
+) -> dwp::rules::record::events::EventProblems {
+    use dwp::rules::record::events::{Expect, check};
+    let expect = Expect {
+        generation: Some(generation),
+        plan: None,
+    };
+    check(&case.doc, &expect)
+}
+
+/// Whether some string anywhere in `value` (a key's value, an array's item) is blank.
+fn has_blank_string(value: &Value) -> bool {
+    match value {
+        Value::String(s) => s.trim().is_empty(),
+        Value::Array(items) => items.iter().any(has_blank_string),
+        Value::Object(map) => map.values().any(has_blank_string),
+        _ => false,
+    }
+}
+
+/// Schema-valid events the typed checks refuse on purpose (what the public ledger's validator
+/// adds to the schema): the case, and words of its one refusal that name the rule it holds.
+const STRICTER_THAN_THE_SCHEMA: [(&str, &str); 7] = [
+    // observed and imported evidence cite a pointer (rule 11)
+    (
+        "gate_run/description_only.observed_without_evidence_path",
+        "`evidence_path` is required",
+    ),
+    (
+        "gate_run/optional.gate_run.evidence_path",
+        "`evidence_path` is required",
+    ),
+    (
+        "resource_sample/optional.resource_sample.evidence_path",
+        "`evidence_path` is required",
+    ),
+    // a refused adaptation says why
+    (
+        "adaptation/description_only.refused_without_reason",
+        "`reason`",
+    ),
+    // observed evidence only from an actor that executes (rule 11, DWP108)
+    ("gate_run/enum.actor_human", "claims observed"),
+    // the control-pair verdict arithmetic is binding (rule 14)
+    (
+        "control_pair/enum.verdict_non_discriminating",
+        "contradicts the legs",
+    ),
+    // `ts` is an RFC 3339 timestamp, which the schema only annotates
+    ("gate_run/format.ts_not_a_date", "`ts`"),
+];
+
+#[test]
+fn typed_event_checks_reject_every_event_the_public_journal_schema_rejects() {
+    let judges = judges();
+    let mut cases = 0;
+    let mut missed = Vec::new();
+    for (case, generation) in journal_event_cases() {
+        if judges.public[&key(case.schema)].is_valid(&case.doc) {
+            continue;
+        }
+        cases += 1;
+        if typed_problems(case, generation).invalid.is_empty() {
+            missed.push(case.name.clone());
+        }
+    }
+    assert!(cases > 100, "only {cases} rejected events in the corpus");
+    assert!(
+        missed.is_empty(),
+        "{} event(s) the public schema rejects pass the typed checks:\n  {}",
+        missed.len(),
+        missed.join("\n  ")
+    );
+}
+
+#[test]
+fn typed_event_checks_accept_every_schema_valid_event_without_blank_strings() {
+    let judges = judges();
+    let mut cases = 0;
+    let mut refused = Vec::new();
+    for (case, generation) in journal_event_cases() {
+        if !judges.public[&key(case.schema)].is_valid(&case.doc) || has_blank_string(&case.doc) {
+            continue;
+        }
+        cases += 1;
+        let problems = typed_problems(case, generation);
+        let said: Vec<&String> = problems
+            .invalid
+            .iter()
+            .chain(&problems.agent_observed)
+            .collect();
+        let deliberate = STRICTER_THAN_THE_SCHEMA
+            .iter()
+            .find(|(name, _)| case.name.ends_with(&format!("/{name}")));
+        let as_expected = match deliberate {
+            None => said.is_empty(),
+            Some((_, words)) => said.len() == 1 && said[0].contains(words),
+        };
+        if !as_expected {
+            refused.push(format!("{}: {said:?}", case.name));
+        }
+    }
+    assert!(cases > 50, "only {cases} schema-valid events in the corpus");
+    assert!(
+        refused.is_empty(),
+        "{} schema-valid event(s) judged otherwise than expected:\n  {}",
+        refused.len(),
+        refused.join("\n  ")
+    );
+}
