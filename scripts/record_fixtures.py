@@ -111,6 +111,12 @@ def project(contract, events, archive_names):
                 'value': event.get('value'), 'seq': event.get('seq'), 'trust': event.get('trust')}
     questions = [e.get('question') for e in events
                  if e.get('type') == 'intervention' and e.get('category') == 'new_authority']
+    # A task's state reads only its own events (and the amendments' floor): grouping them once
+    # keeps the projection linear in the journal, which a 10,000-event plan needs.
+    floor = invalidated_before(events)
+    by_task = {}
+    for event in events:
+        by_task.setdefault(event.get('task'), []).append(event)
     state = {
         'schema': SNAPSHOT_URL,
         'plan': contract['plan'],
@@ -123,7 +129,8 @@ def project(contract, events, archive_names):
                       'latest_samples': samples},
         'checkpoint': questions[-1] if questions else None,
         'blocker': None,
-        'tasks': [task_state(contract, events, task) for task in contract['tasks']],
+        'tasks': [task_state(contract, by_task.get(task['id'], []), task, floor)
+                  for task in contract['tasks']],
     }
     archives = []
     for name in sorted(archive_names):
@@ -155,10 +162,12 @@ def invalidated_before(events):
     return floor
 
 
-def criterion_states(contract, events, task):
+def criterion_states(contract, events, task, floor=None):
+    """`events`: the journal, or only the task's own events with the journal's `floor`."""
     start = latest_start(events, task['id'])
     accepts = {c['id']: c['accepted_evidence'] for c in contract['acceptance']['criteria']}
-    floor = invalidated_before(events)
+    if floor is None:
+        floor = invalidated_before(events)
     states = []
     for intent in task['gate_intent']:
         criterion = intent['criterion']
@@ -178,9 +187,9 @@ def criterion_states(contract, events, task):
     return states
 
 
-def task_state(contract, events, task):
+def task_state(contract, events, task, floor=None):
     start = latest_start(events, task['id'])
-    criteria = criterion_states(contract, events, task)
+    criteria = criterion_states(contract, events, task, floor)
     if start is None:
         status = 'pending'
     elif all(c['satisfied'] for c in criteria):
