@@ -5,15 +5,80 @@
 //! (`journal-archive-NNNNNN-NNNNNN.ndjson`) come first, their events in seq order, then the live
 //! file's in file order: the whole history every reader of the plan uses.
 
-use crate::plan::json::parse_strict;
+use crate::plan::json::{Line, parse_line};
 use crate::store::{self, ReadFailure};
 use serde_json::Value;
 use std::path::Path;
 
+/// An event's top-level fields in written order: looked up by a scan (an event has a dozen), the
+/// last of a key written twice counting, as in the public ledger's reader.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Fields {
+    entries: Vec<(String, Value)>,
+    /// The line held a JSON value that is no object (kept to be shown).
+    not_object: Option<Value>,
+}
+
+impl Fields {
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.entries
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v)
+    }
+
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// Each key once, in written order.
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.entries
+            .iter()
+            .enumerate()
+            .filter(|(i, (k, _))| !self.entries[..*i].iter().any(|(j, _)| j == k))
+            .map(|(_, (k, _))| k.as_str())
+    }
+
+    /// Whether the line was a JSON object at all.
+    pub fn is_object(&self) -> bool {
+        self.not_object.is_none()
+    }
+
+    /// The fields as one JSON object (the last of a repeated key), or the value that was no
+    /// object.
+    pub fn to_value(&self) -> Value {
+        match &self.not_object {
+            Some(value) => value.clone(),
+            None => Value::Object(
+                self.keys()
+                    .map(|k| (k.to_owned(), self.get(k).cloned().unwrap_or(Value::Null)))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+impl From<Value> for Fields {
+    fn from(value: Value) -> Fields {
+        match value {
+            Value::Object(map) => Fields {
+                entries: map.into_iter().collect(),
+                not_object: None,
+            },
+            other => Fields {
+                entries: Vec::new(),
+                not_object: Some(other),
+            },
+        }
+    }
+}
+
 /// One event of the journal, where it was read.
 #[derive(Debug)]
 pub struct Event {
-    pub value: Value,
+    pub value: Fields,
     /// The file it came from (`journal.ndjson` or an archive's name).
     pub file: usize,
     /// 1-based line in that file.
@@ -193,46 +258,19 @@ struct Framed {
 /// Split `bytes` into events the way the public ledger does (see the module doc).
 fn frame(bytes: &[u8], file: usize) -> Framed {
     let mut events = Vec::new();
-    let mut offset = 0;
     let mut torn = None;
+    let mut offset = 0;
     for (index, line) in bytes.split(|&b| b == b'\n').enumerate() {
-        let start = offset;
+        match read_line(line, file, index, offset) {
+            Some(Ok(event)) => events.push(event),
+            // The first line that does not read ends the journal: what follows is not read.
+            Some(Err(tear)) => {
+                torn = Some(tear);
+                break;
+            }
+            None => {}
+        }
         offset += line.len() + 1;
-        if line.iter().all(|b| is_python_space(*b)) {
-            continue;
-        }
-        let tear = |cause: &str| Torn {
-            file,
-            offset: start,
-            line: index + 1,
-            cause: cause.to_owned(),
-        };
-        let Ok(text) = std::str::from_utf8(line) else {
-            torn = Some(tear("undecodable bytes in the line"));
-            break;
-        };
-        match parse_strict(text.trim_matches(is_json_space).as_bytes()) {
-            Ok(value) => events.push(Event {
-                value,
-                file,
-                line: index + 1,
-                lenient: None,
-                not_above: None,
-            }),
-            Err(strict) => match serde_json::from_str::<Value>(text) {
-                Ok(value) => events.push(Event {
-                    value,
-                    file,
-                    line: index + 1,
-                    lenient: Some(strict.to_string()),
-                    not_above: None,
-                }),
-                Err(_) => {
-                    torn = Some(tear("the line does not parse (a torn append)"));
-                    break;
-                }
-            },
-        }
     }
     mark_regressions(&mut events);
     Framed {
@@ -240,6 +278,47 @@ fn frame(bytes: &[u8], file: usize) -> Framed {
         events,
         torn,
     }
+}
+
+/// One line: nothing when blank, its event, or why it tears the journal.
+fn read_line(line: &[u8], file: usize, index: usize, offset: usize) -> Option<Result<Event, Torn>> {
+    if line.iter().all(|b| is_python_space(*b)) {
+        return None;
+    }
+    let tear = |cause: &str| Torn {
+        file,
+        offset,
+        line: index + 1,
+        cause: cause.to_owned(),
+    };
+    let Ok(text) = std::str::from_utf8(line) else {
+        return Some(Err(tear("undecodable bytes in the line")));
+    };
+    let read = match parse_line(text.trim_matches(is_json_space)) {
+        Ok(Line::Object { fields, duplicate }) => Some((
+            Fields {
+                entries: fields,
+                not_object: None,
+            },
+            duplicate.map(|key| format!("the key `{key}` is written twice")),
+        )),
+        Ok(Line::Other(value)) => Some((Fields::from(value), None)),
+        // Python's reader also takes what dwp's strict one refuses deeper in: the last of a
+        // nested key written twice.
+        Err(strict) => serde_json::from_str::<Value>(text)
+            .ok()
+            .map(|value| (Fields::from(value), Some(strict.to_string()))),
+    };
+    Some(match read {
+        Some((value, lenient)) => Ok(Event {
+            value,
+            file,
+            line: index + 1,
+            lenient,
+            not_above: None,
+        }),
+        None => Err(tear("the line does not parse (a torn append)")),
+    })
 }
 
 /// Mark each event whose integer seq does not rise above the previous one's, in file order.

@@ -15,7 +15,7 @@ use crate::store::{self, Entry, ReadFailure};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-pub use journal::{Event, Journal, Segment, Torn};
+pub use journal::{Event, Fields, Journal, Segment, Torn};
 
 /// The two record-plan generations. A plan keeps its generation for life; it is read from the
 /// live contract's `schema` URL, never from a version string.
@@ -204,16 +204,20 @@ impl RecordPlan {
             .filter(|(name, kind)| name.ends_with(".md") && *kind != Entry::Directory)
             .map(|(name, _)| name.clone())
             .collect();
+        let markdown_stage = crate::profile::stage("read markdown");
         let markdown = store::read_each(&markdown_names, |name| {
             (name.clone(), store::read_artifact(&dir.join(name), dir))
         });
+        drop(markdown_stage);
         RecordPlan {
             dir: dir.to_path_buf(),
             manifest: stands(MANIFEST).then(|| Doc::load(dir, MANIFEST)),
             first_contract: stands(CONTRACT).then(|| Doc::load(dir, CONTRACT)),
             chain,
             chain_unlisted,
-            journal: Journal::load(dir, &archives, stands(JOURNAL)),
+            journal: crate::profile::time("read journal", || {
+                Journal::load(dir, &archives, stands(JOURNAL))
+            }),
             snapshot: stands(SNAPSHOT).then(|| store::read_artifact(&dir.join(SNAPSHOT), dir)),
             markdown,
             unlisted,

@@ -30,32 +30,32 @@ pub fn log_findings(
 ) -> Vec<EventFinding> {
     let mut found = Vec::new();
     for ((index, path), log) in gates.iter().zip(logs) {
+        let event = &events[*index];
+        let gate = format!(
+            "the gate run at seq {} ({})",
+            event.seq(),
+            event.str("task").unwrap_or("?")
+        );
         let bytes = match log {
             Ok(bytes) => bytes,
             Err(failure) => {
-                found.push((
-                    *index,
-                    Code::GateLogMissing,
-                    format!("its log {path} {failure}"),
-                ));
+                let message = format!("{gate}: its log {path} {failure}");
+                found.push((*index, Code::GateLogMissing, message));
                 continue;
             }
         };
-        let recorded = events[*index]
-            .value
-            .get("exit_code")
-            .and_then(Value::as_i64);
+        let recorded = event.value.get("exit_code").and_then(Value::as_i64);
         match (last_exit(&bytes), recorded) {
             (Some(shown), Some(recorded)) if shown == recorded => {}
             (Some(shown), Some(recorded)) => found.push((
                 *index,
                 Code::GateLogExit,
-                format!("records exit code {recorded}, but its log {path} ends with exit {shown}"),
+                format!("{gate} records exit code {recorded}, but its log {path} ends with exit {shown}"),
             )),
             (None, _) => found.push((
                 *index,
                 Code::GateLogExit,
-                format!("its log {path} does not end with the gate runner's `--- exit N ---` line"),
+                format!("{gate}: its log {path} does not end with the gate runner's `--- exit N ---` line"),
             )),
             // An exit code that is no integer is an invalid event already.
             (Some(_), None) => {}
@@ -322,7 +322,7 @@ mod tests {
             .into_iter()
             .enumerate()
             .map(|(i, value)| Event {
-                value,
+                value: value.into(),
                 file: 0,
                 line: i + 1,
                 lenient: None,

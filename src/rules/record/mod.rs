@@ -122,11 +122,12 @@ fn judge(plan: &RecordPlan, cross: bool) -> Judged {
             derived: None,
         };
     }
-    let live = judge.contracts();
+    let live = crate::profile::time("record contracts", || judge.contracts());
     judge.manifest(live.as_ref());
-    judge.journal(live.as_ref());
+    crate::profile::time("record journal", || judge.journal(live.as_ref()));
     judge.snapshot_document();
-    let derived = live.map(|live| judge.derive(&live, cross));
+    let derived =
+        live.map(|live| crate::profile::time("record derive", || judge.derive(&live, cross)));
     let mut findings = judge.findings;
     crate::rules::conformance::add_fix_hints(&mut findings, &plan.dir);
     Judged { findings, derived }
@@ -430,7 +431,7 @@ impl<'p> Judge<'p> {
         };
         let graph = live.map(|l| evidence::TaskGraph::of(l.value));
         for event in &journal.events {
-            let problems = events::check(&event.value, &expect);
+            let problems = events::check_fields(&event.value, &expect);
             let mut invalid = problems.invalid;
             if let Some(strict) = &event.lenient {
                 invalid.insert(0, format!("is not strict JSON ({strict})"));
@@ -519,6 +520,7 @@ impl<'p> Judge<'p> {
             .archives()
             .map(|(name, (first, last))| (name, first, last))
             .collect();
+        let projection_stage = crate::profile::stage("record projection");
         let projection = projection::project(
             &projection::Inputs {
                 contract: live.value,
@@ -528,6 +530,7 @@ impl<'p> Judge<'p> {
             },
             events,
         );
+        drop(projection_stage);
         let torn = !plan.journal.torn.is_empty();
         let mut derived = Derived {
             generation: live.generation,
@@ -547,8 +550,12 @@ impl<'p> Judge<'p> {
             torn,
             projection,
         };
-        derived.approval = self.approval(&derived.contract_id, cross);
-        derived.snapshot = self.snapshot(&derived.projection, torn, cross);
+        derived.approval = crate::profile::time("record approval", || {
+            self.approval(&derived.contract_id, cross)
+        });
+        derived.snapshot = crate::profile::time("record snapshot", || {
+            self.snapshot(&derived.projection, torn, cross)
+        });
         let mut at_events = Vec::new();
         for (index, event_id, task) in evidence::open_delegations(events) {
             derived
@@ -562,15 +569,16 @@ impl<'p> Judge<'p> {
         }
         if cross {
             let graph = evidence::TaskGraph::of(live.value);
-            at_events.extend(evidence::early_starts(events, &graph));
-            at_events.extend(evidence::foreign_evidence(events));
+            at_events.extend(crate::profile::time("record early starts", || {
+                evidence::early_starts(events, &graph)
+            }));
+            at_events.extend(crate::profile::time("record foreign", || {
+                evidence::foreign_evidence(events)
+            }));
             let gates = evidence::observed_gates(events);
             let paths: Vec<String> = gates.iter().map(|(_, path)| path.clone()).collect();
-            at_events.extend(evidence::log_findings(
-                events,
-                &gates,
-                plan.read_logs(&paths),
-            ));
+            let logs = crate::profile::time("record read logs", || plan.read_logs(&paths));
+            at_events.extend(evidence::log_findings(events, &gates, logs));
             at_events.sort_by_key(|(index, code, _)| (*index, *code));
             for (index, code, message) in at_events {
                 let severity = match code {
@@ -822,7 +830,7 @@ pub fn standalone_journal(file: &str, bytes: &[u8]) -> (String, Vec<Finding>) {
         plan: None,
     };
     for event in &journal.events {
-        let problems = events::check(&event.value, &expect);
+        let problems = events::check_fields(&event.value, &expect);
         if let Some(before) = event.not_above {
             findings.push(
                 Finding::error(

@@ -88,6 +88,7 @@ pub struct Inputs<'a> {
 /// Project the journal.
 pub fn project(inputs: &Inputs, events: &[Event]) -> Projection {
     let index = Index::of(events);
+    let accepted = accepted_evidence(inputs.contract);
     let tasks: Vec<TaskState> = inputs
         .contract
         .get("tasks")
@@ -95,7 +96,7 @@ pub fn project(inputs: &Inputs, events: &[Event]) -> Projection {
         .map(|tasks| {
             tasks
                 .iter()
-                .map(|task| task_state(inputs.contract, task, &index))
+                .map(|task| task_state(task, &accepted, &index))
                 .collect()
         })
         .unwrap_or_default();
@@ -190,10 +191,9 @@ pub fn is_success(exit_code: Option<&Value>) -> bool {
     }
 }
 
-fn task_state(contract: &Value, task: &Value, index: &Index) -> TaskState {
+fn task_state(task: &Value, accepted: &HashMap<&str, &[Value]>, index: &Index) -> TaskState {
     let id = task.get("id").cloned().unwrap_or(Value::Null);
     let start = id.as_str().and_then(|id| index.starts.get(id));
-    let accepted = accepted_evidence(contract);
     let intents = task.get("gate_intent").and_then(Value::as_array);
     let criteria: Vec<CriterionState> = intents
         .into_iter()
@@ -393,7 +393,7 @@ mod tests {
             .into_iter()
             .enumerate()
             .map(|(i, value)| Event {
-                value,
+                value: value.into(),
                 file: 0,
                 line: i + 1,
                 lenient: None,
