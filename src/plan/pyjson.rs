@@ -35,15 +35,28 @@ pub fn pretty(value: &Value) -> Vec<u8> {
 /// The id of a record plan's contract: lowercase hex sha256 of [`canonical`] of the contract
 /// without its own top-level `contract_id` key.
 pub fn contract_id(contract: &Value) -> String {
-    let body = match contract {
-        Value::Object(map) if map.contains_key("contract_id") => {
-            let mut body = map.clone();
-            body.remove("contract_id");
-            Value::Object(body)
-        }
-        other => other.clone(),
+    crate::store::sha256_hex(&canonical_without(contract, "contract_id"))
+}
+
+/// [`canonical`] of `value` with its top-level `key` left out (the value itself is not copied).
+pub fn canonical_without(value: &Value, key: &str) -> Vec<u8> {
+    let Value::Object(map) = value else {
+        return canonical(value);
     };
-    crate::store::sha256_hex(&canonical(&body))
+    let mut out = String::new();
+    let entries: Vec<_> = sorted(map).filter(|(k, _)| k.as_str() != key).collect();
+    write_container(
+        &mut out,
+        ('{', '}'),
+        entries.into_iter(),
+        None,
+        |out, (key, item)| {
+            write_string(out, key);
+            out.push(':');
+            write_value(out, item, None);
+        },
+    );
+    out.into_bytes()
 }
 
 /// Write `value`; `depth` is `None` for the compact form, else the nesting level of `indent=2`.

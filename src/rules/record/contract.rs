@@ -40,13 +40,22 @@ pub fn stamp_mismatch(contract: &Value) -> Option<(String, String)> {
 
 /// The canonical bytes without the chain fields: what "changed in substance" compares.
 fn substance(contract: &Value) -> Vec<u8> {
-    let mut body = contract.clone();
-    if let Some(map) = body.as_object_mut() {
-        for key in ["contract_id", "parent_contract_id", "revision"] {
-            map.shift_remove(key);
+    match contract {
+        Value::Object(map) => {
+            let body: serde_json::Map<String, Value> = map
+                .iter()
+                .filter(|(k, _)| {
+                    !matches!(
+                        k.as_str(),
+                        "contract_id" | "parent_contract_id" | "revision"
+                    )
+                })
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            pyjson::canonical(&Value::Object(body))
         }
+        other => pyjson::canonical(other),
     }
-    pyjson::canonical(&body)
 }
 
 const CAPABILITIES: [&str; 9] = [
@@ -62,19 +71,24 @@ const CAPABILITIES: [&str; 9] = [
 ];
 
 /// Every rule the live contract breaks that its schema cannot say, one message each.
-pub fn rule_breaks(contract: &Value) -> Vec<String> {
+pub fn rule_breaks<'a>(contract: &'a Value) -> Vec<String> {
     let mut found = Vec::new();
-    let list = |value: Option<&Value>| value.and_then(Value::as_array).cloned().unwrap_or_default();
+    let list = |value: Option<&'a Value>| -> &'a [Value] {
+        value
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    };
     let criteria = list(contract.get("acceptance").and_then(|a| a.get("criteria")));
-    let criterion_ids = unique_ids(&criteria, "acceptance criterion", &mut found);
-    unique_ids(&list(contract.get("invariants")), "invariant", &mut found);
+    let criterion_ids = unique_ids(criteria, "acceptance criterion", &mut found);
+    unique_ids(list(contract.get("invariants")), "invariant", &mut found);
     let tasks = list(contract.get("tasks"));
-    unique_ids(&tasks, "task", &mut found);
-    task_graph(&tasks, &criterion_ids, &mut found);
+    unique_ids(tasks, "task", &mut found);
+    task_graph(tasks, &criterion_ids, &mut found);
     permissions(contract.get("permissions"), &mut found);
     limits(contract, &mut found);
-    surfaces(contract, &tasks, &mut found);
-    closable(&criteria, &tasks, &mut found);
+    surfaces(contract, tasks, &mut found);
+    closable(criteria, tasks, &mut found);
     found
 }
 

@@ -125,9 +125,13 @@ fn judge(plan: &RecordPlan, cross: bool) -> Judged {
     let live = crate::profile::time("record contracts", || judge.contracts());
     judge.manifest(live.as_ref());
     crate::profile::time("record journal", || judge.journal(live.as_ref()));
-    judge.snapshot_document();
     let derived =
         live.map(|live| crate::profile::time("record derive", || judge.derive(&live, cross)));
+    // A snapshot holding the projection's bytes is JSON: only another one is read as such.
+    let agrees = derived
+        .as_ref()
+        .is_some_and(|d| d.snapshot == SnapshotAgreement::Agrees);
+    judge.snapshot_document(agrees);
     let mut findings = judge.findings;
     crate::rules::conformance::add_fix_hints(&mut findings, &plan.dir);
     Judged { findings, derived }
@@ -657,7 +661,7 @@ impl<'p> Judge<'p> {
 
     /// state.json as a document: readable, and one strict JSON document. Its content is the
     /// projection's to judge (DWP113), and only `verify` compares it.
-    fn snapshot_document(&mut self) {
+    fn snapshot_document(&mut self, agrees: bool) {
         let name = crate::plan::record::SNAPSHOT;
         match &self.plan.snapshot {
             Some(Err(failure)) => {
@@ -667,12 +671,12 @@ impl<'p> Judge<'p> {
                     finding.severity = Severity::Unverified;
                 }
             }
-            Some(Ok(bytes)) => {
+            Some(Ok(bytes)) if !agrees => {
                 if let Err(e) = crate::plan::json::parse_strict(bytes) {
                     self.push(Code::NotJson, name, e.message).path = Some(e.path);
                 }
             }
-            None => {}
+            _ => {}
         }
     }
 
