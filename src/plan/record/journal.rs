@@ -92,6 +92,26 @@ pub struct Event {
 }
 
 impl Event {
+    /// An event of the live journal at `line`, from its JSON value (for tests and tools that
+    /// build events rather than read them).
+    pub fn from_value(value: Value, line: usize) -> Event {
+        Event {
+            value: value.into(),
+            file: 0,
+            line,
+            lenient: None,
+            not_above: None,
+        }
+    }
+
+    /// The events of a live journal holding `bodies`, one per line, in order.
+    pub fn journal_of(bodies: Vec<Value>) -> Vec<Event> {
+        let lines = bodies.into_iter().enumerate();
+        lines
+            .map(|(i, body)| Event::from_value(body, i + 1))
+            .collect()
+    }
+
     pub fn str(&self, key: &str) -> Option<&str> {
         self.value.get(key).and_then(Value::as_str)
     }

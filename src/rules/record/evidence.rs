@@ -318,17 +318,7 @@ mod tests {
     const REVISION_2: &str = "b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2";
 
     fn events(bodies: Vec<Value>) -> Vec<Event> {
-        bodies
-            .into_iter()
-            .enumerate()
-            .map(|(i, value)| Event {
-                value: value.into(),
-                file: 0,
-                line: i + 1,
-                lenient: None,
-                not_above: None,
-            })
-            .collect()
+        Event::journal_of(bodies)
     }
 
     fn start(seq: i64, task: &str) -> Value {

@@ -387,19 +387,8 @@ mod tests {
 
     const APPROVED: &str = "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1";
 
-    /// Events with the given bodies, in journal order.
     fn events(bodies: Vec<Value>) -> Vec<Event> {
-        bodies
-            .into_iter()
-            .enumerate()
-            .map(|(i, value)| Event {
-                value: value.into(),
-                file: 0,
-                line: i + 1,
-                lenient: None,
-                not_above: None,
-            })
-            .collect()
+        Event::journal_of(bodies)
     }
 
     fn start(seq: i64, task: &str) -> Value {

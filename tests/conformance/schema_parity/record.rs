@@ -40,22 +40,7 @@ enum Doc {
     Snapshot,
 }
 
-const V6_EVENT_TYPES: [&str; 14] = [
-    "task_start",
-    "approval",
-    "gate_run",
-    "observation",
-    "adaptation",
-    "amendment",
-    "intervention",
-    "resource_sample",
-    "control_pair",
-    "selection",
-    "refusal",
-    "view_render",
-    "reconciliation",
-    "journal_repair",
-];
+const V6_EVENT_TYPES: [&str; 14] = dwp::rules::record::events::V6_TYPES;
 
 const PLAN: &str = "PLAN_record_parity";
 const TS: &str = "2026-04-02T09:30:00Z";
