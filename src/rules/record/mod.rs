@@ -389,7 +389,10 @@ impl<'p> Judge<'p> {
                 Code::ManifestPairing,
                 name,
                 format!("the folder is named {folder}, the contract's plan {contract_plan}"),
-            );
+            )
+            .hint = Some(format!(
+                "a plan's name is written once, in its contract: give the folder its name back ({contract_plan})"
+            ));
         }
     }
 

@@ -200,14 +200,13 @@ pub fn status(plan: &RecordPlan, derived: &Derived) -> RecordStatus {
 
 /// The ready set of a record plan.
 pub fn ready(plan: &RecordPlan, derived: &Derived, path: String) -> ReadySet {
-    let status_of = |id: &str| {
-        derived
-            .projection
-            .tasks
-            .iter()
-            .find(|t| t.id_str() == id)
-            .map(|t| t.status)
-    };
+    let statuses: std::collections::HashMap<&str, TaskStatus> = derived
+        .projection
+        .tasks
+        .iter()
+        .map(|t| (t.id_str(), t.status))
+        .collect();
+    let status_of = |id: &str| statuses.get(id).copied();
     let mut ready = Vec::new();
     let mut waiting = Vec::new();
     for (task, shape) in derived.projection.tasks.iter().zip(&derived.graph) {
