@@ -147,7 +147,7 @@ pub(super) fn next<W: Write>(out: &mut Inert<W>, set: &ReadySet, json: Option<St
         let _ = write!(out, "  {:<24} ", inert_line(&task.id));
         paint_status(out, &format!("{:<11}", task.status.word()));
         let safe = if task.parallel_safe {
-            " parallel-safe"
+            " · parallel-safe"
         } else {
             ""
         };
