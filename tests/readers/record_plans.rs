@@ -294,3 +294,29 @@ fn validate_judges_one_record_document_on_its_own() {
     let torn = fixture("record-dwp105-torn-tail").join("journal.ndjson");
     assert_eq!(codes(torn), (1, vec!["DWP105".to_owned()]));
 }
+
+#[test]
+fn status_all_lists_record_plans_beside_the_others_with_their_generation() {
+    let (_keep, root) = repository_of_every_generation();
+    let run = dwp()
+        .args(["status", "--all"])
+        .arg(&root)
+        .arg("--json")
+        .run_utf8();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let plans = run.payload()["plans"].as_array().unwrap().clone();
+    assert_eq!(plans.len(), 5);
+    let mut generations: Vec<String> = plans
+        .iter()
+        .filter_map(|p| p["generation"].as_str().map(str::to_owned))
+        .collect();
+    generations.sort();
+    assert_eq!(generations, ["v6", "v7"]);
+    let human = dwp().args(["status", "--all"]).arg(&root).run_utf8();
+    assert_eq!(
+        human.stdout.matches("record plan v").count(),
+        2,
+        "{}",
+        human.stdout
+    );
+}
