@@ -1,8 +1,8 @@
-//! The strict JSON reader and the hook payload reader never panic: every seed of their fuzz
-//! corpora (`fuzz/seeds/json/`, `fuzz/seeds/hook_payload/`, where a crash the fuzzer finds is
-//! kept) is replayed on stable, in `cargo test`, through the same calls the fuzz targets make
-//! (`fuzz/fuzz_targets/json.rs`, `fuzz/fuzz_targets/hook_payload.rs`), so what `.ci/fuzz` has
-//! been fed stays tested without it.
+//! The strict JSON reader, the hook payload reader and the record-plan journal reader never
+//! panic: every seed of their fuzz corpora (`fuzz/seeds/json/`, `fuzz/seeds/hook_payload/`,
+//! `fuzz/seeds/journal/`, where a crash the fuzzer finds is kept) is replayed on stable, in
+//! `cargo test`, through the same calls the fuzz targets make (`fuzz/fuzz_targets/*.rs`), so
+//! what `.ci/fuzz` has been fed stays tested without it.
 
 use crate::common::{files_under, fuzz_dir};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -28,6 +28,15 @@ fn read_json(data: &[u8]) {
 fn read_payload(data: &[u8]) {
     let _ = dwp::commands::contract::payload::parse_post_tool_use(data);
     let _ = dwp::commands::contract::payload::parse_stop(data);
+}
+
+/// What `fuzz/fuzz_targets/journal.rs` does with its input.
+fn read_journal(data: &[u8]) {
+    let contract = std::fs::read_to_string(crate::common::repo_root().join(
+        "conformance-fixtures/record-valid-v7-dag-parallel/PLAN_021_docs_site_migration/contract.json",
+    ))
+    .expect("the fixture contract");
+    dwp::rules::record::read_untrusted(data, &contract);
 }
 
 /// Replay every file of `fuzz/seeds/<target>/` through `read`; panics listing every input that
@@ -90,4 +99,10 @@ fn the_hook_payload_seeds_reach_a_recorded_write_and_a_stop() {
     ));
     let stop = std::fs::read(dir.join("stop.json")).expect("seed");
     assert!(dwp::commands::contract::payload::parse_stop(&stop).is_ok());
+}
+
+#[test]
+fn every_journal_seed_and_kept_regression_reads_without_panicking() {
+    let seeds = replay("journal", read_journal);
+    assert!(seeds >= 5, "only {seeds} seeds under fuzz/seeds/journal");
 }

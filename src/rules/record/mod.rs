@@ -10,7 +10,7 @@ pub mod projection;
 mod standalone;
 pub mod view;
 
-pub use standalone::{is_record_document, standalone_document, standalone_journal};
+pub use standalone::{is_record_document, read_untrusted, standalone_document, standalone_journal};
 
 use crate::findings::{Code, Finding, Severity};
 use crate::plan::record::{

@@ -168,3 +168,31 @@ fn add_hints(findings: &mut [Finding]) {
         finding.hint = Some(crate::rules::conformance::fix_hint(finding.code).to_owned());
     }
 }
+
+/// Everything dwp does with bytes that may be a journal or a record document, none of which may
+/// panic whatever the bytes: the journal's framing and checks, the projection and the
+/// cross-event rules of its events under `contract` (a contract's text), and the bytes read as one
+/// document. The fuzz target `journal` and its replay in `cargo test` call it.
+pub fn read_untrusted(data: &[u8], contract: &str) {
+    let _ = standalone_journal("journal.ndjson", data);
+    let journal = crate::plan::record::Journal::from_live_bytes(data);
+    if let Ok(contract) = serde_json::from_str::<Value>(contract) {
+        let id = contract::effective_id(&contract);
+        let inputs = super::projection::Inputs {
+            contract: &contract,
+            contract_id: &id,
+            generation: RecordGeneration::V7,
+            archives: Vec::new(),
+        };
+        let _ = super::projection::project(&inputs, &journal.events).bytes();
+        let graph = super::evidence::TaskGraph::of(&contract);
+        let _ = super::evidence::early_starts(&journal.events, &graph);
+        let _ = super::evidence::foreign_evidence(&journal.events);
+        let _ = super::evidence::open_delegations(&journal.events);
+    }
+    if let Ok(value) = crate::plan::json::parse_strict(data) {
+        let _ = standalone_document("document.json", &value);
+        let _ = contract::rule_breaks(&value);
+        let _ = crate::plan::pyjson::pretty(&value);
+    }
+}
