@@ -221,7 +221,7 @@ impl Journal {
                         first.not_above = Some(top as i64);
                     }
                     journal.events.extend(framed.events);
-                    journal.unframed = framed.torn.is_none() && framed.unframed;
+                    journal.unframed = framed.unframed;
                     journal.torn.extend(framed.torn);
                     journal.live_len = Some(bytes.len());
                     journal.segments.push(Segment {
@@ -249,7 +249,7 @@ impl Journal {
                 range: None,
                 unreadable: None,
             }],
-            unframed: framed.torn.is_none() && framed.unframed,
+            unframed: framed.unframed,
             torn: framed.torn.into_iter().collect(),
             events: framed.events,
             live_len: Some(bytes.len()),
@@ -294,7 +294,8 @@ fn frame(bytes: &[u8], file: usize) -> Framed {
     }
     mark_regressions(&mut events);
     Framed {
-        unframed: !bytes.is_empty() && !bytes.ends_with(b"\n"),
+        // A torn file's end is the tear's, not a complete event without its newline.
+        unframed: torn.is_none() && !bytes.is_empty() && !bytes.ends_with(b"\n"),
         events,
         torn,
     }
@@ -383,6 +384,13 @@ mod tests {
         assert_eq!(framed.events.len(), 2);
         assert!(framed.torn.is_none());
         assert!(framed.unframed);
+    }
+
+    #[test]
+    fn a_torn_last_line_is_a_tear_not_an_event_missing_its_newline() {
+        let framed = frame(b"{\"seq\":1}\n{\"seq\":2", 0);
+        assert!(framed.torn.is_some());
+        assert!(!framed.unframed);
     }
 
     #[test]

@@ -136,7 +136,7 @@ pub fn check_fields(object: &Fields, expect: &Expect) -> EventProblems {
 }
 
 /// A value as the message shows it (strings quoted, long ones cut).
-fn shown(value: Option<&Value>) -> String {
+pub fn shown(value: Option<&Value>) -> String {
     match value {
         None => "(missing)".into(),
         Some(value) => {

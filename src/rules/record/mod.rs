@@ -14,9 +14,10 @@ pub use standalone::{is_record_document, read_untrusted, standalone_document, st
 
 use crate::findings::{Code, Finding, Severity};
 use crate::plan::record::{
-    Doc, DocProblem, Event, RecordGeneration, RecordPlan, UrlGeneration, url_generation,
+    Doc, DocProblem, Event, Journal, RecordGeneration, RecordPlan, UrlGeneration, url_generation,
 };
 use crate::plan::schemas::{RecordSchema, validate_record};
+use crate::store::ReadFailure;
 use projection::{Projection, TaskStatus};
 use regex::Regex;
 use serde::Serialize;
@@ -127,9 +128,13 @@ fn judge(plan: &RecordPlan, cross: bool) -> Judged {
     }
     let live = crate::profile::time("record contracts", || judge.contracts());
     judge.manifest(live.as_ref());
-    crate::profile::time("record journal", || judge.journal(live.as_ref()));
-    let derived =
-        live.map(|live| crate::profile::time("record derive", || judge.derive(&live, cross)));
+    let graph = live.as_ref().map(|l| evidence::TaskGraph::of(l.value));
+    crate::profile::time("record journal", || {
+        judge.journal(live.as_ref(), graph.as_ref())
+    });
+    let derived = live.zip(graph).map(|(live, graph)| {
+        crate::profile::time("record derive", || judge.derive(&live, &graph, cross))
+    });
     // A snapshot holding the projection's bytes is JSON: only another one is read as such.
     let agrees = derived
         .as_ref()
@@ -163,16 +168,20 @@ impl<'p> Judge<'p> {
         self.findings.last_mut().expect("just pushed")
     }
 
+    /// A file that cannot be read: an error, or unverified when the OS refused the read.
+    fn unreadable(&mut self, name: &str, failure: &ReadFailure, message: String) {
+        let finding = self.push(Code::Unreadable, name, message);
+        if failure.is_unverifiable() {
+            finding.severity = Severity::Unverified;
+        }
+    }
+
     /// A JSON document's read problem as a finding; its value when it has one.
     fn read<'d>(&mut self, doc: &'d Doc) -> Option<&'d Value> {
         match &doc.read {
             Ok(value) => Some(value),
             Err(DocProblem::Unreadable(failure)) => {
-                let unverified = failure.is_unverifiable();
-                let finding = self.push(Code::Unreadable, &doc.name, failure.to_string());
-                if unverified {
-                    finding.severity = Severity::Unverified;
-                }
+                self.unreadable(&doc.name, failure, failure.to_string());
                 None
             }
             Err(DocProblem::NotJson(e)) => {
@@ -230,7 +239,7 @@ impl<'p> Judge<'p> {
                         &doc.name,
                         format!(
                             "`schema` {} is no plan-contract URL of a record generation (v6, v7)",
-                            shown(value.get("schema"))
+                            events::shown(value.get("schema"))
                         ),
                     )
                     .path = Some("$.schema".into());
@@ -318,7 +327,7 @@ impl<'p> Judge<'p> {
                 self.push(
                     Code::ManifestPairing,
                     name,
-                    format!("`schema` {} is no record-plan manifest URL, yet the folder holds a contract: a plan's records are never of two eras (rule 17)", shown(value.get("schema"))),
+                    format!("`schema` {} is no record-plan manifest URL, yet the folder holds a contract: a plan's records are never of two eras (rule 17)", events::shown(value.get("schema"))),
                 )
                 .path = Some("$.schema".into());
                 return;
@@ -397,81 +406,25 @@ impl<'p> Judge<'p> {
     }
 
     /// The journal's framing and each event (rules 10, 11, 15, 29).
-    fn journal(&mut self, live: Option<&Live>) {
+    fn journal(&mut self, live: Option<&Live>, graph: Option<&evidence::TaskGraph>) {
         let journal = &self.plan.journal;
         for segment in &journal.segments {
             if let Some(failure) = &segment.unreadable {
-                let unverified = failure.is_unverifiable();
-                let finding = self.push(Code::Unreadable, &segment.name, failure.to_string());
-                if unverified {
-                    finding.severity = Severity::Unverified;
-                }
+                self.unreadable(&segment.name, failure, failure.to_string());
             }
         }
-        for torn in &journal.torn {
-            let name = journal.file_name(torn.file).to_owned();
-            let archive = journal.segments[torn.file].range.is_some();
-            let message = if archive {
-                format!(
-                    "is corrupt at byte {} ({}): archived history is never repaired in place",
-                    torn.offset, torn.cause
-                )
-            } else {
-                format!(
-                    "has a torn tail at byte {} ({}): reported, never repaired by a reader",
-                    torn.offset, torn.cause
-                )
-            };
-            self.push(Code::TornJournal, &name, message).line = Some(torn.line);
-        }
-        if journal.unframed {
-            self.push(
-                Code::JournalFraming,
-                crate::plan::record::JOURNAL,
-                "its last event is complete but lacks the final newline",
-            )
-            .severity = Severity::Advisory;
-        }
-        self.sequence();
         let expect = events::Expect {
             generation: live.map(|l| l.generation),
             plan: live
                 .and_then(|l| l.value.get("plan"))
                 .and_then(Value::as_str),
         };
-        let graph = live.map(|l| evidence::TaskGraph::of(l.value));
-        for event in &journal.events {
-            let problems = events::check_fields(&event.value, &expect);
-            let mut invalid = problems.invalid;
-            if let Some(strict) = &event.lenient {
-                invalid.insert(0, format!("is not strict JSON ({strict})"));
-            }
-            if !invalid.is_empty() {
-                let kind = event.kind().unwrap_or("event");
-                let shown_problems = invalid
-                    .iter()
-                    .take(3)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join("; ");
-                let more = match invalid.len() {
-                    n if n > 3 => format!(" (and {} more)", n - 3),
-                    _ => String::new(),
-                };
-                self.event_finding(
-                    event,
-                    Code::InvalidEvent,
-                    format!("{kind} seq {}: {shown_problems}{more}", event.seq()),
-                );
-            }
-            if let Some(message) = problems.agent_observed {
-                self.event_finding(
-                    event,
-                    Code::AgentObserved,
-                    format!("seq {} {message} (rule 11)", event.seq()),
-                );
-            }
-            if let Some(graph) = &graph {
+        let dir = &self.plan.dir;
+        let place = |file: usize| dir.join(journal.file_name(file)).display().to_string();
+        self.findings
+            .extend(journal_findings(journal, &expect, place));
+        if let Some(graph) = graph {
+            for event in &journal.events {
                 self.declared_gate(event, graph);
             }
         }
@@ -482,20 +435,6 @@ impl<'p> Judge<'p> {
         let finding = self.push(code, &name, message);
         finding.line = Some(event.line);
         finding
-    }
-
-    /// Positions never go backwards: within each file, and from the archives into the live
-    /// journal (marked as the journal was read).
-    fn sequence(&mut self) {
-        let journal = &self.plan.journal;
-        for event in journal.events.iter().filter(|e| e.not_above.is_some()) {
-            let before = event.not_above.unwrap_or(0);
-            let message = format!(
-                "seq {} does not rise above {before}: positions never go backwards (rule 10)",
-                event.seq()
-            );
-            self.event_finding(event, Code::SeqOrder, message);
-        }
     }
 
     /// A gate run proves a criterion its task declares in the live contract.
@@ -521,7 +460,7 @@ impl<'p> Judge<'p> {
     }
 
     /// The derived state, and with `cross` what the records say together.
-    fn derive(&mut self, live: &Live, cross: bool) -> Derived {
+    fn derive(&mut self, live: &Live, graph: &evidence::TaskGraph, cross: bool) -> Derived {
         let plan = self.plan;
         let events = &plan.journal.events;
         let contract_id = contract::effective_id(live.value);
@@ -578,9 +517,8 @@ impl<'p> Judge<'p> {
             ));
         }
         if cross {
-            let graph = evidence::TaskGraph::of(live.value);
             at_events.extend(crate::profile::time("record early starts", || {
-                evidence::early_starts(events, &graph)
+                evidence::early_starts(events, graph)
             }));
             at_events.extend(crate::profile::time("record foreign", || {
                 evidence::foreign_evidence(events)
@@ -652,15 +590,9 @@ impl<'p> Judge<'p> {
     fn unreadable_markdown(&mut self) {
         for (name, read) in &self.plan.markdown {
             if let Err(failure) = read {
-                let unverified = failure.is_unverifiable();
-                let finding = self.push(
-                    Code::Unreadable,
-                    name,
-                    format!("{failure}: the approval's digest of the markdown cannot be checked"),
-                );
-                if unverified {
-                    finding.severity = Severity::Unverified;
-                }
+                let message =
+                    format!("{failure}: the approval's digest of the markdown cannot be checked");
+                self.unreadable(name, failure, message);
             }
         }
     }
@@ -670,13 +602,7 @@ impl<'p> Judge<'p> {
     fn snapshot_document(&mut self, agrees: bool) {
         let name = crate::plan::record::SNAPSHOT;
         match &self.plan.snapshot {
-            Some(Err(failure)) => {
-                let unverified = failure.is_unverifiable();
-                let finding = self.push(Code::Unreadable, name, failure.to_string());
-                if unverified {
-                    finding.severity = Severity::Unverified;
-                }
-            }
+            Some(Err(failure)) => self.unreadable(name, failure, failure.to_string()),
             Some(Ok(bytes)) if !agrees => {
                 if let Err(e) = crate::plan::json::parse_strict(bytes) {
                     self.push(Code::NotJson, name, e.message).path = Some(e.path);
@@ -711,6 +637,78 @@ impl<'p> Judge<'p> {
         }
         agreement
     }
+}
+
+/// The findings of one journal, judged in its plan or on its own (`dwp validate FILE`): each
+/// tear, a live file without its final newline, positions that go back, and each event judged
+/// against `expect`; `place` names the file an event or a tear is in.
+fn journal_findings(
+    journal: &Journal,
+    expect: &events::Expect,
+    place: impl Fn(usize) -> String,
+) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for torn in &journal.torn {
+        let message = if journal.segments[torn.file].range.is_some() {
+            format!(
+                "is corrupt at byte {} ({}): archived history is never repaired in place",
+                torn.offset, torn.cause
+            )
+        } else {
+            format!(
+                "has a torn tail at byte {} ({}): reported, never repaired by a reader",
+                torn.offset, torn.cause
+            )
+        };
+        findings.push(Finding::error(Code::TornJournal, place(torn.file), message).line(torn.line));
+    }
+    if journal.unframed {
+        let live = journal
+            .segments
+            .iter()
+            .position(|s| s.range.is_none())
+            .unwrap_or(0);
+        let message = "its last event is complete but lacks the final newline";
+        findings.push(
+            Finding::error(Code::JournalFraming, place(live), message).severity(Severity::Advisory),
+        );
+    }
+    for event in &journal.events {
+        let at = |code: Code, message: String| {
+            Finding::error(code, place(event.file), message).line(event.line)
+        };
+        if let Some(before) = event.not_above {
+            findings.push(at(
+                Code::SeqOrder,
+                format!(
+                    "seq {} does not rise above {before}: positions never go backwards (rule 10)",
+                    event.seq()
+                ),
+            ));
+        }
+        let problems = events::check_fields(&event.value, expect);
+        let mut invalid = problems.invalid;
+        if let Some(strict) = &event.lenient {
+            invalid.insert(0, format!("is not strict JSON ({strict})"));
+        }
+        if !invalid.is_empty() {
+            let kind = event.kind().unwrap_or("event");
+            let more = match invalid.len() {
+                n if n > 3 => format!(" (and {} more)", n - 3),
+                _ => String::new(),
+            };
+            invalid.truncate(3);
+            let message = format!("{kind} seq {}: {}{more}", event.seq(), invalid.join("; "));
+            findings.push(at(Code::InvalidEvent, message));
+        }
+        if let Some(message) = problems.agent_observed {
+            findings.push(at(
+                Code::AgentObserved,
+                format!("seq {} {message} (rule 11)", event.seq()),
+            ));
+        }
+    }
+    findings
 }
 
 /// sha256 of the plan's top-level markdown, sorted by name and concatenated: what an approval
@@ -748,11 +746,6 @@ fn task_shapes(contract: &Value) -> Vec<TaskShape> {
             parallel_safe: task.get("parallel_safe").and_then(Value::as_bool) == Some(true),
         })
         .collect()
-}
-
-/// A value as a message shows it.
-fn shown(value: Option<&Value>) -> String {
-    value.map_or_else(|| "(missing)".to_owned(), Value::to_string)
 }
 
 #[cfg(test)]

@@ -104,27 +104,6 @@ pub fn standalone_document(file: &str, value: &Value) -> (String, Vec<Finding>) 
 /// shape in the generation its events declare. `(summary, findings)`.
 pub fn standalone_journal(file: &str, bytes: &[u8]) -> (String, Vec<Finding>) {
     let journal = crate::plan::record::Journal::from_live_bytes(bytes);
-    let mut findings = Vec::new();
-    for torn in &journal.torn {
-        findings.push(
-            Finding::error(
-                Code::TornJournal,
-                file,
-                format!("has a torn tail at byte {} ({})", torn.offset, torn.cause),
-            )
-            .line(torn.line),
-        );
-    }
-    if journal.unframed {
-        findings.push(
-            Finding::error(
-                Code::JournalFraming,
-                file,
-                "its last event lacks the final newline",
-            )
-            .severity(Severity::Advisory),
-        );
-    }
     let generation = journal
         .events
         .first()
@@ -133,26 +112,7 @@ pub fn standalone_journal(file: &str, bytes: &[u8]) -> (String, Vec<Finding>) {
         generation,
         plan: None,
     };
-    for event in &journal.events {
-        let problems = events::check_fields(&event.value, &expect);
-        if let Some(before) = event.not_above {
-            findings.push(
-                Finding::error(
-                    Code::SeqOrder,
-                    file,
-                    format!("seq {} does not rise above {before}", event.seq()),
-                )
-                .line(event.line),
-            );
-        }
-        if !problems.invalid.is_empty() {
-            let message = format!("seq {}: {}", event.seq(), problems.invalid.join("; "));
-            findings.push(Finding::error(Code::InvalidEvent, file, message).line(event.line));
-        }
-        if let Some(message) = problems.agent_observed {
-            findings.push(Finding::error(Code::AgentObserved, file, message).line(event.line));
-        }
-    }
+    let mut findings = super::journal_findings(&journal, &expect, |_| file.to_owned());
     add_hints(&mut findings);
     (
         format!(
