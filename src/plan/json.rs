@@ -5,7 +5,6 @@
 //! order mark, invalid UTF-8 and anything after the document. Errors carry the JSON path
 //! (`$.tasks[2].gates`) and the line and column where the reader stopped.
 
-use serde::Deserializer as _;
 use serde::de::{DeserializeSeed, Error as _, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Number, Value};
@@ -186,89 +185,6 @@ fn line_column(bytes: &[u8], offset: usize) -> (usize, usize) {
     let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
     let column = before.iter().rev().take_while(|&&b| b != b'\n').count() + 1;
     (line, column)
-}
-
-/// One line of a record plan's journal, read as the public ledger's Python reader takes it: a
-/// top-level object as its fields in written order, each value read strictly, and a top-level
-/// key written twice kept (the last one counts there) and named; anything else, its value.
-#[derive(Debug)]
-pub enum Line {
-    Object {
-        fields: Vec<(String, Value)>,
-        /// The first key the object writes twice.
-        duplicate: Option<String>,
-    },
-    Other(Value),
-}
-
-/// Read one journal line ([`Line`]): a flat list of fields rather than a map, so a journal of
-/// thousands of events is read without a hash map per event.
-pub fn parse_line(text: &str) -> Result<Line, JsonError> {
-    if !text.trim_start().starts_with('{') {
-        return parse_strict(text.as_bytes()).map(Line::Other);
-    }
-    let path = RefCell::new(Vec::new());
-    let failed = RefCell::new(None);
-    let mut deserializer = serde_json::Deserializer::from_str(text);
-    let visitor = FieldsVisitor {
-        path: &path,
-        failed: &failed,
-    };
-    deserializer
-        .deserialize_map(visitor)
-        .and_then(|line| deserializer.end().map(|()| line))
-        .map_err(|e| {
-            let inner = render_path(path.borrow().iter());
-            let path = match failed.take() {
-                Some(key) => {
-                    let mut path = String::from("$");
-                    push_key(&mut path, &key);
-                    path.push_str(inner.strip_prefix('$').unwrap_or(&inner));
-                    path
-                }
-                None => inner,
-            };
-            JsonError {
-                path,
-                message: e.to_string(),
-            }
-        })
-}
-
-struct FieldsVisitor<'p> {
-    path: &'p RefCell<Vec<Segment>>,
-    /// The field whose value failed to read, for the error's path.
-    failed: &'p RefCell<Option<String>>,
-}
-
-impl<'de> Visitor<'de> for FieldsVisitor<'_> {
-    type Value = Line;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a JSON object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Line, A::Error> {
-        let mut fields: Vec<(String, Value)> = Vec::with_capacity(16);
-        let mut duplicate = None;
-        while let Some(key) = map.next_key::<String>()? {
-            if duplicate.is_none() && fields.iter().any(|(k, _)| *k == key) {
-                duplicate = Some(key.clone());
-            }
-            let seed = StrictSeed {
-                path: self.path,
-                tasks: None,
-            };
-            match map.next_value_seed(seed) {
-                Ok(value) => fields.push((key, value)),
-                Err(e) => {
-                    *self.failed.borrow_mut() = Some(key);
-                    return Err(e);
-                }
-            }
-        }
-        Ok(Line::Object { fields, duplicate })
-    }
 }
 
 /// Builds a `serde_json::Value`, refusing duplicate keys. The shared path stack is pushed on the

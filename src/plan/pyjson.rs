@@ -123,7 +123,13 @@ fn new_line(out: &mut String, depth: usize) {
 /// A string with `ensure_ascii=True` escapes.
 fn write_string(out: &mut String, text: &str) {
     out.push('"');
-    for c in text.chars() {
+    // Printable ASCII other than `"` and `\\` is written as it is, in one run.
+    let plain = text
+        .bytes()
+        .position(|b| !(b' '..=b'~').contains(&b) || b == b'"' || b == b'\\')
+        .unwrap_or(text.len());
+    out.push_str(&text[..plain]);
+    for c in text[plain..].chars() {
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
@@ -145,14 +151,14 @@ fn write_string(out: &mut String, text: &str) {
 
 /// A number as Python writes the value `json.loads` reads from its lexeme.
 fn write_number(out: &mut String, number: &Number) {
-    let lexeme = number.to_string();
+    let lexeme = number.as_str();
     if lexeme.contains(['.', 'e', 'E']) {
         // A lexeme serde_json accepted always parses; overflow gives infinity, as in Python.
         write_float(out, lexeme.parse::<f64>().unwrap_or(f64::NAN));
     } else if lexeme == "-0" {
         out.push('0');
     } else {
-        out.push_str(&lexeme);
+        out.push_str(lexeme);
     }
 }
 

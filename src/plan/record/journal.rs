@@ -5,96 +5,31 @@
 //! (`journal-archive-NNNNNN-NNNNNN.ndjson`) come first, their events in seq order, then the live
 //! file's in file order: the whole history every reader of the plan uses.
 
-use crate::plan::json::{Line, parse_line};
+use super::value::Json;
 use crate::store::{self, ReadFailure};
 use serde_json::Value;
 use std::path::Path;
 
-/// An event's top-level fields in written order: looked up by a scan (an event has a dozen), the
-/// last of a key written twice counting, as in the public ledger's reader.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Fields {
-    entries: Vec<(String, Value)>,
-    /// The line held a JSON value that is no object (kept to be shown).
-    not_object: Option<Value>,
-}
-
-impl Fields {
-    pub fn get(&self, key: &str) -> Option<&Value> {
-        self.entries
-            .iter()
-            .rev()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v)
-    }
-
-    pub fn contains_key(&self, key: &str) -> bool {
-        self.get(key).is_some()
-    }
-
-    /// Each key once, in written order.
-    pub fn keys(&self) -> impl Iterator<Item = &str> {
-        self.entries
-            .iter()
-            .enumerate()
-            .filter(|(i, (k, _))| !self.entries[..*i].iter().any(|(j, _)| j == k))
-            .map(|(_, (k, _))| k.as_str())
-    }
-
-    /// Whether the line was a JSON object at all.
-    pub fn is_object(&self) -> bool {
-        self.not_object.is_none()
-    }
-
-    /// The fields as one JSON object (the last of a repeated key), or the value that was no
-    /// object.
-    pub fn to_value(&self) -> Value {
-        match &self.not_object {
-            Some(value) => value.clone(),
-            None => Value::Object(
-                self.keys()
-                    .map(|k| (k.to_owned(), self.get(k).cloned().unwrap_or(Value::Null)))
-                    .collect(),
-            ),
-        }
-    }
-}
-
-impl From<Value> for Fields {
-    fn from(value: Value) -> Fields {
-        match value {
-            Value::Object(map) => Fields {
-                entries: map.into_iter().collect(),
-                not_object: None,
-            },
-            other => Fields {
-                entries: Vec::new(),
-                not_object: Some(other),
-            },
-        }
-    }
-}
-
-/// One event of the journal, where it was read.
+/// One event of the journal, where it was read; its value borrows the journal's bytes.
 #[derive(Debug)]
-pub struct Event {
-    pub value: Fields,
+pub struct Event<'a> {
+    pub value: Json<'a>,
     /// The file it came from (`journal.ndjson` or an archive's name).
     pub file: usize,
     /// 1-based line in that file.
     pub line: usize,
     /// Why dwp's strict reader refuses the line although it is JSON the public tooling reads
-    /// (a duplicate key: the last one is taken, as there).
+    /// (a key written twice: the last one is taken, as there).
     pub lenient: Option<String>,
     /// The seq this event's does not rise above: the previous event's in the same file, or the
     /// archives' last for the live file's first event (positions never go backwards).
     pub not_above: Option<i64>,
 }
 
-impl Event {
+impl Event<'static> {
     /// An event of the live journal at `line`, from its JSON value (for tests and tools that
     /// build events rather than read them).
-    pub fn from_value(value: Value, line: usize) -> Event {
+    pub fn from_value(value: Value, line: usize) -> Event<'static> {
         Event {
             value: value.into(),
             file: 0,
@@ -105,15 +40,17 @@ impl Event {
     }
 
     /// The events of a live journal holding `bodies`, one per line, in order.
-    pub fn journal_of(bodies: Vec<Value>) -> Vec<Event> {
+    pub fn journal_of(bodies: Vec<Value>) -> Vec<Event<'static>> {
         let lines = bodies.into_iter().enumerate();
         lines
             .map(|(i, body)| Event::from_value(body, i + 1))
             .collect()
     }
+}
 
+impl<'a> Event<'a> {
     pub fn str(&self, key: &str) -> Option<&str> {
-        self.value.get(key).and_then(Value::as_str)
+        self.value.get(key).and_then(Json::as_str)
     }
 
     pub fn kind(&self) -> Option<&str> {
@@ -123,7 +60,12 @@ impl Event {
     /// `seq` as an integer; anything else counts as 0, as the public ledger's `get('seq', 0)`
     /// comparisons treat a missing one.
     pub fn seq(&self) -> i64 {
-        self.value.get("seq").and_then(super::as_int).unwrap_or(0)
+        self.integer_seq().unwrap_or(0)
+    }
+
+    /// `seq` when it is an integer (never a float or a bool).
+    pub fn integer_seq(&self) -> Option<i64> {
+        self.value.get("seq").and_then(super::json_int)
     }
 }
 
@@ -137,27 +79,54 @@ pub struct Torn {
     pub cause: String,
 }
 
-/// One journal file.
+/// One journal file, as read.
 #[derive(Debug)]
 pub struct Segment {
     pub name: String,
     /// `(first_seq, last_seq)` from an archive's name; `None` for the live file.
     pub range: Option<(u64, u64)>,
-    /// Why it could not be read at all.
-    pub unreadable: Option<ReadFailure>,
+    /// Its bytes, or why it could not be read at all.
+    pub read: Result<Vec<u8>, ReadFailure>,
 }
 
-/// The journal: archived segments and the live file, and the events read from them.
-#[derive(Debug, Default)]
-pub struct Journal {
+impl Segment {
+    /// A live journal file holding `bytes`.
+    pub fn live(bytes: Vec<u8>) -> Segment {
+        Segment {
+            name: super::JOURNAL.to_owned(),
+            range: None,
+            read: Ok(bytes),
+        }
+    }
+
+    pub fn unreadable(&self) -> Option<&ReadFailure> {
+        self.read.as_ref().err()
+    }
+}
+
+/// Read the archives `archives` (names in the plan folder) and, when `live` is there,
+/// `journal.ndjson`: archives by name, then the live file.
+pub fn read_segments(dir: &Path, archives: &[String], live: bool) -> Vec<Segment> {
+    let live = live.then(|| super::JOURNAL.to_owned());
+    let names = archives.iter().chain(live.as_ref());
+    names
+        .map(|name| Segment {
+            name: name.clone(),
+            range: archive_range(name),
+            read: store::read_artifact(&dir.join(name), dir),
+        })
+        .collect()
+}
+
+/// The journal: its files, and the events read from them.
+#[derive(Debug)]
+pub struct Journal<'a> {
     /// Archives by name, then the live file (when present).
-    pub segments: Vec<Segment>,
-    pub events: Vec<Event>,
+    pub segments: &'a [Segment],
+    pub events: Vec<Event<'a>>,
     pub torn: Vec<Torn>,
     /// The live file's last event is complete but lacks its final newline.
     pub unframed: bool,
-    /// Byte length of the live file, when read.
-    pub live_len: Option<usize>,
 }
 
 /// The `(first, last)` seq range an archive segment's name declares.
@@ -174,86 +143,42 @@ pub fn archive_range(name: &str) -> Option<(u64, u64)> {
     Some((six(first)?, six(last)?))
 }
 
-impl Journal {
-    /// Read the archives `archives` (names in the plan folder) and, when `live` is there,
-    /// `journal.ndjson`.
-    pub fn load(dir: &Path, archives: &[String], live: bool) -> Journal {
-        let mut journal = Journal::default();
-        let mut archived = Vec::new();
-        for name in archives {
-            let file = journal.segments.len();
-            let range = archive_range(name);
-            match store::read_artifact(&dir.join(name), dir) {
-                Ok(bytes) => {
-                    let framed = frame(&bytes, file);
-                    archived.extend(framed.events);
-                    journal.torn.extend(framed.torn);
-                    journal.segments.push(Segment {
-                        name: name.clone(),
-                        range,
-                        unreadable: None,
-                    });
-                }
-                Err(failure) => journal.segments.push(Segment {
-                    name: name.clone(),
-                    range,
-                    unreadable: Some(failure),
-                }),
-            }
+impl<'a> Journal<'a> {
+    /// The events of `segments`: archived history in seq order (a stable sort, as the public
+    /// ledger's), then the live file's in file order.
+    pub fn frame(segments: &'a [Segment]) -> Journal<'a> {
+        let mut journal = Journal {
+            segments,
+            events: Vec::new(),
+            torn: Vec::new(),
+            unframed: false,
+        };
+        let readable = |archived: bool| {
+            let files = segments.iter().enumerate();
+            files.filter_map(move |(file, segment)| {
+                let bytes = segment.read.as_ref().ok()?;
+                (segment.range.is_some() == archived).then_some((file, bytes))
+            })
+        };
+        for (file, bytes) in readable(true) {
+            let framed = frame(bytes, file);
+            journal.events.extend(framed.events);
+            journal.torn.extend(framed.torn);
         }
-        // Archived history in seq order (a stable sort, as the public ledger's).
-        archived.sort_by_key(Event::seq);
-        journal.events = archived;
-        if live {
-            let file = journal.segments.len();
-            let name = super::JOURNAL.to_owned();
-            match store::read_artifact(&dir.join(super::JOURNAL), dir) {
-                Ok(bytes) => {
-                    let mut framed = frame(&bytes, file);
-                    let archive_top = journal.archives().map(|(_, (_, last))| last).max();
-                    if let (Some(top), Some(first)) = (archive_top, framed.events.first_mut())
-                        && first
-                            .value
-                            .get("seq")
-                            .and_then(super::as_int)
-                            .is_some_and(|s| s <= top as i64)
-                    {
-                        first.not_above = Some(top as i64);
-                    }
-                    journal.events.extend(framed.events);
-                    journal.unframed = framed.unframed;
-                    journal.torn.extend(framed.torn);
-                    journal.live_len = Some(bytes.len());
-                    journal.segments.push(Segment {
-                        name,
-                        range: None,
-                        unreadable: None,
-                    });
-                }
-                Err(failure) => journal.segments.push(Segment {
-                    name,
-                    range: None,
-                    unreadable: Some(failure),
-                }),
+        journal.events.sort_by_key(Event::seq);
+        let archive_top = journal.archives().map(|(_, (_, last))| last).max();
+        for (file, bytes) in readable(false) {
+            let mut framed = frame(bytes, file);
+            if let (Some(top), Some(first)) = (archive_top, framed.events.first_mut())
+                && first.integer_seq().is_some_and(|s| s <= top as i64)
+            {
+                first.not_above = Some(top as i64);
             }
+            journal.events.extend(framed.events);
+            journal.unframed = framed.unframed;
+            journal.torn.extend(framed.torn);
         }
         journal
-    }
-
-    /// One journal file's bytes, framed on their own (`dwp validate journal.ndjson`).
-    pub fn from_live_bytes(bytes: &[u8]) -> Journal {
-        let framed = frame(bytes, 0);
-        Journal {
-            segments: vec![Segment {
-                name: super::JOURNAL.to_owned(),
-                range: None,
-                unreadable: None,
-            }],
-            unframed: framed.unframed,
-            torn: framed.torn.into_iter().collect(),
-            events: framed.events,
-            live_len: Some(bytes.len()),
-        }
     }
 
     /// The name of the file an event or a tear is in.
@@ -262,36 +187,23 @@ impl Journal {
     }
 
     /// The archives' ranges, as the snapshot lists them.
-    pub fn archives(&self) -> impl Iterator<Item = (&str, (u64, u64))> {
-        self.segments
+    pub fn archives(&self) -> impl Iterator<Item = (&'a str, (u64, u64))> {
+        let segments = self.segments;
+        segments
             .iter()
             .filter_map(|s| s.range.map(|range| (s.name.as_str(), range)))
     }
 }
 
-struct Framed {
-    events: Vec<Event>,
+struct Framed<'a> {
+    events: Vec<Event<'a>>,
     torn: Option<Torn>,
     unframed: bool,
 }
 
 /// Split `bytes` into events the way the public ledger does (see the module doc).
-fn frame(bytes: &[u8], file: usize) -> Framed {
-    let mut events = Vec::new();
-    let mut torn = None;
-    let mut offset = 0;
-    for (index, line) in bytes.split(|&b| b == b'\n').enumerate() {
-        match read_line(line, file, index, offset) {
-            Some(Ok(event)) => events.push(event),
-            // The first line that does not read ends the journal: what follows is not read.
-            Some(Err(tear)) => {
-                torn = Some(tear);
-                break;
-            }
-            None => {}
-        }
-        offset += line.len() + 1;
-    }
+fn frame(bytes: &[u8], file: usize) -> Framed<'_> {
+    let (mut events, torn) = read_lines(bytes, file, 0, 0);
     mark_regressions(&mut events);
     Framed {
         // A torn file's end is the tear's, not a complete event without its newline.
@@ -301,8 +213,35 @@ fn frame(bytes: &[u8], file: usize) -> Framed {
     }
 }
 
+/// The events of `bytes`, whole lines starting at 0-based line `first_line` and byte `offset` of
+/// their file, up to the first line that does not read.
+fn read_lines(
+    bytes: &[u8],
+    file: usize,
+    first_line: usize,
+    offset: usize,
+) -> (Vec<Event<'_>>, Option<Torn>) {
+    let mut events = Vec::new();
+    let mut start = 0;
+    let ends = memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len()));
+    for (index, end) in ends.enumerate() {
+        match read_line(&bytes[start..end], file, first_line + index, offset + start) {
+            Some(Ok(event)) => events.push(event),
+            Some(Err(tear)) => return (events, Some(tear)),
+            None => {}
+        }
+        start = end + 1;
+    }
+    (events, None)
+}
+
 /// One line: nothing when blank, its event, or why it tears the journal.
-fn read_line(line: &[u8], file: usize, index: usize, offset: usize) -> Option<Result<Event, Torn>> {
+fn read_line(
+    line: &[u8],
+    file: usize,
+    index: usize,
+    offset: usize,
+) -> Option<Result<Event<'_>, Torn>> {
     if line.iter().all(|b| is_python_space(*b)) {
         return None;
     }
@@ -315,38 +254,29 @@ fn read_line(line: &[u8], file: usize, index: usize, offset: usize) -> Option<Re
     let Ok(text) = std::str::from_utf8(line) else {
         return Some(Err(tear("undecodable bytes in the line")));
     };
-    let read = match parse_line(text.trim_matches(is_json_space)) {
-        Ok(Line::Object { fields, duplicate }) => Some((
-            Fields {
-                entries: fields,
-                not_object: None,
-            },
-            duplicate.map(|key| format!("the key `{key}` is written twice")),
-        )),
-        Ok(Line::Other(value)) => Some((Fields::from(value), None)),
-        // Python's reader also takes what dwp's strict one refuses deeper in: the last of a
-        // nested key written twice.
-        Err(strict) => serde_json::from_str::<Value>(text)
-            .ok()
-            .map(|value| (Fields::from(value), Some(strict.to_string()))),
+    let Ok(read) = Json::read(text) else {
+        return Some(Err(tear("the line does not parse (a torn append)")));
     };
-    Some(match read {
-        Some((value, lenient)) => Ok(Event {
-            value,
-            file,
-            line: index + 1,
-            lenient,
-            not_above: None,
-        }),
-        None => Err(tear("the line does not parse (a torn append)")),
-    })
+    // Python's reader takes a key written twice (the last one counts); dwp's strict one
+    // refuses it, so the event is read and marked.
+    let lenient = read.repeated.map(|(path, key)| match path.as_str() {
+        "$" => format!("the key `{key}` is written twice"),
+        _ => format!("the key `{key}` is written twice in the object at {path}"),
+    });
+    Some(Ok(Event {
+        value: read.value,
+        file,
+        line: index + 1,
+        lenient,
+        not_above: None,
+    }))
 }
 
 /// Mark each event whose integer seq does not rise above the previous one's, in file order.
 fn mark_regressions(events: &mut [Event]) {
     let mut previous: Option<i64> = None;
     for event in events {
-        let Some(seq) = event.value.get("seq").and_then(super::as_int) else {
+        let Some(seq) = event.integer_seq() else {
             continue;
         };
         if let Some(before) = previous.filter(|before| seq <= *before) {
@@ -354,10 +284,6 @@ fn mark_regressions(events: &mut [Event]) {
         }
         previous = Some(seq);
     }
-}
-
-fn is_json_space(c: char) -> bool {
-    matches!(c, ' ' | '\t' | '\r' | '\n')
 }
 
 /// Python's `bytes.strip()` whitespace, which decides a blank line: space, \t, \n, \r, \x0b,
@@ -454,7 +380,8 @@ mod tests {
                 ("journal.ndjson", "{\"seq\":5}\n{\"seq\":4}\n"),
             ],
         );
-        let journal = Journal::load(&folder.0, &[ARCHIVE.to_owned()], true);
+        let segments = read_segments(&folder.0, &[ARCHIVE.to_owned()], true);
+        let journal = Journal::frame(&segments);
         assert_eq!(
             seqs(&journal),
             vec![1, 2, 3, 5, 4],
@@ -481,7 +408,8 @@ mod tests {
                 &format!("top-{first}"),
                 &[(ARCHIVE, "{\"seq\":1}\n"), ("journal.ndjson", &live)],
             );
-            let journal = Journal::load(&folder.0, &[ARCHIVE.to_owned()], true);
+            let segments = read_segments(&folder.0, &[ARCHIVE.to_owned()], true);
+            let journal = Journal::frame(&segments);
             assert_eq!(
                 journal.events.last().unwrap().not_above,
                 marked,

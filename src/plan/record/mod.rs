@@ -9,13 +9,15 @@
 //! rule asks ([`RecordPlan::read_logs`]). What the records mean is `crate::rules::record`'s.
 
 pub mod journal;
+pub mod value;
 
 use crate::plan::json::{JsonError, parse_strict};
 use crate::store::{self, Entry, ReadFailure};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-pub use journal::{Event, Fields, Journal, Segment, Torn};
+pub use journal::{Event, Journal, Segment, Torn};
+pub use value::{Json, Object};
 
 /// The two record-plan generations. A plan keeps its generation for life; it is read from the
 /// live contract's `schema` URL, never from a version string.
@@ -172,7 +174,9 @@ pub struct RecordPlan {
     pub chain: Vec<Doc>,
     /// `contracts/` stands but cannot be listed.
     pub chain_unlisted: Option<String>,
-    pub journal: Journal,
+    /// The journal's files (archives by name, then the live file), framed by
+    /// [`RecordPlan::journal`].
+    pub journal_files: Vec<Segment>,
     /// `state.json`'s bytes, when something stands at that name.
     pub snapshot: Option<Result<Vec<u8>, ReadFailure>>,
     /// The plan's top-level `*.md` files, sorted by name, with their bytes.
@@ -215,13 +219,18 @@ impl RecordPlan {
             first_contract: stands(CONTRACT).then(|| Doc::load(dir, CONTRACT)),
             chain,
             chain_unlisted,
-            journal: crate::profile::time("read journal", || {
-                Journal::load(dir, &archives, stands(JOURNAL))
+            journal_files: crate::profile::time("read journal", || {
+                journal::read_segments(dir, &archives, stands(JOURNAL))
             }),
             snapshot: stands(SNAPSHOT).then(|| store::read_artifact(&dir.join(SNAPSHOT), dir)),
             markdown,
             unlisted,
         }
+    }
+
+    /// The journal's events, read from its files.
+    pub fn journal(&self) -> Journal<'_> {
+        crate::profile::time("frame journal", || Journal::frame(&self.journal_files))
     }
 
     /// The folder's own name (`PLAN_x`).
@@ -266,6 +275,14 @@ impl RecordPlan {
 pub fn as_int(value: &Value) -> Option<i64> {
     match value {
         Value::Number(n) if !n.is_f64() => n.as_i64(),
+        _ => None,
+    }
+}
+
+/// An integer of an event that is no bool nor a float ([`as_int`] of a [`Json`]).
+pub fn json_int(value: &Json) -> Option<i64> {
+    match value {
+        Json::Number(_) if !value.is_f64() => value.as_i64(),
         _ => None,
     }
 }

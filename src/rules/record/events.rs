@@ -6,9 +6,10 @@
 //! accepts is accepted by both. Typed checks rather than a schema validator per event: a journal
 //! holds thousands.
 
-use crate::plan::record::{Fields, RecordGeneration};
+use crate::plan::record::{Json, Object, RecordGeneration};
 use regex::Regex;
-use serde_json::{Map, Value};
+use serde_json::Value;
+use std::fmt::Display;
 use std::sync::LazyLock;
 
 /// What is wrong with one event, split by the finding each part becomes.
@@ -68,6 +69,11 @@ static CRITERION_ID: LazyLock<Regex> =
 pub static PLAN_ID: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^PLAN_([0-9]{3,}_)?[a-z0-9]+(_[a-z0-9]+){1,4}$").unwrap());
 pub static HEX64: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[0-9a-f]{64}$").unwrap());
+
+/// [`HEX64`] without the regex engine: every event carries a contract id.
+fn is_hex64(text: &str) -> bool {
+    text.len() == 64 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
 static DATETIME: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$").unwrap()
 });
@@ -88,11 +94,11 @@ pub fn journal_generation(url: Option<&str>) -> Option<RecordGeneration> {
 
 /// Judge one event.
 pub fn check(event: &Value, expect: &Expect) -> EventProblems {
-    check_fields(&Fields::from(event.clone()), expect)
+    check_fields(&Json::from(event.clone()), expect)
 }
 
-/// Judge one event as the journal holds it ([`check`] of its fields).
-pub fn check_fields(object: &Fields, expect: &Expect) -> EventProblems {
+/// Judge one event as the journal holds it ([`check`] of its value).
+pub fn check_fields(object: &Json, expect: &Expect) -> EventProblems {
     let mut problems = EventProblems::default();
     if !object.is_object() {
         problems.invalid.push("is not a JSON object".into());
@@ -102,7 +108,7 @@ pub fn check_fields(object: &Fields, expect: &Expect) -> EventProblems {
         object,
         found: &mut problems.invalid,
     };
-    let url = object.get("schema").and_then(Value::as_str);
+    let url = object.get("schema").and_then(Json::as_str);
     let Some(generation) = journal_generation(url) else {
         check.found.push(format!(
             "`schema` {} is no journal-event URL of a record generation (v6, v7)",
@@ -118,7 +124,7 @@ pub fn check_fields(object: &Fields, expect: &Expect) -> EventProblems {
         ));
         return problems;
     }
-    let kind = object.get("type").and_then(Value::as_str).unwrap_or("");
+    let kind = object.get("type").and_then(Json::as_str).unwrap_or("");
     let known =
         V6_TYPES.contains(&kind) || (generation == RecordGeneration::V7 && kind == "delegation");
     if !known {
@@ -136,7 +142,7 @@ pub fn check_fields(object: &Fields, expect: &Expect) -> EventProblems {
 }
 
 /// A value as the message shows it (strings quoted, long ones cut).
-pub fn shown(value: Option<&Value>) -> String {
+pub fn shown(value: Option<&impl Display>) -> String {
     match value {
         None => "(missing)".into(),
         Some(value) => {
@@ -150,7 +156,7 @@ pub fn shown(value: Option<&Value>) -> String {
 }
 
 struct Check<'o, 'f> {
-    object: &'o Fields,
+    object: &'o Json<'o>,
     found: &'f mut Vec<String>,
 }
 
@@ -159,23 +165,24 @@ impl<'o> Check<'o, '_> {
         self.found.push(message.into());
     }
 
-    fn get(&self, key: &str) -> Option<&'o Value> {
+    fn get(&self, key: &str) -> Option<&'o Json<'o>> {
         self.object.get(key)
     }
 
     fn envelope(&mut self, expect: &Expect) {
         match self.get("seq") {
-            Some(Value::Number(n)) if !n.is_f64() && n.as_i64().is_some_and(|s| s >= 1) => {}
+            Some(seq @ Json::Number(_))
+                if !seq.is_f64() && seq.as_i64().is_some_and(|s| s >= 1) => {}
             other => self.fail(format!("`seq` {} is not an integer >= 1", shown(other))),
         }
         if !self
             .get("ts")
-            .and_then(Value::as_str)
+            .and_then(Json::as_str)
             .is_some_and(|ts| DATETIME.is_match(ts))
         {
             self.fail("`ts` is not an RFC 3339 timestamp");
         }
-        match self.get("plan").and_then(Value::as_str) {
+        match self.get("plan").and_then(Json::as_str) {
             Some(plan) if PLAN_ID.is_match(plan) => {
                 if let Some(live) = expect.plan.filter(|live| *live != plan) {
                     self.fail(format!("`plan` {plan} is not the contract's plan {live}"));
@@ -185,21 +192,21 @@ impl<'o> Check<'o, '_> {
         }
         if !self
             .get("contract_id")
-            .and_then(Value::as_str)
-            .is_some_and(|id| HEX64.is_match(id))
+            .and_then(Json::as_str)
+            .is_some_and(is_hex64)
         {
             self.fail("`contract_id` is not a 64-character lowercase sha256 digest");
         }
-        match self.get("actor").and_then(Value::as_object) {
+        match self.get("actor").and_then(Json::as_object) {
             Some(actor) => {
                 closed(actor, &["kind", "identity"], "actor", self.found);
-                let kind = actor.get("kind").and_then(Value::as_str);
+                let kind = actor.get("kind").and_then(Json::as_str);
                 if !matches!(kind, Some("helper" | "agent" | "host_adapter" | "human")) {
                     self.fail("`actor.kind` is not helper, agent, host_adapter or human");
                 }
                 if !actor
                     .get("identity")
-                    .and_then(Value::as_str)
+                    .and_then(Json::as_str)
                     .is_some_and(|id| !id.trim().is_empty() && id.chars().count() <= 100)
                 {
                     self.fail(
@@ -299,7 +306,7 @@ impl<'o> Check<'o, '_> {
                 "result_digest",
             ],
         };
-        for key in self.object.keys() {
+        for key in self.object.as_object().into_iter().flat_map(Object::keys) {
             if !ENVELOPE.contains(&key) && !own.contains(&key) {
                 self.fail(format!(
                     "`{key}` is not a field of a {kind} event (closed object)"
@@ -346,7 +353,7 @@ impl<'o> Check<'o, '_> {
     fn matches(&mut self, key: &str, pattern: &Regex, what: &str) {
         if !self
             .get(key)
-            .and_then(Value::as_str)
+            .and_then(Json::as_str)
             .is_some_and(|s| pattern.is_match(s))
         {
             self.fail(format!("`{key}` is not {what}"));
@@ -356,7 +363,7 @@ impl<'o> Check<'o, '_> {
     fn one_of(&mut self, key: &str, allowed: &[&str]) {
         if !self
             .get(key)
-            .and_then(Value::as_str)
+            .and_then(Json::as_str)
             .is_some_and(|s| allowed.contains(&s))
         {
             self.fail(format!("`{key}` is not one of {}", allowed.join(", ")));
@@ -370,7 +377,7 @@ impl<'o> Check<'o, '_> {
     }
 
     fn id_list(&mut self, key: &str, pattern: Option<&Regex>) {
-        match self.get(key).and_then(Value::as_array) {
+        match self.get(key).and_then(Json::as_array) {
             Some(items) => {
                 if let Some(pattern) = pattern
                     && !items
@@ -379,7 +386,7 @@ impl<'o> Check<'o, '_> {
                 {
                     self.fail(format!("`{key}` holds an entry that is not a valid id"));
                 }
-                if pattern.is_none() && !items.iter().all(Value::is_string) {
+                if pattern.is_none() && !items.iter().all(Json::is_string) {
                     self.fail(format!("`{key}` holds an entry that is not a string"));
                 }
             }
@@ -394,7 +401,7 @@ impl<'o> Check<'o, '_> {
         }
     }
 
-    fn fingerprint(&mut self, value: &Value, name: &str) {
+    fn fingerprint(&mut self, value: &Json, name: &str) {
         let Some(fingerprint) = value.as_object() else {
             return self.fail(format!("`{name}` is not an object"));
         };
@@ -402,7 +409,7 @@ impl<'o> Check<'o, '_> {
         if !is_filled(fingerprint.get("revision")) {
             self.fail(format!("`{name}.revision` is not a non-empty string"));
         }
-        if !fingerprint.get("dirty").is_some_and(Value::is_string) {
+        if !fingerprint.get("dirty").is_some_and(Json::is_string) {
             self.fail(format!("`{name}.dirty` is not a string"));
         }
     }
@@ -417,7 +424,7 @@ impl<'o> Check<'o, '_> {
         self.text("command");
         if self
             .get("command")
-            .and_then(Value::as_str)
+            .and_then(Json::as_str)
             .is_some_and(|c| c.chars().count() > 500)
         {
             self.fail("`command` is longer than 500 characters");
@@ -426,13 +433,13 @@ impl<'o> Check<'o, '_> {
         if let Some(env) = self.get("env")
             && !env
                 .as_object()
-                .is_some_and(|e| e.values().all(Value::is_string))
+                .is_some_and(|e| e.values().all(Json::is_string))
         {
             self.fail("`env` is not an object of string values");
         }
         if !self
             .get("timeout_seconds")
-            .is_some_and(|t| number(t).is_some_and(|t| t > 0.0))
+            .is_some_and(|t| event_number(t).is_some_and(|t| t > 0.0))
         {
             self.fail("`timeout_seconds` is not a number > 0");
         }
@@ -471,7 +478,7 @@ impl<'o> Check<'o, '_> {
                     closed(impact, &["declared", "unit"], "resource_impact", self.found);
                     if !impact
                         .get("declared")
-                        .and_then(number)
+                        .and_then(event_number)
                         .is_some_and(|d| d >= 0.0)
                     {
                         self.fail("`resource_impact.declared` is not a number >= 0");
@@ -483,7 +490,7 @@ impl<'o> Check<'o, '_> {
                 None => self.fail("`resource_impact` is not an object"),
             }
         }
-        match self.get("decision").and_then(Value::as_str) {
+        match self.get("decision").and_then(Json::as_str) {
             Some("authorized") => self.optional_text("reason"),
             Some("refused") => self.text("reason"),
             _ => self.fail("`decision` is not authorized or refused"),
@@ -526,7 +533,11 @@ impl<'o> Check<'o, '_> {
         if self.get("limit_id").is_some() {
             self.matches("limit_id", &LIMIT_ID, "a lowercase snake_case limit id");
         }
-        if !self.get("value").and_then(number).is_some_and(|v| v >= 0.0) {
+        if !self
+            .get("value")
+            .and_then(event_number)
+            .is_some_and(|v| v >= 0.0)
+        {
             self.fail("`value` is not a number >= 0");
         }
         self.text("unit");
@@ -534,7 +545,7 @@ impl<'o> Check<'o, '_> {
 
     fn control_pair(&mut self) {
         self.matches("criterion", &CRITERION_ID, "an AC-* criterion id");
-        match self.get("check_artifacts").and_then(Value::as_array) {
+        match self.get("check_artifacts").and_then(Json::as_array) {
             Some(items)
                 if !items.is_empty()
                     && items
@@ -547,7 +558,7 @@ impl<'o> Check<'o, '_> {
                 self.fingerprint(fingerprint, "starting_fingerprint");
                 fingerprint
                     .get("dirty")
-                    .and_then(Value::as_str)
+                    .and_then(Json::as_str)
                     .map(|d| !d.is_empty())
             }
             None => {
@@ -557,7 +568,7 @@ impl<'o> Check<'o, '_> {
         };
         let old = self.leg("old_leg", true);
         let new = self.leg("new_leg", false);
-        let verdict = self.get("verdict").and_then(Value::as_str);
+        let verdict = self.get("verdict").and_then(Json::as_str);
         if !matches!(
             verdict,
             Some("discriminating" | "non_discriminating" | "control_unavailable")
@@ -585,7 +596,7 @@ impl<'o> Check<'o, '_> {
 
     /// A control leg: `(available, outcome)` when its shape is sound.
     fn leg(&mut self, key: &str, old: bool) -> Option<(bool, Option<&'static str>)> {
-        let Some(leg) = self.get(key).and_then(Value::as_object) else {
+        let Some(leg) = self.get(key).and_then(Json::as_object) else {
             self.fail(format!("`{key}` is not an object"));
             return None;
         };
@@ -595,7 +606,7 @@ impl<'o> Check<'o, '_> {
             &["outcome", "log"]
         };
         closed(leg, allowed, key, self.found);
-        let outcome = match leg.get("outcome").and_then(Value::as_str) {
+        let outcome = match leg.get("outcome").and_then(Json::as_str) {
             Some("PASS") => Some("PASS"),
             Some("FAIL") => Some("FAIL"),
             _ => None,
@@ -614,7 +625,7 @@ impl<'o> Check<'o, '_> {
             }
             return Some((true, outcome));
         }
-        let Some(available) = leg.get("available").and_then(Value::as_bool) else {
+        let Some(available) = leg.get("available").and_then(Json::as_bool) else {
             self.fail("`old_leg.available` is not a boolean");
             return None;
         };
@@ -629,7 +640,7 @@ impl<'o> Check<'o, '_> {
 
     fn selection(&mut self) {
         self.matches("task", &TASK_ID, "a T-* task id");
-        match self.get("priority_boost").and_then(Value::as_bool) {
+        match self.get("priority_boost").and_then(Json::as_bool) {
             Some(true) if self.get("aging").is_none() => {
                 self.fail("`aging` is required when `priority_boost` is true")
             }
@@ -711,7 +722,7 @@ impl<'o> Check<'o, '_> {
         {
             self.fail("`worktree` is not a path of at most 300 characters or null");
         }
-        let state = self.get("state").and_then(Value::as_str);
+        let state = self.get("state").and_then(Json::as_str);
         if state == Some("launched") && self.get("prompt_digest").is_none() {
             self.fail("`prompt_digest` is required on launch");
         }
@@ -750,7 +761,7 @@ impl<'o> Check<'o, '_> {
             return;
         }
         let Some(trust) = trust
-            .and_then(Value::as_str)
+            .and_then(Json::as_str)
             .filter(|t| ["observed", "imported", "asserted"].contains(t))
         else {
             return self.fail("`trust` is not observed, imported or asserted");
@@ -761,13 +772,13 @@ impl<'o> Check<'o, '_> {
         {
             self.fail("`evidence_path` is not a non-empty string");
         }
-        if trust != "asserted" && path.and_then(Value::as_str).is_none_or(str::is_empty) {
+        if trust != "asserted" && path.and_then(Json::as_str).is_none_or(str::is_empty) {
             self.fail(format!("`evidence_path` is required for {trust} evidence"));
         }
         let actor = self
             .get("actor")
             .and_then(|a| a.get("kind"))
-            .and_then(Value::as_str);
+            .and_then(Json::as_str);
         if trust == "observed" && !matches!(actor, Some("helper" | "host_adapter")) {
             *agent_observed = Some(format!(
                 "claims observed {kind} evidence from a{} {} actor: only the tooling that executed a check observes it",
@@ -783,16 +794,16 @@ impl<'o> Check<'o, '_> {
 }
 
 /// A string with something in it besides whitespace.
-fn is_filled(value: Option<&Value>) -> bool {
+fn is_filled(value: Option<&Json>) -> bool {
     value
-        .and_then(Value::as_str)
+        .and_then(Json::as_str)
         .is_some_and(|s| !s.trim().is_empty())
 }
 
 /// Unknown keys of a nested closed object.
-fn closed(object: &Map<String, Value>, allowed: &[&str], name: &str, found: &mut Vec<String>) {
+fn closed(object: &Object, allowed: &[&str], name: &str, found: &mut Vec<String>) {
     for key in object.keys() {
-        if !allowed.contains(&key.as_str()) {
+        if !allowed.contains(&key) {
             found.push(format!(
                 "`{name}.{key}` is not a known field (closed object)"
             ));
@@ -808,12 +819,17 @@ pub fn number(value: &Value) -> Option<f64> {
     }
 }
 
-fn is_integer_at_least(value: &Value, floor: i64) -> bool {
+/// [`number`] of an event's value.
+fn event_number(value: &Json) -> Option<f64> {
+    value.as_f64()
+}
+
+fn is_integer_at_least(value: &Json, floor: i64) -> bool {
     match value {
-        Value::Number(n) if !n.is_f64() => match n.as_i64() {
+        Json::Number(n) if !value.is_f64() => match value.as_i64() {
             Some(v) => v >= floor,
             // Beyond i64: a positive integer of any size is above every floor used here.
-            None => n.as_u64().is_some() || !n.to_string().starts_with('-'),
+            None => !n.starts_with('-'),
         },
         _ => false,
     }

@@ -3,7 +3,7 @@
 //! started before its prerequisites were completed, and delegations left open.
 
 use crate::findings::Code;
-use crate::plan::record::Event;
+use crate::plan::record::{Event, Json};
 use crate::store::ReadFailure;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -44,7 +44,7 @@ pub fn log_findings(
                 continue;
             }
         };
-        let recorded = event.value.get("exit_code").and_then(Value::as_i64);
+        let recorded = event.value.get("exit_code").and_then(Json::as_i64);
         match (last_exit(&bytes), recorded) {
             (Some(shown), Some(recorded)) if shown == recorded => {}
             (Some(shown), Some(recorded)) => found.push((
@@ -208,7 +208,7 @@ struct Timeline<'e> {
     invalidated_before: HashMap<&'e str, i64>,
     approved: HashSet<&'e str>,
     /// Amendments waiting for the approval of the revision they introduce.
-    pending: HashMap<&'e str, Vec<&'e Event>>,
+    pending: HashMap<&'e str, Vec<&'e Event<'e>>>,
 }
 
 impl<'e> Timeline<'e> {
@@ -229,7 +229,7 @@ impl<'e> Timeline<'e> {
             })
     }
 
-    fn record(&mut self, event: &'e Event, graph: &TaskGraph) {
+    fn record(&mut self, event: &'e Event<'e>, graph: &TaskGraph) {
         let seq = event.seq();
         match event.kind() {
             Some("task_start") => {
@@ -243,11 +243,14 @@ impl<'e> Timeline<'e> {
                 else {
                     return;
                 };
-                let trust = event.value.get("trust").unwrap_or(&Value::Null);
+                let trust = event
+                    .value
+                    .get("trust")
+                    .unwrap_or(&crate::plan::record::value::NULL);
                 let accepted = graph
                     .accepted
                     .get(criterion)
-                    .is_some_and(|a| a.contains(&trust));
+                    .is_some_and(|a| a.iter().any(|kind| trust == *kind));
                 if accepted && super::projection::is_success(event.value.get("exit_code")) {
                     let passed = self.passed.entry((task, criterion)).or_insert(seq);
                     *passed = (*passed).max(seq);
@@ -271,12 +274,12 @@ impl<'e> Timeline<'e> {
         }
     }
 
-    fn invalidate(&mut self, amendment: &'e Event) {
+    fn invalidate(&mut self, amendment: &'e Event<'e>) {
         let criteria = amendment
             .value
             .get("evidence_invalidated")
-            .and_then(Value::as_array);
-        for criterion in criteria.into_iter().flatten().filter_map(Value::as_str) {
+            .and_then(Json::as_array);
+        for criterion in criteria.into_iter().flatten().filter_map(Json::as_str) {
             let floor = self.invalidated_before.entry(criterion).or_insert(0);
             *floor = (*floor).max(amendment.seq());
         }
@@ -317,7 +320,7 @@ mod tests {
 
     const REVISION_2: &str = "b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2";
 
-    fn events(bodies: Vec<Value>) -> Vec<Event> {
+    fn events(bodies: Vec<Value>) -> Vec<Event<'static>> {
         Event::journal_of(bodies)
     }
 

@@ -14,7 +14,8 @@ pub use standalone::{is_record_document, read_untrusted, standalone_document, st
 
 use crate::findings::{Code, Finding, Severity};
 use crate::plan::record::{
-    Doc, DocProblem, Event, Journal, RecordGeneration, RecordPlan, UrlGeneration, url_generation,
+    Doc, DocProblem, Event, Journal, Json, RecordGeneration, RecordPlan, UrlGeneration,
+    url_generation,
 };
 use crate::plan::schemas::{RecordSchema, validate_record};
 use crate::store::ReadFailure;
@@ -108,12 +109,15 @@ struct Live<'p> {
 
 struct Judge<'p> {
     plan: &'p RecordPlan,
+    journal: &'p Journal<'p>,
     findings: Vec<Finding>,
 }
 
 fn judge(plan: &RecordPlan, cross: bool) -> Judged {
+    let journal = plan.journal();
     let mut judge = Judge {
         plan,
+        journal: &journal,
         findings: Vec::new(),
     };
     if let Some(why) = &plan.unlisted {
@@ -149,7 +153,7 @@ static AMENDMENT_TAG: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"amendment to revision \d+ contract ([0-9a-f]{64})").unwrap());
 
 /// The contract revision an amendment written by the public ledger introduces, from its note.
-pub fn amendment_tag(event: &Event) -> Option<&str> {
+pub fn amendment_tag<'e>(event: &'e Event) -> Option<&'e str> {
     let note = event.str("note")?;
     AMENDMENT_TAG
         .captures(note)
@@ -407,9 +411,9 @@ impl<'p> Judge<'p> {
 
     /// The journal's framing and each event (rules 10, 11, 15, 29).
     fn journal(&mut self, live: Option<&Live>, graph: Option<&evidence::TaskGraph>) {
-        let journal = &self.plan.journal;
-        for segment in &journal.segments {
-            if let Some(failure) = &segment.unreadable {
+        let journal = self.journal;
+        for segment in journal.segments {
+            if let Some(failure) = segment.unreadable() {
                 self.unreadable(&segment.name, failure, failure.to_string());
             }
         }
@@ -431,7 +435,7 @@ impl<'p> Judge<'p> {
     }
 
     fn event_finding(&mut self, event: &Event, code: Code, message: String) -> &mut Finding {
-        let name = self.plan.journal.file_name(event.file).to_owned();
+        let name = self.journal.file_name(event.file).to_owned();
         let finding = self.push(code, &name, message);
         finding.line = Some(event.line);
         finding
@@ -462,10 +466,10 @@ impl<'p> Judge<'p> {
     /// The derived state, and with `cross` what the records say together.
     fn derive(&mut self, live: &Live, graph: &evidence::TaskGraph, cross: bool) -> Derived {
         let plan = self.plan;
-        let events = &plan.journal.events;
+        let journal = self.journal;
+        let events = &journal.events;
         let contract_id = contract::effective_id(live.value);
-        let archives = plan
-            .journal
+        let archives = journal
             .archives()
             .map(|(name, (first, last))| (name, first, last))
             .collect();
@@ -480,7 +484,7 @@ impl<'p> Judge<'p> {
             events,
         );
         drop(projection_stage);
-        let torn = !plan.journal.torn.is_empty();
+        let torn = !journal.torn.is_empty();
         let mut derived = Derived {
             generation: live.generation,
             contract_file: live.doc.name.clone(),
@@ -543,10 +547,10 @@ impl<'p> Judge<'p> {
     /// approved is still the markdown (rule 20).
     fn approval(&mut self, live_id: &Value, cross: bool) -> Option<Approval> {
         let plan = self.plan;
-        let cited =
-            plan.journal.events.iter().rfind(|e| {
-                e.kind() == Some("approval") && e.value.get("contract_id") == Some(live_id)
-            });
+        let cited = self.journal.events.iter().rfind(|e| {
+            e.kind() == Some("approval")
+                && e.value.get("contract_id").is_some_and(|id| id == live_id)
+        });
         let Some(event) = cited else {
             if cross {
                 self.push(
@@ -576,7 +580,7 @@ impl<'p> Judge<'p> {
             )
             .severity = Severity::Advisory;
         }
-        let field = |key: &str| event.value.get(key).cloned().unwrap_or(Value::Null);
+        let field = |key: &str| event.value.get(key).map_or(Value::Null, Json::to_value);
         Some(Approval {
             seq: field("seq"),
             authority: field("authority"),
@@ -751,7 +755,6 @@ fn task_shapes(contract: &Value) -> Vec<TaskShape> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::record::Journal;
 
     fn unread_plan() -> RecordPlan {
         RecordPlan {
@@ -760,7 +763,7 @@ mod tests {
             first_contract: None,
             chain: Vec::new(),
             chain_unlisted: None,
-            journal: Journal::default(),
+            journal_files: Vec::new(),
             snapshot: None,
             markdown: Vec::new(),
             unlisted: Some("permission denied".into()),

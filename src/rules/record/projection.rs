@@ -8,7 +8,8 @@
 //! `gate_intent` names has accepted, passing evidence recorded at or after its latest start and
 //! after any approved amendment that invalidated that criterion's evidence.
 
-use crate::plan::record::{Event, RecordGeneration, SNAPSHOT_URL};
+use crate::plan::record::value::NULL;
+use crate::plan::record::{Event, Json, RecordGeneration, SNAPSHOT_URL};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -107,16 +108,16 @@ pub fn project(inputs: &Inputs, events: &[Event]) -> Projection {
 /// The events grouped once, so that each task is derived without a pass over the journal.
 struct Index<'e> {
     /// Per task id, its latest `task_start`: `(seq, the seq as written)`.
-    starts: HashMap<&'e str, (i64, &'e Value)>,
+    starts: HashMap<&'e str, (i64, &'e Json<'e>)>,
     /// Per (task, criterion), the gate runs in journal order.
-    gates: HashMap<(&'e str, &'e str), Vec<&'e Event>>,
+    gates: HashMap<(&'e str, &'e str), Vec<&'e Event<'e>>>,
     /// Per criterion, evidence recorded before this seq no longer counts.
     invalidated_before: HashMap<String, i64>,
 }
 
 impl<'e> Index<'e> {
-    fn of(events: &'e [Event]) -> Index<'e> {
-        let mut starts: HashMap<&str, (i64, &Value)> = HashMap::new();
+    fn of(events: &'e [Event<'e>]) -> Index<'e> {
+        let mut starts: HashMap<&str, (i64, &Json)> = HashMap::new();
         let mut gates: HashMap<(&str, &str), Vec<&Event>> = HashMap::new();
         for event in events {
             match event.kind() {
@@ -147,10 +148,13 @@ impl<'e> Index<'e> {
     }
 }
 
-static ZERO: Value = Value::Null;
+fn seq_value<'e>(event: &'e Event<'e>) -> &'e Json<'e> {
+    event.value.get("seq").unwrap_or(&NULL)
+}
 
-fn seq_value(event: &Event) -> &Value {
-    event.value.get("seq").unwrap_or(&ZERO)
+/// An event's field as a JSON value (`null` when missing).
+fn field(event: &Event, key: &str) -> Value {
+    event.value.get(key).map_or(Value::Null, Json::to_value)
 }
 
 /// Per criterion, the highest seq of an amendment that invalidated its evidence. An amendment
@@ -172,8 +176,8 @@ pub fn invalidated_before(events: &[Event]) -> HashMap<String, i64> {
         let invalidated = event
             .value
             .get("evidence_invalidated")
-            .and_then(Value::as_array);
-        for criterion in invalidated.into_iter().flatten().filter_map(Value::as_str) {
+            .and_then(Json::as_array);
+        for criterion in invalidated.into_iter().flatten().filter_map(Json::as_str) {
             let seq = found.entry(criterion.to_owned()).or_insert(0);
             *seq = (*seq).max(event.seq());
         }
@@ -183,10 +187,10 @@ pub fn invalidated_before(events: &[Event]) -> HashMap<String, i64> {
 
 /// Whether a recorded exit code is the success the public ledger counts (`== 0`, which a float
 /// zero and `false` also satisfy in Python).
-pub fn is_success(exit_code: Option<&Value>) -> bool {
+pub fn is_success(exit_code: Option<&Json>) -> bool {
     match exit_code {
-        Some(Value::Number(n)) => n.as_f64() == Some(0.0),
-        Some(Value::Bool(false)) => true,
+        Some(code @ Json::Number(_)) => code.as_f64() == Some(0.0),
+        Some(Json::Bool(false)) => true,
         _ => false,
     }
 }
@@ -228,7 +232,7 @@ fn task_state(task: &Value, accepted: &HashMap<&str, &[Value]>, index: &Index) -
         id,
         title: task.get("title").cloned().unwrap_or(Value::Null),
         status,
-        started: start.map(|(_, seq)| (*seq).clone()),
+        started: start.map(|(_, seq)| seq.to_value()),
         criteria,
     }
 }
@@ -262,17 +266,16 @@ fn criterion_state(
     for run in runs {
         let seq = run.seq();
         if start.is_none_or(|start| seq < start) || seq < invalidated_before {
-            stale.push(run.value.get("seq").cloned().unwrap_or(Value::Null));
+            stale.push(field(run, "seq"));
             continue;
         }
-        let trust = run.value.get("trust").unwrap_or(&ZERO);
-        let accepted = wanted.is_some_and(|w| w.contains(trust));
+        let trust = run.value.get("trust").unwrap_or(&NULL);
+        let accepted = wanted.is_some_and(|w| w.iter().any(|kind| trust == kind));
         if accepted && is_success(run.value.get("exit_code")) && best.is_none_or(|b| seq > b.seq())
         {
             best = Some(run);
         }
     }
-    let field = |event: &Event, key: &str| event.value.get(key).cloned().unwrap_or(Value::Null);
     CriterionState {
         satisfied: best.map(|e| {
             (
@@ -287,10 +290,10 @@ fn criterion_state(
 }
 
 fn document(inputs: &Inputs, events: &[Event], tasks: &[TaskState]) -> Value {
-    let mut positions: BTreeMap<&str, (i64, &Value)> = BTreeMap::new();
+    let mut positions: BTreeMap<&str, (i64, &Json)> = BTreeMap::new();
     let mut updated_at: Option<&str> = None;
     let mut samples = Map::new();
-    let mut checkpoint = &Value::Null;
+    let mut checkpoint = &NULL;
     for event in events {
         let kind = event.kind().unwrap_or("");
         if kind == "view_render" {
@@ -306,14 +309,14 @@ fn document(inputs: &Inputs, events: &[Event], tasks: &[TaskState]) -> Value {
         match kind {
             "resource_sample" => {
                 let key = event.str("limit_id").unwrap_or("null").to_owned();
-                let field = |k: &str| event.value.get(k).cloned().unwrap_or(Value::Null);
+                let field = |k: &str| field(event, k);
                 samples.insert(
                     key,
                     json!({"value": field("value"), "seq": field("seq"), "trust": field("trust")}),
                 );
             }
             "intervention" if event.str("category") == Some("new_authority") => {
-                checkpoint = event.value.get("question").unwrap_or(&Value::Null);
+                checkpoint = event.value.get("question").unwrap_or(&NULL);
             }
             _ => {}
         }
@@ -326,7 +329,7 @@ fn document(inputs: &Inputs, events: &[Event], tasks: &[TaskState]) -> Value {
         .unwrap_or(json!([]));
     let positions: Map<String, Value> = positions
         .into_iter()
-        .map(|(kind, (_, seq))| (kind.to_owned(), json!({"seq": seq})))
+        .map(|(kind, (_, seq))| (kind.to_owned(), json!({"seq": seq.to_value()})))
         .collect();
     let mut document = json!({
         "schema": SNAPSHOT_URL,
@@ -335,12 +338,17 @@ fn document(inputs: &Inputs, events: &[Event], tasks: &[TaskState]) -> Value {
         "contract_revision": contract.get("revision").cloned().unwrap_or(json!(1)),
         "generated_by": inputs.generation.ledger_identity(),
         "updated_at": updated_at.unwrap_or(""),
-        "tasks": tasks.iter().map(task_document).collect::<Vec<_>>(),
-        "positions": positions,
-        "resources": {"limits": limits, "latest_samples": samples},
-        "checkpoint": checkpoint,
+        "checkpoint": checkpoint.to_value(),
         "blocker": null,
     });
+    // The large parts are moved in: `json!` would copy them through serialization.
+    let resources = Map::from_iter([
+        ("limits".to_owned(), limits),
+        ("latest_samples".to_owned(), Value::Object(samples)),
+    ]);
+    document["tasks"] = Value::Array(tasks.iter().map(task_document).collect());
+    document["positions"] = Value::Object(positions);
+    document["resources"] = Value::Object(resources);
     if !inputs.archives.is_empty() {
         let archives: Vec<Value> = inputs
             .archives
@@ -372,13 +380,14 @@ fn task_document(task: &TaskState) -> Value {
             }),
         })
         .collect();
-    json!({
+    let mut document = json!({
         "id": task.id,
         "title": task.title,
         "status": task.status.word(),
         "started_seq": task.started.clone().unwrap_or(Value::Null),
-        "criteria": criteria,
-    })
+    });
+    document["criteria"] = Value::Array(criteria);
+    document
 }
 
 #[cfg(test)]
@@ -387,7 +396,7 @@ mod tests {
 
     const APPROVED: &str = "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1";
 
-    fn events(bodies: Vec<Value>) -> Vec<Event> {
+    fn events(bodies: Vec<Value>) -> Vec<Event<'static>> {
         Event::journal_of(bodies)
     }
 

@@ -3,7 +3,7 @@
 
 use super::{contract, events};
 use crate::findings::{Code, Finding, Severity};
-use crate::plan::record::{RecordGeneration, UrlGeneration, url_generation};
+use crate::plan::record::{Journal, RecordGeneration, Segment, UrlGeneration, url_generation};
 use crate::plan::schemas::{RecordSchema, validate_record};
 use serde_json::Value;
 
@@ -103,7 +103,8 @@ pub fn standalone_document(file: &str, value: &Value) -> (String, Vec<Finding>) 
 /// A journal file judged on its own (`dwp validate journal.ndjson`): its framing and each event's
 /// shape in the generation its events declare. `(summary, findings)`.
 pub fn standalone_journal(file: &str, bytes: &[u8]) -> (String, Vec<Finding>) {
-    let journal = crate::plan::record::Journal::from_live_bytes(bytes);
+    let segments = [Segment::live(bytes.to_vec())];
+    let journal = Journal::frame(&segments);
     let generation = journal
         .events
         .first()
@@ -135,7 +136,8 @@ fn add_hints(findings: &mut [Finding]) {
 /// document. The fuzz target `journal` and its replay in `cargo test` call it.
 pub fn read_untrusted(data: &[u8], contract: &str) {
     let _ = standalone_journal("journal.ndjson", data);
-    let journal = crate::plan::record::Journal::from_live_bytes(data);
+    let segments = [Segment::live(data.to_vec())];
+    let journal = Journal::frame(&segments);
     if let Ok(contract) = serde_json::from_str::<Value>(contract) {
         let id = contract::effective_id(&contract);
         let inputs = super::projection::Inputs {

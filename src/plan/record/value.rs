@@ -1,0 +1,483 @@
+//! A JSON value read from a journal line and borrowing that line's text: keys and strings
+//! without escapes are slices of the bytes read, numbers keep their lexeme, objects are their
+//! fields in written order. A journal holds thousands of small events; built as
+//! `serde_json::Value`s they cost an allocation per key and per string, and as much again to
+//! free (docs/PERFORMANCE.md).
+//!
+//! serde_json does the reading, in one pass. The methods are named as `serde_json::Value`'s,
+//! with the same meaning.
+
+use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde_json::{Number, Value};
+use std::borrow::Cow;
+use std::fmt;
+
+/// A JSON value borrowing the text it was read from (`'static` when built from a `Value`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Json<'a> {
+    Null,
+    Bool(bool),
+    /// The number as written (a lexeme serde_json's reader accepted), so no digit is lost.
+    Number(Cow<'a, str>),
+    String(Cow<'a, str>),
+    Array(Vec<Json<'a>>),
+    Object(Object<'a>),
+}
+
+/// `null`, to stand for a missing field where a reference is wanted.
+pub static NULL: Json<'static> = Json::Null;
+
+/// An object's fields in written order. A key written twice keeps both entries: reading a key
+/// gives the last one, as Python's reader (the public tooling's) does.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Object<'a> {
+    entries: Vec<(Cow<'a, str>, Json<'a>)>,
+    repeats_a_key: bool,
+}
+
+/// One JSON text read as a [`Json`], with the first key an object in it writes twice.
+#[derive(Debug)]
+pub struct Read<'a> {
+    pub value: Json<'a>,
+    /// Where the first repeated key is (`$` for the top level) and the key.
+    pub repeated: Option<(String, String)>,
+}
+
+impl<'a> Json<'a> {
+    /// Read `text` as exactly one JSON value (whitespace around it allowed).
+    pub fn read(text: &'a str) -> Result<Read<'a>, serde_json::Error> {
+        let mut repeated = None;
+        let mut reader = serde_json::Deserializer::from_str(text);
+        let value = ValueReader {
+            path: &Path::Root,
+            repeated: &mut repeated,
+        }
+        .deserialize(&mut reader)?;
+        reader.end()?;
+        Ok(Read { value, repeated })
+    }
+
+    /// The field `key` of an object (the last one written), or `None`.
+    pub fn get(&self, key: &str) -> Option<&Json<'a>> {
+        self.as_object()?.get(key)
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Json::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            Json::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    pub fn as_array(&self) -> Option<&[Json<'a>]> {
+        match self {
+            Json::Array(items) => Some(items),
+            _ => None,
+        }
+    }
+
+    pub fn as_object(&self) -> Option<&Object<'a>> {
+        match self {
+            Json::Object(object) => Some(object),
+            _ => None,
+        }
+    }
+
+    pub fn is_null(&self) -> bool {
+        matches!(self, Json::Null)
+    }
+
+    pub fn is_string(&self) -> bool {
+        matches!(self, Json::String(_))
+    }
+
+    pub fn is_object(&self) -> bool {
+        matches!(self, Json::Object(_))
+    }
+
+    /// A number written with a fraction or an exponent that reads as a finite float
+    /// (`serde_json::Number::is_f64` with `arbitrary_precision`).
+    pub fn is_f64(&self) -> bool {
+        match self {
+            Json::Number(n) if n.contains(['.', 'e', 'E']) => {
+                n.parse::<f64>().is_ok_and(f64::is_finite)
+            }
+            _ => false,
+        }
+    }
+
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            Json::Number(n) => n.parse().ok(),
+            _ => None,
+        }
+    }
+
+    pub fn as_u64(&self) -> Option<u64> {
+        match self {
+            Json::Number(n) => n.parse().ok(),
+            _ => None,
+        }
+    }
+
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Json::Number(n) => n.parse().ok(),
+            _ => None,
+        }
+    }
+
+    /// The value as a `serde_json::Value` (numbers keep their lexeme).
+    pub fn to_value(&self) -> Value {
+        match self {
+            Json::Null => Value::Null,
+            Json::Bool(b) => Value::Bool(*b),
+            // The lexeme passed serde_json's own number grammar, which reads it back.
+            Json::Number(n) => n.parse::<Number>().map_or(Value::Null, Value::Number),
+            Json::String(s) => Value::String(s.to_string()),
+            Json::Array(items) => Value::Array(items.iter().map(Json::to_value).collect()),
+            Json::Object(object) => Value::Object(
+                object
+                    .iter()
+                    .map(|(k, v)| (k.to_owned(), v.to_value()))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+impl From<Value> for Json<'static> {
+    fn from(value: Value) -> Json<'static> {
+        match value {
+            Value::Null => Json::Null,
+            Value::Bool(b) => Json::Bool(b),
+            Value::Number(n) => Json::Number(Cow::Owned(n.to_string())),
+            Value::String(s) => Json::String(Cow::Owned(s)),
+            Value::Array(items) => Json::Array(items.into_iter().map(Json::from).collect()),
+            Value::Object(map) => Json::Object(Object {
+                entries: map
+                    .into_iter()
+                    .map(|(k, v)| (Cow::Owned(k), Json::from(v)))
+                    .collect(),
+                repeats_a_key: false,
+            }),
+        }
+    }
+}
+
+/// Equal as `serde_json::Value`s are (numbers by their lexeme, objects whatever their order).
+impl PartialEq<Value> for Json<'_> {
+    fn eq(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Json::Null, Value::Null) => true,
+            (Json::Bool(a), Value::Bool(b)) => a == b,
+            (Json::String(a), Value::String(b)) => a == b,
+            (Json::Number(_), Value::Number(_)) => self.to_value() == *other,
+            (Json::Array(a), Value::Array(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(a, b)| a == b)
+            }
+            (Json::Object(a), Value::Object(b)) => {
+                a.keys().count() == b.len()
+                    && b.iter()
+                        .all(|(k, v)| a.get(k).is_some_and(|mine| mine == v))
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Compact JSON, as `serde_json::Value` displays (for messages).
+impl fmt::Display for Json<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.to_value().fmt(f)
+    }
+}
+
+impl<'a> Object<'a> {
+    pub fn get(&self, key: &str) -> Option<&Json<'a>> {
+        let found = self.entries.iter().rev().find(|(k, _)| k == key);
+        found.map(|(_, v)| v)
+    }
+
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// Each key once, in the order first written.
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.entries
+            .iter()
+            .enumerate()
+            .filter(|(i, (k, _))| {
+                !self.repeats_a_key || !self.entries[..*i].iter().any(|e| e.0 == *k)
+            })
+            .map(|(_, (k, _))| k.as_ref())
+    }
+
+    /// Each key once with the value read for it (the last written).
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Json<'a>)> {
+        self.keys()
+            .map(|k| (k, self.get(k).expect("a key of this object")))
+    }
+
+    pub fn values(&self) -> impl Iterator<Item = &Json<'a>> {
+        self.iter().map(|(_, v)| v)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+/// Where a nested value is, for the message about a repeated key (`$.actor`): a chain of
+/// steps on the stack, written out only when a key repeats.
+enum Path<'p> {
+    Root,
+    Key(&'p Path<'p>, &'p str),
+    Index(&'p Path<'p>, usize),
+}
+
+impl Path<'_> {
+    fn render(&self) -> String {
+        match self {
+            Path::Root => String::from("$"),
+            Path::Key(parent, key) => {
+                let mut out = parent.render();
+                crate::plan::json::push_key(&mut out, key);
+                out
+            }
+            Path::Index(parent, index) => format!("{}[{index}]", parent.render()),
+        }
+    }
+}
+
+/// The first repeated key of a document: where, and which.
+type Repeated = Option<(String, String)>;
+
+/// Reads one value in a single pass over its text: strings without escapes are borrowed,
+/// objects and arrays read item by item, a number arrives as its lexeme (serde_json's
+/// `arbitrary_precision` hands it over as a one-entry map, see `crate::plan::json`).
+struct ValueReader<'p, 'r> {
+    path: &'p Path<'p>,
+    repeated: &'r mut Repeated,
+}
+
+impl<'de> DeserializeSeed<'de> for ValueReader<'_, '_> {
+    type Value = Json<'de>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Json<'de>, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ValueReader<'_, '_> {
+    type Value = Json<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_unit<E>(self) -> Result<Json<'de>, E> {
+        Ok(Json::Null)
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Json<'de>, E> {
+        Ok(Json::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Json<'de>, E> {
+        Ok(Json::Number(Cow::Owned(v.to_string())))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Json<'de>, E> {
+        Ok(Json::Number(Cow::Owned(v.to_string())))
+    }
+
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Json<'de>, E> {
+        Ok(Json::String(Cow::Borrowed(v)))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Json<'de>, E> {
+        Ok(Json::String(Cow::Owned(v.to_owned())))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Json<'de>, E> {
+        Ok(Json::String(Cow::Owned(v)))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json<'de>, A::Error> {
+        let mut items = Vec::new();
+        loop {
+            let path = Path::Index(self.path, items.len());
+            let reader = ValueReader {
+                path: &path,
+                repeated: &mut *self.repeated,
+            };
+            match seq.next_element_seed(reader)? {
+                Some(item) => items.push(item),
+                None => return Ok(Json::Array(items)),
+            }
+        }
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json<'de>, A::Error> {
+        // Room for an event's fields, given back once they are read (in place, no copy).
+        let room = if matches!(self.path, Path::Root) {
+            16
+        } else {
+            4
+        };
+        let mut entries: Vec<(Cow<'de, str>, Json<'de>)> = Vec::with_capacity(room);
+        let mut repeats_a_key = false;
+        while let Some(key) = map.next_key_seed(Key)? {
+            if entries.is_empty() && key == crate::plan::json::NUMBER_TOKEN {
+                return Ok(Json::Number(Cow::Owned(map.next_value::<String>()?)));
+            }
+            // The public tooling writes keys sorted: a key above the last one is new.
+            let ascending = entries.last().is_none_or(|(last, _)| key > *last);
+            if !ascending && entries.iter().any(|(k, _)| *k == key) {
+                repeats_a_key = true;
+                if self.repeated.is_none() {
+                    *self.repeated = Some((self.path.render(), key.to_string()));
+                }
+            }
+            let path = Path::Key(self.path, &key);
+            let value = map.next_value_seed(ValueReader {
+                path: &path,
+                repeated: &mut *self.repeated,
+            })?;
+            entries.push((key, value));
+        }
+        entries.shrink_to_fit();
+        Ok(Json::Object(Object {
+            entries,
+            repeats_a_key,
+        }))
+    }
+}
+
+/// A key, borrowed from the text when it has no escape.
+struct Key;
+
+impl<'de> DeserializeSeed<'de> for Key {
+    type Value = Cow<'de, str>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Key {
+    type Value = Cow<'de, str>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a string key")
+    }
+
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Cow::Borrowed(v))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(v.to_owned()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(v))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn read(text: &str) -> Read<'_> {
+        Json::read(text).expect("JSON")
+    }
+
+    #[test]
+    fn strings_without_escapes_borrow_the_text_and_numbers_keep_their_lexeme() {
+        let text =
+            r#"{"a":"plain","b":"tab\there","n":-12.50e3,"big":123456789012345678901234567890}"#;
+        let value = read(text).value;
+        assert!(matches!(
+            value.get("a"),
+            Some(Json::String(Cow::Borrowed("plain")))
+        ));
+        assert!(matches!(value.get("b"), Some(Json::String(Cow::Owned(s))) if s == "tab\there"));
+        // The lexeme as serde_json's `arbitrary_precision` keeps it (an exponent gains its sign).
+        assert!(matches!(value.get("n"), Some(Json::Number(n)) if n == "-12.50e+3"));
+        assert_eq!(
+            value.get("big").unwrap().to_value().to_string(),
+            "123456789012345678901234567890",
+            "no digit is lost"
+        );
+    }
+
+    #[test]
+    fn it_reads_what_serde_json_reads_and_refuses_what_it_refuses() {
+        let cases = [
+            r#"{"a":[1,{"b":null}],"c":true,"d":"\u00e9\ud83d\ude00"}"#,
+            r#"  [1, "x", {"y": false}]  "#,
+            r#""just a string""#,
+            "17",
+            r#"{"a":1}x"#,
+            r#"{"a":"\ud800"}"#,
+            r#"{"a":"raw control"}"#,
+            r#"{"a":NaN}"#,
+            r#"{"a":1,}"#,
+            "",
+        ];
+        for text in cases {
+            let ours = Json::read(text).map(|r| r.value.to_value());
+            let theirs = serde_json::from_str::<Value>(text);
+            match (ours, theirs) {
+                (Ok(ours), Ok(theirs)) => assert_eq!(ours, theirs, "{text}"),
+                (Err(_), Err(_)) => {}
+                (ours, theirs) => panic!("{text}: ours {ours:?}, serde_json {theirs:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_repeated_key_is_named_where_it_is_and_the_last_one_is_read() {
+        let top = read(r#"{"seq":1,"seq":2}"#);
+        assert_eq!(top.repeated, Some(("$".into(), "seq".into())));
+        assert_eq!(top.value.get("seq").and_then(Json::as_i64), Some(2));
+        assert_eq!(top.value.as_object().unwrap().keys().count(), 1);
+        let nested = read(r#"{"actor":{"kind":"agent","kind":"helper"}}"#);
+        assert_eq!(nested.repeated, Some(("$.actor".into(), "kind".into())));
+        let actor = nested.value.get("actor").unwrap();
+        assert_eq!(actor.get("kind").and_then(Json::as_str), Some("helper"));
+        assert_eq!(actor.to_value(), json!({"kind": "helper"}));
+    }
+
+    #[test]
+    fn numbers_answer_as_serde_json_numbers_do() {
+        for text in ["1", "-3", "2.0", "1e3", "18446744073709551616", "-0"] {
+            let ours = read(text).value;
+            let Value::Number(theirs) = serde_json::from_str::<Value>(text).unwrap() else {
+                unreachable!()
+            };
+            assert_eq!(ours.is_f64(), theirs.is_f64(), "{text}");
+            assert_eq!(ours.as_i64(), theirs.as_i64(), "{text}");
+            assert_eq!(ours.as_u64(), theirs.as_u64(), "{text}");
+            assert_eq!(ours.as_f64(), theirs.as_f64(), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_value_converts_both_ways_unchanged() {
+        let value = json!({"a": [1, 2.5, "x", null, {"b": false}], "c": "é"});
+        assert_eq!(Json::from(value.clone()).to_value(), value);
+        assert_eq!(Json::from(value.clone()).to_string(), value.to_string());
+    }
+}
