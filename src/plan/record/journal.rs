@@ -144,6 +144,16 @@ pub fn archive_range(name: &str) -> Option<(u64, u64)> {
 }
 
 impl<'a> Journal<'a> {
+    /// A journal of no file, before one is read.
+    pub fn unread() -> Journal<'static> {
+        Journal {
+            segments: &[],
+            events: Vec::new(),
+            torn: Vec::new(),
+            unframed: false,
+        }
+    }
+
     /// The events of `segments`: archived history in seq order (a stable sort, as the public
     /// ledger's), then the live file's in file order.
     pub fn frame(segments: &'a [Segment]) -> Journal<'a> {

@@ -2,11 +2,14 @@
 //! content-addressed contract, with `state.json` a snapshot derived from them
 //! (docs/record-plans.md).
 //!
-//! This module finds such a plan ([`is_record_plan`]) and reads it whole, once, through the
-//! store ([`RecordPlan::load`]): the manifest, every contract file, the journal (archived
-//! segments and the live file, framed as the public tooling frames it, a torn tail reported and
-//! never repaired), the snapshot's bytes and the plan's markdown. Gate logs are read only when a
-//! rule asks ([`RecordPlan::read_logs`]). What the records mean is `crate::rules::record`'s.
+//! This module finds such a plan ([`is_record_plan`]) and reads each of its files at most once,
+//! through the store ([`RecordPlan::load`]): the manifest, every contract file and the
+//! journal's files (archived segments and the live file) with the plan, their parsing when first
+//! asked for, so that a large plan's contract and journal are parsed on two cores
+//! ([`Doc::read`], [`RecordPlan::journal`]: framed as the public tooling frames it, a torn tail
+//! reported and never repaired). The plan's markdown ([`RecordPlan::markdown`]) and gate logs
+//! ([`RecordPlan::read_logs`]) are read when a rule asks. What the records mean is
+//! `crate::rules::record`'s.
 
 pub mod journal;
 pub mod value;
@@ -15,6 +18,7 @@ use crate::plan::json::{JsonError, parse_strict};
 use crate::store::{self, Entry, ReadFailure};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 pub use journal::{Event, Journal, Segment, Torn};
 pub use value::{Json, Object};
@@ -138,29 +142,45 @@ pub enum DocProblem {
 }
 
 /// One JSON document of the plan: its name inside the plan folder, and its value or why not.
+/// Its bytes are read with the plan; they are parsed when first asked for, so that a large
+/// contract is parsed on the core that judges it.
 #[derive(Debug)]
 pub struct Doc {
     /// The path inside the plan folder (`contracts/contract.r2.json`).
     pub name: String,
-    pub read: Result<Value, DocProblem>,
+    bytes: Vec<u8>,
+    read: OnceLock<Result<Value, DocProblem>>,
 }
 
 impl Doc {
     fn load(dir: &Path, name: &str) -> Doc {
-        let read = match store::read_artifact(&dir.join(name), dir) {
-            Ok(bytes) => parse_strict(&bytes).map_err(DocProblem::NotJson),
-            Err(failure) => Err(DocProblem::Unreadable(failure)),
+        let (bytes, read) = match store::read_artifact(&dir.join(name), dir) {
+            Ok(bytes) => (bytes, OnceLock::new()),
+            Err(failure) => (
+                Vec::new(),
+                OnceLock::from(Err(DocProblem::Unreadable(failure))),
+            ),
         };
         Doc {
             name: name.to_owned(),
+            bytes,
             read,
         }
     }
 
+    /// Its value, or why it has none.
+    pub fn read(&self) -> &Result<Value, DocProblem> {
+        self.read
+            .get_or_init(|| parse_strict(&self.bytes).map_err(DocProblem::NotJson))
+    }
+
     pub fn value(&self) -> Option<&Value> {
-        self.read.as_ref().ok()
+        self.read().as_ref().ok()
     }
 }
+
+/// A top-level markdown file: its name and its bytes, or why they could not be read.
+pub type MarkdownFile = (String, Result<Vec<u8>, ReadFailure>);
 
 /// A record plan as read.
 #[derive(Debug)]
@@ -179,8 +199,10 @@ pub struct RecordPlan {
     pub journal_files: Vec<Segment>,
     /// `state.json`'s bytes, when something stands at that name.
     pub snapshot: Option<Result<Vec<u8>, ReadFailure>>,
-    /// The plan's top-level `*.md` files, sorted by name, with their bytes.
-    pub markdown: Vec<(String, Result<Vec<u8>, ReadFailure>)>,
+    /// The plan's top-level `*.md` files, sorted by name.
+    pub markdown_names: Vec<String>,
+    /// Their bytes, read when first asked for ([`RecordPlan::markdown`]).
+    markdown: OnceLock<Vec<MarkdownFile>>,
     /// Why the plan folder itself could not be listed: nothing of it was read.
     pub unlisted: Option<String>,
 }
@@ -208,11 +230,6 @@ impl RecordPlan {
             .filter(|(name, kind)| name.ends_with(".md") && *kind != Entry::Directory)
             .map(|(name, _)| name.clone())
             .collect();
-        let markdown_stage = crate::profile::stage("read markdown");
-        let markdown = store::read_each(&markdown_names, |name| {
-            (name.clone(), store::read_artifact(&dir.join(name), dir))
-        });
-        drop(markdown_stage);
         RecordPlan {
             dir: dir.to_path_buf(),
             manifest: stands(MANIFEST).then(|| Doc::load(dir, MANIFEST)),
@@ -223,14 +240,51 @@ impl RecordPlan {
                 journal::read_segments(dir, &archives, stands(JOURNAL))
             }),
             snapshot: stands(SNAPSHOT).then(|| store::read_artifact(&dir.join(SNAPSHOT), dir)),
-            markdown,
+            markdown_names,
+            markdown: OnceLock::new(),
             unlisted,
         }
+    }
+
+    /// A plan of no file, when its folder cannot be listed.
+    pub fn unlisted(dir: &Path, why: String) -> RecordPlan {
+        RecordPlan {
+            dir: dir.to_path_buf(),
+            manifest: None,
+            first_contract: None,
+            chain: Vec::new(),
+            chain_unlisted: None,
+            journal_files: Vec::new(),
+            snapshot: None,
+            markdown_names: Vec::new(),
+            markdown: OnceLock::new(),
+            unlisted: Some(why),
+        }
+    }
+
+    /// The top-level markdown files with their bytes, sorted by name (read on first call).
+    pub fn markdown(&self) -> &[MarkdownFile] {
+        self.markdown.get_or_init(|| {
+            let _stage = crate::profile::stage("read markdown");
+            let names = self.markdown_names.iter().cloned();
+            names
+                .zip(read_files(&self.dir, &self.markdown_names))
+                .collect()
+        })
     }
 
     /// The journal's events, read from its files.
     pub fn journal(&self) -> Journal<'_> {
         crate::profile::time("frame journal", || Journal::frame(&self.journal_files))
+    }
+
+    /// How many bytes of journal were read.
+    pub fn journal_len(&self) -> usize {
+        let files = self.journal_files.iter();
+        files
+            .filter_map(|s| s.read.as_ref().ok())
+            .map(Vec::len)
+            .sum()
     }
 
     /// The folder's own name (`PLAN_x`).
@@ -265,10 +319,18 @@ impl RecordPlan {
     /// The bytes of each of `paths` (relative to the plan folder, as an `evidence_path` is
     /// written), read beneath the plan folder: a path leaving it is refused as an escape.
     pub fn read_logs(&self, paths: &[String]) -> Vec<Result<Vec<u8>, ReadFailure>> {
-        store::read_each(paths, |path| {
-            store::read_artifact(&self.dir.join(path), &self.dir)
-        })
+        read_files(&self.dir, paths)
     }
+}
+
+/// The bytes of each of `names` (relative to `dir`), through one handle on the folder; when the
+/// folder itself cannot be opened, each read says why on its own.
+fn read_files(dir: &Path, names: &[String]) -> Vec<Result<Vec<u8>, ReadFailure>> {
+    store::read_artifacts(dir, names).unwrap_or_else(|_| {
+        let each = names.iter();
+        each.map(|name| store::read_artifact(&dir.join(name), dir))
+            .collect()
+    })
 }
 
 /// An integer JSON value that is no bool (the public tooling's `type(x) is int`).

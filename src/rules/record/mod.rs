@@ -113,11 +113,32 @@ struct Judge<'p> {
     findings: Vec<Finding>,
 }
 
+/// From this many bytes of journal, the journal and the contract are judged on two cores.
+const TWO_CORES_FROM: usize = 1 << 20;
+
+/// `(first(), second())`, on two cores when `two_cores`.
+fn both<A: Send, B: Send>(
+    two_cores: bool,
+    first: impl FnOnce() -> A + Send,
+    second: impl FnOnce() -> B + Send,
+) -> (A, B) {
+    match two_cores {
+        true => rayon::join(first, second),
+        false => (first(), second()),
+    }
+}
+
 fn judge(plan: &RecordPlan, cross: bool) -> Judged {
-    let journal = plan.journal();
+    judge_on(plan, cross, plan.journal_len() >= TWO_CORES_FROM)
+}
+
+/// [`judge`], the journal's and the contract's work on two cores when `two_cores`: the same
+/// findings in the same order either way.
+fn judge_on(plan: &RecordPlan, cross: bool, two_cores: bool) -> Judged {
+    let unread = Journal::unread();
     let mut judge = Judge {
         plan,
-        journal: &journal,
+        journal: &unread,
         findings: Vec::new(),
     };
     if let Some(why) = &plan.unlisted {
@@ -130,14 +151,29 @@ fn judge(plan: &RecordPlan, cross: bool) -> Judged {
             derived: None,
         };
     }
-    let live = crate::profile::time("record contracts", || judge.contracts());
-    judge.manifest(live.as_ref());
-    let graph = live.as_ref().map(|l| evidence::TaskGraph::of(l.value));
+    // The contract's findings come first; the journal is framed meanwhile.
+    let (journal, (live, graph, digest)) = both(
+        two_cores,
+        || plan.journal(),
+        || {
+            let live = crate::profile::time("record contracts", || judge.contracts());
+            judge.manifest(live.as_ref());
+            let graph = live.as_ref().map(|l| evidence::TaskGraph::of(l.value));
+            (live, graph, markdown_digest(plan))
+        },
+    );
+    let mut judge = Judge {
+        plan,
+        journal: &journal,
+        findings: judge.findings,
+    };
     crate::profile::time("record journal", || {
-        judge.journal(live.as_ref(), graph.as_ref())
+        judge.journal(live.as_ref(), graph.as_ref(), two_cores)
     });
     let derived = live.zip(graph).map(|(live, graph)| {
-        crate::profile::time("record derive", || judge.derive(&live, &graph, cross))
+        crate::profile::time("record derive", || {
+            judge.derive(&live, &graph, digest, cross, two_cores)
+        })
     });
     // A snapshot holding the projection's bytes is JSON: only another one is read as such.
     let agrees = derived
@@ -182,7 +218,7 @@ impl<'p> Judge<'p> {
 
     /// A JSON document's read problem as a finding; its value when it has one.
     fn read<'d>(&mut self, doc: &'d Doc) -> Option<&'d Value> {
-        match &doc.read {
+        match doc.read() {
             Ok(value) => Some(value),
             Err(DocProblem::Unreadable(failure)) => {
                 self.unreadable(&doc.name, failure, failure.to_string());
@@ -410,7 +446,12 @@ impl<'p> Judge<'p> {
     }
 
     /// The journal's framing and each event (rules 10, 11, 15, 29).
-    fn journal(&mut self, live: Option<&Live>, graph: Option<&evidence::TaskGraph>) {
+    fn journal(
+        &mut self,
+        live: Option<&Live>,
+        graph: Option<&evidence::TaskGraph>,
+        two_cores: bool,
+    ) {
         let journal = self.journal;
         for segment in journal.segments {
             if let Some(failure) = segment.unreadable() {
@@ -426,7 +467,7 @@ impl<'p> Judge<'p> {
         let dir = &self.plan.dir;
         let place = |file: usize| dir.join(journal.file_name(file)).display().to_string();
         self.findings
-            .extend(journal_findings(journal, &expect, place));
+            .extend(journal_findings(journal, &expect, place, two_cores));
         if let Some(graph) = graph {
             for event in &journal.events {
                 self.declared_gate(event, graph);
@@ -463,32 +504,47 @@ impl<'p> Judge<'p> {
         self.event_finding(event, Code::UndeclaredGate, message);
     }
 
-    /// The derived state, and with `cross` what the records say together.
-    fn derive(&mut self, live: &Live, graph: &evidence::TaskGraph, cross: bool) -> Derived {
+    /// The derived state, and with `cross` what the records say together: the projection on
+    /// one core, the checks of events against the task graph and the gate logs on the other.
+    fn derive(
+        &mut self,
+        live: &Live,
+        graph: &evidence::TaskGraph,
+        digest: Option<String>,
+        cross: bool,
+        two_cores: bool,
+    ) -> Derived {
         let plan = self.plan;
         let journal = self.journal;
         let events = &journal.events;
         let contract_id = contract::effective_id(live.value);
-        let archives = journal
-            .archives()
-            .map(|(name, (first, last))| (name, first, last))
-            .collect();
-        let projection_stage = crate::profile::stage("record projection");
-        let projection = projection::project(
-            &projection::Inputs {
+        let torn = !journal.torn.is_empty();
+        let project = || {
+            let archives = journal
+                .archives()
+                .map(|(name, (first, last))| (name, first, last))
+                .collect();
+            let inputs = projection::Inputs {
                 contract: live.value,
                 contract_id: &contract_id,
                 generation: live.generation,
                 archives,
-            },
-            events,
-        );
-        drop(projection_stage);
-        let torn = !journal.torn.is_empty();
+            };
+            let projection =
+                crate::profile::time("record projection", || projection::project(&inputs, events));
+            let agreement = crate::profile::time("record snapshot", || {
+                snapshot_agreement(plan, &projection, torn)
+            });
+            (projection, agreement)
+        };
+        let check_events = || match cross {
+            true => event_checks(plan, events, graph),
+            false => Vec::new(),
+        };
+        let ((projection, agreement), mut at_events) = both(two_cores, project, check_events);
         let mut derived = Derived {
             generation: live.generation,
             contract_file: live.doc.name.clone(),
-            contract_id,
             revision: live.value.get("revision").cloned().unwrap_or(Value::Null),
             title: live
                 .value
@@ -497,19 +553,17 @@ impl<'p> Judge<'p> {
                 .map(str::to_owned),
             graph: task_shapes(live.value),
             approval: None,
-            snapshot: SnapshotAgreement::NotCompared,
+            snapshot: agreement,
             open_delegations: Vec::new(),
             events: events.len(),
             torn,
             projection,
+            contract_id,
         };
         derived.approval = crate::profile::time("record approval", || {
-            self.approval(&derived.contract_id, cross)
+            self.approval(&derived.contract_id, digest, cross)
         });
-        derived.snapshot = crate::profile::time("record snapshot", || {
-            self.snapshot(&derived.projection, torn, cross)
-        });
-        let mut at_events = Vec::new();
+        self.snapshot_findings(agreement, cross);
         for (index, event_id, task) in evidence::open_delegations(events) {
             derived
                 .open_delegations
@@ -521,16 +575,6 @@ impl<'p> Judge<'p> {
             ));
         }
         if cross {
-            at_events.extend(crate::profile::time("record early starts", || {
-                evidence::early_starts(events, graph)
-            }));
-            at_events.extend(crate::profile::time("record foreign", || {
-                evidence::foreign_evidence(events)
-            }));
-            let gates = evidence::observed_gates(events);
-            let paths: Vec<String> = gates.iter().map(|(_, path)| path.clone()).collect();
-            let logs = crate::profile::time("record read logs", || plan.read_logs(&paths));
-            at_events.extend(evidence::log_findings(events, &gates, logs));
             at_events.sort_by_key(|(index, code, _)| (*index, *code));
             for (index, code, message) in at_events {
                 let severity = match code {
@@ -545,8 +589,12 @@ impl<'p> Judge<'p> {
 
     /// The latest approval citing the live contract (rule 19), and whether the markdown it
     /// approved is still the markdown (rule 20).
-    fn approval(&mut self, live_id: &Value, cross: bool) -> Option<Approval> {
-        let plan = self.plan;
+    fn approval(
+        &mut self,
+        live_id: &Value,
+        digest: Option<String>,
+        cross: bool,
+    ) -> Option<Approval> {
         let cited = self.journal.events.iter().rfind(|e| {
             e.kind() == Some("approval")
                 && e.value.get("contract_id").is_some_and(|id| id == live_id)
@@ -561,7 +609,6 @@ impl<'p> Judge<'p> {
             }
             return None;
         };
-        let digest = markdown_digest(plan);
         if cross {
             self.unreadable_markdown();
         }
@@ -592,7 +639,7 @@ impl<'p> Judge<'p> {
     /// A markdown file that cannot be read leaves the approval's digest unchecked: said, never
     /// skipped.
     fn unreadable_markdown(&mut self) {
-        for (name, read) in &self.plan.markdown {
+        for (name, read) in self.plan.markdown() {
             if let Err(failure) = read {
                 let message =
                     format!("{failure}: the approval's digest of the markdown cannot be checked");
@@ -616,31 +663,50 @@ impl<'p> Judge<'p> {
         }
     }
 
-    fn snapshot(&mut self, projection: &Projection, torn: bool, cross: bool) -> SnapshotAgreement {
-        let name = crate::plan::record::SNAPSHOT;
-        let agreement = match (&self.plan.snapshot, torn) {
-            (_, true) => SnapshotAgreement::NotCompared,
-            (None, false) => SnapshotAgreement::Missing,
-            (Some(Err(_)), false) => SnapshotAgreement::NotCompared,
-            (Some(Ok(bytes)), false) if *bytes == projection.bytes() => SnapshotAgreement::Agrees,
-            (Some(Ok(_)), false) => SnapshotAgreement::Stale,
+    fn snapshot_findings(&mut self, agreement: SnapshotAgreement, cross: bool) {
+        let message = match agreement {
+            SnapshotAgreement::Missing => "is missing: the journal has not been projected yet",
+            SnapshotAgreement::Stale => {
+                "is stale against the journal: it is not the snapshot the journal projects"
+            }
+            _ => return,
         };
         if cross {
-            let message = match agreement {
-                SnapshotAgreement::Missing => {
-                    Some("is missing: the journal has not been projected yet")
-                }
-                SnapshotAgreement::Stale => Some(
-                    "is stale against the journal: it is not the snapshot the journal projects",
-                ),
-                _ => None,
-            };
-            if let Some(message) = message {
-                self.push(Code::SnapshotStale, name, message).severity = Severity::Advisory;
-            }
+            let name = crate::plan::record::SNAPSHOT;
+            self.push(Code::SnapshotStale, name, message).severity = Severity::Advisory;
         }
-        agreement
     }
+}
+
+/// How `state.json` stands against the projection's bytes.
+fn snapshot_agreement(plan: &RecordPlan, projection: &Projection, torn: bool) -> SnapshotAgreement {
+    match (&plan.snapshot, torn) {
+        (_, true) => SnapshotAgreement::NotCompared,
+        (None, false) => SnapshotAgreement::Missing,
+        (Some(Err(_)), false) => SnapshotAgreement::NotCompared,
+        (Some(Ok(bytes)), false) if *bytes == projection.bytes() => SnapshotAgreement::Agrees,
+        (Some(Ok(_)), false) => SnapshotAgreement::Stale,
+    }
+}
+
+/// What the events say against the task graph and the gate logs (`verify` only): early starts,
+/// foreign evidence, and each observed gate's log.
+fn event_checks(
+    plan: &RecordPlan,
+    events: &[Event],
+    graph: &evidence::TaskGraph,
+) -> Vec<evidence::EventFinding> {
+    let mut at_events = crate::profile::time("record early starts", || {
+        evidence::early_starts(events, graph)
+    });
+    at_events.extend(crate::profile::time("record foreign", || {
+        evidence::foreign_evidence(events)
+    }));
+    let gates = evidence::observed_gates(events);
+    let paths: Vec<String> = gates.iter().map(|(_, path)| path.clone()).collect();
+    let logs = crate::profile::time("record read logs", || plan.read_logs(&paths));
+    at_events.extend(evidence::log_findings(events, &gates, logs));
+    at_events
 }
 
 /// The findings of one journal, judged in its plan or on its own (`dwp validate FILE`): each
@@ -649,7 +715,8 @@ impl<'p> Judge<'p> {
 fn journal_findings(
     journal: &Journal,
     expect: &events::Expect,
-    place: impl Fn(usize) -> String,
+    place: impl Fn(usize) -> String + Sync,
+    two_cores: bool,
 ) -> Vec<Finding> {
     let mut findings = Vec::new();
     for torn in &journal.torn {
@@ -677,40 +744,57 @@ fn journal_findings(
             Finding::error(Code::JournalFraming, place(live), message).severity(Severity::Advisory),
         );
     }
-    for event in &journal.events {
-        let at = |code: Code, message: String| {
-            Finding::error(code, place(event.file), message).line(event.line)
+    let judge = |event: &Event| event_findings(event, expect, &place);
+    match two_cores {
+        true => {
+            use rayon::prelude::*;
+            let judged: Vec<Vec<Finding>> = journal.events.par_iter().map(judge).collect();
+            findings.extend(judged.into_iter().flatten());
+        }
+        false => findings.extend(journal.events.iter().flat_map(judge)),
+    }
+    findings
+}
+
+/// One event's findings: its position, its shape and its trust.
+fn event_findings(
+    event: &Event,
+    expect: &events::Expect,
+    place: &impl Fn(usize) -> String,
+) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    let at = |code: Code, message: String| {
+        Finding::error(code, place(event.file), message).line(event.line)
+    };
+    if let Some(before) = event.not_above {
+        findings.push(at(
+            Code::SeqOrder,
+            format!(
+                "seq {} does not rise above {before}: positions never go backwards (rule 10)",
+                event.seq()
+            ),
+        ));
+    }
+    let problems = events::check_fields(&event.value, expect);
+    let mut invalid = problems.invalid;
+    if let Some(strict) = &event.lenient {
+        invalid.insert(0, format!("is not strict JSON ({strict})"));
+    }
+    if !invalid.is_empty() {
+        let kind = event.kind().unwrap_or("event");
+        let more = match invalid.len() {
+            n if n > 3 => format!(" (and {} more)", n - 3),
+            _ => String::new(),
         };
-        if let Some(before) = event.not_above {
-            findings.push(at(
-                Code::SeqOrder,
-                format!(
-                    "seq {} does not rise above {before}: positions never go backwards (rule 10)",
-                    event.seq()
-                ),
-            ));
-        }
-        let problems = events::check_fields(&event.value, expect);
-        let mut invalid = problems.invalid;
-        if let Some(strict) = &event.lenient {
-            invalid.insert(0, format!("is not strict JSON ({strict})"));
-        }
-        if !invalid.is_empty() {
-            let kind = event.kind().unwrap_or("event");
-            let more = match invalid.len() {
-                n if n > 3 => format!(" (and {} more)", n - 3),
-                _ => String::new(),
-            };
-            invalid.truncate(3);
-            let message = format!("{kind} seq {}: {}{more}", event.seq(), invalid.join("; "));
-            findings.push(at(Code::InvalidEvent, message));
-        }
-        if let Some(message) = problems.agent_observed {
-            findings.push(at(
-                Code::AgentObserved,
-                format!("seq {} {message} (rule 11)", event.seq()),
-            ));
-        }
+        invalid.truncate(3);
+        let message = format!("{kind} seq {}: {}{more}", event.seq(), invalid.join("; "));
+        findings.push(at(Code::InvalidEvent, message));
+    }
+    if let Some(message) = problems.agent_observed {
+        findings.push(at(
+            Code::AgentObserved,
+            format!("seq {} {message} (rule 11)", event.seq()),
+        ));
     }
     findings
 }
@@ -720,7 +804,7 @@ fn journal_findings(
 pub fn markdown_digest(plan: &RecordPlan) -> Option<String> {
     use sha2::{Digest, Sha256};
     let mut hasher = Sha256::new();
-    for (_, read) in &plan.markdown {
+    for (_, read) in plan.markdown() {
         hasher.update(read.as_ref().ok()?);
     }
     Some(format!("{:x}", hasher.finalize()))
@@ -757,17 +841,42 @@ mod tests {
     use super::*;
 
     fn unread_plan() -> RecordPlan {
-        RecordPlan {
-            dir: "PLAN_x_y".into(),
-            manifest: None,
-            first_contract: None,
-            chain: Vec::new(),
-            chain_unlisted: None,
-            journal_files: Vec::new(),
-            snapshot: None,
-            markdown: Vec::new(),
-            unlisted: Some("permission denied".into()),
+        RecordPlan::unlisted("PLAN_x_y".as_ref(), "permission denied".into())
+    }
+
+    /// Every record fixture judged on one core and on two: the same findings, in the same
+    /// order, and the same projection.
+    #[test]
+    fn two_cores_judge_a_record_plan_exactly_as_one_does() {
+        let fixtures =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance-fixtures");
+        let mut judged = 0;
+        for entry in std::fs::read_dir(fixtures).unwrap() {
+            let case = entry.unwrap().path();
+            if !case
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("record-")
+            {
+                continue;
+            }
+            for plan in std::fs::read_dir(&case).unwrap() {
+                let dir = plan.unwrap().path();
+                if !crate::plan::record::is_record_plan(&dir) {
+                    continue;
+                }
+                let plan = RecordPlan::load(&dir);
+                let one = judge_on(&plan, true, false);
+                let two = judge_on(&plan, true, true);
+                let shown = |j: &Judged| format!("{:?}", j.findings);
+                assert_eq!(shown(&one), shown(&two), "{}", dir.display());
+                let bytes = |j: &Judged| j.derived.as_ref().map(|d| d.projection.bytes());
+                assert_eq!(bytes(&one), bytes(&two), "{}", dir.display());
+                judged += 1;
+            }
         }
+        assert!(judged >= 25, "only {judged} record fixtures judged");
     }
 
     #[test]

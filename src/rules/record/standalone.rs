@@ -113,7 +113,7 @@ pub fn standalone_journal(file: &str, bytes: &[u8]) -> (String, Vec<Finding>) {
         generation,
         plan: None,
     };
-    let mut findings = super::journal_findings(&journal, &expect, |_| file.to_owned());
+    let mut findings = super::journal_findings(&journal, &expect, |_| file.to_owned(), false);
     add_hints(&mut findings);
     (
         format!(
