@@ -74,8 +74,9 @@ pub static HEX64: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[0-9a-f]{64}$
 fn is_hex64(text: &str) -> bool {
     text.len() == 64 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
+/// RFC 3339's digits are ASCII: `\d` would also take `２０２６` (and take a millisecond to compile).
 static DATETIME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$").unwrap()
+    Regex::new(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})$").unwrap()
 });
 static LIMIT_ID: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[a-z][a-z0-9_]*$").unwrap());
 static DELEGATION_ID: LazyLock<Regex> =
@@ -1202,6 +1203,19 @@ mod tests {
                 .invalid
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn a_timestamp_is_written_in_ascii_digits() {
+        let mut start = event("task_start", RecordGeneration::V7);
+        assert!(
+            check(&start, &expect(RecordGeneration::V7))
+                .invalid
+                .is_empty()
+        );
+        start["ts"] = json!("２０２６-04-02T09:30:00Z");
+        let problems = check(&start, &expect(RecordGeneration::V7));
+        assert_eq!(problems.invalid, vec!["`ts` is not an RFC 3339 timestamp"]);
     }
 
     #[test]
