@@ -210,9 +210,9 @@ pub struct RecordPlan {
 impl RecordPlan {
     /// Read the record plan at `dir`: every record file, once.
     pub fn load(dir: &Path) -> RecordPlan {
-        let (listing, unlisted) = match store::list_entries(dir, dir) {
-            Ok(listing) => (listing, None),
-            Err(e) => (Vec::new(), Some(e.to_string())),
+        let listing = match store::list_entries(dir, dir) {
+            Ok(listing) => listing,
+            Err(e) => return RecordPlan::unlisted(dir, e.to_string()),
         };
         let stands = |name: &str| listing.iter().any(|(n, _)| n == name);
         let (chain, chain_unlisted) = if stands(CHAIN) {
@@ -242,7 +242,7 @@ impl RecordPlan {
             snapshot: stands(SNAPSHOT).then(|| store::read_artifact(&dir.join(SNAPSHOT), dir)),
             markdown_names,
             markdown: OnceLock::new(),
-            unlisted,
+            unlisted: None,
         }
     }
 

@@ -120,13 +120,6 @@ impl<'a> Json<'a> {
         }
     }
 
-    pub fn as_u64(&self) -> Option<u64> {
-        match self {
-            Json::Number(n) => n.parse().ok(),
-            _ => None,
-        }
-    }
-
     pub fn as_f64(&self) -> Option<f64> {
         match self {
             Json::Number(n) => n.parse().ok(),
@@ -431,7 +424,7 @@ mod tests {
             "17",
             r#"{"a":1}x"#,
             r#"{"a":"\ud800"}"#,
-            r#"{"a":"raw control"}"#,
+            "{\"a\":\"raw \u{1} control\"}",
             r#"{"a":NaN}"#,
             r#"{"a":1,}"#,
             "",
@@ -469,7 +462,6 @@ mod tests {
             };
             assert_eq!(ours.is_f64(), theirs.is_f64(), "{text}");
             assert_eq!(ours.as_i64(), theirs.as_i64(), "{text}");
-            assert_eq!(ours.as_u64(), theirs.as_u64(), "{text}");
             assert_eq!(ours.as_f64(), theirs.as_f64(), "{text}");
         }
     }

@@ -440,7 +440,7 @@ impl<'o> Check<'o, '_> {
         }
         if !self
             .get("timeout_seconds")
-            .is_some_and(|t| event_number(t).is_some_and(|t| t > 0.0))
+            .is_some_and(|t| t.as_f64().is_some_and(|t| t > 0.0))
         {
             self.fail("`timeout_seconds` is not a number > 0");
         }
@@ -479,7 +479,7 @@ impl<'o> Check<'o, '_> {
                     closed(impact, &["declared", "unit"], "resource_impact", self.found);
                     if !impact
                         .get("declared")
-                        .and_then(event_number)
+                        .and_then(Json::as_f64)
                         .is_some_and(|d| d >= 0.0)
                     {
                         self.fail("`resource_impact.declared` is not a number >= 0");
@@ -536,7 +536,7 @@ impl<'o> Check<'o, '_> {
         }
         if !self
             .get("value")
-            .and_then(event_number)
+            .and_then(Json::as_f64)
             .is_some_and(|v| v >= 0.0)
         {
             self.fail("`value` is not a number >= 0");
@@ -818,11 +818,6 @@ pub fn number(value: &Value) -> Option<f64> {
         Value::Number(n) => n.as_f64(),
         _ => None,
     }
-}
-
-/// [`number`] of an event's value.
-fn event_number(value: &Json) -> Option<f64> {
-    value.as_f64()
 }
 
 fn is_integer_at_least(value: &Json, floor: i64) -> bool {

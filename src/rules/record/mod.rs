@@ -152,14 +152,14 @@ fn judge_on(plan: &RecordPlan, cross: bool, two_cores: bool) -> Judged {
         };
     }
     // The contract's findings come first; the journal is framed meanwhile.
-    let (journal, (live, graph, digest)) = both(
+    let (journal, (live, graph)) = both(
         two_cores,
         || plan.journal(),
         || {
             let live = crate::profile::time("record contracts", || judge.contracts());
             judge.manifest(live.as_ref());
             let graph = live.as_ref().map(|l| evidence::TaskGraph::of(l.value));
-            (live, graph, markdown_digest(plan))
+            (live, graph)
         },
     );
     let mut judge = Judge {
@@ -172,7 +172,7 @@ fn judge_on(plan: &RecordPlan, cross: bool, two_cores: bool) -> Judged {
     });
     let derived = live.zip(graph).map(|(live, graph)| {
         crate::profile::time("record derive", || {
-            judge.derive(&live, &graph, digest, cross, two_cores)
+            judge.derive(&live, &graph, cross, two_cores)
         })
     });
     // A snapshot holding the projection's bytes is JSON: only another one is read as such.
@@ -510,7 +510,6 @@ impl<'p> Judge<'p> {
         &mut self,
         live: &Live,
         graph: &evidence::TaskGraph,
-        digest: Option<String>,
         cross: bool,
         two_cores: bool,
     ) -> Derived {
@@ -561,7 +560,7 @@ impl<'p> Judge<'p> {
             contract_id,
         };
         derived.approval = crate::profile::time("record approval", || {
-            self.approval(&derived.contract_id, digest, cross)
+            self.approval(&derived.contract_id, cross)
         });
         self.snapshot_findings(agreement, cross);
         for (index, event_id, task) in evidence::open_delegations(events) {
@@ -589,12 +588,7 @@ impl<'p> Judge<'p> {
 
     /// The latest approval citing the live contract (rule 19), and whether the markdown it
     /// approved is still the markdown (rule 20).
-    fn approval(
-        &mut self,
-        live_id: &Value,
-        digest: Option<String>,
-        cross: bool,
-    ) -> Option<Approval> {
+    fn approval(&mut self, live_id: &Value, cross: bool) -> Option<Approval> {
         let cited = self.journal.events.iter().rfind(|e| {
             e.kind() == Some("approval")
                 && e.value.get("contract_id").is_some_and(|id| id == live_id)
@@ -609,6 +603,7 @@ impl<'p> Judge<'p> {
             }
             return None;
         };
+        let digest = markdown_digest(self.plan);
         if cross {
             self.unreadable_markdown();
         }
