@@ -39,3 +39,14 @@ pub mod synth;
 pub mod term;
 
 pub use error::{Error, Exit, Result};
+
+/// Unit tests that start a child process hold this: a command that overstays makes dwp kill and
+/// reap every child it has (`steps::process`), which would take another test's child from under
+/// it.
+#[cfg(test)]
+pub(crate) fn one_child_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static ONE_CHILD_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    ONE_CHILD_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}

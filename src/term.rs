@@ -317,6 +317,7 @@ mod tests {
         // bash (where there is one) reads the word back to the argument it was; ASCII, so the
         // locale does not matter.
         let ascii = script.replace('\u{85}', "");
+        let _one = crate::one_child_at_a_time();
         let echoed = std::process::Command::new("bash")
             .env_clear()
             .arg("-c")

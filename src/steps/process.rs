@@ -315,16 +315,6 @@ pub fn last_line(output: &[u8]) -> Option<String> {
 mod tests {
     use super::*;
 
-    /// One test at a time runs a command: a command that overstays makes dwp kill and reap
-    /// every child it has, which would take another test's command from under it.
-    static ONE_COMMAND_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-    fn one_command_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-        ONE_COMMAND_AT_A_TIME
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
     /// Only PATH, so that `echo` and `sleep` are found.
     fn path() -> Vec<(String, OsString)> {
         std::env::var_os("PATH")
@@ -339,7 +329,7 @@ mod tests {
 
     #[test]
     fn argv_is_not_a_shell_line() {
-        let _one = one_command_at_a_time();
+        let _one = crate::one_child_at_a_time();
         let dir = tempfile::tempdir().unwrap();
         let result = run(
             &argv(&["echo", "a && b; $HOME"]),
@@ -355,7 +345,7 @@ mod tests {
 
     #[test]
     fn the_timeout_kills_the_command() {
-        let _one = one_command_at_a_time();
+        let _one = crate::one_child_at_a_time();
         let dir = tempfile::tempdir().unwrap();
         let started = Instant::now();
         let result = run(
@@ -372,7 +362,7 @@ mod tests {
 
     #[test]
     fn a_program_that_does_not_exist_is_not_started() {
-        let _one = one_command_at_a_time();
+        let _one = crate::one_child_at_a_time();
         let dir = tempfile::tempdir().unwrap();
         let result = run(
             &argv(&["dwp-no-such-program"]),
@@ -402,7 +392,7 @@ mod tests {
 
     #[test]
     fn a_teed_run_streams_everything_and_keeps_the_tail() {
-        let _one = one_command_at_a_time();
+        let _one = crate::one_child_at_a_time();
         let dir = tempfile::tempdir().unwrap();
         let sink = Shared::default();
         let script = "for i in 1 2 3 4 5; do echo line$i; done; echo err >&2; exit 3";
@@ -424,7 +414,7 @@ mod tests {
 
     #[test]
     fn a_teed_run_does_not_wait_for_leftover_children_holding_the_pipe() {
-        let _one = one_command_at_a_time();
+        let _one = crate::one_child_at_a_time();
         let dir = tempfile::tempdir().unwrap();
         let started = Instant::now();
         let result = run_teed(
@@ -443,7 +433,7 @@ mod tests {
 
     #[test]
     fn the_summary_is_the_last_non_blank_line() {
-        let _one = one_command_at_a_time();
+        let _one = crate::one_child_at_a_time();
         assert_eq!(
             last_line(b"compiling\n42 passed; 0 failed\n\n").as_deref(),
             Some("42 passed; 0 failed")
