@@ -7,6 +7,7 @@
 
 use super::value::Json;
 use crate::store::{self, ReadFailure};
+use bumpalo::Bump;
 use serde_json::Value;
 use std::path::Path;
 
@@ -26,24 +27,29 @@ pub struct Event<'a> {
     pub not_above: Option<i64>,
 }
 
-impl Event<'static> {
-    /// An event of the live journal at `line`, from its JSON value (for tests and tools that
-    /// build events rather than read them).
-    pub fn from_value(value: Value, line: usize) -> Event<'static> {
+impl<'a> Event<'a> {
+    /// An event of the live journal at `line`, from its JSON value laid out in `arena` (for
+    /// tools that build events rather than read them).
+    pub fn from_value(value: &Value, line: usize, arena: &'a Bump) -> Event<'a> {
         Event {
-            value: value.into(),
+            value: Json::from_value(value, arena),
             file: 0,
             line,
             lenient: None,
             not_above: None,
         }
     }
+}
 
-    /// The events of a live journal holding `bodies`, one per line, in order.
+#[cfg(test)]
+impl Event<'static> {
+    /// The events of a live journal holding `bodies`, one per line, in order (their arena lives
+    /// as long as the test).
     pub fn journal_of(bodies: Vec<Value>) -> Vec<Event<'static>> {
-        let lines = bodies.into_iter().enumerate();
+        let arena: &'static Bump = Box::leak(Box::default());
+        let lines = bodies.iter().enumerate();
         lines
-            .map(|(i, body)| Event::from_value(body, i + 1))
+            .map(|(i, body)| Event::from_value(body, i + 1, arena))
             .collect()
     }
 }
@@ -155,8 +161,8 @@ impl<'a> Journal<'a> {
     }
 
     /// The events of `segments`: archived history in seq order (a stable sort, as the public
-    /// ledger's), then the live file's in file order.
-    pub fn frame(segments: &'a [Segment]) -> Journal<'a> {
+    /// ledger's), then the live file's in file order; what they do not borrow is in `arena`.
+    pub fn frame(segments: &'a [Segment], arena: &'a Bump) -> Journal<'a> {
         let mut journal = Journal {
             segments,
             events: Vec::new(),
@@ -171,14 +177,14 @@ impl<'a> Journal<'a> {
             })
         };
         for (file, bytes) in readable(true) {
-            let framed = frame(bytes, file);
+            let framed = frame(bytes, file, arena);
             journal.events.extend(framed.events);
             journal.torn.extend(framed.torn);
         }
         journal.events.sort_by_key(Event::seq);
         let archive_top = journal.archives().map(|(_, (_, last))| last).max();
         for (file, bytes) in readable(false) {
-            let mut framed = frame(bytes, file);
+            let mut framed = frame(bytes, file, arena);
             if let (Some(top), Some(first)) = (archive_top, framed.events.first_mut())
                 && first.integer_seq().is_some_and(|s| s <= top as i64)
             {
@@ -212,8 +218,8 @@ struct Framed<'a> {
 }
 
 /// Split `bytes` into events the way the public ledger does (see the module doc).
-fn frame(bytes: &[u8], file: usize) -> Framed<'_> {
-    let (mut events, torn) = read_lines(bytes, file, 0, 0);
+fn frame<'a>(bytes: &'a [u8], file: usize, arena: &'a Bump) -> Framed<'a> {
+    let (mut events, torn) = read_lines(bytes, file, arena);
     mark_regressions(&mut events);
     Framed {
         // A torn file's end is the tear's, not a complete event without its newline.
@@ -223,19 +229,13 @@ fn frame(bytes: &[u8], file: usize) -> Framed<'_> {
     }
 }
 
-/// The events of `bytes`, whole lines starting at 0-based line `first_line` and byte `offset` of
-/// their file, up to the first line that does not read.
-fn read_lines(
-    bytes: &[u8],
-    file: usize,
-    first_line: usize,
-    offset: usize,
-) -> (Vec<Event<'_>>, Option<Torn>) {
+/// The events of `bytes`, line by line, up to the first line that does not read.
+fn read_lines<'a>(bytes: &'a [u8], file: usize, arena: &'a Bump) -> (Vec<Event<'a>>, Option<Torn>) {
     let mut events = Vec::new();
     let mut start = 0;
     let ends = memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len()));
     for (index, end) in ends.enumerate() {
-        match read_line(&bytes[start..end], file, first_line + index, offset + start) {
+        match read_line(&bytes[start..end], file, index, start, arena) {
             Some(Ok(event)) => events.push(event),
             Some(Err(tear)) => return (events, Some(tear)),
             None => {}
@@ -246,12 +246,13 @@ fn read_lines(
 }
 
 /// One line: nothing when blank, its event, or why it tears the journal.
-fn read_line(
-    line: &[u8],
+fn read_line<'a>(
+    line: &'a [u8],
     file: usize,
     index: usize,
     offset: usize,
-) -> Option<Result<Event<'_>, Torn>> {
+    arena: &'a Bump,
+) -> Option<Result<Event<'a>, Torn>> {
     if line.iter().all(|b| is_python_space(*b)) {
         return None;
     }
@@ -264,7 +265,7 @@ fn read_line(
     let Ok(text) = std::str::from_utf8(line) else {
         return Some(Err(tear("undecodable bytes in the line")));
     };
-    let Ok(read) = Json::read(text) else {
+    let Ok(read) = Json::read(text, arena) else {
         return Some(Err(tear("the line does not parse (a torn append)")));
     };
     // Python's reader takes a key written twice (the last one counts); dwp's strict one
@@ -308,7 +309,8 @@ mod tests {
 
     #[test]
     fn a_torn_tail_is_the_first_line_that_does_not_parse_and_ends_the_read() {
-        let framed = frame(b"{\"seq\":1}\n{\"seq\":2\n{\"seq\":3}\n", 0);
+        let arena = Bump::new();
+        let framed = frame(b"{\"seq\":1}\n{\"seq\":2\n{\"seq\":3}\n", 0, &arena);
         assert_eq!(framed.events.len(), 1);
         let torn = framed.torn.expect("torn");
         assert_eq!((torn.offset, torn.line), (10, 2));
@@ -316,7 +318,8 @@ mod tests {
 
     #[test]
     fn blank_lines_are_skipped_and_a_missing_final_newline_is_only_unframed() {
-        let framed = frame(b"{\"seq\":1}\n\n \n{\"seq\":2}", 0);
+        let arena = Bump::new();
+        let framed = frame(b"{\"seq\":1}\n\n \n{\"seq\":2}", 0, &arena);
         assert_eq!(framed.events.len(), 2);
         assert!(framed.torn.is_none());
         assert!(framed.unframed);
@@ -324,21 +327,24 @@ mod tests {
 
     #[test]
     fn a_torn_last_line_is_a_tear_not_an_event_missing_its_newline() {
-        let framed = frame(b"{\"seq\":1}\n{\"seq\":2", 0);
+        let arena = Bump::new();
+        let framed = frame(b"{\"seq\":1}\n{\"seq\":2", 0, &arena);
         assert!(framed.torn.is_some());
         assert!(!framed.unframed);
     }
 
     #[test]
     fn undecodable_bytes_tear_the_journal() {
-        let framed = frame(b"{\"seq\":1}\n\xff\xfe\n", 0);
+        let arena = Bump::new();
+        let framed = frame(b"{\"seq\":1}\n\xff\xfe\n", 0, &arena);
         assert_eq!(framed.events.len(), 1);
         assert!(framed.torn.is_some_and(|t| t.cause.contains("undecodable")));
     }
 
     #[test]
     fn a_duplicate_key_is_read_as_the_public_tooling_reads_it_and_marked() {
-        let framed = frame(b"{\"seq\":1,\"seq\":2}\n", 0);
+        let arena = Bump::new();
+        let framed = frame(b"{\"seq\":1,\"seq\":2}\n", 0, &arena);
         assert_eq!(framed.events[0].seq(), 2);
         assert!(framed.events[0].lenient.is_some());
     }
@@ -391,7 +397,8 @@ mod tests {
             ],
         );
         let segments = read_segments(&folder.0, &[ARCHIVE.to_owned()], true);
-        let journal = Journal::frame(&segments);
+        let arena = Bump::new();
+        let journal = Journal::frame(&segments, &arena);
         assert_eq!(
             seqs(&journal),
             vec![1, 2, 3, 5, 4],
@@ -419,7 +426,8 @@ mod tests {
                 &[(ARCHIVE, "{\"seq\":1}\n"), ("journal.ndjson", &live)],
             );
             let segments = read_segments(&folder.0, &[ARCHIVE.to_owned()], true);
-            let journal = Journal::frame(&segments);
+            let arena = Bump::new();
+            let journal = Journal::frame(&segments, &arena);
             assert_eq!(
                 journal.events.last().unwrap().not_above,
                 marked,

@@ -274,8 +274,10 @@ impl RecordPlan {
     }
 
     /// The journal's events, read from its files.
-    pub fn journal(&self) -> Journal<'_> {
-        crate::profile::time("frame journal", || Journal::frame(&self.journal_files))
+    pub fn journal<'a>(&'a self, arena: &'a bumpalo::Bump) -> Journal<'a> {
+        crate::profile::time("frame journal", || {
+            Journal::frame(&self.journal_files, arena)
+        })
     }
 
     /// How many bytes of journal were read.

@@ -95,7 +95,8 @@ pub fn journal_generation(url: Option<&str>) -> Option<RecordGeneration> {
 
 /// Judge one event.
 pub fn check(event: &Value, expect: &Expect) -> EventProblems {
-    check_fields(&Json::from(event.clone()), expect)
+    let arena = bumpalo::Bump::new();
+    check_fields(&Json::from_value(event, &arena), expect)
 }
 
 /// Judge one event as the journal holds it ([`check`] of its value).

@@ -116,16 +116,23 @@ struct Judge<'p> {
 /// From this many bytes of journal, the journal and the contract are judged on two cores.
 const TWO_CORES_FROM: usize = 1 << 20;
 
-/// `(first(), second())`, on two cores when `two_cores`.
-fn both<A: Send, B: Send>(
+/// `(first(), second())`, on two cores when `two_cores`: `first` on this thread (it may borrow
+/// what only this thread may use, as the journal's arena), `second` on another.
+fn both<A, B: Send>(
     two_cores: bool,
-    first: impl FnOnce() -> A + Send,
+    first: impl FnOnce() -> A,
     second: impl FnOnce() -> B + Send,
 ) -> (A, B) {
-    match two_cores {
-        true => rayon::join(first, second),
-        false => (first(), second()),
+    if !two_cores {
+        return (first(), second());
     }
+    let mut second_done = None;
+    let first_done = rayon::in_place_scope(|scope| {
+        scope.spawn(|_| second_done = Some(second()));
+        first()
+    });
+    let second_done = second_done.expect("a scope ends when its spawned work has");
+    (first_done, second_done)
 }
 
 fn judge(plan: &RecordPlan, cross: bool) -> Judged {
@@ -152,9 +159,10 @@ fn judge_on(plan: &RecordPlan, cross: bool, two_cores: bool) -> Judged {
         };
     }
     // The contract's findings come first; the journal is framed meanwhile.
+    let arena = bumpalo::Bump::new();
     let (journal, (live, graph)) = both(
         two_cores,
-        || plan.journal(),
+        || plan.journal(&arena),
         || {
             let live = crate::profile::time("record contracts", || judge.contracts());
             judge.manifest(live.as_ref());

@@ -104,7 +104,8 @@ pub fn standalone_document(file: &str, value: &Value) -> (String, Vec<Finding>) 
 /// shape in the generation its events declare. `(summary, findings)`.
 pub fn standalone_journal(file: &str, bytes: &[u8]) -> (String, Vec<Finding>) {
     let segments = [Segment::live(bytes.to_vec())];
-    let journal = Journal::frame(&segments);
+    let arena = bumpalo::Bump::new();
+    let journal = Journal::frame(&segments, &arena);
     let generation = journal
         .events
         .first()
@@ -137,7 +138,8 @@ fn add_hints(findings: &mut [Finding]) {
 pub fn read_untrusted(data: &[u8], contract: &str) {
     let _ = standalone_journal("journal.ndjson", data);
     let segments = [Segment::live(data.to_vec())];
-    let journal = Journal::frame(&segments);
+    let arena = bumpalo::Bump::new();
+    let journal = Journal::frame(&segments, &arena);
     if let Ok(contract) = serde_json::from_str::<Value>(contract) {
         let id = contract::effective_id(&contract);
         let inputs = super::projection::Inputs {
