@@ -30,6 +30,7 @@ use crate::plan::model::{
     Actor, Blocker, Checkpoint, Field, Gate, Generation, Locator, LocatorKind, Outcome, Promotion,
     State, Task,
 };
+use crate::plan::schemas::RecordSchema;
 use serde_json::Value;
 
 const STATE_V2: &str = "https://deepworkplan.com/schema/plan-state/v2.json";
@@ -123,6 +124,294 @@ pub fn manifest_fits(generation: Generation, value: &Value) -> bool {
             "parent_plan" => value.is_string() || value.is_null(),
             _ => false,
         })
+}
+
+/// Whether the record-plan schema `schema` certainly accepts `value`: the manifests and the
+/// contracts of v6 and v7, checked key by key as [`manifest_fits`] checks a v5 manifest, with the
+/// same one-sidedness (a pattern is matched by a stricter hand-written test, a number written
+/// with a fraction or an exponent is left to the schema path). Journal events and the snapshot
+/// are not decided here (`false`).
+pub fn record_fits(schema: RecordSchema, value: &Value) -> bool {
+    match schema {
+        RecordSchema::ManifestV6 => record_manifest_fits(value, MANIFEST_V6),
+        RecordSchema::ManifestV7 => record_manifest_fits(value, MANIFEST_V7),
+        RecordSchema::ContractV6 => contract_fits(value, CONTRACT_V6, false),
+        RecordSchema::ContractV7 => contract_fits(value, CONTRACT_V7, true),
+        RecordSchema::EventV6 | RecordSchema::EventV7 | RecordSchema::Snapshot => false,
+    }
+}
+
+const MANIFEST_V6: &str = "https://deepworkplan.com/schema/plan-manifest/v6.json";
+const MANIFEST_V7: &str = "https://deepworkplan.com/schema/plan-manifest/v7.json";
+const CONTRACT_V6: &str = "https://deepworkplan.com/schema/plan-contract/v6.json";
+const CONTRACT_V7: &str = "https://deepworkplan.com/schema/plan-contract/v7.json";
+
+/// An object holding every key of `required` and only keys `fits` accepts with their value.
+fn object_fits(value: &Value, required: &[&str], fits: impl Fn(&str, &Value) -> bool) -> bool {
+    value.as_object().is_some_and(|fields| {
+        required.iter().all(|key| fields.contains_key(*key))
+            && fields.iter().all(|(key, value)| fits(key, value))
+    })
+}
+
+/// An array (of at least `min` items, all distinct when `unique`) whose every item fits.
+fn array_fits(value: &Value, min: usize, unique: bool, fits: impl Fn(&Value) -> bool) -> bool {
+    let Some(items) = value.as_array() else {
+        return false;
+    };
+    let distinct = || {
+        let mut seen = std::collections::HashSet::new();
+        items.iter().all(|item| seen.insert(item.to_string()))
+    };
+    items.len() >= min && items.iter().all(fits) && (!unique || distinct())
+}
+
+/// A string of at least one character.
+fn filled(value: &Value) -> bool {
+    value.as_str().is_some_and(|text| !text.is_empty())
+}
+
+/// An integer written as one (no fraction, no exponent) of at least `min`.
+fn integer_from(value: &Value, min: u64) -> bool {
+    value.as_u64().is_some_and(|n| n >= min)
+}
+
+/// A finite number of at least 0 written without an exponent.
+fn non_negative(value: &Value) -> bool {
+    value.as_number().is_some_and(|n| {
+        !n.as_str().contains(['e', 'E']) && n.as_f64().is_some_and(|n| n.is_finite() && n >= 0.0)
+    })
+}
+
+fn is_hex64(text: &str) -> bool {
+    text.len() == 64 && text.bytes().all(is_hex)
+}
+
+/// `^PREFIX[a-z0-9]+(-[a-z0-9]+)*$` (the `T-`, `AC-` and `INV-` ids).
+fn dashed_id(value: &Value, prefix: &str) -> bool {
+    let rest = value.as_str().and_then(|id| id.strip_prefix(prefix));
+    rest.is_some_and(|rest| {
+        rest.split('-')
+            .all(|word| !word.is_empty() && word.bytes().all(is_lower_alnum))
+    })
+}
+
+fn record_manifest_fits(value: &Value, url: &str) -> bool {
+    let plan_name = |name: &str| {
+        name.strip_prefix("PLAN_").is_some_and(|rest| {
+            !rest.is_empty()
+                && rest
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        })
+    };
+    let contract = |value: &Value| {
+        object_fits(value, &["id", "path"], |key, value| match key {
+            "id" => value.as_str().is_some_and(is_hex64),
+            "path" => value.as_str() == Some("contract.json"),
+            _ => false,
+        })
+    };
+    object_fits(
+        value,
+        &["schema", "plan", "contract"],
+        |key, value| match key {
+            "schema" => value.as_str() == Some(url),
+            "plan" => value.as_str().is_some_and(plan_name),
+            "contract" => contract(value),
+            _ => false,
+        },
+    )
+}
+
+fn contract_fits(value: &Value, url: &str, v7: bool) -> bool {
+    let required = [
+        "schema",
+        "spec_version",
+        "plan",
+        "revision",
+        "created_at",
+        "outcome",
+        "acceptance",
+        "invariants",
+        "scope",
+        "authorization",
+        "permissions",
+        "dependencies",
+        "resource_envelope",
+        "tasks",
+    ];
+    let strings = |value: &Value, min: usize, unique: bool| array_fits(value, min, unique, filled);
+    object_fits(value, &required, |key, value| match key {
+        "schema" => value.as_str() == Some(url),
+        "spec_version" => value.as_str().is_some_and(is_version),
+        // The contract's pattern also allows a numeric prefix word; a name using it is left to
+        // the schema path.
+        "plan" => value.as_str().is_some_and(crate::plan::is_plan_name),
+        "revision" => integer_from(value, 1),
+        "contract_id" | "parent_contract_id" => value.as_str().is_some_and(is_hex64),
+        "created_at" => value.is_string(),
+        "title" => value.as_str().is_some_and(|title| within(title, 200)),
+        "outcome" => object_fits(
+            value,
+            &["statement", "success_definition", "out_of_scope"],
+            |key, value| match key {
+                "statement" | "success_definition" => filled(value),
+                "out_of_scope" => strings(value, 0, false),
+                _ => false,
+            },
+        ),
+        "acceptance" => object_fits(value, &["criteria"], |key, value| {
+            key == "criteria" && array_fits(value, 1, false, criterion_fits)
+        }),
+        "invariants" => array_fits(value, 0, false, |invariant| {
+            object_fits(invariant, &["id", "statement"], |key, value| match key {
+                "id" => dashed_id(value, "INV-"),
+                "statement" => filled(value),
+                _ => false,
+            })
+        }),
+        "scope" => object_fits(
+            value,
+            &[
+                "allowed_paths",
+                "allowed_command_classes",
+                "forbidden_operations",
+            ],
+            |key, value| match key {
+                "allowed_paths" => strings(value, 0, false),
+                "allowed_command_classes" => strings(value, 1, true),
+                "forbidden_operations" => strings(value, 1, false),
+                _ => false,
+            },
+        ),
+        "authorization" => authorization_fits(value),
+        "permissions" => object_fits(value, &["granted", "not_granted"], |key, value| {
+            matches!(key, "granted" | "not_granted")
+                && array_fits(value, 0, true, |c| one_of(c, &CAPABILITIES))
+        }),
+        "dependencies" => array_fits(value, 0, false, |dependency| {
+            object_fits(
+                dependency,
+                &["name", "kind", "detail"],
+                |key, value| match key {
+                    "name" | "detail" => filled(value),
+                    "kind" => one_of(value, &["external_system", "credential", "pinned_input"]),
+                    _ => false,
+                },
+            )
+        }),
+        "resource_envelope" => object_fits(value, &["limits"], |key, value| {
+            key == "limits" && array_fits(value, 1, false, limit_fits)
+        }),
+        "scheduling" => scheduling_fits(value),
+        "tasks" => array_fits(value, 1, false, |task| contract_task_fits(task, v7)),
+        _ => false,
+    })
+}
+
+/// The closed set of capabilities a contract grants or withholds.
+const CAPABILITIES: [&str; 9] = [
+    "gate_command_exec",
+    "fs_write_plan_scope",
+    "fs_write_repo_scope",
+    "git_operations",
+    "network_access",
+    "host_adapter_metering",
+    "agent_delegation",
+    "context_export",
+    "model_routing",
+];
+
+fn criterion_fits(criterion: &Value) -> bool {
+    let required = ["id", "statement", "observable_check", "accepted_evidence"];
+    object_fits(criterion, &required, |key, value| match key {
+        "id" => dashed_id(value, "AC-"),
+        "statement" | "observable_check" => filled(value),
+        "accepted_evidence" => array_fits(value, 1, true, |kind| {
+            one_of(kind, &["observed", "imported", "asserted"])
+        }),
+        "control" => object_fits(value, &["kind", "rationale"], |key, value| match key {
+            "kind" => one_of(value, &["regression", "discrimination", "exempt"]),
+            "rationale" => filled(value),
+            _ => false,
+        }),
+        _ => false,
+    })
+}
+
+fn authorization_fits(value: &Value) -> bool {
+    let required = [
+        "mechanism",
+        "authority",
+        "timestamp",
+        "boundaries",
+        "consent_checkpoints",
+    ];
+    object_fits(value, &required, |key, value| match key {
+        "mechanism" => one_of(value, &["plan_authorship", "pre_authorization"]),
+        "authority" | "boundaries" => filled(value),
+        "timestamp" => value.is_string(),
+        "consent_checkpoints" => array_fits(value, 0, false, filled),
+        _ => false,
+    })
+}
+
+/// A resource limit; an enforced one names its metering source.
+fn limit_fits(limit: &Value) -> bool {
+    let fields = object_fits(
+        limit,
+        &["id", "limit", "unit", "enforcement"],
+        |key, value| match key {
+            "id" => value.as_str().is_some_and(|id| {
+                id.bytes().next().is_some_and(|b| b.is_ascii_lowercase())
+                    && id.bytes().all(|b| is_lower_alnum(b) || b == b'_')
+            }),
+            "limit" | "reserve" => non_negative(value),
+            "unit" | "metering_source" => filled(value),
+            "enforcement" => one_of(value, &["enforced", "advisory"]),
+            _ => false,
+        },
+    );
+    let metered = limit.get("enforcement").and_then(Value::as_str) != Some("enforced")
+        || limit.get("metering_source").is_some();
+    fields && metered
+}
+
+fn scheduling_fits(value: &Value) -> bool {
+    object_fits(value, &[], |key, value| match key {
+        "starvation_threshold_events" => integer_from(value, 1),
+        "max_adaptations_per_task" | "max_retries_per_gate" => integer_from(value, 0),
+        "handoff" => object_fits(value, &[], |key, value| {
+            matches!(key, "fresh_context" | "cross_host_resume") && filled(value)
+        }),
+        _ => false,
+    })
+}
+
+fn contract_task_fits(task: &Value, v7: bool) -> bool {
+    let required = [
+        "id",
+        "title",
+        "prerequisites",
+        "touched_surface",
+        "gate_intent",
+    ];
+    object_fits(task, &required, |key, value| match key {
+        "id" => dashed_id(value, "T-"),
+        "title" => filled(value),
+        "prerequisites" => array_fits(value, 0, true, |id| dashed_id(id, "T-")),
+        "touched_surface" => array_fits(value, 0, false, filled),
+        "gate_intent" => array_fits(value, 0, false, |intent| {
+            object_fits(intent, &["criterion", "check"], |key, value| match key {
+                "criterion" => dashed_id(value, "AC-"),
+                "check" => filled(value),
+                _ => false,
+            })
+        }),
+        "parallel_safe" => v7 && value.is_boolean(),
+        _ => false,
+    })
 }
 
 fn one_of(value: &Value, allowed: &[&str]) -> bool {

@@ -1391,3 +1391,45 @@ fn typed_event_checks_accept_every_schema_valid_event_without_blank_strings() {
         refused.join("\n  ")
     );
 }
+
+/// The typed check of a record manifest or contract (`dwp::plan::typed_schema::record_fits`)
+/// accepts only what the embedded schema accepts, and decides every valid base document itself
+/// (the common case then compiles no validator).
+#[test]
+fn the_typed_record_check_accepts_only_what_the_schema_accepts() {
+    use dwp::plan::typed_schema::record_fits;
+    let decided = [
+        RecordSchema::ManifestV6,
+        RecordSchema::ManifestV7,
+        RecordSchema::ContractV6,
+        RecordSchema::ContractV7,
+    ];
+    let mut fitted = 0;
+    for case in corpus().iter().filter(|c| decided.contains(&c.schema)) {
+        if record_fits(case.schema, &case.doc) {
+            assert!(
+                judges().ours[&key(case.schema)].is_valid(&case.doc),
+                "{}: the typed check accepts it, the schema does not",
+                case.name
+            );
+            fitted += 1;
+        }
+    }
+    assert!(fitted >= 20, "only {fitted} documents took the typed path");
+    for (doc, schema) in [
+        (Doc::Manifest, Gen::V6),
+        (Doc::Manifest, Gen::V7),
+        (Doc::Contract, Gen::V6),
+        (Doc::Contract, Gen::V7),
+    ]
+    .map(|(doc, generation)| (base(doc, generation), schema_of(doc, generation)))
+    {
+        assert!(
+            record_fits(schema, &doc),
+            "the base {schema:?} takes the typed path"
+        );
+    }
+    // The other record documents are always left to the schema.
+    let event = base(Doc::Event("approval"), Gen::V7);
+    assert!(!record_fits(RecordSchema::EventV7, &event));
+}
