@@ -1,6 +1,6 @@
-//! The state and manifest schemas of v2 and v5 as typed checks: the common case (a valid
-//! document) decided without compiling a schema validator, and for a state without building a
-//! tree of JSON values.
+//! The state and manifest schemas of v2 and v5, and the manifest and contract schemas of record
+//! plans (v6, v7), as typed checks: the common case (a valid document) decided without compiling
+//! a schema validator, and for a state without building a tree of JSON values.
 //!
 //! A process that validates one small plan spends most of its work compiling the two schemas
 //! (docs/PERFORMANCE.md, "Where the time goes"); a 10,000-task state spends it building and
@@ -8,12 +8,13 @@
 //! every constraint of the schema that typing does not already impose is checked on the typed
 //! value; a manifest (a few hundred bytes, read strictly as a value) is checked key by key.
 //!
-//! The checks are one-sided by design: [`state`] answers `Some` and [`manifest_fits`] `true` only
-//! for a document the schema accepts (the state typed exactly as the schema path types it);
-//! anything else (an invalid document, a v1 document, a shape they do not decide) takes the
-//! schema path, which reports every violation with its path. So an error here can cost time,
-//! never a verdict. `tests/conformance/schema_parity.rs` holds both to the schema on every document of the
-//! parity corpus, and the `json` fuzz target the state check on arbitrary bytes.
+//! The checks are one-sided by design: [`state`] answers `Some` and [`manifest_fits`] and
+//! [`record_fits`] `true` only for a document the schema accepts (the state typed exactly as the
+//! schema path types it); anything else (an invalid document, a v1 document, a shape they do not
+//! decide) takes the schema path, which reports every violation with its path. So an error here
+//! can cost time, never a verdict. `tests/conformance/schema_parity.rs` holds them to the schema
+//! on every document of the parity corpus, and the `json` fuzz target the state check on
+//! arbitrary bytes.
 //!
 //! What typing a state alone would let through, and how each is closed:
 //! - `null` where the schema wants a value: serde reads `null` into an absent `Option`. Every
