@@ -1189,7 +1189,7 @@ static RUNNING: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
 /// that lists the candidates, each as a PLAN argument that works from here.
 fn plan_at_root(here: &Path) -> Result<PathBuf, Error> {
     const LISTED: usize = 10;
-    let candidates = match crate::plan::pick_plan(here) {
+    let candidates = match crate::plan::pick_plan(here, crate::rules::record::view::in_progress) {
         Ok((plan, why)) => {
             // Said, since the command may write: the user sees which plan it took.
             let plan = from_here(&plan);

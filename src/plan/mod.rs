@@ -414,15 +414,22 @@ pub fn plan_home(root: &Path, name: &str) -> PathBuf {
 
 /// The plan a command that needs one takes at the repository root `root` when none is named:
 /// the only plan under `.dwp/plans/`, or else the only one in progress (state.json's status
-/// `in_progress` or `blocked`: started and not finished). Otherwise the candidates, every plan
-/// there, in `--all`'s order. The plan comes with why it was picked, in words.
-pub fn pick_plan(root: &Path) -> Result<(PathBuf, &'static str), Vec<PathBuf>> {
+/// `in_progress` or `blocked`: started and not finished; for a record plan, what
+/// `record_in_progress` derives from its journal). Otherwise the candidates, every plan there, in
+/// `--all`'s order. The plan comes with why it was picked, in words.
+pub fn pick_plan(
+    root: &Path,
+    record_in_progress: impl Fn(&record::RecordPlan) -> bool,
+) -> Result<(PathBuf, &'static str), Vec<PathBuf>> {
     use crate::plan::model::PlanStatus;
     let plans = plan_dirs(root).unwrap_or_default();
     if let [only] = plans.as_slice() {
         return Ok((only.clone(), "the only plan"));
     }
     let started = |dir: &&PathBuf| {
+        if record::is_record_plan(dir) {
+            return record_in_progress(&record::RecordPlan::load(dir));
+        }
         let plan = LoadedPlan::open(dir);
         plan.state().is_ok_and(|state| {
             matches!(

@@ -424,3 +424,39 @@ fn status_at_a_repository_root_with_no_plans_says_so_in_one_line() {
     assert_eq!(json.code, 0, "{json:?}");
     assert!(json.stdout.contains("\"plans\": []"), "{json:?}");
 }
+
+/// A record plan counts as in progress by what its journal derives, never by a v5 status it
+/// does not have: beside a v5 plan that is done, the record plan at work is the one taken, and
+/// beside one that is also at work, neither.
+#[test]
+fn at_a_repository_root_a_record_plan_in_progress_is_taken_by_its_journal() {
+    let fixtures = common::repo_root().join("conformance-fixtures");
+    let record = |repo: &TempDir, fixture: &str| {
+        let from = fixtures.join(fixture).join("PLAN_021_docs_site_migration");
+        common::copy_plan(
+            &from,
+            &repo.path().join(".dwp/plans/PLAN_021_docs_site_migration"),
+        );
+    };
+    let repo = repository_with(&[("PLAN_done_plan", 3)]);
+    record(&repo, "record-valid-v7-in-progress");
+    let next = dwp_in(repo.path(), &["next"]);
+    assert_eq!(next.code, 0, "{next:?}");
+    assert!(
+        next.stdout.starts_with("PLAN_021_docs_site_migration"),
+        "{next:?}"
+    );
+    assert_eq!(
+        next.stderr,
+        "dwp next: no PLAN given: taking .dwp/plans/PLAN_021_docs_site_migration, the only plan in progress under .dwp/plans/\n"
+    );
+    let repo = repository_with(&[("PLAN_open_plan", 1)]);
+    record(&repo, "record-valid-v7-completed");
+    let next = dwp_in(repo.path(), &["next"]);
+    assert_eq!(next.code, 0, "{next:?}");
+    assert!(next.stdout.starts_with("PLAN_open_plan"), "{next:?}");
+    let repo = repository_with(&[("PLAN_open_plan", 1)]);
+    record(&repo, "record-valid-v7-in-progress");
+    let refused = dwp_in(repo.path(), &["next"]);
+    assert_eq!(refused.code, 2, "two plans at work: {refused:?}");
+}

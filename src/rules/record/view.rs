@@ -138,6 +138,15 @@ fn plan_status(derived: &Derived) -> TaskStatus {
     }
 }
 
+/// Whether a record plan is in progress, as its journal derives it (started, not finished): how
+/// a command given no plan counts it among a repository's plans (`crate::plan::pick_plan`).
+pub fn in_progress(plan: &RecordPlan) -> bool {
+    let judged = super::validate(plan);
+    judged
+        .derived
+        .is_some_and(|derived| plan_status(&derived) == TaskStatus::InProgress)
+}
+
 /// The status of a record plan, from what the rules derived.
 pub fn status(plan: &RecordPlan, derived: &Derived) -> RecordStatus {
     let tasks = derived
