@@ -312,7 +312,7 @@ fn contract_fits(value: &Value, url: &str, v7: bool) -> bool {
 }
 
 /// The closed set of capabilities a contract grants or withholds.
-const CAPABILITIES: [&str; 9] = [
+pub const CAPABILITIES: [&str; 9] = [
     "gate_command_exec",
     "fs_write_plan_scope",
     "fs_write_repo_scope",

@@ -3,6 +3,7 @@
 
 use crate::plan::pyjson;
 use crate::plan::record::{RecordGeneration, UrlGeneration, as_int, url_generation};
+use crate::plan::typed_schema::CAPABILITIES;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 
@@ -57,18 +58,6 @@ fn substance(contract: &Value) -> Vec<u8> {
         other => pyjson::canonical(other),
     }
 }
-
-const CAPABILITIES: [&str; 9] = [
-    "gate_command_exec",
-    "fs_write_plan_scope",
-    "fs_write_repo_scope",
-    "git_operations",
-    "network_access",
-    "host_adapter_metering",
-    "agent_delegation",
-    "context_export",
-    "model_routing",
-];
 
 /// Every rule the live contract breaks that its schema cannot say, one message each.
 pub fn rule_breaks<'a>(contract: &'a Value) -> Vec<String> {
