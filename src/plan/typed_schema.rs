@@ -160,9 +160,12 @@ fn array_fits(value: &Value, min: usize, unique: bool, fits: impl Fn(&Value) -> 
     let Some(items) = value.as_array() else {
         return false;
     };
+    // Every unique array of these schemas holds strings; any other is left to the schema path.
     let distinct = || {
         let mut seen = std::collections::HashSet::new();
-        items.iter().all(|item| seen.insert(item.to_string()))
+        items
+            .iter()
+            .all(|item| item.as_str().is_some_and(|text| seen.insert(text)))
     };
     items.len() >= min && items.iter().all(fits) && (!unique || distinct())
 }
@@ -184,7 +187,8 @@ fn non_negative(value: &Value) -> bool {
     })
 }
 
-fn is_hex64(text: &str) -> bool {
+/// `^[0-9a-f]{64}$`, a sha256 in lowercase hex (a contract id, a digest).
+pub fn is_hex64(text: &str) -> bool {
     text.len() == 64 && text.bytes().all(is_hex)
 }
 

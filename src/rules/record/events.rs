@@ -70,10 +70,6 @@ pub static PLAN_ID: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^PLAN_([0-9]{3,}_)?[a-z0-9]+(_[a-z0-9]+){1,4}$").unwrap());
 pub static HEX64: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[0-9a-f]{64}$").unwrap());
 
-/// [`HEX64`] without the regex engine: every event carries a contract id.
-fn is_hex64(text: &str) -> bool {
-    text.len() == 64 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-}
 /// RFC 3339's digits are ASCII: `\d` would also take `２０２６` (and take a millisecond to compile).
 static DATETIME: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})$").unwrap()
@@ -195,7 +191,8 @@ impl<'o> Check<'o, '_> {
         if !self
             .get("contract_id")
             .and_then(Json::as_str)
-            .is_some_and(is_hex64)
+            // Every event carries a contract id: checked without the regex engine.
+            .is_some_and(crate::plan::typed_schema::is_hex64)
         {
             self.fail("`contract_id` is not a 64-character lowercase sha256 digest");
         }
