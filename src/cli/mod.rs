@@ -911,7 +911,7 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
             &signed.actor(),
         )?),
         Command::Lock(LockCommand::Status { target }) => {
-            let (lock, holder) = crate::commands::lock::status(&plan_to_write(target)?)?;
+            let (lock, holder) = crate::commands::lock::status(&plan_to_lock(target)?)?;
             Outcome::LockStatus { holder, lock }
         }
         Command::Lock(LockCommand::Recover {
@@ -921,7 +921,7 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
             reason,
         }) => {
             let (lock, recovery) = crate::commands::lock::recover(
-                &plan_to_write(target)?,
+                &plan_to_lock(target)?,
                 older_than.map(std::time::Duration::from_secs),
                 *force,
                 reason.as_deref(),
@@ -951,9 +951,17 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
                 agent: signed.agent.clone(),
                 model: signed.model.clone(),
             };
-            Outcome::Reconcile {
-                report: crate::commands::reconcile::reconcile(&plan_to_write(target)?, &request)?,
-                write: *write,
+            match record_plan_to_write(target)? {
+                Some(dir) => Outcome::RecordReconcile(
+                    crate::commands::reconcile::reconcile_record(&dir, &request)?,
+                ),
+                None => Outcome::Reconcile {
+                    report: crate::commands::reconcile::reconcile(
+                        &plan_to_write(target)?,
+                        &request,
+                    )?,
+                    write: *write,
+                },
             }
         }
         Command::Verify {
@@ -1137,6 +1145,21 @@ fn plan_to_write(target: &Option<PathBuf>) -> Result<PathBuf, Error> {
         )));
     }
     Ok(plan)
+}
+
+/// [`plan_arg`] for `dwp lock status` and `dwp lock recover`: a record plan is taken too (not
+/// refused as [`plan_to_write`] refuses it), since its lock is the public ledger's own
+/// `.ledger.lock`, which dwp inspects and recovers like any plan's (`plan::lock_target`).
+fn plan_to_lock(target: &Option<PathBuf>) -> Result<PathBuf, Error> {
+    plan_arg(target)
+}
+
+/// The folder of the record plan (DWP v6/v7) `target` names, for a command that writes record
+/// plans (`None`: it names another plan, for [`plan_to_write`]).
+fn record_plan_to_write(target: &Option<PathBuf>) -> Result<Option<PathBuf>, Error> {
+    let plan = plan_arg(target)?;
+    let (dir, _) = crate::plan::resolve_target(&plan);
+    Ok(crate::plan::record::is_record_plan(&dir).then_some(dir))
 }
 
 /// [`plan_arg`] without its check that the plan exists: the file contract's hook reports a plan

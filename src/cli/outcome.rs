@@ -60,6 +60,8 @@ pub enum Outcome {
         report: ReconcileReport,
         write: bool,
     },
+    /// A record plan's reconciliation: its state.json against the journal's projection.
+    RecordReconcile(crate::commands::reconcile::RecordReconcileReport),
     /// `strict`: advisories counted as errors (the reports' verdicts already weigh it); `all`:
     /// the plans a workspace holds, summed up whatever their number.
     Verify {
@@ -127,6 +129,7 @@ impl Outcome {
             }
             Outcome::Finalize { publication, .. } => publication.verdict.weight(),
             Outcome::Reconcile { report, write } => passes(report.in_sync || *write),
+            Outcome::RecordReconcile(report) => passes(report.in_sync),
             Outcome::FinalizeCheck { findings, .. } => passes(findings.is_empty()),
             Outcome::LoopArtifacts(report) => passes(matches!(
                 report.verdict,

@@ -11,6 +11,11 @@
 //! before the removal, the lock still stands with the record naming it: `dwp lock recover`
 //! (what the lock-held hint names) completes that removal on the record's strength, with no new
 //! `--force` and no second entry. Killed after the removal, the next writer completes the entry.
+//!
+//! A record plan's lock is the public ledger's `.ledger.lock` (`plan::lock_target`): the one
+//! inspected, recovered, and taken as a writer to complete the entry, so a forced recovery keeps
+//! the ledger out until its PROGRESS.md entry is written. The ledger does not complete dwp's
+//! intent records: one left by a kill after the removal waits for the next dwp writer.
 
 use crate::error::Result;
 use crate::steps::commit::Change;
@@ -22,11 +27,11 @@ use std::time::Duration;
 /// taken it first: that writer completes the entry, and this one then finds nothing to do).
 const TAKE_OVER_WAIT: Duration = Duration::from_secs(30);
 
-/// The lock of the plan at `target` (its folder or state.json): its folder, and who holds it
-/// (`None`: it is free).
+/// The lock of the plan at `target` (its folder or state.json; a record plan's is the ledger's
+/// `.ledger.lock`): its folder, and who holds it (`None`: it is free).
 pub fn status(target: &Path) -> Result<(PathBuf, Option<lock::LockInfo>)> {
-    let (_, state) = crate::plan::lock_target(target)?;
-    Ok((lock::lock_dir(&state), lock::inspect(&state)?))
+    let (_, locked) = crate::plan::lock_target(target)?;
+    Ok((lock::lock_dir(&locked), lock::inspect(&locked)?))
 }
 
 /// Remove the lock of the plan at `target` on the grounds `lock::recover` accepts; with
@@ -38,14 +43,16 @@ pub fn recover(
     force: bool,
     reason: Option<&str>,
 ) -> Result<(PathBuf, Option<lock::Recovery>)> {
-    let (plan_dir, state) = crate::plan::lock_target(target)?;
-    let removed = recover_lock(&plan_dir, &state, older_than, force, reason)?;
-    Ok((lock::lock_dir(&state), removed))
+    let (plan_dir, locked) = crate::plan::lock_target(target)?;
+    let removed = recover_lock(&plan_dir, &locked, older_than, force, reason)?;
+    Ok((lock::lock_dir(&locked), removed))
 }
 
+/// Recover the lock on `locked` (the plan's state.json, or a record plan's ledger target): every
+/// step below, the take-over included, works on that one lock.
 fn recover_lock(
     plan_dir: &Path,
-    state: &Path,
+    locked: &Path,
     older_than: Option<Duration>,
     force: bool,
     reason: Option<&str>,
@@ -57,7 +64,7 @@ fn recover_lock(
         force,
         recorded,
     };
-    let recovery = lock::recover(state, grounds, |info| {
+    let recovery = lock::recover(locked, grounds, |info| {
         let resuming = recorded.is_some() && recorded == info.identity.as_ref();
         match reason {
             // The record of an interrupted forced recovery of this lock is there already.
@@ -77,7 +84,7 @@ fn recover_lock(
     })?;
     if recovery.is_some() && intent::pending(plan_dir)?.is_some() {
         // A writer completes the pending record (this removal's entry, or a killed writer's).
-        crate::steps::writer::lock_for_write(plan_dir, state, TAKE_OVER_WAIT)?.release()?;
+        crate::steps::writer::lock_for_write(plan_dir, locked, TAKE_OVER_WAIT)?.release()?;
     }
     Ok(recovery)
 }

@@ -269,3 +269,169 @@ fn progress_entry(now: &str, changes: &[Change], desync: &[Desync]) -> String {
     }
     entry.trim_end().to_owned()
 }
+
+/// What `dwp reconcile` found and did on a record plan (DWP v6/v7), whose `state.json` is the
+/// journal's projection: regenerated from the journal, never the reverse.
+#[derive(Debug, Clone, Serialize)]
+pub struct RecordReconcileReport {
+    pub plan: String,
+    /// `state.json` holds the projection of the journal (after the command).
+    pub in_sync: bool,
+    pub written: bool,
+    /// The mends of the live journal the writer made on opening it (`--write` only).
+    pub repairs: Vec<crate::steps::record_writer::Repair>,
+    /// What the live journal needs mended before its projection is final (without `--write`):
+    /// a torn tail, or a final event without its newline.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub to_mend: Option<String>,
+    /// sha256 of state.json before the command (empty: there was none).
+    pub old_sha256: String,
+    /// sha256 of state.json on disk after the command.
+    pub new_sha256: String,
+}
+
+/// [`reconcile`] of a record plan: compare `state.json` with the journal's projection, and with
+/// `write`, mend the journal as its writer does and write the projection.
+pub fn reconcile_record(
+    plan_dir: &Path,
+    request: &ReconcileRequest,
+) -> Result<RecordReconcileReport> {
+    refuse_markdown_flags(plan_dir, request)?;
+    if !request.write {
+        let plan = crate::plan::record::RecordPlan::load(plan_dir);
+        let (snapshot, projected) = snapshot_and_projection(&plan)?;
+        check_expected(plan_dir, request, &snapshot)?;
+        let sha = snapshot
+            .as_deref()
+            .map(store::sha256_hex)
+            .unwrap_or_default();
+        let to_mend = live_journal_to_mend(&plan);
+        return Ok(RecordReconcileReport {
+            plan: plan_dir.display().to_string(),
+            in_sync: to_mend.is_none() && snapshot.as_ref() == Some(&projected),
+            written: false,
+            repairs: Vec::new(),
+            to_mend,
+            old_sha256: sha.clone(),
+            new_sha256: sha,
+        });
+    }
+    let writer =
+        crate::steps::record_writer::RecordWriter::open_checked(plan_dir, request.wait, |plan| {
+            check_expected(plan_dir, request, &snapshot_of(plan)?)
+        })?;
+    // Read again: the journal may have been mended.
+    let plan = crate::plan::record::RecordPlan::load(plan_dir);
+    let (snapshot, projected) = snapshot_and_projection(&plan)?;
+    let written = snapshot.as_ref() != Some(&projected);
+    if written {
+        let mut write = Edits::new(plan_dir, "dwp reconcile --write");
+        let path = plan_dir.join(crate::plan::record::SNAPSHOT);
+        write.write(&path, snapshot.as_deref(), projected.clone());
+        crate::steps::commit::commit(write)?;
+    }
+    let repairs = writer.repairs.clone();
+    writer.finish()?;
+    Ok(RecordReconcileReport {
+        plan: plan_dir.display().to_string(),
+        in_sync: true,
+        written,
+        repairs,
+        to_mend: None,
+        old_sha256: snapshot
+            .as_deref()
+            .map(store::sha256_hex)
+            .unwrap_or_default(),
+        new_sha256: store::sha256_hex(&projected),
+    })
+}
+
+/// What the live journal's writer would mend on opening it (archived history is never mended).
+fn live_journal_to_mend(plan: &crate::plan::record::RecordPlan) -> Option<String> {
+    let arena = bumpalo::Bump::new();
+    let journal = plan.journal(&arena);
+    let live_tear = journal
+        .torn
+        .iter()
+        .find(|t| journal.segments[t.file].range.is_none());
+    match live_tear {
+        Some(torn) => Some(format!(
+            "a torn tail at byte {} ({})",
+            torn.offset, torn.cause
+        )),
+        None => journal
+            .unframed
+            .then(|| "a final event without its newline".to_owned()),
+    }
+}
+
+/// The flags that judge a plan's markdown index against its state mean nothing where the
+/// state derives from a journal.
+fn refuse_markdown_flags(plan_dir: &Path, request: &ReconcileRequest) -> Result<()> {
+    let flag = [
+        (request.git, "--git"),
+        (!request.drop.is_empty(), "--drop-task"),
+        (request.dry_run, "--dry-run"),
+        (request.diff, "--diff"),
+    ]
+    .into_iter()
+    .find_map(|(given, flag)| given.then_some(flag));
+    match flag {
+        Some(flag) => Err(Error::Usage(format!(
+            "{flag} reconciles a plan's markdown index with its state; {} is a record plan, whose state.json is derived from its journal (`dwp reconcile --write` regenerates it)",
+            plan_dir.display()
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// `state.json`'s bytes (`None`: absent) and the bytes the journal projects.
+fn snapshot_and_projection(
+    plan: &crate::plan::record::RecordPlan,
+) -> Result<(Option<Vec<u8>>, Vec<u8>)> {
+    let snapshot = snapshot_of(plan)?;
+    let judged = crate::rules::record::validate(plan);
+    let Some(derived) = judged.derived else {
+        return Err(Error::rejected(
+            plan.dir.display().to_string(),
+            "its live contract cannot be read, so nothing derives its state",
+        )
+        .with_hint(format!(
+            "`dwp validate {}` lists every problem of the plan's records",
+            crate::term::path_word(&plan.dir)
+        )));
+    };
+    Ok((snapshot, derived.projection.bytes()))
+}
+
+/// `state.json`'s bytes (`None`: absent).
+fn snapshot_of(plan: &crate::plan::record::RecordPlan) -> Result<Option<Vec<u8>>> {
+    match &plan.snapshot {
+        None => Ok(None),
+        Some(Ok(bytes)) => Ok(Some(bytes.clone())),
+        Some(Err(failure)) => {
+            let path = plan.dir.join(crate::plan::record::SNAPSHOT);
+            Err(failure.clone_kind().into_error("read", &path))
+        }
+    }
+}
+
+/// `--expected-sha256`: the state.json the caller saw, or nothing is written.
+fn check_expected(
+    plan_dir: &Path,
+    request: &ReconcileRequest,
+    snapshot: &Option<Vec<u8>>,
+) -> Result<()> {
+    let actual = snapshot
+        .as_deref()
+        .map(store::sha256_hex)
+        .unwrap_or_default();
+    match &request.expected_sha256 {
+        Some(expected) if *expected != actual => Err(Error::SnapshotMoved {
+            path: plan_dir.join(crate::plan::record::SNAPSHOT),
+            expected: expected.clone(),
+            actual,
+        }),
+        _ => Ok(()),
+    }
+}

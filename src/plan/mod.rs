@@ -463,8 +463,11 @@ pub fn resolve_target(target: &Path) -> (PathBuf, PathBuf) {
     }
 }
 
-/// The plan folder and state file a lock command names. The lock guards a plan's state.json, so
-/// a path that is neither a plan folder nor a state.json in one is a usage error, never "free".
+/// The plan folder and lock target a lock command names (the plan folder, or its state.json).
+/// A plan's lock guards its state.json (`state.json.lock`); a record plan's is the public
+/// ledger's own `.ledger.lock` (`store::lock_dir::ledger_target`), which dwp takes to write one,
+/// so that is the lock to inspect and recover. A path that is neither a plan folder nor a
+/// state.json in one is a usage error, never "free".
 pub fn lock_target(target: &Path) -> crate::Result<(PathBuf, PathBuf)> {
     const PLAN_FILES: [&str; 4] = [
         "README.md",
@@ -478,6 +481,10 @@ pub fn lock_target(target: &Path) -> crate::Result<(PathBuf, PathBuf)> {
         .iter()
         .any(|name| crate::store::place(&dir.join(name), &dir) != crate::store::Place::Missing);
     if names_state && in_a_plan {
+        if record::is_record_plan(&dir) {
+            let ledger = crate::store::lock_dir::ledger_target(&dir);
+            return Ok((dir, ledger));
+        }
         return Ok((dir, state));
     }
     Err(crate::Error::Usage(format!(

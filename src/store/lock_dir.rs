@@ -10,6 +10,24 @@
 //! process controls, panics included (unwinding runs `Drop`). Nothing protects against an editor
 //! that ignores the lock; the spec claims no more.
 //!
+//! # A record plan's lock: the ledger's own
+//!
+//! A record plan (DWP v6/v7) is written by the public ledger, whose lock is the directory
+//! `.ledger.lock` in the plan folder ([`LEDGER_LOCK`]), made with `mkdir`, with an `owner.json`
+//! of `identity`, `pid`, `ts` (`%Y-%m-%dT%H:%M:%SZ`), `epoch_ts` (epoch seconds, a float) and
+//! `host`. dwp locks a record plan with that same directory ([`ledger_target`]), so the two
+//! exclude each other, and both read the other's record:
+//!
+//! - dwp reads the ledger's record as a present owner, its `identity` standing for the command
+//!   and its `ts` for when the lock was taken ([`Owner::parse`]), and judges it as it judges an
+//!   older dwp's record (by that time, having no start ticks). Its owner is gone only when that
+//!   is proven (the pid gone from this host, or reused); never because the lock is old.
+//! - The ledger breaks a lock as stale when its record is missing or unparseable, its `epoch_ts`
+//!   is missing or over 900 s old, or its `pid` runs nowhere on the ledger's host. So every lock
+//!   dwp takes carries those five fields too, taken at the same instant as `started_at`. A dwp
+//!   writer holding a record plan's lock past 900 s would lose it to the ledger; its guard then
+//!   finds the path no longer names its directory and leaves what stands there alone.
+//!
 //! # Moving a lock directory: why no live writer's lock is ever moved
 //!
 //! Two processes move a lock directory away from its path: its owner releasing it, and `dwp lock
@@ -66,14 +84,32 @@ pub fn lock_dir(target: &Path) -> PathBuf {
     target.with_file_name(name)
 }
 
-/// Who holds a lock, as recorded in `owner.json`. The last two fields came later: a record
-/// without them (an older dwp's) is judged by `started_at` alone.
+/// The public ledger's lock directory in a record plan's folder: the lock of the whole plan.
+pub const LEDGER_LOCK: &str = ".ledger.lock";
+
+/// The target whose lock ([`lock_dir`]) is the record plan at `plan_dir`'s [`LEDGER_LOCK`], the
+/// ledger's own: dwp takes it to write a record plan, so that dwp and the ledger exclude each
+/// other. `.ledger` names no file; it only gives the lock its name, as `state.json` does.
+pub fn ledger_target(plan_dir: &Path) -> PathBuf {
+    plan_dir.join(".ledger")
+}
+
+/// How the ledger writes `ts` (Python's `time.strftime` of UTC).
+const LEDGER_TS: &str = "%Y-%m-%dT%H:%M:%SZ";
+
+/// Who holds a lock, as recorded in `owner.json`: dwp's record, or the public ledger's (module
+/// doc), read by [`Owner::parse`]. `start_ticks` and `boot_id` came later: a record without them
+/// (an older dwp's, or the ledger's) is judged by `started_at` alone.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Owner {
     pub pid: u32,
     pub host: String,
+    /// The command line that took the lock; the ledger's record, which has none, its `identity`.
+    #[serde(default)]
     pub command: String,
+    /// When the lock was taken (RFC 3339); the ledger's record, which has none, its `ts`.
+    #[serde(default)]
     pub started_at: String,
     /// When the process started, in clock ticks since boot (`/proc/<pid>/stat` field 22).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -81,21 +117,71 @@ pub struct Owner {
     /// The boot those ticks count from (`/proc/sys/kernel/random/boot_id`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub boot_id: Option<String>,
+    /// The ledger's name for the writer: `dwp-ledger/7.0 pid:1234`, or dwp's `dwp/VERSION pid:N`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<String>,
+    /// When the lock was taken, as the ledger writes it (`2026-12-07T08:00:00Z`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ts: Option<String>,
+    /// The same instant in epoch seconds, a float: the ledger breaks a lock whose record lacks
+    /// it as stale. dwp never judges by it (age proves no owner dead).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epoch_ts: Option<serde_json::Number>,
 }
 
 impl Owner {
     fn of_this_process() -> Owner {
+        let pid = std::process::id();
+        // Real time, never the test clock: liveness compares it with process start times, and
+        // the ledger compares `epoch_ts` with its own clock. One instant for all three fields.
+        let now = Utc::now();
         Owner {
-            pid: std::process::id(),
+            pid,
             host: host_name(),
             command: command_line(),
-            // Real time, never the test clock: liveness compares it with process start times.
-            started_at: crate::clock::rfc3339(Utc::now()),
-            start_ticks: i32::try_from(std::process::id())
+            started_at: crate::clock::rfc3339(now),
+            start_ticks: i32::try_from(pid)
                 .ok()
                 .and_then(procfs::process_start_ticks),
             boot_id: procfs::boot_id(),
+            identity: Some(format!("dwp/{} pid:{pid}", env!("CARGO_PKG_VERSION"))),
+            ts: Some(now.format(LEDGER_TS).to_string()),
+            // Microseconds, as the ledger's `time.time()`; written as a JSON float.
+            epoch_ts: serde_json::Number::from_f64(now.timestamp_micros() as f64 / 1e6),
         }
+    }
+
+    /// Read an owner record, dwp's or the ledger's. The ledger's has no `command` and no
+    /// `started_at`: its `identity` and `ts` stand for them, here and only here, so every
+    /// reader of an [`Owner`] sees both filled. A record with neither of a pair is not one dwp
+    /// understands.
+    pub fn parse(bytes: &[u8]) -> std::result::Result<Owner, String> {
+        let mut owner: Owner = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+        fill(
+            &mut owner.command,
+            owner.identity.as_ref(),
+            "command",
+            "identity",
+        )?;
+        fill(&mut owner.started_at, owner.ts.as_ref(), "started_at", "ts")?;
+        Ok(owner)
+    }
+}
+
+/// `field`, when the record left it out, from `fallback` (the ledger's name for it).
+fn fill(
+    field: &mut String,
+    fallback: Option<&String>,
+    name: &str,
+    fallback_name: &str,
+) -> std::result::Result<(), String> {
+    match (field.is_empty(), fallback) {
+        (false, _) => Ok(()),
+        (true, Some(value)) => {
+            field.clone_from(value);
+            Ok(())
+        }
+        (true, None) => Err(format!("neither `{name}` nor `{fallback_name}` is given")),
     }
 }
 
@@ -517,7 +603,7 @@ pub fn inspect(target: &Path) -> Result<Option<LockInfo>> {
 fn inspect_opened(dir: &Path, opened: &Opened) -> Result<LockInfo> {
     let read = opened.owner_bytes();
     let (record, owner, owner_problem) = match &read {
-        Ok(bytes) => match serde_json::from_slice::<Owner>(bytes) {
+        Ok(bytes) => match Owner::parse(bytes) {
             Ok(owner) => (Record::Present, Some(owner), None),
             Err(e) => (
                 Record::Malformed,
@@ -884,6 +970,9 @@ mod tests {
             started_at: "2026-01-01T00:00:00Z".into(),
             start_ticks: None,
             boot_id: None,
+            identity: None,
+            ts: None,
+            epoch_ts: None,
         };
         assert_eq!(liveness_of(&dead), Liveness::Dead);
         // pid 1 runs, but started long after this recorded time.
@@ -945,6 +1034,101 @@ mod tests {
             r#"{"pid": 7, "host": "h", "command": "c", "started_at": "2026-01-01T00:00:00Z"}"#;
         let old: Owner = serde_json::from_str(old).expect("an older record");
         assert_eq!(old.start_ticks, None);
+    }
+
+    /// The ledger's record as its `json.dump(payload, fh, sort_keys=True)` writes it.
+    fn ledger_record(pid: u32, ts: &str, epoch_ts: &str) -> Vec<u8> {
+        format!(
+            r#"{{"epoch_ts": {epoch_ts}, "host": "{}", "identity": "dwp-ledger/7.0 pid:{pid}", "pid": {pid}, "ts": "{ts}"}}"#,
+            host_name()
+        )
+        .into_bytes()
+    }
+
+    #[test]
+    fn the_ledgers_record_is_a_present_owner_named_by_its_identity() {
+        let owner = Owner::parse(&ledger_record(
+            999_999_999,
+            "2026-12-07T08:00:00Z",
+            "1796630400.123456",
+        ))
+        .expect("the ledger's record");
+        assert_eq!(owner.command, "dwp-ledger/7.0 pid:999999999");
+        assert_eq!(owner.started_at, "2026-12-07T08:00:00Z");
+        assert_eq!(
+            owner.epoch_ts.as_ref().unwrap().to_string(),
+            "1796630400.123456"
+        );
+        // Rule: a pid gone from this host is a dead owner.
+        assert_eq!(liveness_of(&owner), Liveness::Dead);
+    }
+
+    #[test]
+    fn the_ledgers_live_owner_is_alive_whatever_its_age() {
+        // This process, recorded now, with an `epoch_ts` a day old: the ledger would break it
+        // as stale; dwp judges the process, never the age.
+        let now = Utc::now();
+        let record = ledger_record(
+            std::process::id(),
+            &now.format(LEDGER_TS).to_string(),
+            &format!("{}.5", now.timestamp() - 86_400),
+        );
+        let owner = Owner::parse(&record).expect("the ledger's record");
+        assert_eq!(liveness_of(&owner), Liveness::Alive);
+        // A `ts` no writer could have written yet proves nothing.
+        let future = ledger_record(std::process::id(), "2099-01-01T00:00:00Z", "4070908800.0");
+        let owner = Owner::parse(&future).expect("the ledger's record");
+        assert_eq!(liveness_of(&owner), Liveness::Unproven);
+    }
+
+    #[test]
+    fn a_record_naming_neither_command_nor_identity_is_malformed() {
+        let bare = r#"{"pid": 7, "host": "h", "started_at": "2026-01-01T00:00:00Z"}"#;
+        let why = Owner::parse(bare.as_bytes()).unwrap_err();
+        assert!(
+            why.contains("`command`") && why.contains("`identity`"),
+            "{why}"
+        );
+        let unknown = r#"{"pid": 7, "host": "h", "identity": "x", "ts": "t", "extra": 1}"#;
+        assert!(
+            Owner::parse(unknown.as_bytes()).is_err(),
+            "unknown fields stay refused"
+        );
+    }
+
+    #[test]
+    fn the_written_record_carries_the_ledgers_fields() {
+        let bytes = crate::store::json_file_bytes(&Owner::of_this_process());
+        let record: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        let pid = std::process::id();
+        assert_eq!(record["pid"], pid, "{record}");
+        assert_eq!(record["host"], host_name(), "{record}");
+        let identity = format!("dwp/{} pid:{pid}", env!("CARGO_PKG_VERSION"));
+        assert_eq!(record["identity"], identity.as_str(), "{record}");
+        let ts = record["ts"].as_str().expect("ts");
+        let parsed = chrono::NaiveDateTime::parse_from_str(ts, LEDGER_TS).expect(ts);
+        // The ledger reads `float(epoch_ts)`: a JSON float, the same instant as `ts`.
+        let epoch = &record["epoch_ts"];
+        assert!(epoch.is_f64(), "{record}");
+        let epoch = epoch.as_f64().unwrap();
+        assert!(
+            (epoch - Utc::now().timestamp() as f64).abs() < 5.0,
+            "{record}"
+        );
+        assert_eq!(
+            epoch.floor() as i64,
+            parsed.and_utc().timestamp(),
+            "{record}"
+        );
+        assert_eq!(record["started_at"], ts, "one instant: {record}");
+        // And dwp reads its own record back whole.
+        assert_eq!(Owner::parse(&bytes).unwrap().identity, Some(identity));
+    }
+
+    #[test]
+    fn a_record_plans_lock_is_the_ledgers_directory() {
+        let plan = Path::new("plans/PLAN_x");
+        assert_eq!(lock_dir(&ledger_target(plan)), plan.join(LEDGER_LOCK));
     }
 
     #[test]

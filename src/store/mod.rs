@@ -13,6 +13,7 @@ pub mod atomic;
 pub mod git;
 pub mod inside;
 pub mod intent;
+pub mod journal_file;
 pub mod lock_dir;
 pub mod private_home;
 pub mod procfs;

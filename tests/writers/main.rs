@@ -1,6 +1,8 @@
 //! The commands that write a plan, through the real binary: one module per command (`amend`,
 //! `approve`, `finalize`, `lock`, `init`/`migrate`, `new`, `reconcile`, `run`, `update` and its
-//! `--tick`) and `--dry-run` across the multi-file writers, and every writer on a published plan.
+//! `--tick`) and `--dry-run` across the multi-file writers, and every writer on a published plan;
+//! a record plan's lock, the public ledger's own (`ledger_lock`), and its reconciliation
+//! (`record_reconcile`).
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -9,6 +11,7 @@ mod amend;
 mod approve;
 mod dry_run;
 mod finalize;
+mod ledger_lock;
 mod lock;
 mod materialize;
 mod new;
@@ -16,6 +19,7 @@ mod observed;
 mod published;
 mod reconcile;
 mod record_plans;
+mod record_reconcile;
 mod run;
 mod tick;
 mod update;

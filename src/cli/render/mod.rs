@@ -62,6 +62,7 @@ pub fn print<W: Write>(out: &mut Inert<W>, outcome: &Outcome, format: Format) {
             plan::lock_recover(out, lock, recovery.as_ref(), json)
         }
         Outcome::Reconcile { report, write } => plan::reconcile(out, report, *write, json),
+        Outcome::RecordReconcile(report) => record::reconcile(out, report, json),
         Outcome::Verify {
             reports,
             strict,

@@ -191,3 +191,57 @@ pub(super) fn facts<W: Write>(out: &mut Inert<W>, facts: &RecordFacts) {
         facts.completed, facts.total
     );
 }
+
+pub(super) fn reconcile<W: Write>(
+    out: &mut Inert<W>,
+    report: &crate::commands::reconcile::RecordReconcileReport,
+    json: Option<Stamp>,
+) {
+    if let Some(stamp) = json {
+        print_keyed(out, "reconcile", stamp, report);
+        return;
+    }
+    for repair in &report.repairs {
+        let _ = out.paint("mended:", Paint::Unsure);
+        let _ = writeln!(
+            out,
+            " journal.ndjson at byte {} ({}) · journal_repair at seq {} · PROGRESS.md appended",
+            repair.byte_offset,
+            inert_line(&repair.cause),
+            repair.seq
+        );
+    }
+    let plan = std::path::Path::new(&report.plan);
+    if report.written {
+        let _ = out.paint("reconciled:", Paint::Good);
+        let _ = writeln!(
+            out,
+            " {} · state.json regenerated from the journal · sha256 {}",
+            report.plan, report.new_sha256
+        );
+    } else if report.in_sync {
+        let _ = out.paint("in sync:", Paint::Good);
+        let _ = writeln!(
+            out,
+            " {} · state.json is the journal's projection · sha256 {}",
+            report.plan, report.new_sha256
+        );
+    } else if let Some(what) = &report.to_mend {
+        let _ = out.paint("to mend:", Paint::Bad);
+        let _ = writeln!(
+            out,
+            " {} · its journal has {} (`dwp reconcile {} --write` mends it, records a journal_repair and regenerates state.json)",
+            report.plan,
+            inert_line(what),
+            crate::term::path_word(plan)
+        );
+    } else {
+        let _ = out.paint("stale:", Paint::Bad);
+        let _ = writeln!(
+            out,
+            " {} · state.json is not the journal's projection (the journal wins: `dwp reconcile {} --write` regenerates it)",
+            report.plan,
+            crate::term::path_word(plan)
+        );
+    }
+}
