@@ -458,9 +458,9 @@ pub struct UpdateArgs {
     /// The plan folder, or its state.json (default: the plan folder this directory is in).
     #[arg(value_name = "PLAN")]
     pub target: Option<PathBuf>,
-    /// The task to change (its id, 1..N).
-    #[arg(long, value_name = "N")]
-    pub task: u64,
+    /// The task to change: its number, 1..N (a record plan's: its id, `T-...`).
+    #[arg(long, value_name = "N", value_parser = parse_task)]
+    pub task: TaskArg,
     /// The task's new status: pending, in_progress, completed, blocked or skipped.
     #[arg(long, value_name = "STATUS", value_parser = parse_status)]
     pub status: TaskStatus,
@@ -650,6 +650,45 @@ pub enum LockCommand {
     },
 }
 
+/// `--task` of `dwp update`: a v1/v2/v5 plan's task number, or a record plan's task id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TaskArg {
+    Number(u64),
+    Id(String),
+}
+
+impl TaskArg {
+    /// The task number a numbered plan's task has; a record plan's id is refused there.
+    fn number(&self) -> Result<u64, Error> {
+        match self {
+            TaskArg::Number(number) => Ok(*number),
+            TaskArg::Id(id) => Err(Error::Usage(format!(
+                "--task {id} names a record plan's task; this plan numbers its tasks 1..N"
+            ))),
+        }
+    }
+}
+
+fn parse_task(text: &str) -> Result<TaskArg, String> {
+    if let Ok(number) = text.parse::<u64>() {
+        return Ok(TaskArg::Number(number));
+    }
+    let id_words = text.strip_prefix("T-").map(|rest| rest.split('-'));
+    let is_id = id_words.is_some_and(|mut words| {
+        words.all(|w| {
+            !w.is_empty()
+                && w.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        })
+    });
+    match is_id {
+        true => Ok(TaskArg::Id(text.to_owned())),
+        false => Err(format!(
+            "`{text}` is no task: a task number (1..N) or a record plan's task id (T-...)"
+        )),
+    }
+}
+
 fn parse_status(text: &str) -> Result<TaskStatus, String> {
     text.parse()
 }
@@ -796,7 +835,13 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
                 .collect();
             Outcome::Validate(results)
         }
-        Command::Update(args) => update_with_loops(args)?,
+        Command::Update(args) => match record_plan_to_write(&args.target)? {
+            Some(dir) => Outcome::RecordUpdate(crate::commands::update::update_record(
+                &dir,
+                &record_update_request(args)?,
+            )?),
+            None => update_with_loops(args)?,
+        },
         Command::Run(args) => {
             check_sha256(args.expected_sha256.as_deref())?;
             if !(args.timeout.is_finite() && args.timeout >= 1.0) {
@@ -1295,7 +1340,7 @@ fn update_request(
     }
     let wait = wait_duration(args.wait)?;
     let request = crate::commands::update::UpdateRequest {
-        task: args.task,
+        task: args.task.number()?,
         status: Some(args.status),
         gates,
         block_reason: args.block_reason.clone(),
@@ -1368,6 +1413,65 @@ fn update_with_loops(args: &UpdateArgs) -> Result<Outcome, Error> {
         outcome,
         target,
         gates_from,
+    })
+}
+
+/// `dwp update` of a record plan's task: `--status in_progress` starts it, `--status
+/// completed` asks for the completion its journal derives; every flag that records what a v5
+/// state holds is refused, as a record plan keeps no such record.
+fn record_update_request(
+    args: &UpdateArgs,
+) -> Result<crate::commands::update::RecordUpdateRequest, Error> {
+    use crate::commands::update::RecordTransition;
+    let TaskArg::Id(task) = &args.task else {
+        return Err(Error::Usage(format!(
+            "--task {}: a record plan names its tasks by id (T-...); `dwp status` lists them",
+            args.task.number().unwrap_or_default()
+        )));
+    };
+    let transition = match args.status {
+        TaskStatus::InProgress => RecordTransition::Start,
+        TaskStatus::Completed => RecordTransition::Complete,
+        other => {
+            return Err(Error::Usage(format!(
+                "--status {}: a record plan's task is started (in_progress) or found completed (completed); its other states derive from its journal",
+                other.as_str()
+            )));
+        }
+    };
+    let v5_only = [
+        (args.tick, "--tick"),
+        (
+            !args.gate.is_empty() || !args.gate_json.is_empty(),
+            "--gate",
+        ),
+        (!args.gates_from.is_empty(), "--gates-from"),
+        (
+            args.block_reason.is_some() || args.block_needs.is_some(),
+            "--block-reason",
+        ),
+        (args.resolve_blocker, "--resolve-blocker"),
+        (args.reopen_reason.is_some(), "--reopen-reason"),
+        (args.expected_sha256.is_some(), "--expected-sha256"),
+        (args.worked.is_some() || args.notes.is_some(), "--worked"),
+        (!args.tried.is_empty() || !args.failed.is_empty(), "--tried"),
+        (args.commit.is_some(), "--commit"),
+        (
+            args.checkpoint_step.is_some() || args.checkpoint_note.is_some(),
+            "--checkpoint-step",
+        ),
+        (args.dry_run, "--dry-run"),
+    ];
+    if let Some((_, flag)) = v5_only.iter().find(|(given, _)| *given) {
+        return Err(Error::Usage(format!(
+            "{flag} records what a v5 state holds; a record plan's journal records starts, gate runs (`dwp run`) and refusals, and derives the rest"
+        )));
+    }
+    Ok(crate::commands::update::RecordUpdateRequest {
+        task: task.clone(),
+        transition,
+        agent: args.agent.clone(),
+        wait: wait_duration(args.wait)?,
     })
 }
 

@@ -60,6 +60,8 @@ pub enum Outcome {
         report: ReconcileReport,
         write: bool,
     },
+    /// A record plan's task started, or found completed (`dwp update`).
+    RecordUpdate(crate::commands::update::RecordUpdateReport),
     /// A record plan's reconciliation: its state.json against the journal's projection.
     RecordReconcile(crate::commands::reconcile::RecordReconcileReport),
     /// `strict`: advisories counted as errors (the reports' verdicts already weigh it); `all`:
@@ -148,6 +150,7 @@ impl Outcome {
                 ladder::Verdict::Allow => Verdict::Valid,
             },
             Outcome::Update { .. }
+            | Outcome::RecordUpdate(_)
             | Outcome::Amend(_)
             | Outcome::Approve(_)
             | Outcome::Init(_)

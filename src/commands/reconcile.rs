@@ -320,29 +320,16 @@ pub fn reconcile_record(
         crate::steps::record_writer::RecordWriter::open_checked(plan_dir, request.wait, |plan| {
             check_expected(plan_dir, request, &snapshot_of(plan)?)
         })?;
-    // Read again: the journal may have been mended.
-    let plan = crate::plan::record::RecordPlan::load(plan_dir);
-    let (snapshot, projected) = snapshot_and_projection(&plan)?;
-    let written = snapshot.as_ref() != Some(&projected);
-    if written {
-        let mut write = Edits::new(plan_dir, "dwp reconcile --write");
-        let path = plan_dir.join(crate::plan::record::SNAPSHOT);
-        write.write(&path, snapshot.as_deref(), projected.clone());
-        crate::steps::commit::commit(write)?;
-    }
     let repairs = writer.repairs.clone();
-    writer.finish()?;
+    let projected = writer.finish_projecting()?;
     Ok(RecordReconcileReport {
         plan: plan_dir.display().to_string(),
         in_sync: true,
-        written,
+        written: projected.written,
         repairs,
         to_mend: None,
-        old_sha256: snapshot
-            .as_deref()
-            .map(store::sha256_hex)
-            .unwrap_or_default(),
-        new_sha256: store::sha256_hex(&projected),
+        old_sha256: projected.old_sha256,
+        new_sha256: projected.new_sha256,
     })
 }
 

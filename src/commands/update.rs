@@ -94,3 +94,197 @@ fn resolve_commit(target: &Path, request: &UpdateRequest) -> Option<UpdateReques
         ..request.clone()
     })
 }
+
+/// What `dwp update` asks of a record plan's task: a start, or a completion, which is derived
+/// from the journal, never declared (rule 23).
+#[derive(Debug, Clone)]
+pub struct RecordUpdateRequest {
+    pub task: String,
+    pub transition: RecordTransition,
+    /// Who starts the task (`--agent`; `caller` when not given), as the public ledger names an
+    /// agent it does not know.
+    pub agent: Option<String>,
+    pub wait: std::time::Duration,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RecordTransition {
+    Start,
+    Complete,
+}
+
+/// What `dwp update` did to a record plan's task.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RecordUpdateReport {
+    pub plan: String,
+    pub task: String,
+    pub transition: RecordTransition,
+    /// The `task_start` written or found (a start), none for a completion (nothing is written).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seq: Option<i64>,
+    /// A start already recorded with this fingerprint: nothing was written.
+    pub unchanged: bool,
+    /// The work tree the start recorded: `HEAD` (or `none`) and whether it was dirty.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<serde_json::Value>,
+    pub contract_id: String,
+    /// The mends of the live journal the writer made on opening it.
+    pub repairs: Vec<crate::steps::record_writer::Repair>,
+}
+
+/// Start or complete the task `request.task` of the record plan at `plan_dir`. A start without
+/// an approval of the live contract, and a completion the journal does not derive, are
+/// refused, each after its `refusal` event is recorded (as the public ledger records them).
+pub fn update_record(plan_dir: &Path, request: &RecordUpdateRequest) -> Result<RecordUpdateReport> {
+    use crate::rules::record::transitions;
+    let mut writer = crate::steps::record_writer::RecordWriter::open(plan_dir, request.wait)?;
+    let (plan, derived) = writer.plan();
+    let Some(task) = derived
+        .projection
+        .tasks
+        .iter()
+        .find(|t| t.id_str() == request.task)
+        .cloned()
+    else {
+        return Err(unknown_task(plan_dir, &request.task, derived));
+    };
+    let arena = bumpalo::Bump::new();
+    let journal = plan.journal(&arena);
+    let live_id = writer.contract_id().to_owned();
+    let mut report = RecordUpdateReport {
+        plan: plan_dir.display().to_string(),
+        task: request.task.clone(),
+        transition: request.transition,
+        seq: None,
+        unchanged: false,
+        fingerprint: None,
+        contract_id: live_id.clone(),
+        repairs: writer.repairs.clone(),
+    };
+    match request.transition {
+        RecordTransition::Start => {
+            if !transitions::approved(&journal.events, &live_id) {
+                drop(journal);
+                let refusal = transitions::unapproved_start(&live_id);
+                writer.append(
+                    "refusal",
+                    refusal,
+                    crate::rules::record::mint::helper(),
+                    None,
+                )?;
+                writer.finish()?;
+                return Err(unapproved(plan_dir, &request.task, &live_id));
+            }
+            let early =
+                transitions::early_start(&request.task, &derived.graph, &derived.projection.tasks);
+            if let Some(refusal) = early {
+                drop(journal);
+                let reason = refusal_reason(&refusal);
+                writer.append(
+                    "refusal",
+                    refusal,
+                    crate::rules::record::mint::helper(),
+                    None,
+                )?;
+                writer.finish()?;
+                return Err(refused_start(plan_dir, &request.task, &reason));
+            }
+            let (revision, dirty) = store::git::start_fingerprint(plan_dir);
+            let payload = transitions::start_payload(&request.task, &revision, &dirty);
+            let actor = serde_json::json!({
+                "kind": "agent",
+                "identity": request.agent.as_deref().unwrap_or("caller"),
+            });
+            report.fingerprint = payload.get("fingerprint").cloned();
+            report.seq = transitions::same_start(&journal.events, &payload, &actor, &live_id);
+            report.unchanged = report.seq.is_some();
+            drop(journal);
+            if report.seq.is_none() {
+                let event = writer.append("task_start", payload, actor, None)?;
+                report.seq = event.get("seq").and_then(serde_json::Value::as_i64);
+            }
+        }
+        RecordTransition::Complete => {
+            let refused =
+                transitions::completion_refused(writer.contract(), &journal.events, &task);
+            drop(journal);
+            if let Some(refusal) = refused {
+                let reason = refusal_reason(&refusal);
+                writer.append(
+                    "refusal",
+                    refusal,
+                    crate::rules::record::mint::helper(),
+                    None,
+                )?;
+                writer.finish()?;
+                return Err(incomplete(plan_dir, &request.task, &reason));
+            }
+        }
+    }
+    writer.finish()?;
+    Ok(report)
+}
+
+fn refusal_reason(refusal: &serde_json::Map<String, serde_json::Value>) -> String {
+    let reason = refusal.get("reason").and_then(serde_json::Value::as_str);
+    reason.unwrap_or_default().to_owned()
+}
+
+fn refused_start(plan_dir: &Path, task: &str, reason: &str) -> crate::Error {
+    crate::Error::rejected(
+        plan_dir.display().to_string(),
+        format!("{task} cannot start: {reason}; the refusal is recorded in the journal"),
+    )
+    .with_hint(format!(
+        "`dwp next {}` lists the tasks ready now",
+        crate::term::path_word(plan_dir)
+    ))
+}
+
+fn unknown_task(
+    plan_dir: &Path,
+    task: &str,
+    derived: &crate::rules::record::Derived,
+) -> crate::Error {
+    let known: Vec<&str> = derived
+        .projection
+        .tasks
+        .iter()
+        .map(|t| t.id_str())
+        .collect();
+    crate::Error::rejected(
+        plan_dir.display().to_string(),
+        format!(
+            "the live contract has no task {task} (its tasks: {}); nothing was written",
+            known.join(", ")
+        ),
+    )
+    .with_hint(format!(
+        "`dwp next {}` lists the tasks ready now",
+        crate::term::path_word(plan_dir)
+    ))
+}
+
+fn unapproved(plan_dir: &Path, task: &str, live_id: &str) -> crate::Error {
+    let short: String = live_id.chars().take(12).collect();
+    crate::Error::rejected(
+        plan_dir.display().to_string(),
+        format!("{task} cannot start: no approval event cites the live contract {short} (rule 19); the refusal is recorded in the journal"),
+    )
+    .with_hint(format!(
+        "`dwp status {}` shows the approval the plan has",
+        crate::term::path_word(plan_dir)
+    ))
+}
+
+fn incomplete(plan_dir: &Path, task: &str, reason: &str) -> crate::Error {
+    crate::Error::rejected(
+        plan_dir.display().to_string(),
+        format!("{task} is not complete: {reason} (completion is derived from the journal, rule 23); the refusal is recorded in the journal"),
+    )
+    .with_hint(format!(
+        "`dwp status {}` shows each criterion and the evidence it has",
+        crate::term::path_word(plan_dir)
+    ))
+}

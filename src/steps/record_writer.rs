@@ -16,6 +16,7 @@
 
 use crate::error::{Error, Result};
 use crate::plan::record::{Event, JOURNAL, Journal, RecordGeneration, RecordPlan};
+use crate::rules::record::Derived;
 use crate::rules::record::mint::{self, Live, Minted};
 use crate::steps::commit::{Change, commit};
 use crate::store::journal_file::JournalFile;
@@ -35,9 +36,23 @@ pub struct Repair {
     pub cause: String,
 }
 
+/// What finishing a writer did to `state.json`.
+#[derive(Debug, Clone)]
+pub struct Projected {
+    /// The projection was written (it differed from the file).
+    pub written: bool,
+    /// sha256 of `state.json` before and after (empty: there was none).
+    pub old_sha256: String,
+    pub new_sha256: String,
+}
+
 /// The writer of one record plan, holding its lock.
 pub struct RecordWriter {
     pub plan_dir: PathBuf,
+    /// The plan as read under the lock, once mended, and what it derives: what a verb judges
+    /// before it appends (appends do not change these).
+    plan: RecordPlan,
+    derived: Derived,
     journal: JournalFile,
     contract: Value,
     contract_id: String,
@@ -45,6 +60,8 @@ pub struct RecordWriter {
     next_seq: i64,
     /// What opening the writer mended.
     pub repairs: Vec<Repair>,
+    /// Whether an event was appended (the snapshot is projected again on finishing).
+    appended: bool,
     /// Released last: every field above is done with the files by then.
     lock: LockGuard,
 }
@@ -88,10 +105,44 @@ impl RecordWriter {
             generation: derived.generation,
             next_seq: 1,
             repairs: Vec::new(),
+            appended: false,
+            // Set once the journal is mended (the mend reads the plan while it appends).
+            plan: RecordPlan::unlisted(plan_dir, String::new()),
+            derived,
             lock,
         };
         writer.mend(&plan)?;
+        writer.plan = plan;
+        if !writer.repairs.is_empty() {
+            writer.read_again()?;
+        }
         Ok(writer)
+    }
+
+    /// The plan as read under the lock (after the mends), and what it derives.
+    pub fn plan(&self) -> (&RecordPlan, &Derived) {
+        (&self.plan, &self.derived)
+    }
+
+    /// The live contract.
+    pub fn contract(&self) -> &Value {
+        &self.contract
+    }
+
+    /// Read the plan again after a mend: its journal must be the bytes this writer left.
+    fn read_again(&mut self) -> Result<()> {
+        let plan = RecordPlan::load(&self.plan_dir);
+        let live = plan.journal_files.iter().find(|s| s.range.is_none());
+        let length = live.and_then(|s| s.read.as_ref().ok()).map_or(0, Vec::len);
+        if length as u64 != self.journal.len() {
+            return Err(changed_while_read(&self.plan_dir.join(JOURNAL)));
+        }
+        let judged = crate::rules::record::validate(&plan);
+        let Some(derived) = judged.derived else {
+            return Err(unjudgeable(&self.plan_dir, &judged.findings));
+        };
+        (self.plan, self.derived) = (plan, derived);
+        Ok(())
     }
 
     /// The live contract's id.
@@ -118,14 +169,50 @@ impl RecordWriter {
                 .map_err(|why| Error::rejected(self.journal_name(), why))?;
         self.journal.append(&line)?;
         self.next_seq += 1;
+        self.appended = true;
         Ok(event)
     }
 
-    /// Release the lock, reporting a failure to do so.
-    pub fn finish(self) -> Result<()> {
+    /// Project `state.json` again when anything was appended (the ledger leaves that to its
+    /// `project` verb; dwp keeps the snapshot the journal's), then release the lock.
+    pub fn finish(self) -> Result<Projected> {
+        let project = self.appended;
+        self.close(project)
+    }
+
+    /// [`RecordWriter::finish`], projecting `state.json` whether or not anything was appended.
+    pub fn finish_projecting(self) -> Result<Projected> {
+        self.close(true)
+    }
+
+    fn close(mut self, project: bool) -> Result<Projected> {
+        if self.appended {
+            self.read_again()?;
+        }
+        let snapshot = self.plan.snapshot.as_ref().and_then(|s| s.as_ref().ok());
+        let old_sha256 = snapshot
+            .map(|s| crate::store::sha256_hex(s))
+            .unwrap_or_default();
+        let mut projected = Projected {
+            written: false,
+            new_sha256: old_sha256.clone(),
+            old_sha256,
+        };
+        if project {
+            let bytes = self.derived.projection.bytes();
+            projected.new_sha256 = crate::store::sha256_hex(&bytes);
+            if snapshot != Some(&bytes) {
+                let mut change = Change::new(&self.plan_dir, "dwp: project state.json");
+                let path = self.plan_dir.join(crate::plan::record::SNAPSHOT);
+                change.write(&path, snapshot.map(Vec::as_slice), bytes);
+                commit(change)?;
+                projected.written = true;
+            }
+        }
         let RecordWriter { journal, lock, .. } = self;
         drop(journal);
-        lock.release()
+        lock.release()?;
+        Ok(projected)
     }
 
     fn journal_name(&self) -> String {

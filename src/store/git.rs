@@ -88,6 +88,33 @@ pub fn resolve_commit(dir: &Path, rev: &str) -> Option<String> {
     (output.status.success() && hash.len() == 40).then_some(hash)
 }
 
+/// The state of the work tree `dir` is in, as the public ledger fingerprints a task's start:
+/// the commit `HEAD` names (`none` without a repository or a commit) and `git status
+/// --porcelain`, trimmed (empty when clean, or when git cannot say). An untracked record-plan
+/// lock directory (`.ledger.lock/`, the writer's own while it fingerprints) is no work and is
+/// left out, where the ledger would count it and call every start dirty.
+pub fn start_fingerprint(dir: &Path) -> (String, String) {
+    let revision = resolve_commit(dir, "HEAD").unwrap_or_else(|| "none".to_owned());
+    let status = Git::open(dir)
+        .and_then(|git| git.output(["status", "--porcelain"]))
+        .ok()
+        .filter(|output| output.status.success())
+        .and_then(|output| String::from_utf8(output.stdout).ok())
+        .unwrap_or_default();
+    let lines = status.lines().filter(|line| !is_lock_directory(line));
+    let kept: Vec<&str> = lines.collect();
+    (revision, kept.join("\n").trim().to_owned())
+}
+
+/// A porcelain line naming an untracked `.ledger.lock/` directory.
+fn is_lock_directory(line: &str) -> bool {
+    let Some(path) = line.strip_prefix("?? ") else {
+        return false;
+    };
+    let path = path.trim_matches('"');
+    path == ".ledger.lock/" || path.ends_with("/.ledger.lock/")
+}
+
 /// git in one repository folder, defanged (see the module documentation).
 pub struct Git {
     dir: PathBuf,

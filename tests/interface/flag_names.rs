@@ -76,8 +76,9 @@ const GIT_CALLERS: [&str; 3] = [
     "src/commands/loop/changed.rs",
     "src/commands/reconcile.rs",
 ];
-const GIT_FLAGS: [&str; 14] = [
+const GIT_FLAGS: [&str; 15] = [
     "--no-pager",
+    "--porcelain",
     "--includes",
     "--name-only",
     "--get-regexp",

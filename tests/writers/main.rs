@@ -20,6 +20,7 @@ mod published;
 mod reconcile;
 mod record_plans;
 mod record_reconcile;
+mod record_update;
 mod run;
 mod tick;
 mod update;

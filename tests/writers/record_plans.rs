@@ -17,11 +17,7 @@ fn record_plan() -> (tempfile::TempDir, PathBuf) {
 fn rule_18_every_writer_refuses_a_record_plan_and_writes_nothing() {
     let (_root, plan) = record_plan();
     let path = plan.to_str().unwrap();
-    let writers: [(&str, Vec<&str>); 8] = [
-        (
-            "update",
-            vec!["update", path, "--task", "1", "--status", "in_progress"],
-        ),
+    let writers: [(&str, Vec<&str>); 7] = [
         ("run", vec!["run", path, "--task", "1", "--", "true"]),
         ("approve", vec!["approve", path, "--by", "Ana"]),
         ("init", vec!["init", path]),

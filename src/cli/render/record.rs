@@ -245,3 +245,48 @@ pub(super) fn reconcile<W: Write>(
         );
     }
 }
+
+pub(super) fn update<W: Write>(
+    out: &mut Inert<W>,
+    report: &crate::commands::update::RecordUpdateReport,
+    json: Option<Stamp>,
+) {
+    use crate::commands::update::RecordTransition;
+    if let Some(stamp) = json {
+        print_keyed(out, "update", stamp, report);
+        return;
+    }
+    for repair in &report.repairs {
+        let _ = out.paint("mended:", Paint::Unsure);
+        let _ = writeln!(
+            out,
+            " journal.ndjson at byte {} ({}) · journal_repair at seq {}",
+            repair.byte_offset,
+            inert_line(&repair.cause),
+            repair.seq
+        );
+    }
+    let seq = report.seq.map(|s| s.to_string()).unwrap_or_default();
+    match (report.transition, report.unchanged) {
+        (RecordTransition::Start, false) => {
+            let _ = out.paint(&format!("{} started", report.task), Paint::Good);
+            let _ = writeln!(out, " · task_start at seq {seq} · {}", report.plan);
+        }
+        (RecordTransition::Start, true) => {
+            let _ = out.paint(&format!("{} already started", report.task), Paint::Muted);
+            let _ = writeln!(
+                out,
+                " · the task_start at seq {seq} has this work tree: nothing written · {}",
+                report.plan
+            );
+        }
+        (RecordTransition::Complete, _) => {
+            let _ = out.paint(&format!("{} completed", report.task), Paint::Good);
+            let _ = writeln!(
+                out,
+                " · derived from its gate evidence: nothing written · {}",
+                report.plan
+            );
+        }
+    }
+}

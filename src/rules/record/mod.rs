@@ -9,6 +9,7 @@ pub mod evidence;
 pub mod mint;
 pub mod projection;
 mod standalone;
+pub mod transitions;
 pub mod view;
 
 pub use standalone::{is_record_document, read_untrusted, standalone_document, standalone_journal};

@@ -1,0 +1,196 @@
+//! What a record plan's task may do next, judged from its contract and journal (docs/record-
+//! plans.md, "Writing a record plan"): a start needs an approval citing the live contract
+//! (rule 19) and is the same start when nothing changed since the last one; a completion is
+//! derived, never declared (rule 23), and is refused while a delegation of the task is open, an
+//! invariant's latest evaluation is missing, stale or failed (rule 21), or a criterion lacks
+//! accepted evidence inside the task's window. The reasons are the public ledger's words.
+
+use super::projection::TaskState;
+use crate::plan::record::{Event, Json};
+use serde_json::{Map, Value, json};
+
+/// Whether an approval event cites the live contract id.
+pub fn approved(events: &[Event], live_id: &str) -> bool {
+    events
+        .iter()
+        .any(|e| e.kind() == Some("approval") && e.str("contract_id") == Some(live_id))
+}
+
+/// The refusal a start without an approval records.
+pub fn unapproved_start(live_id: &str) -> Map<String, Value> {
+    let short: String = live_id.chars().take(12).collect();
+    refusal(
+        "task_start",
+        "task_start",
+        format!("no approval event cites the live contract_id {short}"),
+    )
+}
+
+/// The refusal of a start before the task's prerequisites are completed (`None`: they are).
+/// The public ledger does not check this; `dwp verify` reports such a start (DWP116), so dwp's
+/// writer never makes one.
+pub fn early_start(
+    task: &str,
+    graph: &[super::TaskShape],
+    tasks: &[TaskState],
+) -> Option<Map<String, Value>> {
+    let shape = graph.iter().find(|shape| shape.id == task)?;
+    let open: Vec<&str> = shape
+        .prerequisites
+        .iter()
+        .filter(|p| {
+            let state = tasks.iter().find(|t| t.id_str() == p.as_str());
+            state.is_none_or(|t| t.status != super::projection::TaskStatus::Completed)
+        })
+        .map(String::as_str)
+        .collect();
+    (!open.is_empty()).then(|| {
+        refusal(
+            task,
+            "task_start",
+            format!("prerequisite(s) not completed: {}", open.join(", ")),
+        )
+    })
+}
+
+/// A `task_start`'s payload: the task, and the work tree it starts from.
+pub fn start_payload(task: &str, revision: &str, dirty: &str) -> Map<String, Value> {
+    let mut payload = Map::new();
+    payload.insert("task".into(), task.into());
+    payload.insert(
+        "fingerprint".into(),
+        json!({"revision": revision, "dirty": dirty}),
+    );
+    payload
+}
+
+/// The seq of an earlier start that is this one (same task, same fingerprint, same actor, same
+/// contract): a start is idempotent, as the public ledger's content key makes it.
+pub fn same_start(
+    events: &[Event],
+    payload: &Map<String, Value>,
+    actor: &Value,
+    live_id: &str,
+) -> Option<i64> {
+    let identity = actor.get("identity").and_then(Value::as_str);
+    events
+        .iter()
+        .filter(|e| e.kind() == Some("task_start") && e.str("contract_id") == Some(live_id))
+        .filter(|e| {
+            let prior = e.value.get("actor").and_then(|a| a.get("identity"));
+            prior.and_then(Json::as_str) == identity
+        })
+        .filter(|e| {
+            let Some(object) = e.value.as_object() else {
+                return false;
+            };
+            let body = object.keys().filter(|k| !ENVELOPE.contains(k)).count();
+            body == payload.len()
+                && payload
+                    .iter()
+                    .all(|(k, v)| e.value.get(k).is_some_and(|mine| mine == v))
+        })
+        .map(Event::seq)
+        .next_back()
+}
+
+/// The envelope of an event: what is not its payload.
+const ENVELOPE: [&str; 8] = [
+    "schema",
+    "type",
+    "seq",
+    "ts",
+    "plan",
+    "contract_id",
+    "actor",
+    "note",
+];
+
+/// Why `task` cannot be completed now (the refusal to record), or `None` when its completion is
+/// derived: no open delegation of it, every invariant's latest evaluation a pass at or after
+/// its start, and every criterion of its gate intent satisfied inside its window.
+pub fn completion_refused(
+    contract: &Value,
+    events: &[Event],
+    task: &TaskState,
+) -> Option<Map<String, Value>> {
+    let id = task.id_str();
+    let mut open: Vec<String> = super::evidence::open_delegations(events)
+        .into_iter()
+        .filter(|(_, _, of)| of == id)
+        .map(|(_, delegation, _)| delegation)
+        .collect();
+    open.sort();
+    if !open.is_empty() {
+        let reason = format!(
+            "delegation(s) still open: {} — collect or cancel them first",
+            open.join(", ")
+        );
+        return Some(refusal(id, "gate", reason));
+    }
+    let start = task.started.as_ref().and_then(Value::as_i64);
+    let unverified = invariant_findings(contract, events, start);
+    if !unverified.is_empty() {
+        let reason = format!(
+            "invariant(s) not verified for this attempt: {}",
+            unverified.join("; ")
+        );
+        return Some(refusal(id, "gate", reason));
+    }
+    let missing: Vec<&str> = task
+        .criteria
+        .iter()
+        .filter(|c| c.satisfied.is_none())
+        .filter_map(|c| c.criterion.as_str())
+        .collect();
+    if !missing.is_empty() {
+        let reason = format!(
+            "criteria without in-window accepted evidence: {}",
+            missing.join(", ")
+        );
+        return Some(refusal(id, "gate", reason));
+    }
+    None
+}
+
+/// Each declared invariant whose latest evaluation (an observation `INV-x: pass`, `INV-x: fail`
+/// or `INV-x: fail: why`) is missing, earlier than `start`, or a failure.
+fn invariant_findings(contract: &Value, events: &[Event], start: Option<i64>) -> Vec<String> {
+    let invariants = contract.get("invariants").and_then(Value::as_array);
+    let ids = invariants
+        .into_iter()
+        .flatten()
+        .filter_map(|i| i.get("id").and_then(Value::as_str));
+    let mut findings = Vec::new();
+    for id in ids {
+        let (pass, fail) = (format!("{id}: pass"), format!("{id}: fail"));
+        let latest = events.iter().rfind(|e| {
+            e.kind() == Some("observation")
+                && e.str("statement")
+                    .is_some_and(|s| s == pass || s == fail || s.starts_with(&format!("{fail}:")))
+        });
+        match latest {
+            None => findings.push(format!("{id} never evaluated")),
+            Some(event) if start.is_some_and(|start| event.seq() < start) => {
+                findings.push(format!(
+                    "{id} last evaluated at seq {}, before the task start {}",
+                    event.seq(),
+                    start.unwrap_or_default()
+                ));
+            }
+            Some(event) if event.str("statement") != Some(pass.as_str()) => {
+                findings.push(format!("{id} failed (seq {})", event.seq()));
+            }
+            Some(_) => {}
+        }
+    }
+    findings
+}
+
+fn refusal(subject: &str, stage: &str, reason: String) -> Map<String, Value> {
+    let mut payload = Map::new();
+    payload.insert("subject".into(), subject.into());
+    payload.insert("stage".into(), stage.into());
+    payload.insert("reason".into(), reason.into());
+    payload
+}

@@ -1,0 +1,290 @@
+//! `dwp update` on a record plan (DWP v6/v7; issue #33, docs/record-plans.md "Writing a record
+//! plan"): `--status in_progress` appends a `task_start` with the work tree's fingerprint, once,
+//! and only under an approval of the live contract (rule 19); `--status completed` appends
+//! nothing when the journal derives the completion and records a `refusal` when it does not
+//! (rules 21, 23). `state.json` is projected again after every append.
+
+use crate::common::{dwp, fixture_copy, refused, writing_nothing};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn fixture_plan(case: &str) -> (tempfile::TempDir, PathBuf) {
+    let (root, name) = fixture_copy(case);
+    let plan = root.path().join(name);
+    (root, plan)
+}
+
+fn journal(plan: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(plan.join("journal.ndjson")).unwrap();
+    text.lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+fn update(plan: &Path, task: &str, status: &str) -> crate::common::Run {
+    let path = plan.to_str().unwrap();
+    dwp()
+        .args(["update", path, "--task", task, "--status", status, "--json"])
+        .run_utf8()
+}
+
+/// The snapshot agreement `dwp verify --json` reports.
+fn snapshot_agreement(plan: &Path) -> String {
+    let run = dwp()
+        .args(["verify", plan.to_str().unwrap(), "--json"])
+        .run_utf8();
+    run.payload()["plans"][0]["record"]["snapshot"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn a_start_appends_one_task_start_with_the_work_trees_fingerprint_and_projects_the_state() {
+    let (_root, plan) = fixture_plan("record-valid-v7-in-progress");
+    let before = journal(&plan);
+    let run = update(&plan, "T-convert-reference", "in_progress");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report = run.payload();
+    let after = journal(&plan);
+    assert_eq!(after.len(), before.len() + 1);
+    let start = after.last().unwrap();
+    assert_eq!(start["type"], "task_start");
+    assert_eq!(start["task"], "T-convert-reference");
+    assert_eq!(
+        start["actor"],
+        serde_json::json!({"kind": "agent", "identity": "caller"})
+    );
+    // No repository here: the public ledger's fingerprint of a host without git.
+    assert_eq!(
+        start["fingerprint"],
+        serde_json::json!({"revision": "none", "dirty": ""})
+    );
+    assert_eq!(report["seq"], start["seq"]);
+    assert_eq!(report["unchanged"], false);
+    assert_eq!(snapshot_agreement(&plan), "agrees");
+}
+
+// The public ledger's content key makes a start idempotent: the same task, work tree, actor
+// and contract is the same start.
+#[test]
+fn the_same_start_again_writes_nothing() {
+    let (_root, plan) = fixture_plan("record-valid-v7-in-progress");
+    assert_eq!(update(&plan, "T-convert-reference", "in_progress").code, 0);
+    let again = writing_nothing(&plan, "a repeated start", || {
+        update(&plan, "T-convert-reference", "in_progress")
+    });
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert_eq!(again.payload()["unchanged"], true);
+}
+
+#[test]
+fn a_start_in_a_repository_records_head_and_the_dirty_paths() {
+    let (root, plan) = fixture_plan("record-valid-v7-in-progress");
+    let git = |args: &[&str]| {
+        let status = Command::new("git")
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .current_dir(root.path())
+            .output()
+            .expect("git runs");
+        assert!(status.status.success(), "git {args:?}: {status:?}");
+        String::from_utf8(status.stdout).unwrap()
+    };
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&["commit", "-q", "-m", "plan"]);
+    let head = git(&["rev-parse", "HEAD"]).trim().to_owned();
+    std::fs::write(root.path().join("notes.txt"), "work in progress\n").unwrap();
+    assert_eq!(update(&plan, "T-convert-reference", "in_progress").code, 0);
+    let start = journal(&plan).pop().unwrap();
+    assert_eq!(start["fingerprint"]["revision"], head.as_str());
+    assert_eq!(start["fingerprint"]["dirty"], "?? notes.txt");
+}
+
+// Rule 19: the approval of the live contract is the only thing that opens a start; a refused
+// start is recorded, as the public ledger records it.
+#[test]
+fn rule_19_a_start_without_an_approval_of_the_live_contract_is_refused_and_recorded() {
+    let (_root, plan) = fixture_plan("record-dwp111-approval-cites-draft");
+    let before = journal(&plan);
+    let path = plan.to_str().unwrap();
+    let run = dwp()
+        .args([
+            "update",
+            path,
+            "--task",
+            "T-backoff-schedule",
+            "--status",
+            "in_progress",
+        ])
+        .run_utf8();
+    run.assert_refusal(
+        "update",
+        1,
+        &["no approval event cites the live contract", "rule 19"],
+    );
+    let after = journal(&plan);
+    assert_eq!(after.len(), before.len() + 1, "one refusal, no task_start");
+    let refusal = after.last().unwrap();
+    assert_eq!(refusal["type"], "refusal");
+    assert_eq!(refusal["stage"], "task_start");
+    assert_eq!(refusal["actor"]["kind"], "helper");
+}
+
+// dwp verify reports a start before the prerequisites completed (DWP116): dwp's writer never
+// makes one.
+#[test]
+fn a_start_before_the_prerequisites_are_completed_is_refused_and_recorded() {
+    let (_root, plan) = fixture_plan("record-valid-v7-in-progress");
+    let before = journal(&plan);
+    let path = plan.to_str().unwrap();
+    let run = dwp()
+        .args([
+            "update",
+            path,
+            "--task",
+            "T-redirect-map",
+            "--status",
+            "in_progress",
+        ])
+        .run_utf8();
+    run.assert_refusal(
+        "update",
+        1,
+        &["prerequisite(s) not completed", "T-convert-guides"],
+    );
+    let after = journal(&plan);
+    assert_eq!(after.len(), before.len() + 1);
+    assert_eq!(after.last().unwrap()["type"], "refusal");
+    assert!(
+        !after
+            .iter()
+            .any(|e| e["type"] == "task_start" && e["task"] == "T-redirect-map")
+    );
+}
+
+// Rule 23: completion is derived, never declared. A completion the journal derives writes
+// nothing; one it does not is refused with the public ledger's reason, recorded.
+#[test]
+fn rule_23_completion_is_derived_never_declared() {
+    let (_root, done) = fixture_plan("record-valid-v6-completed");
+    let run = writing_nothing(&done, "a derived completion", || {
+        update(&done, "T-backoff-schedule", "completed")
+    });
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.payload()["transition"], "complete");
+
+    let (_root, open) = fixture_plan("record-valid-v7-in-progress");
+    let before = journal(&open).len();
+    let path = open.to_str().unwrap();
+    let run = dwp()
+        .args([
+            "update",
+            path,
+            "--task",
+            "T-convert-guides",
+            "--status",
+            "completed",
+        ])
+        .run_utf8();
+    run.assert_refusal("update", 1, &["is not complete", "rule 23"]);
+    let after = journal(&open);
+    assert_eq!(after.len(), before + 1);
+    let refusal = after.last().unwrap();
+    assert_eq!(refusal["type"], "refusal");
+    assert_eq!(refusal["stage"], "gate");
+    assert_eq!(refusal["subject"], "T-convert-guides");
+}
+
+// Rule 21: every declared invariant's latest evaluation must pass at or after the task's start.
+#[test]
+fn rule_21_a_completion_waits_for_every_invariant_to_pass_in_the_attempt() {
+    let (_root, plan) = fixture_plan("record-valid-v7-in-progress");
+    let path = plan.to_str().unwrap();
+    let run = dwp()
+        .args([
+            "update",
+            path,
+            "--task",
+            "T-inventory",
+            "--status",
+            "completed",
+        ])
+        .run_utf8();
+    run.assert_refusal("update", 1, &["INV-wiki-read-only never evaluated"]);
+}
+
+#[test]
+fn an_unknown_task_is_refused_and_nothing_is_written() {
+    let (_root, plan) = fixture_plan("record-valid-v7-in-progress");
+    let path = plan.to_str().unwrap();
+    refused(
+        &plan,
+        "update",
+        1,
+        &["has no task T-missing", "T-inventory"],
+        || {
+            dwp()
+                .args([
+                    "update",
+                    path,
+                    "--task",
+                    "T-missing",
+                    "--status",
+                    "in_progress",
+                ])
+                .run_utf8()
+        },
+    );
+}
+
+#[test]
+fn what_only_a_v5_state_records_is_refused_on_a_record_plan() {
+    let (_root, plan) = fixture_plan("record-valid-v7-in-progress");
+    let path = plan.to_str().unwrap();
+    let cases: [&[&str]; 4] = [
+        &["--task", "T-inventory", "--status", "blocked"],
+        &["--task", "T-inventory", "--status", "completed", "--tick"],
+        &[
+            "--task",
+            "T-inventory",
+            "--status",
+            "completed",
+            "--gate",
+            "x",
+        ],
+        &["--task", "2", "--status", "in_progress"],
+    ];
+    for args in cases {
+        refused(&plan, "update", 2, &["record plan"], || {
+            dwp().arg("update").arg(path).args(args).run_utf8()
+        });
+    }
+}
+
+#[test]
+fn a_record_task_id_on_a_numbered_plan_is_refused() {
+    let (_root, plan) = fixture_plan("valid-full-v5");
+    let path = plan.to_str().unwrap();
+    refused(&plan, "update", 2, &["names a record plan's task"], || {
+        dwp()
+            .args([
+                "update",
+                path,
+                "--task",
+                "T-setup",
+                "--status",
+                "in_progress",
+            ])
+            .run_utf8()
+    });
+}
