@@ -131,6 +131,10 @@ pub enum Command {
         /// The plan was approved before it was written (approval pre_approved).
         #[arg(long)]
         pre_approved: bool,
+        /// A record plan's approval: the note the human wrote, recorded by its path and sha256
+        /// as the approval's authority marker (required there; not for other plans).
+        #[arg(long, value_name = "FILE")]
+        note: Option<PathBuf>,
         /// Refuse (exit 3) unless state.json still has this sha256.
         #[arg(long, value_name = "HEX")]
         expected_sha256: Option<String>,
@@ -882,11 +886,26 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
             target,
             by,
             pre_approved,
+            note,
             expected_sha256,
             wait,
             dry_run,
             signed,
         } => {
+            if let Some(dir) = record_plan_to_write(target)? {
+                let given = [
+                    (expected_sha256.is_some(), "--expected-sha256"),
+                    (*dry_run, "--dry-run"),
+                ];
+                let request = record_approve_request(&dir, by, *pre_approved, note, &given, *wait)?;
+                let approved = crate::commands::approve::approve_record(&dir, &request)?;
+                return Ok((Outcome::RecordApprove(approved), format));
+            }
+            if note.is_some() {
+                return Err(Error::Usage(
+                    "--note is a record plan's approval marker; this plan records its approval in its README and state.json".into(),
+                ));
+            }
             check_sha256(expected_sha256.as_deref())?;
             let request = crate::commands::approve::ApproveRequest {
                 by: by.clone(),
@@ -1472,6 +1491,36 @@ fn record_update_request(
         transition,
         agent: args.agent.clone(),
         wait: wait_duration(args.wait)?,
+    })
+}
+
+/// `dwp approve` of a record plan: a human's approval, so `--note FILE` (their note) is
+/// required; the flags that guard a v5 state are refused.
+fn record_approve_request(
+    dir: &Path,
+    by: &str,
+    pre_approved: bool,
+    note: &Option<PathBuf>,
+    given: &[(bool, &str)],
+    wait: f64,
+) -> Result<crate::commands::approve::RecordApproveRequest, Error> {
+    if let Some((_, flag)) = given.iter().find(|(given, _)| *given) {
+        return Err(Error::Usage(format!(
+            "{flag} guards a v5 state; a record plan's approval is an event appended to its journal"
+        )));
+    }
+    let Some(note) = note else {
+        return Err(Error::Usage(format!(
+            "a record plan's approval is a human's: give --note FILE, the note they wrote (recorded by its path and sha256): `dwp approve {} --by {} --note FILE`",
+            crate::term::path_word(dir),
+            crate::term::shell_word(by),
+        )));
+    };
+    Ok(crate::commands::approve::RecordApproveRequest {
+        by: by.to_owned(),
+        pre_approved,
+        note: from_here(note),
+        wait: wait_duration(wait)?,
     })
 }
 

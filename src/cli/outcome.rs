@@ -60,6 +60,8 @@ pub enum Outcome {
         report: ReconcileReport,
         write: bool,
     },
+    /// A record plan approved (`dwp approve`).
+    RecordApprove(crate::commands::approve::RecordApproveReport),
     /// A record plan's task started, or found completed (`dwp update`).
     RecordUpdate(crate::commands::update::RecordUpdateReport),
     /// A record plan's reconciliation: its state.json against the journal's projection.
@@ -151,6 +153,7 @@ impl Outcome {
             },
             Outcome::Update { .. }
             | Outcome::RecordUpdate(_)
+            | Outcome::RecordApprove(_)
             | Outcome::Amend(_)
             | Outcome::Approve(_)
             | Outcome::Init(_)

@@ -28,7 +28,7 @@ use crate::steps::commit::Change;
 use crate::steps::updater;
 use crate::store;
 use serde::Serialize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The longest `--by` name (the schema's limit for `updated_by.agent`).
@@ -602,4 +602,108 @@ mod tests {
         assert_eq!(spelled(Approval::PreApproved, true), "Pre-approved");
         assert_eq!(spelled(Approval::Approved, false), "approved");
     }
+}
+
+/// What `dwp approve` asks of a record plan (DWP v6/v7): an `approval` event citing the live
+/// contract, by a human, with the marker of the note they wrote (rules 19, 20, 12).
+#[derive(Debug, Clone)]
+pub struct RecordApproveRequest {
+    pub by: String,
+    pub pre_approved: bool,
+    /// `--note FILE`: the human's note, recorded by its path and digest.
+    pub note: PathBuf,
+    pub wait: std::time::Duration,
+}
+
+/// What `dwp approve` did to a record plan.
+#[derive(Debug, Clone, Serialize)]
+pub struct RecordApproveReport {
+    pub plan: String,
+    pub contract_id: String,
+    /// The approval written, or the same one found.
+    pub seq: i64,
+    /// The same approval (authority, mechanism, markdown digest, contract) was there: nothing
+    /// was written.
+    pub unchanged: bool,
+    pub authority: String,
+    pub mechanism: String,
+    pub plan_digest: String,
+    pub marker: String,
+    /// The mends of the live journal the writer made on opening it.
+    pub repairs: Vec<crate::steps::record_writer::Repair>,
+}
+
+/// Approve the record plan at `plan_dir`: the live contract, as its markdown stands now.
+pub fn approve_record(
+    plan_dir: &Path,
+    request: &RecordApproveRequest,
+) -> Result<RecordApproveReport> {
+    use crate::rules::record::transitions;
+    crate::Error::check_length("--by", &request.by, MAX_NAME_CHARS)?;
+    let note = read_note(&request.note)?;
+    let marker = transitions::human_marker(
+        &request.note.display().to_string(),
+        &store::sha256_hex(&note),
+    );
+    let mut writer = crate::steps::record_writer::RecordWriter::open(plan_dir, request.wait)?;
+    let (plan, _) = writer.plan();
+    if plan.markdown().is_empty() {
+        return Err(Error::rejected(
+            plan_dir.display().to_string(),
+            "holds no markdown (*.md): an approval digests the plan the authority approved, and a folder of records alone is not approvable (rule 20); nothing was written",
+        ));
+    }
+    let Some(digest) = crate::rules::record::markdown_digest(plan) else {
+        return Err(Error::rejected(
+            plan_dir.display().to_string(),
+            "a markdown file of the plan cannot be read, so nothing can say what was approved; nothing was written",
+        )
+        .with_hint(format!("`dwp verify {}` names it", crate::term::path_word(plan_dir))));
+    };
+    let mechanism = match request.pre_approved {
+        true => "pre_authorization",
+        false => "plan_authorship",
+    };
+    let payload = transitions::approval_payload(&request.by, mechanism, &digest);
+    let actor = serde_json::json!({"kind": "human", "identity": request.by});
+    let live_id = writer.contract_id().to_owned();
+    let arena = bumpalo::Bump::new();
+    let journal = plan.journal(&arena);
+    let same = transitions::same_event(&journal.events, "approval", &payload, &actor, &live_id);
+    drop(journal);
+    let seq = match same {
+        Some(seq) => seq,
+        None => {
+            let event = writer.append("approval", payload, actor, Some(&marker))?;
+            event
+                .get("seq")
+                .and_then(serde_json::Value::as_i64)
+                .unwrap_or_default()
+        }
+    };
+    let repairs = writer.repairs.clone();
+    writer.finish()?;
+    Ok(RecordApproveReport {
+        plan: plan_dir.display().to_string(),
+        contract_id: live_id,
+        seq,
+        unchanged: same.is_some(),
+        authority: request.by.clone(),
+        mechanism: mechanism.to_owned(),
+        plan_digest: digest,
+        marker,
+        repairs,
+    })
+}
+
+/// The human's note: a regular file, read whole (its digest is the marker).
+fn read_note(path: &Path) -> Result<Vec<u8>> {
+    let absolute = std::path::absolute(path).map_err(|e| Error::io("read", path, e))?;
+    let dir = absolute.parent().unwrap_or(Path::new("/"));
+    store::read_artifact(&absolute, dir).map_err(|failure| {
+        Error::rejected(
+            path.display().to_string(),
+            format!("the note the human wrote cannot be read ({failure}): the approval's authority marker is that note"),
+        )
+    })
 }

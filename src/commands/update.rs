@@ -197,7 +197,9 @@ pub fn update_record(plan_dir: &Path, request: &RecordUpdateRequest) -> Result<R
                 "identity": request.agent.as_deref().unwrap_or("caller"),
             });
             report.fingerprint = payload.get("fingerprint").cloned();
-            report.seq = transitions::same_start(&journal.events, &payload, &actor, &live_id);
+            let same =
+                transitions::same_event(&journal.events, "task_start", &payload, &actor, &live_id);
+            report.seq = same;
             report.unchanged = report.seq.is_some();
             drop(journal);
             if report.seq.is_none() {

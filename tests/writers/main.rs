@@ -18,6 +18,7 @@ mod new;
 mod observed;
 mod published;
 mod reconcile;
+mod record_approve;
 mod record_plans;
 mod record_reconcile;
 mod record_update;

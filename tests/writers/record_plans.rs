@@ -17,9 +17,8 @@ fn record_plan() -> (tempfile::TempDir, PathBuf) {
 fn rule_18_every_writer_refuses_a_record_plan_and_writes_nothing() {
     let (_root, plan) = record_plan();
     let path = plan.to_str().unwrap();
-    let writers: [(&str, Vec<&str>); 7] = [
+    let writers: [(&str, Vec<&str>); 6] = [
         ("run", vec!["run", path, "--task", "1", "--", "true"]),
-        ("approve", vec!["approve", path, "--by", "Ana"]),
         ("init", vec!["init", path]),
         ("migrate", vec!["migrate", path, "--to", "v5"]),
         ("finalize", vec!["finalize", path]),

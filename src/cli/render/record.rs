@@ -290,3 +290,29 @@ pub(super) fn update<W: Write>(
         }
     }
 }
+
+pub(super) fn approve<W: Write>(
+    out: &mut Inert<W>,
+    report: &crate::commands::approve::RecordApproveReport,
+    json: Option<Stamp>,
+) {
+    if let Some(stamp) = json {
+        print_keyed(out, "approve", stamp, report);
+        return;
+    }
+    let short: String = report.contract_id.chars().take(12).collect();
+    if report.unchanged {
+        let _ = out.paint("already approved:", Paint::Muted);
+    } else {
+        let _ = out.paint("approved:", Paint::Good);
+    }
+    let _ = writeln!(
+        out,
+        " {} · contract {short} by {} ({}) · approval at seq {} · markdown digest {}",
+        report.plan,
+        inert_line(&report.authority),
+        report.mechanism,
+        report.seq,
+        report.plan_digest
+    );
+}

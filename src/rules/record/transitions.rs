@@ -53,6 +53,22 @@ pub fn early_start(
     })
 }
 
+/// An `approval`'s payload: who approved, how, and the digest of the markdown approved.
+pub fn approval_payload(authority: &str, mechanism: &str, digest: &str) -> Map<String, Value> {
+    let mut payload = Map::new();
+    payload.insert("authority".into(), authority.into());
+    payload.insert("mechanism".into(), mechanism.into());
+    payload.insert("plan_digest".into(), digest.into());
+    payload
+}
+
+/// The public ledger's human-authority marker for a note: its path, as given, and the first 16
+/// hex digits of its sha256.
+pub fn human_marker(note: &str, sha256: &str) -> String {
+    let short: String = sha256.chars().take(16).collect();
+    format!("human authority marker: note {note} sha256:{short}")
+}
+
 /// A `task_start`'s payload: the task, and the work tree it starts from.
 pub fn start_payload(task: &str, revision: &str, dirty: &str) -> Map<String, Value> {
     let mut payload = Map::new();
@@ -64,10 +80,12 @@ pub fn start_payload(task: &str, revision: &str, dirty: &str) -> Map<String, Val
     payload
 }
 
-/// The seq of an earlier start that is this one (same task, same fingerprint, same actor, same
-/// contract): a start is idempotent, as the public ledger's content key makes it.
-pub fn same_start(
+/// The seq of an earlier event that is this one (same type, same payload, same actor, same
+/// contract): a start and an approval are idempotent, as the public ledger's content key makes
+/// them.
+pub fn same_event(
     events: &[Event],
+    kind: &str,
     payload: &Map<String, Value>,
     actor: &Value,
     live_id: &str,
@@ -75,7 +93,7 @@ pub fn same_start(
     let identity = actor.get("identity").and_then(Value::as_str);
     events
         .iter()
-        .filter(|e| e.kind() == Some("task_start") && e.str("contract_id") == Some(live_id))
+        .filter(|e| e.kind() == Some(kind) && e.str("contract_id") == Some(live_id))
         .filter(|e| {
             let prior = e.value.get("actor").and_then(|a| a.get("identity"));
             prior.and_then(Json::as_str) == identity
