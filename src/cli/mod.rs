@@ -172,6 +172,27 @@ pub enum Command {
         /// Check everything and print the diff of every file it would write; write nothing.
         #[arg(long)]
         dry_run: bool,
+        /// Make a record plan (DWP v6/v7) of this contract draft instead: manifest.json, the
+        /// stamped contract.json, then the approval (with --by and --note), resumable.
+        #[arg(long, value_name = "FILE")]
+        contract: Option<PathBuf>,
+        /// With --contract: who approves the plan.
+        #[arg(long, value_name = "NAME", requires = "contract")]
+        by: Option<String>,
+        /// With --contract: the note the approver wrote, recorded by its path and sha256.
+        #[arg(long, value_name = "FILE", requires = "contract")]
+        note: Option<PathBuf>,
+        /// With --contract: the plan was approved before it was written (pre_authorization).
+        #[arg(long, requires = "contract")]
+        pre_approved: bool,
+        /// With --contract: retry a held lock for up to this many seconds.
+        #[arg(
+            long,
+            value_name = "SECONDS",
+            default_value_t = 0.0,
+            requires = "contract"
+        )]
+        wait: f64,
     },
     /// A new plan folder that verify accepts as it stands, materialized as `dwp init` does.
     #[command(after_help = examples![
@@ -927,6 +948,44 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
             model,
             standard,
             dry_run,
+            contract: Some(contract),
+            by,
+            note,
+            pre_approved,
+            wait,
+        } => {
+            let given = [
+                (agent.is_some() || model.is_some(), "--agent"),
+                (standard.is_some(), "--standard"),
+                (*dry_run, "--dry-run"),
+            ];
+            if let Some((_, flag)) = given.iter().find(|(given, _)| *given) {
+                return Err(Error::Usage(format!(
+                    "{flag} makes a v5 plan's manifest; with --contract, init makes a record plan"
+                )));
+            }
+            let (Some(by), Some(note)) = (by, note) else {
+                return Err(Error::Usage(
+                    "--contract makes a record plan approved by a human: give --by NAME and --note FILE (the note they wrote)".into(),
+                ));
+            };
+            let request = crate::commands::init::RecordInitRequest {
+                contract: from_here(contract),
+                by: by.clone(),
+                pre_approved: *pre_approved,
+                note: from_here(note),
+                wait: wait_duration(*wait)?,
+            };
+            let dir = crate::plan::resolve_target(&plan_arg(target)?).0;
+            Outcome::RecordInit(crate::commands::init::materialize_record(&dir, &request)?)
+        }
+        Command::Init {
+            target,
+            agent,
+            model,
+            standard,
+            dry_run,
+            ..
         } => {
             let creator = crate::commands::init::Creator {
                 agent: agent.clone(),

@@ -60,6 +60,8 @@ pub enum Outcome {
         report: ReconcileReport,
         write: bool,
     },
+    /// A record plan made of a contract draft (`dwp init --contract`).
+    RecordInit(crate::commands::init::RecordInitReport),
     /// A record plan approved (`dwp approve`).
     RecordApprove(crate::commands::approve::RecordApproveReport),
     /// A record plan's task started, or found completed (`dwp update`).
@@ -154,6 +156,7 @@ impl Outcome {
             Outcome::Update { .. }
             | Outcome::RecordUpdate(_)
             | Outcome::RecordApprove(_)
+            | Outcome::RecordInit(_)
             | Outcome::Amend(_)
             | Outcome::Approve(_)
             | Outcome::Init(_)

@@ -638,72 +638,26 @@ pub fn approve_record(
     plan_dir: &Path,
     request: &RecordApproveRequest,
 ) -> Result<RecordApproveReport> {
-    use crate::rules::record::transitions;
     crate::Error::check_length("--by", &request.by, MAX_NAME_CHARS)?;
-    let note = read_note(&request.note)?;
-    let marker = transitions::human_marker(
-        &request.note.display().to_string(),
-        &store::sha256_hex(&note),
-    );
-    let mut writer = crate::steps::record_writer::RecordWriter::open(plan_dir, request.wait)?;
-    let (plan, _) = writer.plan();
-    if plan.markdown().is_empty() {
-        return Err(Error::rejected(
-            plan_dir.display().to_string(),
-            "holds no markdown (*.md): an approval digests the plan the authority approved, and a folder of records alone is not approvable (rule 20); nothing was written",
-        ));
-    }
-    let Some(digest) = crate::rules::record::markdown_digest(plan) else {
-        return Err(Error::rejected(
-            plan_dir.display().to_string(),
-            "a markdown file of the plan cannot be read, so nothing can say what was approved; nothing was written",
-        )
-        .with_hint(format!("`dwp verify {}` names it", crate::term::path_word(plan_dir))));
-    };
+    let marker = crate::steps::record_writer::human_marker(&request.note)?;
     let mechanism = match request.pre_approved {
         true => "pre_authorization",
         false => "plan_authorship",
     };
-    let payload = transitions::approval_payload(&request.by, mechanism, &digest);
-    let actor = serde_json::json!({"kind": "human", "identity": request.by});
-    let live_id = writer.contract_id().to_owned();
-    let arena = bumpalo::Bump::new();
-    let journal = plan.journal(&arena);
-    let same = transitions::same_event(&journal.events, "approval", &payload, &actor, &live_id);
-    drop(journal);
-    let seq = match same {
-        Some(seq) => seq,
-        None => {
-            let event = writer.append("approval", payload, actor, Some(&marker))?;
-            event
-                .get("seq")
-                .and_then(serde_json::Value::as_i64)
-                .unwrap_or_default()
-        }
-    };
+    let mut writer = crate::steps::record_writer::RecordWriter::open(plan_dir, request.wait)?;
+    let approved = writer.approve(&request.by, mechanism, &marker)?;
+    let contract_id = writer.contract_id().to_owned();
     let repairs = writer.repairs.clone();
     writer.finish()?;
     Ok(RecordApproveReport {
         plan: plan_dir.display().to_string(),
-        contract_id: live_id,
-        seq,
-        unchanged: same.is_some(),
+        contract_id,
+        seq: approved.seq,
+        unchanged: approved.found,
         authority: request.by.clone(),
         mechanism: mechanism.to_owned(),
-        plan_digest: digest,
+        plan_digest: approved.plan_digest,
         marker,
         repairs,
-    })
-}
-
-/// The human's note: a regular file, read whole (its digest is the marker).
-fn read_note(path: &Path) -> Result<Vec<u8>> {
-    let absolute = std::path::absolute(path).map_err(|e| Error::io("read", path, e))?;
-    let dir = absolute.parent().unwrap_or(Path::new("/"));
-    store::read_artifact(&absolute, dir).map_err(|failure| {
-        Error::rejected(
-            path.display().to_string(),
-            format!("the note the human wrote cannot be read ({failure}): the approval's authority marker is that note"),
-        )
     })
 }

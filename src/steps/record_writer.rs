@@ -36,6 +36,15 @@ pub struct Repair {
     pub cause: String,
 }
 
+/// An approval appended, or found.
+#[derive(Debug, Clone)]
+pub struct Approved {
+    pub seq: i64,
+    /// The same approval was already there: nothing was written.
+    pub found: bool,
+    pub plan_digest: String,
+}
+
 /// What finishing a writer did to `state.json`.
 #[derive(Debug, Clone)]
 pub struct Projected {
@@ -219,6 +228,55 @@ impl RecordWriter {
         self.plan_dir.join(JOURNAL).display().to_string()
     }
 
+    /// Append a human's approval of the live contract as the plan's markdown stands (rules 19,
+    /// 20): `by`, `mechanism`, the markdown's digest, and `marker` (the note's) as its note;
+    /// the same approval already there is found, not written again. Refused, writing nothing,
+    /// when the plan has no markdown or a markdown file cannot be read.
+    pub fn approve(&mut self, by: &str, mechanism: &str, marker: &str) -> Result<Approved> {
+        use crate::rules::record::transitions;
+        let plan = &self.plan;
+        if plan.markdown().is_empty() {
+            return Err(Error::rejected(
+                self.plan_dir.display().to_string(),
+                "holds no markdown (*.md): an approval digests the plan the authority approved, and a folder of records alone is not approvable (rule 20); nothing was written",
+            ));
+        }
+        let Some(digest) = crate::rules::record::markdown_digest(plan) else {
+            return Err(Error::rejected(
+                self.plan_dir.display().to_string(),
+                "a markdown file of the plan cannot be read, so nothing can say what was approved; nothing was written",
+            )
+            .with_hint(format!(
+                "`dwp verify {}` names it",
+                crate::term::path_word(&self.plan_dir)
+            )));
+        };
+        let payload = transitions::approval_payload(by, mechanism, &digest);
+        let actor = serde_json::json!({"kind": "human", "identity": by});
+        let arena = bumpalo::Bump::new();
+        let journal = plan.journal(&arena);
+        let found = transitions::same_event(
+            &journal.events,
+            "approval",
+            &payload,
+            &actor,
+            &self.contract_id,
+        );
+        drop(journal);
+        let seq = match found {
+            Some(seq) => seq,
+            None => {
+                let event = self.append("approval", payload, actor, Some(marker))?;
+                event.get("seq").and_then(Value::as_i64).unwrap_or_default()
+            }
+        };
+        Ok(Approved {
+            seq,
+            found: found.is_some(),
+            plan_digest: digest,
+        })
+    }
+
     /// Number events above every seq read, then cut a torn live tail or restore a lost final
     /// newline, each with its `journal_repair` event and PROGRESS.md line.
     fn mend(&mut self, plan: &RecordPlan) -> Result<()> {
@@ -368,4 +426,30 @@ fn unjudgeable(plan_dir: &Path, findings: &[crate::findings::Finding]) -> Error 
         "`dwp validate {}` lists every problem of the plan's records",
         crate::term::path_word(plan_dir)
     ))
+}
+
+/// The public ledger's human-authority marker for the note at `path` (rule 12).
+pub fn human_marker(path: &Path) -> Result<String> {
+    let note = read_given_file(
+        path,
+        "note the human wrote (the approval's authority marker)",
+    )?;
+    let digest = crate::store::sha256_hex(&note);
+    Ok(crate::rules::record::transitions::human_marker(
+        &path.display().to_string(),
+        &digest,
+    ))
+}
+
+/// A file the caller names (a note, a contract draft), wherever it is: a regular file, read
+/// whole; `what` names it in the refusal.
+pub fn read_given_file(path: &Path, what: &str) -> Result<Vec<u8>> {
+    let absolute = std::path::absolute(path).map_err(|e| Error::io("read", path, e))?;
+    let dir = absolute.parent().unwrap_or(Path::new("/"));
+    crate::store::read_artifact(&absolute, dir).map_err(|failure| {
+        Error::rejected(
+            path.display().to_string(),
+            format!("the {what} cannot be read ({failure})"),
+        )
+    })
 }

@@ -19,6 +19,7 @@ mod observed;
 mod published;
 mod reconcile;
 mod record_approve;
+mod record_init;
 mod record_plans;
 mod record_reconcile;
 mod record_update;

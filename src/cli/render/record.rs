@@ -316,3 +316,31 @@ pub(super) fn approve<W: Write>(
         report.plan_digest
     );
 }
+
+pub(super) fn init<W: Write>(
+    out: &mut Inert<W>,
+    report: &crate::commands::init::RecordInitReport,
+    json: Option<Stamp>,
+) {
+    use crate::steps::record_materialize::Step;
+    if let Some(stamp) = json {
+        print_keyed(out, "init", stamp, report);
+        return;
+    }
+    let word = |step: Step| match step {
+        Step::Written => "written",
+        Step::Found => "found",
+    };
+    let short: String = report.contract_id.chars().take(12).collect();
+    let _ = out.paint("materialized:", Paint::Good);
+    let _ = writeln!(
+        out,
+        " {} · record plan {} · manifest.json {} · contract.json {short} {} · approval at seq {} {}",
+        report.plan,
+        report.generation,
+        word(report.manifest),
+        word(report.contract),
+        report.approval_seq,
+        word(report.approval)
+    );
+}
