@@ -321,7 +321,7 @@ pub fn reconcile_record(
             check_expected(plan_dir, request, &snapshot_of(plan)?)
         })?;
     let repairs = writer.repairs.clone();
-    let projected = writer.finish_projecting()?;
+    let projected = writer.finish()?;
     Ok(RecordReconcileReport {
         plan: plan_dir.display().to_string(),
         in_sync: true,

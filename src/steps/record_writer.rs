@@ -15,7 +15,7 @@
 //! and numbered above every seq of the archives and the live file.
 
 use crate::error::{Error, Result};
-use crate::plan::record::{Event, JOURNAL, Journal, RecordGeneration, RecordPlan};
+use crate::plan::record::{JOURNAL, RecordGeneration, RecordPlan};
 use crate::rules::record::Derived;
 use crate::rules::record::mint::{self, Live, Minted};
 use crate::steps::commit::{Change, commit};
@@ -167,56 +167,53 @@ impl RecordWriter {
         actor: Value,
         note: Option<&str>,
     ) -> Result<Value> {
-        let ts = crate::clock::now_rfc3339();
-        let live = Live {
-            contract: &self.contract,
-            id: self.contract_id.clone(),
-            generation: self.generation,
-        };
-        let Minted { event, line } =
-            mint::mint(&live, self.next_seq, &ts, kind, payload, actor, note)
-                .map_err(|why| Error::rejected(self.journal_name(), why))?;
+        let Minted { event, line } = self.mint_next(kind, payload, actor, note)?;
         self.journal.append(&line)?;
         self.next_seq += 1;
         self.appended = true;
         Ok(event)
     }
 
-    /// Project `state.json` again when anything was appended (the ledger leaves that to its
-    /// `project` verb; dwp keeps the snapshot the journal's), then release the lock.
-    pub fn finish(self) -> Result<Projected> {
-        let project = self.appended;
-        self.close(project)
+    /// The next event, numbered and judged, not yet written.
+    fn mint_next(
+        &self,
+        kind: &str,
+        payload: Map<String, Value>,
+        actor: Value,
+        note: Option<&str>,
+    ) -> Result<Minted> {
+        let ts = crate::clock::now_rfc3339();
+        let live = Live {
+            contract: &self.contract,
+            id: self.contract_id.clone(),
+            generation: self.generation,
+        };
+        mint::mint(&live, self.next_seq, &ts, kind, payload, actor, note)
+            .map_err(|why| Error::rejected(self.journal_name(), why))
     }
 
-    /// [`RecordWriter::finish`], projecting `state.json` whether or not anything was appended.
-    pub fn finish_projecting(self) -> Result<Projected> {
-        self.close(true)
-    }
-
-    fn close(mut self, project: bool) -> Result<Projected> {
+    /// Write `state.json` as the journal projects it, when it is not that already (the ledger
+    /// leaves it to its `project` verb; dwp keeps the snapshot the journal's, so a writer killed
+    /// between an append and the projection is made whole by the next one), then release the
+    /// lock.
+    pub fn finish(mut self) -> Result<Projected> {
         if self.appended {
             self.read_again()?;
         }
         let snapshot = self.plan.snapshot.as_ref().and_then(|s| s.as_ref().ok());
-        let old_sha256 = snapshot
-            .map(|s| crate::store::sha256_hex(s))
-            .unwrap_or_default();
-        let mut projected = Projected {
-            written: false,
-            new_sha256: old_sha256.clone(),
-            old_sha256,
+        let bytes = self.derived.projection.bytes();
+        let projected = Projected {
+            written: snapshot != Some(&bytes),
+            old_sha256: snapshot
+                .map(|s| crate::store::sha256_hex(s))
+                .unwrap_or_default(),
+            new_sha256: crate::store::sha256_hex(&bytes),
         };
-        if project {
-            let bytes = self.derived.projection.bytes();
-            projected.new_sha256 = crate::store::sha256_hex(&bytes);
-            if snapshot != Some(&bytes) {
-                let mut change = Change::new(&self.plan_dir, "dwp: project state.json");
-                let path = self.plan_dir.join(crate::plan::record::SNAPSHOT);
-                change.write(&path, snapshot.map(Vec::as_slice), bytes);
-                commit(change)?;
-                projected.written = true;
-            }
+        if projected.written {
+            let mut change = Change::new(&self.plan_dir, "dwp: project state.json");
+            let path = self.plan_dir.join(crate::plan::record::SNAPSHOT);
+            change.write(&path, snapshot.map(Vec::as_slice), bytes);
+            commit(change)?;
         }
         let RecordWriter { journal, lock, .. } = self;
         drop(journal);
@@ -282,7 +279,6 @@ impl RecordWriter {
     fn mend(&mut self, plan: &RecordPlan) -> Result<()> {
         let arena = bumpalo::Bump::new();
         let journal = plan.journal(&arena);
-        self.note_unnoted_repairs(plan, &journal)?;
         let archive_top = journal.archives().map(|(_, (_, last))| last).max();
         let highest = journal.events.iter().filter_map(|e| e.integer_seq()).max();
         let floor = archive_top.map_or(0, |top| i64::try_from(top).unwrap_or(i64::MAX));
@@ -301,37 +297,71 @@ impl RecordWriter {
             )
             .with_hint("restore the archive from an exported copy of the plan"));
         }
-        let live_tear = journal
-            .torn
-            .first()
-            .map(|t| (t.offset as u64, t.cause.clone()));
+        let live_tear = journal.torn.first().map(|t| (t.offset, t.cause.clone()));
         let unframed = journal.unframed;
         drop(journal);
-        if let Some((offset, cause)) = live_tear {
-            self.journal.truncate(offset)?;
-            self.record_repair(offset, &cause, mint::TORN_NOTE)?;
-        } else if unframed {
-            let offset = self.journal.len();
-            self.journal.append(b"\n")?;
-            self.record_repair(offset, mint::FRAMING_CAUSE, mint::FRAMING_NOTE)?;
+        let live = plan.journal_files.iter().find(|s| s.range.is_none());
+        let old = live
+            .and_then(|s| s.read.as_ref().ok())
+            .cloned()
+            .unwrap_or_default();
+        match live_tear {
+            Some((offset, cause)) => {
+                let kept = old[..offset].to_vec();
+                self.replace_journal(&old, kept, offset as u64, &cause, mint::TORN_NOTE)
+            }
+            None if unframed => {
+                let mut framed = old.clone();
+                framed.push(b'\n');
+                let offset = old.len() as u64;
+                self.replace_journal(
+                    &old,
+                    framed,
+                    offset,
+                    mint::FRAMING_CAUSE,
+                    mint::FRAMING_NOTE,
+                )
+            }
+            None => Ok(()),
         }
-        Ok(())
     }
 
-    /// The event is appended first and its PROGRESS.md line after: a kill between the two
-    /// leaves an event without its line, which the next writer adds
-    /// ([`RecordWriter::note_unnoted_repairs`]); never a line for an event that is not there.
-    fn record_repair(&mut self, byte_offset: u64, cause: &str, note: &str) -> Result<()> {
+    /// Mend the live journal `old`: `kept` (its bytes up to the mend) followed by the
+    /// `journal_repair` event, written with the event's PROGRESS.md line as one change. The
+    /// journal is replaced whole (atomically) rather than cut and appended to, so no kill leaves
+    /// a cut without its record or a record without its cut: the intent record of the change
+    /// makes the two files land together, completed by the next writer if a kill interrupts.
+    fn replace_journal(
+        &mut self,
+        old: &[u8],
+        kept: Vec<u8>,
+        byte_offset: u64,
+        cause: &str,
+        note: &str,
+    ) -> Result<()> {
         let payload = mint::repair_payload(byte_offset, cause);
-        let event = self.append("journal_repair", payload, mint::helper(), Some(note))?;
+        let Minted { event, line } =
+            self.mint_next("journal_repair", payload, mint::helper(), Some(note))?;
         let seq = event.get("seq").and_then(Value::as_i64).unwrap_or_default();
         let ts = event.get("ts").and_then(Value::as_str).unwrap_or_default();
+        let mut mended = kept;
+        mended.extend_from_slice(&line);
+        let path = self.plan_dir.join(JOURNAL);
         let mut change = Change::new(&self.plan_dir, "dwp: journal repair");
+        change.write(&path, Some(old), mended.clone());
         change.append(
             &self.plan_dir.join(PROGRESS),
             &repair_line(ts, byte_offset, cause, seq),
         );
         commit(change)?;
+        // The journal is a new file now: this writer appends to it, as it left it.
+        let (journal, bytes) = JournalFile::read_locked(&path, &self.plan_dir, &self.lock)?;
+        if bytes != mended {
+            return Err(changed_while_read(&path));
+        }
+        self.journal = journal;
+        self.next_seq += 1;
+        self.appended = true;
         self.repairs.push(Repair {
             seq,
             byte_offset,
@@ -341,55 +371,14 @@ impl RecordWriter {
     }
 }
 
-impl RecordWriter {
-    /// Add the PROGRESS.md line of each `journal_repair` dwp appended whose line is missing (a
-    /// writer killed between the two).
-    fn note_unnoted_repairs(&self, plan: &RecordPlan, journal: &Journal) -> Result<()> {
-        let progress = plan.markdown().iter().find(|file| file.0 == PROGRESS);
-        let Some((_, Ok(text))) = progress else {
-            return Ok(());
-        };
-        let text = String::from_utf8_lossy(text);
-        let mut change = Change::new(&self.plan_dir, "dwp: journal repair");
-        for event in journal.events.iter().filter(|e| is_dwp_repair(e)) {
-            let seq = event.seq();
-            let noted = format!("recorded as journal_repair at seq {seq}");
-            if text.lines().any(|line| line.ends_with(&noted)) {
-                continue;
-            }
-            let offset = event.value.get("byte_offset").and_then(|v| v.as_i64());
-            let line = repair_line(
-                event.str("ts").unwrap_or_default(),
-                offset
-                    .and_then(|o| u64::try_from(o).ok())
-                    .unwrap_or_default(),
-                event.str("cause").unwrap_or_default(),
-                seq,
-            );
-            change.append(&self.plan_dir.join(PROGRESS), &line);
-        }
-        commit(change)
-    }
-}
-
 const PROGRESS: &str = "PROGRESS.md";
 
-/// The PROGRESS.md line of a repair: written from the event alone, so the next writer can
-/// write it again when a kill lost it.
+/// The PROGRESS.md line of a repair.
 fn repair_line(ts: &str, byte_offset: u64, cause: &str, seq: i64) -> String {
     format!(
         "- {ts} dwp: {JOURNAL} mended at byte {byte_offset} ({}); recorded as journal_repair at seq {seq}",
         crate::term::inert_line(cause)
     )
-}
-
-/// A `journal_repair` dwp itself appended.
-fn is_dwp_repair(event: &Event) -> bool {
-    let actor = event.value.get("actor").and_then(|a| a.get("identity"));
-    event.kind() == Some("journal_repair")
-        && actor
-            .and_then(|identity| identity.as_str())
-            .is_some_and(|identity| identity.starts_with("dwp/"))
 }
 
 fn live_contract(plan: &RecordPlan, name: &str) -> Result<Value> {

@@ -1,10 +1,11 @@
 //! A record plan's live journal (`journal.ndjson`), opened to append under the plan's lock
 //! (docs/record-plans.md, "Writing a record plan").
 //!
-//! The journal is append-only, so what a writer does to it is small: read it once, cut a torn
-//! tail at a line start, and append whole lines, each made durable before the call returns
-//! (the file's data by `fdatasync`, and the folder entry by an fsync of the folder when the
-//! append created the file). Which bytes tear, and what a line says, are the plan layer's.
+//! The journal is append-only, so what a writer does to it is small: read it once and append
+//! whole lines, each made durable before the call returns (the file's data by `fdatasync`, and
+//! the folder entry by an fsync of the folder when the append created the file). Which bytes
+//! tear, and what a line says, are the plan layer's; a mend replaces the file whole, through
+//! `steps::commit`.
 //!
 //! Every writer of the journal takes the plan's lock, so the file changes only through the
 //! holder. One that changed all the same (an editor, or a writer that ignores the lock) is a
@@ -81,20 +82,6 @@ impl JournalFile {
     /// Whether it holds no byte (or does not exist yet).
     pub fn is_empty(&self) -> bool {
         self.seen.len == 0
-    }
-
-    /// Cut the file at `offset` (a line start), durably.
-    pub fn truncate(&mut self, offset: u64) -> Result<()> {
-        self.check_unchanged()?;
-        let Some(file) = &self.file else {
-            return Ok(());
-        };
-        let path = &self.path;
-        file.set_len(offset)
-            .and_then(|()| file.sync_all())
-            .map_err(|e| Error::io("truncate", path, e))?;
-        self.seen.len = offset;
-        Ok(())
     }
 
     /// Append `bytes` (whole lines) durably, creating the file when it does not exist.
@@ -211,18 +198,6 @@ mod tests {
         assert_eq!(journal.len(), 20);
     }
 
-    #[test]
-    fn a_cut_tail_is_gone_and_the_next_append_follows_the_cut() {
-        let (_root, plan, lock) = plan();
-        let path = plan.join("journal.ndjson");
-        std::fs::write(&path, b"{\"seq\":1}\n{\"se").unwrap();
-        let (mut journal, bytes) = JournalFile::read_locked(&path, &plan, &lock).unwrap();
-        assert_eq!(bytes, b"{\"seq\":1}\n{\"se");
-        journal.truncate(10).unwrap();
-        journal.append(b"{\"seq\":2}\n").unwrap();
-        assert_eq!(std::fs::read(&path).unwrap(), b"{\"seq\":1}\n{\"seq\":2}\n");
-    }
-
     // The collision check (issue #33): an append never follows bytes this writer did not see.
     #[test]
     fn an_append_after_bytes_written_behind_the_lock_is_refused_and_writes_nothing() {
@@ -237,8 +212,6 @@ mod tests {
         behind.write_all(b"{\"seq\":2}\n").unwrap();
         let refused = journal.append(b"{\"seq\":2}\n").unwrap_err().to_string();
         assert!(refused.contains("changed size behind"), "{refused}");
-        assert_eq!(std::fs::read(&path).unwrap(), b"{\"seq\":1}\n{\"seq\":2}\n");
-        assert!(journal.truncate(0).is_err(), "a cut is refused as well");
         assert_eq!(std::fs::read(&path).unwrap(), b"{\"seq\":1}\n{\"seq\":2}\n");
     }
 

@@ -34,7 +34,12 @@ rmdir,write,writev,pwrite64,fchmod,fchmodat,ftruncate,truncate,link,linkat,symli
 
 /// What a crash leaves that a recovery must clear, by name: the writer's lock, an intent
 /// record, a publication marker.
-const LEFTOVERS: [&str; 3] = ["state.json.lock", ".dwp-intent.json", ".finalizing.json"];
+const LEFTOVERS: [&str; 4] = [
+    "state.json.lock",
+    ".dwp-intent.json",
+    ".finalizing.json",
+    ".ledger.lock",
+];
 
 /// How many hints a recovery follows before it is judged to go nowhere.
 const MOST_HINTS: usize = 6;
@@ -45,7 +50,14 @@ pub(super) struct Writer {
     pub(super) plan: fn(&Path) -> PathBuf,
     /// The arguments after `dwp`, `PLAN` standing for the plan folder (else it goes second).
     pub(super) args: &'static [&'static str],
+    /// The next writer, which must make a killed run's plan whole, in the same form:
+    /// [`NEXT_WRITER`] (`dwp reconcile PLAN --write`), or the writer itself where running it
+    /// again is how an interrupted run is completed (a record plan's `init --contract`, rule 19).
+    pub(super) next: &'static [&'static str],
 }
+
+/// The next writer of most writers: `dwp reconcile PLAN --write`, the step DWP087's hint names.
+pub(super) const NEXT_WRITER: &[&str] = &["reconcile", "--write"];
 
 // ---------------------------------------------------------------------------------------------
 // The plans
@@ -173,6 +185,7 @@ const TICK: Writer = Writer {
         "cargo test|0|13 passed, 0 failed",
         "--tick",
     ],
+    next: NEXT_WRITER,
 };
 
 const TICK_LAST: Writer = Writer {
@@ -188,18 +201,21 @@ const TICK_LAST: Writer = Writer {
         "cargo test|0|13 passed",
         "--tick",
     ],
+    next: NEXT_WRITER,
 };
 
 pub(super) const INIT: Writer = Writer {
     name: "init",
     plan: markdown_only,
     args: &["init", "--agent", "tester", "--model", "none"],
+    next: NEXT_WRITER,
 };
 
 pub(super) const MIGRATE: Writer = Writer {
     name: "migrate --to v5",
     plan: v1,
     args: &["migrate", "--to", "v5"],
+    next: NEXT_WRITER,
 };
 
 const RUN: Writer = Writer {
@@ -214,6 +230,7 @@ const RUN: Writer = Writer {
         "echo",
         "4 passed, 0 failed",
     ],
+    next: NEXT_WRITER,
 };
 
 pub(super) const AMEND: Writer = Writer {
@@ -238,18 +255,21 @@ pub(super) const AMEND: Writer = Writer {
         "--invalidate",
         "cargo test",
     ],
+    next: NEXT_WRITER,
 };
 
 pub(super) const APPROVE: Writer = Writer {
     name: "approve",
     plan: approval_pending,
     args: &["approve", "--by", "the user"],
+    next: NEXT_WRITER,
 };
 
 pub(super) const RECONCILE: Writer = Writer {
     name: "reconcile --write",
     plan: title_drift,
     args: &["reconcile", "--write"],
+    next: NEXT_WRITER,
 };
 
 pub(super) const LOCK_RECOVER: Writer = Writer {
@@ -263,7 +283,129 @@ pub(super) const LOCK_RECOVER: Writer = Writer {
         "--reason",
         "the writer's host was rebooted",
     ],
+    next: NEXT_WRITER,
 };
+
+// ---------------------------------------------------------------------------------------------
+// Record plans (DWP v6/v7): the journal's writer
+// ---------------------------------------------------------------------------------------------
+
+/// A copy of the record-plan fixture `case` in `root`, with the approver's note and a draft of
+/// its contract inside the plan folder (no markdown, no JSON the plan reads: `PLAN/...` args
+/// name them, and their paths settle as the plan's).
+fn record_fixture(root: &Path, case: &str) -> PathBuf {
+    let source = std::fs::read_dir(common::repo_root().join("conformance-fixtures").join(case))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.is_dir())
+        .unwrap();
+    let plan = root.join(source.file_name().unwrap());
+    common::copy_plan(&source, &plan);
+    std::fs::write(plan.join("approval-note.txt"), "Approved as written.\n").unwrap();
+    plan
+}
+
+fn record_in_progress(root: &Path) -> PathBuf {
+    record_fixture(root, "record-valid-v7-in-progress")
+}
+
+fn record_unapproved(root: &Path) -> PathBuf {
+    record_fixture(root, "record-dwp111-approval-cites-draft")
+}
+
+fn record_torn(root: &Path) -> PathBuf {
+    record_fixture(root, "record-dwp105-torn-tail")
+}
+
+/// The markdown of a record plan, its contract as a draft beside it: `init --contract` makes
+/// the record plan.
+fn record_unmaterialized(root: &Path) -> PathBuf {
+    let plan = record_fixture(root, "record-valid-v7-fresh");
+    let contract = std::fs::read(plan.join("contract.json")).unwrap();
+    let mut draft: serde_json::Value = serde_json::from_slice(&contract).unwrap();
+    draft.as_object_mut().unwrap().remove("contract_id");
+    std::fs::write(plan.join("draft.contract"), draft.to_string()).unwrap();
+    for name in [
+        "manifest.json",
+        "contract.json",
+        "journal.ndjson",
+        "state.json",
+    ] {
+        let _ = std::fs::remove_file(plan.join(name));
+    }
+    plan
+}
+
+const RECORD_START: Writer = Writer {
+    name: "update --status in_progress (a record plan's task_start)",
+    plan: record_in_progress,
+    args: &[
+        "update",
+        "--task",
+        "T-convert-reference",
+        "--status",
+        "in_progress",
+    ],
+    next: NEXT_WRITER,
+};
+
+const RECORD_APPROVE: Writer = Writer {
+    name: "approve (a record plan)",
+    plan: record_unapproved,
+    args: &[
+        "approve",
+        "--by",
+        "ana.ruiz",
+        "--note",
+        "PLAN/approval-note.txt",
+    ],
+    next: NEXT_WRITER,
+};
+
+const RECORD_MEND: Writer = Writer {
+    name: "reconcile --write (a record plan's torn journal mended)",
+    plan: record_torn,
+    args: &["reconcile", "--write"],
+    next: NEXT_WRITER,
+};
+
+const RECORD_INIT_ARGS: &[&str] = &[
+    "init",
+    "--contract",
+    "PLAN/draft.contract",
+    "--by",
+    "maria.lopez",
+    "--note",
+    "PLAN/approval-note.txt",
+];
+
+const RECORD_INIT: Writer = Writer {
+    name: "init --contract (a record plan made)",
+    plan: record_unmaterialized,
+    args: RECORD_INIT_ARGS,
+    // Rule 19: an interrupted materialization is completed by running it again.
+    next: RECORD_INIT_ARGS,
+};
+
+#[test]
+fn every_crash_point_of_a_record_task_start_leaves_a_plan_its_next_writer_makes_whole() {
+    explore(&RECORD_START);
+}
+
+#[test]
+fn every_crash_point_of_a_record_approval_leaves_a_plan_its_next_writer_makes_whole() {
+    explore(&RECORD_APPROVE);
+}
+
+#[test]
+fn every_crash_point_of_a_journal_mend_leaves_a_plan_its_next_writer_makes_whole() {
+    explore(&RECORD_MEND);
+}
+
+#[test]
+fn every_crash_point_of_a_record_init_leaves_a_plan_its_next_writer_makes_whole() {
+    explore(&RECORD_INIT);
+}
 
 #[test]
 fn every_crash_point_of_update_tick_leaves_a_plan_its_next_writer_or_hint_makes_whole() {
@@ -333,6 +475,7 @@ fn explore(writer: &Writer) {
     );
     let mut whole = Whole {
         bases: [done, (writer.plan)(&root.path().join("untouched"))],
+        next: writer.next,
         outcomes: BTreeMap::new(),
     };
 
@@ -394,6 +537,8 @@ fn explore(writer: &Writer) {
 /// ends on one of them.
 struct Whole {
     bases: [PathBuf; 2],
+    /// The next writer's arguments ([`Writer::next`]).
+    next: &'static [&'static str],
     /// By hint (the plan's path written `PLAN`; none: the next writer alone): the codes the
     /// hint exits with, and the settled plans, on each base.
     outcomes: BTreeMap<Vec<String>, ([i32; 2], [Settled; 2])>,
@@ -406,6 +551,7 @@ impl Whole {
     /// outcome, each on its own copy.
     fn after(&mut self, hint: &[String]) -> &([i32; 2], [Settled; 2]) {
         let bases = self.bases.clone();
+        let next = self.next;
         self.outcomes.entry(hint.to_vec()).or_insert_with(|| {
             let mut codes = [0; 2];
             let settled = [0, 1].map(|i| {
@@ -416,7 +562,7 @@ impl Whole {
                 if !hint.is_empty() {
                     codes[i] = apply_hint(&dir, hint).last_code();
                 }
-                next_writer(&dir).settled
+                next_writer(&dir, next).settled
             });
             (codes, settled)
         })
@@ -425,7 +571,11 @@ impl Whole {
 
 /// A copy of the plan folder `plan`, beside it in a folder `label` (same plan name).
 fn copy_of(plan: &Path, label: &str) -> PathBuf {
-    let dir = plan.parent().unwrap().join(label).join(PLAN_NAME);
+    let dir = plan
+        .parent()
+        .unwrap()
+        .join(label)
+        .join(plan.file_name().unwrap());
     common::copy_tree(plan, &dir, &[]);
     dir
 }
@@ -449,7 +599,7 @@ fn judge(crash: &dyn Fn(&str) -> PathBuf, whole: &mut Whole) -> Option<String> {
     let plan = crash("next");
     let own_path = plan.to_str().unwrap().to_owned();
     let hints = reader_hints(&plan);
-    let next = next_writer(&plan);
+    let next = next_writer(&plan, whole.next);
     let wholes = whole.after(&[]).1.clone();
     if !is_whole(&next.settled, &wholes) {
         return Some(format!(
@@ -467,7 +617,7 @@ fn judge(crash: &dyn Fn(&str) -> PathBuf, whole: &mut Whole) -> Option<String> {
         let shown = hint.join("` then `");
         let dir = crash(&format!("hint-{n}"));
         let followed = apply_hint(&dir, &hint);
-        let after = next_writer(&dir).settled;
+        let after = next_writer(&dir, whole.next).settled;
         let (codes, on_whole) = whole.after(&hint).clone();
         if followed.last_code() != 0 && codes.contains(&0) {
             return Some(format!(
@@ -556,11 +706,11 @@ fn indent(text: &str) -> String {
         .join("\n")
 }
 
-/// The next writer: `dwp reconcile --write PLAN`, the step DWP087's hint names, following the
-/// hints it prints while the crash has left something behind.
-fn next_writer(plan: &Path) -> Followed {
-    let args = ["reconcile", plan.to_str().unwrap(), "--write"];
-    follow(plan, Command::Dwp(args.map(String::from).to_vec()))
+/// The next writer (`next`, [`Writer::next`]: most often `dwp reconcile PLAN --write`, the step
+/// DWP087's hint names), following the hints it prints while the crash has left something
+/// behind.
+fn next_writer(plan: &Path, next: &[&str]) -> Followed {
+    follow(plan, Command::Dwp(dwp_args(plan, next)))
 }
 
 /// Run `first`; while it fails and the crash has left something behind, run the first `dwp`
@@ -770,8 +920,18 @@ fn only_swept(call: &Call) -> bool {
 /// later write to sweep.
 const SWEPT: [&str; 2] = [".dwp-tmp.", ".lock."];
 
-/// `dwp` with the plan in place of `PLAN`, or in second place (`dwp reconcile PLAN --write`).
+/// `dwp` with the plan in place of `PLAN` (and of `PLAN` starting a path, `PLAN/note.txt`), or
+/// in second place (`dwp reconcile PLAN --write`).
 fn dwp_args(plan: &Path, args: &[&str]) -> Vec<String> {
+    let inside = |a: &str| a.strip_prefix("PLAN/").map(|rest| plan.join(rest));
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| match inside(a) {
+            Some(path) => path.display().to_string(),
+            None => (*a).to_owned(),
+        })
+        .collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let plan = plan.display().to_string();
     if args.contains(&"PLAN") {
         return args
@@ -802,7 +962,9 @@ fn run_dwp(plan: &Path, args: &[&str]) -> Run {
 /// (temp files, lock folders set aside), with the plan's path (which differs from run to run,
 /// and from a copy to its original) written `PLAN` and a lock's age (wall time) written `N old`.
 fn settled(plan: &Path) -> Settled {
-    let own_path = regex::Regex::new(&format!(r"/\S*/{PLAN_NAME}\b")).expect("a fixed pattern");
+    let name = plan.file_name().unwrap().to_string_lossy();
+    let own_path =
+        regex::Regex::new(&format!(r"/\S*/{}\b", regex::escape(&name))).expect("a fixed pattern");
     let age = regex::Regex::new(r"\b\d+[dhms]( \d+[dhms])? old\b").expect("a fixed pattern");
     common::snapshot(plan)
         .into_iter()

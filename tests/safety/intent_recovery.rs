@@ -66,6 +66,7 @@ const CASES: &[Case] = &[
             name: "lock recover --force",
             plan: dead_lock,
             args: crash_points::LOCK_RECOVER.args,
+            next: crash_points::NEXT_WRITER,
         },
         record: "`dwp lock recover --force` removed",
     },

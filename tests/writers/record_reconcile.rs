@@ -237,27 +237,3 @@ fn a_plan_whose_contract_cannot_be_judged_is_never_written() {
     });
     assert!(run.stderr.contains("hint: `dwp validate"), "{}", run.stderr);
 }
-
-// Crash safety of a mend: the event is written before its PROGRESS.md line, so a kill between
-// the two leaves an event without its line, never a line without its event; the next writer
-// adds the missing line from the event.
-#[test]
-fn a_repairs_lost_progress_line_is_written_again_by_the_next_writer() {
-    let (_root, plan) = fixture_plan("record-dwp105-torn-tail");
-    let path = plan.to_str().unwrap();
-    let progress = plan.join("PROGRESS.md");
-    let before = std::fs::read_to_string(&progress).unwrap();
-    let first = dwp().args(["reconcile", path, "--write"]).run_utf8();
-    assert_eq!(first.code, 0, "{}", first.stderr);
-    let noted = std::fs::read_to_string(&progress).unwrap();
-    let line = noted.strip_prefix(before.as_str()).unwrap().to_owned();
-    assert!(line.contains("recorded as journal_repair at seq"), "{line}");
-    // The state a kill after the event and before its line leaves.
-    std::fs::write(&progress, &before).unwrap();
-    let next = dwp().args(["reconcile", path, "--write"]).run_utf8();
-    assert_eq!(next.code, 0, "{}", next.stderr);
-    assert_eq!(std::fs::read_to_string(&progress).unwrap(), noted);
-    // Noted once: a third writer adds nothing.
-    dwp().args(["reconcile", path, "--write"]).run_utf8();
-    assert_eq!(std::fs::read_to_string(&progress).unwrap(), noted);
-}
