@@ -64,6 +64,7 @@ pub fn print<W: Write>(out: &mut Inert<W>, outcome: &Outcome, format: Format) {
         Outcome::Reconcile { report, write } => plan::reconcile(out, report, *write, json),
         Outcome::RecordReconcile(report) => record::reconcile(out, report, json),
         Outcome::RecordUpdate(report) => record::update(out, report, json),
+        Outcome::RecordRun(report) => record::run(out, report, json),
         Outcome::Verify {
             reports,
             strict,
