@@ -558,8 +558,13 @@ pub struct RunArgs {
     #[arg(value_name = "PLAN")]
     pub target: Option<PathBuf>,
     /// The task the gate is for (default: the task in progress); it must be in_progress or blocked.
-    #[arg(long, value_name = "N")]
-    pub task: Option<u64>,
+    /// A record plan's: its id, `T-...`, always given, and the task started.
+    #[arg(long, value_name = "N", value_parser = parse_task)]
+    pub task: Option<TaskArg>,
+    /// A record plan's acceptance criterion the gate is evidence for (`AC-...`): one of the
+    /// task's gate_intent, named before the run.
+    #[arg(long, value_name = "AC")]
+    pub criterion: Option<String>,
     /// Kill the command, its process group and every process it left (setsid ones too) after this
     /// many seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 600.0)]
@@ -875,25 +880,41 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
                     args.timeout
                 )));
             }
-            let request = crate::commands::run::RunRequest {
-                task: args.task,
-                argv: args.command.clone(),
-                cwd: args.cwd.clone(),
-                timeout: std::time::Duration::from_secs(args.timeout.min(86_400.0) as u64),
-                pass_env: args.pass_env.clone(),
-                expected_sha256: args.expected_sha256.clone(),
-                wait: wait_duration(args.wait)?,
-                agent: args.signed.agent.clone(),
-                model: args.signed.model.clone(),
-            };
+            let timeout = std::time::Duration::from_secs(args.timeout.min(86_400.0) as u64);
             // The command's output goes to stderr as it comes: stdout stays dwp's own line, or
             // the one JSON document.
             let sink = Box::new(Inert::new(std::io::stderr()));
-            let mut ran = crate::commands::run::run(&plan_to_write(&args.target)?, &request, sink)?;
-            // Where it ran, and its log, from where the user stands.
-            ran.cwd = shown_from_here(&ran.cwd);
-            ran.plan_dir = shown_from_here(&ran.plan_dir);
-            Outcome::Run(ran)
+            match record_plan_to_write(&args.target)? {
+                Some(dir) => Outcome::RecordRun(crate::commands::run::run_record(
+                    &dir,
+                    &record_run_request(args, timeout)?,
+                    sink,
+                )?),
+                None => {
+                    if args.criterion.is_some() {
+                        return Err(Error::Usage(
+                            "--criterion names a record plan's acceptance criterion; this plan's gates are its tasks' commands".into(),
+                        ));
+                    }
+                    let request = crate::commands::run::RunRequest {
+                        task: args.task.as_ref().map(TaskArg::number).transpose()?,
+                        argv: args.command.clone(),
+                        cwd: args.cwd.clone(),
+                        timeout,
+                        pass_env: args.pass_env.clone(),
+                        expected_sha256: args.expected_sha256.clone(),
+                        wait: wait_duration(args.wait)?,
+                        agent: args.signed.agent.clone(),
+                        model: args.signed.model.clone(),
+                    };
+                    let mut ran =
+                        crate::commands::run::run(&plan_to_write(&args.target)?, &request, sink)?;
+                    // Where it ran, and its log, from where the user stands.
+                    ran.cwd = shown_from_here(&ran.cwd);
+                    ran.plan_dir = shown_from_here(&ran.plan_dir);
+                    Outcome::Run(ran)
+                }
+            }
         }
         Command::Amend(args) => {
             check_sha256(args.expected_sha256.as_deref())?;
@@ -1580,6 +1601,55 @@ fn record_approve_request(
         pre_approved,
         note: from_here(note),
         wait: wait_duration(wait)?,
+    })
+}
+
+/// `dwp run` on a record plan: the task by id and the criterion are required; every flag that
+/// records what a v5 state holds, or runs the gate elsewhere than the public ledger runs it, is
+/// refused.
+fn record_run_request(
+    args: &RunArgs,
+    timeout: std::time::Duration,
+) -> Result<crate::commands::run::RecordRunRequest, Error> {
+    let task = match &args.task {
+        Some(TaskArg::Id(task)) => task.clone(),
+        Some(TaskArg::Number(number)) => {
+            return Err(Error::Usage(format!(
+                "--task {number}: a record plan names its tasks by id (T-...); `dwp status` lists them"
+            )));
+        }
+        None => {
+            return Err(Error::Usage(
+                "a record plan's gate names its task: --task T-... (`dwp status` lists them)"
+                    .into(),
+            ));
+        }
+    };
+    let Some(criterion) = args.criterion.clone() else {
+        return Err(Error::Usage(format!(
+            "a record plan's gate names the criterion it is evidence for: --criterion AC-..., one of {task}'s gate_intent (\"some command exited 0\" is not acceptance evidence)"
+        )));
+    };
+    let v5_only = [
+        (args.cwd.is_some(), "--cwd"),
+        (args.expected_sha256.is_some(), "--expected-sha256"),
+        (
+            args.signed.agent.is_some() || args.signed.model.is_some(),
+            "--agent",
+        ),
+    ];
+    if let Some((_, flag)) = v5_only.iter().find(|(given, _)| *given) {
+        return Err(Error::Usage(format!(
+            "{flag} belongs to a v5 plan's gate record; a record plan's gate runs at its repository root, as the public ledger runs it, and its gate_run is dwp's own"
+        )));
+    }
+    Ok(crate::commands::run::RecordRunRequest {
+        task,
+        criterion,
+        argv: args.command.clone(),
+        timeout,
+        pass_env: args.pass_env.clone(),
+        wait: wait_duration(args.wait)?,
     })
 }
 

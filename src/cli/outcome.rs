@@ -64,6 +64,9 @@ pub enum Outcome {
     RecordInit(crate::commands::init::RecordInitReport),
     /// A record plan approved (`dwp approve`).
     RecordApprove(crate::commands::approve::RecordApproveReport),
+    /// A record plan's gate run by dwp and recorded as an observed `gate_run` (`dwp run`); the
+    /// process exits with the command's own code.
+    RecordRun(crate::commands::run::RecordRunReport),
     /// A record plan's task started, or found completed (`dwp update`).
     RecordUpdate(crate::commands::update::RecordUpdateReport),
     /// A record plan's reconciliation: its state.json against the journal's projection.
@@ -149,6 +152,8 @@ impl Outcome {
             } => passes(outcome.passed(*require_declaration)),
             Outcome::Run(run) if run.exit == 0 => Verdict::Valid,
             Outcome::Run(run) => return Exit::Command(run.exit),
+            Outcome::RecordRun(run) if run.exit == 0 => Verdict::Valid,
+            Outcome::RecordRun(run) => return Exit::Command(run.exit),
             Outcome::ContractHook(hook) => match hook.verdict {
                 ladder::Verdict::Block => return Exit::BlockStop,
                 ladder::Verdict::Allow => Verdict::Valid,

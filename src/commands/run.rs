@@ -14,6 +14,10 @@
 //!   record, planned by the guarded updater (compare-and-swap, the evidence rules). A refused
 //!   update writes nothing. Nothing is locked while the command runs, so a dwp killed then
 //!   leaves no lock and no record.
+//! - On a record plan (DWP v6/v7), `dwp run PLAN --task T-x --criterion AC-y -- COMMAND` is the
+//!   public ledger's `gate` ([`run_record`]): the same run, stdout and stderr kept apart, at the
+//!   ledger's gate root, recorded as one `observed` `gate_run` and its log under `gates/<task>/`,
+//!   byte for byte as the ledger writes them (`rules::record::gate_run`).
 
 use crate::error::{Error, Result};
 use crate::plan::LoadedPlan;
@@ -162,7 +166,7 @@ pub fn run(
                     crate::term::path_word(plan_dir)
                 )
             }),
-            exit: exit_code(&ending),
+            exit: self::exit_code(&ending),
         })
     })
 }
@@ -339,4 +343,307 @@ fn exit_code(ending: &Ending) -> u8 {
 /// The plan argument of the outcome's follow-up lines.
 pub fn plan_of(target: &Path) -> PathBuf {
     crate::plan::resolve_target(target).0
+}
+
+/// What `dwp run` asks of a record plan (DWP v6/v7): one gate of `task`, for `criterion` of its
+/// `gate_intent`.
+#[derive(Debug, Clone)]
+pub struct RecordRunRequest {
+    pub task: String,
+    pub criterion: String,
+    pub argv: Vec<String>,
+    pub timeout: Duration,
+    pub pass_env: Vec<String>,
+    pub wait: Duration,
+}
+
+/// What one `dwp run` on a record plan observed and recorded: one `gate_run` event, `observed`,
+/// and its log.
+#[derive(Debug, Clone, Serialize)]
+pub struct RecordRunReport {
+    pub plan: String,
+    pub task: String,
+    pub criterion: String,
+    /// The command as the event records it (shell words).
+    pub command: String,
+    /// Where it ran, as the event records it (absolute).
+    pub cwd: String,
+    pub timeout_seconds: u64,
+    /// How it ended: `exit 0`, `timed out after 5 s`, `killed by signal 9`.
+    pub ended: String,
+    /// The exit code the event records: the command's own, -N for signal N, 124 timed out.
+    pub exit_code: i64,
+    /// The `gate_run` event's seq.
+    pub seq: i64,
+    /// The log, relative to the plan folder (the event's `evidence_path`), and its sha256.
+    pub log: String,
+    pub log_sha256: String,
+    /// Every byte the command printed on each stream, and whether the log keeps only the tail
+    /// of one.
+    pub stdout_bytes: u64,
+    pub stderr_bytes: u64,
+    pub truncated: bool,
+    /// The names of the variables passed from dwp's environment.
+    pub env: Vec<String>,
+    /// The run satisfies the criterion (it exited 0 and the criterion accepts observed
+    /// evidence).
+    pub satisfied: bool,
+    pub contract_id: String,
+    /// The mends of the live journal the writer made on opening it.
+    pub repairs: Vec<crate::steps::record_writer::Repair>,
+    /// The exit code dwp exits with: the command's own; 124 timed out, 128+N killed by signal N.
+    #[serde(skip)]
+    pub exit: u8,
+}
+
+/// Run the gate of `request` for a task of the record plan at `plan_dir`, streaming its output
+/// to `sink`, and record what dwp observed as one `gate_run` (the public ledger's `gate`).
+///
+/// Everything the ledger would refuse is refused before the command runs, writing nothing; the
+/// plan's lock is taken only once it ended (a long gate holds no lock, which the ledger breaks
+/// after 900 s). A command that could not be started is recorded nowhere, as the ledger records
+/// nothing for a command that never ran.
+pub fn run_record(
+    plan_dir: &Path,
+    request: &RecordRunRequest,
+    sink: Box<dyn std::io::Write + Send>,
+) -> Result<RecordRunReport> {
+    let command = check_record_request(request)?;
+    let env = CommandEnv::new(&request.pass_env)?;
+    judge_unlocked(plan_dir, request)?;
+    let cwd = std::path::absolute(plan_dir)
+        .map(|dir| crate::rules::record::gate_run::gate_root(&dir))
+        .map_err(|e| Error::io("read", Path::new("."), e))?;
+    let ran = crate::steps::process::run_teed_apart(
+        &request.argv,
+        &cwd,
+        &env.vars(),
+        request.timeout,
+        sink,
+        observed::LOG_BOUND,
+    )
+    .map_err(|e| Error::io("run", Path::new(&request.argv[0]), e))?;
+    let ending = gate_log::ending(&ran.ending);
+    let Some(exit_code) = crate::rules::record::gate_run::recorded_exit(&ending) else {
+        return Err(never_ran(&request.argv[0], &ran.ending));
+    };
+    let gate = RanGate {
+        command,
+        cwd,
+        ending,
+        exit_code,
+        ran,
+        env: env.names(),
+    };
+    record_gate(plan_dir, request, &gate)
+}
+
+/// A record plan's gate dwp ran, before it is recorded.
+struct RanGate {
+    /// As its event records it.
+    command: String,
+    cwd: PathBuf,
+    ending: Ending,
+    /// As its event records it (`gate_run::recorded_exit`).
+    exit_code: i64,
+    ran: crate::steps::process::TeedApart,
+    env: Vec<String>,
+}
+
+/// Record `gate` under the plan's lock: the ledger's refusals judged again (the contract may
+/// have been amended while the command ran), then the log written first, a new file nothing
+/// refers to yet, and the event citing it after: a kill between the two leaves a log without
+/// an event, never an event without its log.
+fn record_gate(
+    plan_dir: &Path,
+    request: &RecordRunRequest,
+    gate: &RanGate,
+) -> Result<RecordRunReport> {
+    use crate::rules::record::gate_run;
+    let mut writer = crate::steps::record_writer::RecordWriter::open(plan_dir, request.wait)?;
+    if let Some(refusal) = judge(&writer, request) {
+        writer.finish()?;
+        let ran = "dwp ran the command, but ";
+        return Err(refused_gate(plan_dir, request, refusal, ran));
+    }
+    let recorded = gate.exit_code;
+    let seq = writer.next_seq();
+    let log = gate_run::log_name(&request.task, seq, &gate.command);
+    let bytes = gate_log_bytes(gate);
+    let log_sha256 = crate::store::sha256_hex(&bytes);
+    write_log(plan_dir, &request.task, &log, bytes)?;
+    let event = writer.append_gate_run(gate_run::payload(&gate_run::GateRun {
+        task: &request.task,
+        criterion: &request.criterion,
+        command: &gate.command,
+        cwd: &gate.cwd,
+        timeout_seconds: request.timeout.as_secs(),
+        exit_code: recorded,
+        evidence_path: &log,
+    }))?;
+    let (stdout, stderr) = (&gate.ran.stdout, &gate.ran.stderr);
+    let report = RecordRunReport {
+        plan: plan_dir.display().to_string(),
+        task: request.task.clone(),
+        criterion: request.criterion.clone(),
+        command: gate.command.clone(),
+        cwd: gate.cwd.display().to_string(),
+        timeout_seconds: request.timeout.as_secs(),
+        ended: gate.ending.to_string(),
+        exit_code: recorded,
+        seq: event
+            .get("seq")
+            .and_then(serde_json::Value::as_i64)
+            .unwrap_or(seq),
+        log,
+        log_sha256,
+        stdout_bytes: stdout.total,
+        stderr_bytes: stderr.total,
+        truncated: [stdout, stderr]
+            .iter()
+            .any(|s| s.total > s.tail.len() as u64),
+        env: gate.env.clone(),
+        satisfied: gate_run::satisfies(writer.contract(), &request.criterion, recorded),
+        contract_id: writer.contract_id().to_owned(),
+        repairs: writer.repairs.clone(),
+        exit: exit_code(&gate.ending),
+    };
+    writer.finish()?;
+    Ok(report)
+}
+
+/// The gate's log, as the ledger writes it.
+fn gate_log_bytes(gate: &RanGate) -> Vec<u8> {
+    use crate::rules::record::gate_run::{Stream, log_bytes};
+    fn stream(kept: &crate::steps::process::Captured) -> Stream<'_> {
+        Stream {
+            tail: &kept.tail,
+            total: kept.total,
+        }
+    }
+    let (stdout, stderr) = (stream(&gate.ran.stdout), stream(&gate.ran.stderr));
+    log_bytes(&gate.command, stdout, stderr, &gate.ending, gate.exit_code)
+}
+
+/// The command as its event records it, once the request is known to fit one.
+fn check_record_request(request: &RecordRunRequest) -> Result<String> {
+    if request.argv.is_empty() {
+        return Err(Error::Usage(
+            "no command to run: give it after `--` (dwp run --task T-... --criterion AC-... -- COMMAND [ARG]...)".into(),
+        ));
+    }
+    if request.timeout.is_zero() {
+        return Err(Error::Usage("--timeout must be at least 1 second".into()));
+    }
+    let command = crate::term::display_argv(&request.argv);
+    Error::check_length("the command (a gate_run's `command`)", &command, 500)?;
+    Ok(command)
+}
+
+/// The ledger's refusals, and a log folder that could not hold the log, judged on the plan as
+/// read without the lock: nothing is run for a gate that would not be recorded.
+fn judge_unlocked(plan_dir: &Path, request: &RecordRunRequest) -> Result<()> {
+    let plan = crate::plan::record::RecordPlan::load(plan_dir);
+    let judged = crate::rules::record::validate(&plan);
+    let contract = plan.live_contract().and_then(|doc| doc.value());
+    let (Some(derived), Some(contract)) = (judged.derived, contract) else {
+        return Err(Error::rejected(
+            plan_dir.display().to_string(),
+            "dwp records no gate under a contract it cannot judge; the command is not run",
+        )
+        .with_hint(format!(
+            "`dwp validate {}` lists every problem of the plan's records",
+            crate::term::path_word(plan_dir)
+        )));
+    };
+    let refusal = crate::rules::record::gate_run::refusal(
+        contract,
+        &derived.projection.tasks,
+        &request.task,
+        &request.criterion,
+        &request.argv[0],
+    );
+    if let Some(refusal) = refusal {
+        return Err(refused_gate(plan_dir, request, refusal, ""));
+    }
+    let task_folder = format!("gates/{}", request.task);
+    gate_log::check_folders(plan_dir, &["gates", &task_folder], |path| {
+        crate::store::entry(path, plan_dir).ok()
+    })
+}
+
+/// The ledger's refusals, judged on the plan as the writer read it under the lock.
+fn judge(
+    writer: &crate::steps::record_writer::RecordWriter,
+    request: &RecordRunRequest,
+) -> Option<crate::rules::record::gate_run::Refusal> {
+    let (_, derived) = writer.plan();
+    crate::rules::record::gate_run::refusal(
+        writer.contract(),
+        &derived.projection.tasks,
+        &request.task,
+        &request.criterion,
+        &request.argv[0],
+    )
+}
+
+/// Write the log `name` (relative to the plan folder) as a new file, with the folders it needs.
+fn write_log(plan_dir: &Path, task: &str, name: &str, bytes: Vec<u8>) -> Result<()> {
+    let mut change = Change::new(plan_dir, "dwp run");
+    change.create_dir(&plan_dir.join("gates"));
+    change.create_dir(&plan_dir.join("gates").join(task));
+    change.new_file(&plan_dir.join(name), bytes);
+    crate::steps::commit::commit(change)
+}
+
+/// A refusal of the ledger's, in words; `ran` opens it when the command ran already.
+fn refused_gate(
+    plan_dir: &Path,
+    request: &RecordRunRequest,
+    refusal: crate::rules::record::gate_run::Refusal,
+    ran: &str,
+) -> Error {
+    use crate::rules::record::gate_run::Refusal;
+    let plan = crate::term::path_word(plan_dir);
+    let task = &request.task;
+    let nothing = "nothing was recorded";
+    let (message, hint) = match refusal {
+        Refusal::UnknownTask { known } => (
+            format!("{ran}the live contract has no task {task} (its tasks: {}); {nothing}", known.join(", ")),
+            format!("`dwp status {plan}` lists the tasks and their criteria"),
+        ),
+        Refusal::Undeclared { declared } => (
+            format!(
+                "{ran}criterion {} is not declared in {task}'s gate_intent ({}): the linkage cannot be chosen after the run; {nothing}",
+                request.criterion,
+                if declared.is_empty() { "none".to_owned() } else { declared.join(", ") }
+            ),
+            format!("`dwp status {plan}` lists each task's criteria"),
+        ),
+        Refusal::NotStarted => (
+            format!("{ran}{task} has no task_start: observed evidence is recorded only inside a task's attempt; {nothing}"),
+            format!("start it first: `dwp update {plan} --task {task} --status in_progress`"),
+        ),
+        Refusal::OutsideClasses { program, declared } => (
+            format!(
+                "{ran}`{program}` is outside the contract's allowed_command_classes ({}); {nothing}",
+                declared.join(", ")
+            ),
+            "run the gate with a program the contract declares; another one needs an amendment of the contract".to_owned(),
+        ),
+    };
+    Error::rejected(format!("--task {task}"), message).with_hint(hint)
+}
+
+/// The command could not be started: the ledger records nothing for a command that never ran.
+fn never_ran(program: &str, ending: &crate::steps::process::Ending) -> Error {
+    let why = match ending {
+        crate::steps::process::Ending::NotStarted(why) => why.as_str(),
+        _ => "it did not start",
+    };
+    Error::rejected(
+        program.to_owned(),
+        format!("the command could not be started ({why}): no event is recorded for a command that never ran"),
+    )
+    .with_hint("name a program on PATH, or give its path")
 }

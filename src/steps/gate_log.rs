@@ -10,6 +10,7 @@ use crate::plan::model::Gate;
 use crate::rules::observed::{self, Ending, LogHeader, Observation};
 use crate::steps::commit::Change;
 use crate::store;
+use std::path::Path;
 
 /// A run dwp observed, before it is kept in a plan: what ran, when it finished, how it ended,
 /// and its output (every byte it printed counted in `total`, the last ones in `output`).
@@ -115,11 +116,24 @@ pub fn record(
 /// (the plan folder itself too: the state and the intent record are written there). A gate
 /// is not run to be thrown away, and a refusal leaves no folder behind.
 pub fn check_log_folder(plan: &LoadedPlan) -> Result<()> {
-    let dir = plan.dir();
+    check_folders(
+        plan.dir(),
+        &["analysis_results", observed::GATES_DIR],
+        |path| plan.entry(path),
+    )
+}
+
+/// [`check_log_folder`] for the folders `names` of the plan at `dir`, each inside the one
+/// before (a record plan's `gates` and `gates/<task>`), `entry` saying what stands at a path.
+pub fn check_folders(
+    dir: &Path,
+    names: &[&str],
+    entry: impl Fn(&Path) -> Option<store::Entry>,
+) -> Result<()> {
     let mut deepest = dir.to_path_buf();
-    for name in ["analysis_results", observed::GATES_DIR] {
+    for name in names {
         let path = dir.join(name);
-        let what = match plan.entry(&path) {
+        let what = match entry(&path) {
             Some(store::Entry::Directory) => {
                 deepest = path;
                 continue;

@@ -1,13 +1,15 @@
 //! Running one command: argv (no shell), in the given folder, with only the environment it is
-//! given (see [`super::command_env`]), stdin closed, stdout and stderr together into one
-//! capture, and a timeout after which the whole process group is killed (a test runner's
+//! given (see [`super::command_env`]), stdin closed, stdout and stderr captured together (or
+//! apart, for a record plan's gate log), and a timeout after which the whole process group is killed (a test runner's
 //! children must not outlive the proof), and with it every process the command left that
 //! escaped the group (`setsid`, a daemon): dwp is their subreaper (`PR_SET_CHILD_SUBREAPER`), so
 //! an orphan is re-parented to dwp, not to init, and killed by [`kill_leftovers`].
 //!
-//! Two captures: [`run`] into an unnamed temp file, the last [`MAX_OUTPUT_BYTES`] kept (`dwp
+//! Three captures: [`run`] into an unnamed temp file, the last [`MAX_OUTPUT_BYTES`] kept (`dwp
 //! loop prove`); [`run_teed`] through a pipe, every byte written to a sink as it comes (the
-//! terminal) and the last `bound` bytes kept (`dwp run`).
+//! terminal) and the last `bound` bytes kept (`dwp run`); [`run_teed_apart`], the same through
+//! one pipe for stdout and one for stderr, each stream's tail kept on its own (`dwp run` on a
+//! record plan, whose log shows the two in sections of their own).
 
 use std::ffi::OsString;
 use std::io::{Read, Seek, SeekFrom};
@@ -126,6 +128,15 @@ pub struct Teed {
     pub total: u64,
 }
 
+/// A run whose stdout and stderr were teed apart: both streamed to one sink as they came, each
+/// stream's own tail kept (a log that shows them in two sections).
+#[derive(Debug, Clone)]
+pub struct TeedApart {
+    pub ending: Ending,
+    pub stdout: Captured,
+    pub stderr: Captured,
+}
+
 /// How long the output may still drain once the command has exited (its leftover children
 /// may hold the pipe open); then the process group is killed.
 const DRAIN_GRACE: Duration = Duration::from_millis(500);
@@ -155,51 +166,137 @@ pub fn run_teed(
         Ok(child) => child,
         Err(e) => return Ok(not_teed(e.to_string())),
     };
-    let captured = std::sync::Arc::new(std::sync::Mutex::new(Captured::default()));
-    let (done_tx, done_rx) = std::sync::mpsc::channel();
-    let filling = std::sync::Arc::clone(&captured);
-    std::thread::spawn(move || {
-        pump(reader, sink, bound, &filling);
-        let _ = done_tx.send(());
-    });
-    let ending = wait(&mut child, timeout)?;
-    if done_rx.recv_timeout(DRAIN_GRACE).is_err() {
-        // Leftover children hold the pipe: the group goes, as at a timeout.
-        let group = rustix::process::Pid::from_child(&child);
-        let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
-        kill_leftovers();
-        // A process dwp could not kill may still hold the pipe: what was read so far is kept,
-        // and the pump is left to end with dwp.
-        let _ = done_rx.recv_timeout(DRAIN_GRACE);
-    }
-    let captured = std::mem::take(&mut *captured.lock().unwrap_or_else(|e| e.into_inner()));
-    let mut tail = captured.tail;
-    if tail.len() > bound {
-        tail.drain(..tail.len() - bound);
-    }
+    let (ending, mut captured) = watch(&mut child, timeout, vec![reader], sink, bound)?;
+    let Captured { tail, total } = captured.pop().unwrap_or_default();
     Ok(Teed {
         ending,
         tail,
-        total: captured.total,
+        total,
     })
 }
 
-/// What the pump has read so far.
-#[derive(Default)]
-struct Captured {
-    tail: Vec<u8>,
-    total: u64,
+/// [`run_teed`] with stdout and stderr in two pipes: every chunk of either written to `sink` as
+/// it arrives (the two interleaved as they come), the last `bound` bytes of each kept apart. A
+/// command that could not be started has no output, only its ending.
+pub fn run_teed_apart(
+    argv: &[String],
+    cwd: &Path,
+    env: &[(String, OsString)],
+    timeout: Duration,
+    sink: Box<dyn std::io::Write + Send>,
+    bound: usize,
+) -> std::io::Result<TeedApart> {
+    let not_started = |reason: String| TeedApart {
+        ending: Ending::NotStarted(reason),
+        stdout: Captured::default(),
+        stderr: Captured::default(),
+    };
+    let Some((program, args)) = argv.split_first() else {
+        return Ok(not_started("empty argv".into()));
+    };
+    let (out_reader, out_writer) = std::io::pipe()?;
+    let (err_reader, err_writer) = std::io::pipe()?;
+    let mut command = isolated(program, args, cwd, env);
+    command.stdout(out_writer).stderr(err_writer);
+    let spawned = command.spawn();
+    // As in `run_teed`: only the child's write ends may keep the pipes open.
+    drop(command);
+    let mut child = match spawned {
+        Ok(child) => child,
+        Err(e) => return Ok(not_started(e.to_string())),
+    };
+    let readers = vec![out_reader, err_reader];
+    let (ending, captured) = watch(&mut child, timeout, readers, sink, bound)?;
+    let mut streams = captured.into_iter();
+    Ok(TeedApart {
+        ending,
+        stdout: streams.next().unwrap_or_default(),
+        stderr: streams.next().unwrap_or_default(),
+    })
 }
+
+/// Pump each of `readers` to `sink` (one thread each) until the command ends or times out, then
+/// let them drain; leftover children still holding a pipe then are killed with the group.
+/// Returns how the command ended and what each reader kept, in the readers' order.
+fn watch(
+    child: &mut std::process::Child,
+    timeout: Duration,
+    readers: Vec<std::io::PipeReader>,
+    sink: Box<dyn std::io::Write + Send>,
+    bound: usize,
+) -> std::io::Result<(Ending, Vec<Captured>)> {
+    use std::sync::{Arc, Mutex};
+    // One sink for every pump; `None` once a write to it failed.
+    let sink = Arc::new(Mutex::new(Some(sink)));
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    let mut captures = Vec::with_capacity(readers.len());
+    for reader in readers {
+        let captured = Arc::new(Mutex::new(Captured::default()));
+        let (filling, sink, done) = (Arc::clone(&captured), Arc::clone(&sink), done_tx.clone());
+        std::thread::spawn(move || {
+            pump(reader, &sink, bound, &filling);
+            let _ = done.send(());
+        });
+        captures.push(captured);
+    }
+    let ending = wait(child, timeout)?;
+    let open = drain(&done_rx, captures.len());
+    if open > 0 {
+        // Leftover children hold a pipe: the group goes, as at a timeout.
+        let group = rustix::process::Pid::from_child(child);
+        let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+        kill_leftovers();
+        // A process dwp could not kill may still hold a pipe: what was read so far is kept,
+        // and its pump is left to end with dwp.
+        drain(&done_rx, open);
+    }
+    let kept = captures
+        .iter()
+        .map(|captured| {
+            let mut captured =
+                std::mem::take(&mut *captured.lock().unwrap_or_else(|e| e.into_inner()));
+            if captured.tail.len() > bound {
+                captured.tail.drain(..captured.tail.len() - bound);
+            }
+            captured
+        })
+        .collect();
+    Ok((ending, kept))
+}
+
+/// Wait up to [`DRAIN_GRACE`] for `open` pumps to finish; returns how many are still open.
+fn drain(done: &std::sync::mpsc::Receiver<()>, mut open: usize) -> usize {
+    let deadline = Instant::now() + DRAIN_GRACE;
+    while open > 0 {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if done.recv_timeout(left).is_err() {
+            break;
+        }
+        open -= 1;
+    }
+    open
+}
+
+/// What a pump has read of one stream so far: its last bytes, and how many there were.
+#[derive(Debug, Clone, Default)]
+pub struct Captured {
+    /// The last bytes (at most the run's bound once it ended).
+    pub tail: Vec<u8>,
+    /// Every byte the stream carried.
+    pub total: u64,
+}
+
+/// The sink every pump of one run writes to; `None` once a write failed (a closed terminal).
+type SharedSink = std::sync::Mutex<Option<Box<dyn std::io::Write + Send>>>;
 
 /// Read the pipe to its end: every chunk to `sink` (until it fails), the last `bound` bytes kept
 /// in `captured` (at most twice that between trims).
 fn pump(
     mut reader: std::io::PipeReader,
-    mut sink: Box<dyn std::io::Write + Send>,
+    sink: &SharedSink,
     bound: usize,
     captured: &std::sync::Mutex<Captured>,
 ) {
-    let mut sink_ok = true;
     let mut chunk = vec![0u8; 64 * 1024];
     loop {
         let n = match reader.read(&mut chunk) {
@@ -208,11 +305,16 @@ fn pump(
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(_) => break,
         };
-        if sink_ok {
-            sink_ok = sink
-                .write_all(&chunk[..n])
-                .and_then(|()| sink.flush())
-                .is_ok();
+        {
+            let mut sink = sink.lock().unwrap_or_else(|e| e.into_inner());
+            let failed = sink.as_mut().is_some_and(|out| {
+                out.write_all(&chunk[..n])
+                    .and_then(|()| out.flush())
+                    .is_err()
+            });
+            if failed {
+                *sink = None;
+            }
         }
         let mut captured = captured.lock().unwrap_or_else(|e| e.into_inner());
         captured.total += n as u64;
@@ -410,6 +512,40 @@ mod tests {
         assert_eq!(streamed, b"line1\nline2\nline3\nline4\nline5\nerr\n");
         assert_eq!(result.total, streamed.len() as u64);
         assert_eq!(result.tail, b"line5\nerr\n");
+    }
+
+    #[test]
+    fn a_run_teed_apart_streams_both_and_keeps_each_tail_on_its_own() {
+        let _one = crate::one_child_at_a_time();
+        let dir = tempfile::tempdir().unwrap();
+        let sink = Shared::default();
+        let script = "echo out1; echo err1 >&2; echo out2; exit 4";
+        let result = run_teed_apart(
+            &argv(&["sh", "-c", script]),
+            dir.path(),
+            &path(),
+            Duration::from_secs(10),
+            Box::new(sink.clone()),
+            5,
+        )
+        .unwrap();
+        assert_eq!(result.ending, Ending::Exited(4));
+        assert_eq!(result.stdout.tail, b"out2\n");
+        assert_eq!(result.stdout.total, 10);
+        assert_eq!(result.stderr.tail, b"err1\n");
+        assert_eq!(result.stderr.total, 5);
+        let streamed = sink.0.lock().unwrap().clone();
+        assert_eq!(streamed.len(), 15);
+        let missing = run_teed_apart(
+            &argv(&["dwp-no-such-program"]),
+            dir.path(),
+            &path(),
+            Duration::from_secs(5),
+            Box::new(std::io::sink()),
+            5,
+        )
+        .unwrap();
+        assert!(matches!(missing.ending, Ending::NotStarted(_)));
     }
 
     #[test]

@@ -154,13 +154,57 @@ impl RecordWriter {
         Ok(())
     }
 
+    /// The seq the next event appended gets (a gate log is named after its event's seq, and
+    /// written before it).
+    pub fn next_seq(&self) -> i64 {
+        self.next_seq
+    }
+
     /// The live contract's id.
     pub fn contract_id(&self) -> &str {
         &self.contract_id
     }
 
     /// Append the event of `kind` carrying `payload`, written by `actor`, durably; returns it.
+    /// A `gate_run` is refused here: [`RecordWriter::append_gate_run`] is its only way in.
     pub fn append(
+        &mut self,
+        kind: &str,
+        payload: Map<String, Value>,
+        actor: Value,
+        note: Option<&str>,
+    ) -> Result<Value> {
+        if kind == "gate_run" {
+            return Err(Error::rejected(
+                self.journal_name(),
+                "a gate_run is appended only by dwp run, once it ran the command and wrote its log (rule 22); nothing was written",
+            ));
+        }
+        self.append_minted(kind, payload, actor, note)
+    }
+
+    /// Append the `gate_run` of a gate dwp itself ran (as the public ledger's gate executor, the
+    /// only producer of observed gate evidence), written by dwp: refused unless the log its
+    /// `evidence_path` names is already a file of the plan, so no event cites a missing log.
+    pub fn append_gate_run(&mut self, payload: Map<String, Value>) -> Result<Value> {
+        let log = payload.get("evidence_path").and_then(Value::as_str);
+        let present = log.is_some_and(|log| {
+            let path = self.plan_dir.join(log);
+            crate::store::entry(&path, &self.plan_dir).ok() == Some(crate::store::Entry::File)
+        });
+        if !present {
+            return Err(Error::rejected(
+                self.journal_name(),
+                format!(
+                    "a gate_run must cite its log, written first, and {} is no file of the plan; nothing was written",
+                    log.unwrap_or("(none)")
+                ),
+            ));
+        }
+        self.append_minted("gate_run", payload, mint::helper(), None)
+    }
+
+    fn append_minted(
         &mut self,
         kind: &str,
         payload: Map<String, Value>,

@@ -387,6 +387,29 @@ const RECORD_INIT: Writer = Writer {
     next: RECORD_INIT_ARGS,
 };
 
+const RECORD_RUN: Writer = Writer {
+    name: "run (a record plan's observed gate_run)",
+    plan: record_in_progress,
+    args: &[
+        "run",
+        "PLAN",
+        "--task",
+        "T-convert-guides",
+        "--criterion",
+        "AC-guides-build",
+        "--",
+        "python3",
+        "-c",
+        "print('12 pages built')",
+    ],
+    next: NEXT_WRITER,
+};
+
+#[test]
+fn every_crash_point_of_a_record_gate_run_leaves_a_plan_its_next_writer_makes_whole() {
+    explore(&RECORD_RUN);
+}
+
 #[test]
 fn every_crash_point_of_a_record_task_start_leaves_a_plan_its_next_writer_makes_whole() {
     explore(&RECORD_START);
@@ -637,16 +660,17 @@ fn judge(crash: &dyn Fn(&str) -> PathBuf, whole: &mut Whole) -> Option<String> {
     None
 }
 
-/// Where a writer puts new files before its record (a `dwp run` gate log): a kill may leave
-/// one that no record names, by design (docs/DECISIONS.md, "Folders and new files first").
-const WRITTEN_FIRST: &str = "analysis_results/gates/";
+/// Where a writer puts new files before its record (a `dwp run` gate log, a v5 plan's or a
+/// record plan's): a kill may leave one that no record names, by design (docs/DECISIONS.md,
+/// "Folders and new files first").
+const WRITTEN_FIRST: [&str; 2] = ["analysis_results/gates/", "gates/"];
 
 /// Whether `settled` is one of the whole outcomes `wholes` (ran to its end; never ran), the
 /// latter with any file its writer writes first, as the full run wrote it.
 fn is_whole(settled: &Settled, wholes: &[Settled; 2]) -> bool {
     let [done, untouched] = wholes;
     let written_first = |path: &PathBuf, text: &String| {
-        path.starts_with(WRITTEN_FIRST)
+        WRITTEN_FIRST.iter().any(|folder| path.starts_with(folder))
             && !untouched.contains_key(path)
             && done.get(path) == Some(text)
     };
@@ -966,6 +990,7 @@ fn settled(plan: &Path) -> Settled {
     let own_path =
         regex::Regex::new(&format!(r"/\S*/{}\b", regex::escape(&name))).expect("a fixed pattern");
     let age = regex::Regex::new(r"\b\d+[dhms]( \d+[dhms])? old\b").expect("a fixed pattern");
+    let gate_cwd = regex::Regex::new(r#""cwd":"/[^"]*""#).expect("a fixed pattern");
     common::snapshot(plan)
         .into_iter()
         .filter(|(path, _)| {
@@ -975,6 +1000,9 @@ fn settled(plan: &Path) -> Settled {
         .map(|(path, bytes)| {
             let text = String::from_utf8_lossy(&bytes);
             let text = own_path.replace_all(&text, "PLAN");
+            // A record plan's gate records the folder it ran in (the plan's parent), which
+            // differs from a copy to its original.
+            let text = gate_cwd.replace_all(&text, r#""cwd":"ROOT""#);
             (path, age.replace_all(&text, "N old").into_owned())
         })
         .collect()

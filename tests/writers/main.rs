@@ -1,8 +1,9 @@
 //! The commands that write a plan, through the real binary: one module per command (`amend`,
 //! `approve`, `finalize`, `lock`, `init`/`migrate`, `new`, `reconcile`, `run`, `update` and its
 //! `--tick`) and `--dry-run` across the multi-file writers, and every writer on a published plan;
-//! a record plan's lock, the public ledger's own (`ledger_lock`), and its reconciliation
-//! (`record_reconcile`).
+//! a record plan's lock, the public ledger's own (`ledger_lock`), its reconciliation
+//! (`record_reconcile`), its tasks' starts and completions (`record_update`) and its observed
+//! gates (`record_run`).
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -22,6 +23,7 @@ mod record_approve;
 mod record_init;
 mod record_plans;
 mod record_reconcile;
+mod record_run;
 mod record_update;
 mod run;
 mod tick;

@@ -2,7 +2,9 @@
 //! stops. Every dwp command that writes a plan and does not yet run that loop refuses a record
 //! plan (DWP v6/v7) whole, writing nothing, and its hint runs as printed. (`dwp lock` takes one:
 //! its lock is the ledger's own, `tests/writers/ledger_lock.rs`; `dwp reconcile` regenerates its
-//! state from its journal, `tests/writers/record_reconcile.rs`.)
+//! state from its journal, `tests/writers/record_reconcile.rs`; `dwp update` starts a task and
+//! finds it completed, `tests/writers/record_update.rs`; `dwp run` records an observed gate,
+//! `tests/writers/record_run.rs`.)
 
 use crate::common::{dwp, fixture_copy, refused};
 use std::path::PathBuf;
@@ -17,8 +19,7 @@ fn record_plan() -> (tempfile::TempDir, PathBuf) {
 fn rule_18_every_writer_refuses_a_record_plan_and_writes_nothing() {
     let (_root, plan) = record_plan();
     let path = plan.to_str().unwrap();
-    let writers: [(&str, Vec<&str>); 6] = [
-        ("run", vec!["run", path, "--task", "1", "--", "true"]),
+    let writers: [(&str, Vec<&str>); 5] = [
         ("init", vec!["init", path]),
         ("migrate", vec!["migrate", path, "--to", "v5"]),
         ("finalize", vec!["finalize", path]),

@@ -66,6 +66,7 @@ pub fn print<W: Write>(out: &mut Inert<W>, outcome: &Outcome, format: Format) {
         Outcome::RecordUpdate(report) => record::update(out, report, json),
         Outcome::RecordApprove(report) => record::approve(out, report, json),
         Outcome::RecordInit(report) => record::init(out, report, json),
+        Outcome::RecordRun(report) => record::run(out, report, json),
         Outcome::Verify {
             reports,
             strict,

@@ -344,3 +344,62 @@ pub(super) fn init<W: Write>(
         word(report.approval)
     );
 }
+
+pub(super) fn run<W: Write>(
+    out: &mut Inert<W>,
+    report: &crate::commands::run::RecordRunReport,
+    json: Option<Stamp>,
+) {
+    if let Some(stamp) = json {
+        print_keyed(out, "run", stamp, report);
+        return;
+    }
+    for repair in &report.repairs {
+        let _ = out.paint("mended:", Paint::Unsure);
+        let _ = writeln!(
+            out,
+            " journal.ndjson at byte {} ({}) · journal_repair at seq {}",
+            repair.byte_offset,
+            inert_line(&repair.cause),
+            repair.seq
+        );
+    }
+    let verdict = match report.exit_code {
+        0 => ("passes", Paint::Good),
+        _ => ("fails", Paint::Bad),
+    };
+    let _ = write!(
+        out,
+        "{} · {} · gate `{}` ",
+        report.task,
+        report.criterion,
+        inert_line(&report.command)
+    );
+    let _ = out.paint(verdict.0, verdict.1);
+    let _ = writeln!(
+        out,
+        " ({}) · observed by dwp · gate_run at seq {}",
+        report.ended, report.seq
+    );
+    let criterion = match (report.satisfied, report.exit_code) {
+        (true, _) => "satisfied by this run",
+        (false, 0) => "open: it does not accept observed evidence",
+        (false, _) => "open: this run did not pass",
+    };
+    let _ = writeln!(out, "  {}: {criterion}", report.criterion);
+    let _ = writeln!(out, "  ran in: {}", inert_line(&report.cwd));
+    let log = std::path::Path::new(&report.plan).join(&report.log);
+    let kept = if report.truncated {
+        ", the tail of each kept"
+    } else {
+        ""
+    };
+    let _ = writeln!(
+        out,
+        "  log: {} ({} bytes of stdout, {} of stderr{kept}) sha256 {}",
+        inert_line(&log.display().to_string()),
+        report.stdout_bytes,
+        report.stderr_bytes,
+        report.log_sha256
+    );
+}
