@@ -10,6 +10,7 @@ mod hostile_files;
 mod intent_recovery;
 mod layers;
 mod lock_recovery_race;
+mod record_concurrency;
 mod store_durability;
 mod store_only;
 mod update_concurrency;

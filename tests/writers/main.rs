@@ -20,6 +20,7 @@ mod observed;
 mod published;
 mod reconcile;
 mod record_approve;
+mod record_e2e;
 mod record_init;
 mod record_plans;
 mod record_reconcile;
