@@ -63,10 +63,10 @@ pub fn fix_hint(code: Code) -> &'static str {
             "correct the contract by amendment (a new revision under contracts/, approved); `dwp validate PLAN` lists every rule it breaks"
         }
         TornJournal => {
-            "a torn line is a write cut short: the next journal writer truncates it and records a journal_repair event; a corrupt archive is restored from the plan's export"
+            "a torn line of journal.ndjson is a write cut short: `dwp reconcile PLAN --write` cuts it and records a journal_repair event (so does the plan's next journal write); a corrupt archive (journal-archive-*.ndjson) is never repaired: restore it from the plan's export"
         }
         JournalFraming => {
-            "nothing is lost: the next journal writer restores the newline and records a journal_repair event"
+            "nothing is lost: `dwp reconcile PLAN --write` restores the newline and records a journal_repair event (so does the plan's next journal write)"
         }
         InvalidEvent | SeqOrder => {
             "the journal is append-only: if it was edited, restore it from the plan's export or history; a correction is a new event, never an edit"
@@ -78,13 +78,13 @@ pub fn fix_hint(code: Code) -> &'static str {
             "a gate run proves a criterion its task declares: run a declared gate, or amend the contract to declare this one"
         }
         NoApproval => {
-            "record the approval of the live contract (an approval event citing its id) before work starts"
+            "record the approval of the live contract before work starts: `dwp approve PLAN --by NAME --note FILE`, by the person who approves it"
         }
         ApprovalDigest => {
-            "the markdown changed after the approval: if the change is substantive, have the plan approved again"
+            "the markdown changed after the approval: if the change is substantive, have the plan approved again (`dwp approve PLAN --by NAME --note FILE`)"
         }
         SnapshotStale => {
-            "state.json is derived from the journal: project it again with the plan's ledger; `dwp status PLAN` shows the derived state meanwhile"
+            "state.json is derived from the journal: `dwp reconcile PLAN --write` projects it again"
         }
         GateLogMissing | GateLogExit => {
             "a gate log is never edited or moved: restore it from the plan's export or history, or run the gate again on the task at work"
