@@ -8,7 +8,9 @@
 //! (`"markdown": "box unchecked"`), since the plan is not conformant until the box is ticked.
 
 use crate::error::Result;
+use crate::rules::record::{mint, transitions};
 use crate::steps::gate_log::{self, ObservedRun, WrittenLog};
+use crate::steps::record_writer::RecordWriter;
 pub use crate::steps::updater::{BoxNote, UpdateOutcome, UpdateRequest};
 use crate::steps::updater::{check_request, commit_update, plan_update};
 use crate::store;
@@ -137,21 +139,17 @@ pub struct RecordUpdateReport {
 /// an approval of the live contract, and a completion the journal does not derive, are
 /// refused, each after its `refusal` event is recorded (as the public ledger records them).
 pub fn update_record(plan_dir: &Path, request: &RecordUpdateRequest) -> Result<RecordUpdateReport> {
-    use crate::rules::record::transitions;
-    let mut writer = crate::steps::record_writer::RecordWriter::open(plan_dir, request.wait)?;
-    let (plan, derived) = writer.plan();
+    let mut writer = RecordWriter::open(plan_dir, request.wait)?;
+    let (_, derived) = writer.plan();
     let Some(task) = derived
         .projection
         .tasks
         .iter()
         .find(|t| t.id_str() == request.task)
-        .cloned()
     else {
         return Err(unknown_task(plan_dir, &request.task, derived));
     };
-    let arena = bumpalo::Bump::new();
-    let journal = plan.journal(&arena);
-    let live_id = writer.contract_id().to_owned();
+    let task = task.clone();
     let mut report = RecordUpdateReport {
         plan: plan_dir.display().to_string(),
         task: request.task.clone(),
@@ -159,73 +157,76 @@ pub fn update_record(plan_dir: &Path, request: &RecordUpdateRequest) -> Result<R
         seq: None,
         unchanged: false,
         fingerprint: None,
-        contract_id: live_id.clone(),
+        contract_id: writer.contract_id().to_owned(),
         repairs: writer.repairs.clone(),
     };
-    match request.transition {
-        RecordTransition::Start => {
-            if !transitions::approved(&journal.events, &live_id) {
-                drop(journal);
-                let refusal = transitions::unapproved_start(&live_id);
-                writer.append(
-                    "refusal",
-                    refusal,
-                    crate::rules::record::mint::helper(),
-                    None,
-                )?;
-                writer.finish()?;
-                return Err(unapproved(plan_dir, &request.task, &live_id));
-            }
-            let early =
-                transitions::early_start(&request.task, &derived.graph, &derived.projection.tasks);
-            if let Some(refusal) = early {
-                drop(journal);
-                let reason = refusal_reason(&refusal);
-                writer.append(
-                    "refusal",
-                    refusal,
-                    crate::rules::record::mint::helper(),
-                    None,
-                )?;
-                writer.finish()?;
-                return Err(refused_start(plan_dir, &request.task, &reason));
-            }
-            let (revision, dirty) = store::git::start_fingerprint(plan_dir);
-            let payload = transitions::start_payload(&request.task, &revision, &dirty);
-            let actor = serde_json::json!({
-                "kind": "agent",
-                "identity": request.agent.as_deref().unwrap_or("caller"),
-            });
-            report.fingerprint = payload.get("fingerprint").cloned();
-            let same =
-                transitions::same_event(&journal.events, "task_start", &payload, &actor, &live_id);
-            report.seq = same;
-            report.unchanged = report.seq.is_some();
-            drop(journal);
-            if report.seq.is_none() {
-                let event = writer.append("task_start", payload, actor, None)?;
-                report.seq = event.get("seq").and_then(serde_json::Value::as_i64);
-            }
-        }
-        RecordTransition::Complete => {
-            let refused =
-                transitions::completion_refused(writer.contract(), &journal.events, &task);
-            drop(journal);
-            if let Some(refusal) = refused {
-                let reason = refusal_reason(&refusal);
-                writer.append(
-                    "refusal",
-                    refusal,
-                    crate::rules::record::mint::helper(),
-                    None,
-                )?;
-                writer.finish()?;
-                return Err(incomplete(plan_dir, &request.task, &reason));
-            }
-        }
+    let refused = match request.transition {
+        RecordTransition::Start => start(&mut writer, plan_dir, request, &mut report)?,
+        RecordTransition::Complete => completion_refused(&writer, &task),
+    };
+    if let Some((refusal, error)) = refused {
+        // Refused, as the public ledger refuses: the refusal is recorded, then reported.
+        writer.append("refusal", refusal, mint::helper(), None)?;
+        writer.finish()?;
+        return Err(error);
     }
     writer.finish()?;
     Ok(report)
+}
+
+/// A refusal to record, and the error that reports it.
+type Refused = Option<(serde_json::Map<String, serde_json::Value>, crate::Error)>;
+
+/// Start the task: refused without an approval of the live contract or before its
+/// prerequisites complete; else one `task_start`, unless the same start is there.
+fn start(
+    writer: &mut RecordWriter,
+    plan_dir: &Path,
+    request: &RecordUpdateRequest,
+    report: &mut RecordUpdateReport,
+) -> Result<Refused> {
+    let (plan, derived) = writer.plan();
+    let live_id = writer.contract_id().to_owned();
+    let arena = bumpalo::Bump::new();
+    let journal = plan.journal(&arena);
+    if !transitions::approved(&journal.events, &live_id) {
+        let error = unapproved(plan_dir, &request.task, &live_id);
+        return Ok(Some((transitions::unapproved_start(&live_id), error)));
+    }
+    let tasks = &derived.projection.tasks;
+    if let Some(refusal) = transitions::early_start(&request.task, &derived.graph, tasks) {
+        let error = refused_start(plan_dir, &request.task, &refusal_reason(&refusal));
+        return Ok(Some((refusal, error)));
+    }
+    let (revision, dirty) = store::git::start_fingerprint(plan_dir);
+    let payload = transitions::start_payload(&request.task, &revision, &dirty);
+    let actor = serde_json::json!({
+        "kind": "agent",
+        "identity": request.agent.as_deref().unwrap_or("caller"),
+    });
+    report.fingerprint = payload.get("fingerprint").cloned();
+    report.seq = transitions::same_event(&journal.events, "task_start", &payload, &actor, &live_id);
+    report.unchanged = report.seq.is_some();
+    drop(journal);
+    if report.seq.is_none() {
+        let event = writer.append("task_start", payload, actor, None)?;
+        report.seq = event.get("seq").and_then(serde_json::Value::as_i64);
+    }
+    Ok(None)
+}
+
+/// The completion the journal does not derive, as the public ledger's `complete` refuses it.
+fn completion_refused(
+    writer: &RecordWriter,
+    task: &crate::rules::record::projection::TaskState,
+) -> Refused {
+    let (plan, _) = writer.plan();
+    let arena = bumpalo::Bump::new();
+    let journal = plan.journal(&arena);
+    let refusal = transitions::completion_refused(writer.contract(), &journal.events, task)?;
+    let plan_dir = &writer.plan_dir;
+    let error = incomplete(plan_dir, task.id_str(), &refusal_reason(&refusal));
+    Some((refusal, error))
 }
 
 fn refusal_reason(refusal: &serde_json::Map<String, serde_json::Value>) -> String {

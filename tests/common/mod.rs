@@ -529,6 +529,21 @@ pub fn fixture_copy(case: &str) -> (TempDir, String) {
     (root, plan_name)
 }
 
+/// [`fixture_copy`] as (the temporary folder, the plan's path).
+pub fn fixture_plan(case: &str) -> (TempDir, PathBuf) {
+    let (root, name) = fixture_copy(case);
+    let plan = root.path().join(name);
+    (root, plan)
+}
+
+/// A record plan's live journal, each line read as one JSON event.
+pub fn journal_events(plan: &Path) -> Vec<Value> {
+    let text = fs::read_to_string(plan.join("journal.ndjson")).unwrap();
+    text.lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
 /// Copy a folder: files and folders, hidden ones included.
 pub fn copy_plan(from: &Path, to: &Path) {
     copy_tree(from, to, &[]);

@@ -38,6 +38,24 @@ fn refused_completion(plan: &Path) -> Result<(), String> {
     }
 }
 
+/// `count` dwp writers at once, 25 refused completions each: what failed.
+fn dwp_writers(plan: &Path, count: usize) -> Vec<String> {
+    let writers: Vec<_> = (0..count)
+        .map(|_| {
+            let plan = plan.to_path_buf();
+            std::thread::spawn(move || {
+                (0..25)
+                    .filter_map(|_| refused_completion(&plan).err())
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    writers
+        .into_iter()
+        .flat_map(|w| w.join().unwrap())
+        .collect()
+}
+
 /// Every line of the journal, each of which must be a JSON event.
 fn events(plan: &Path) -> Vec<Value> {
     let bytes = std::fs::read(plan.join("journal.ndjson")).unwrap();
@@ -77,20 +95,7 @@ fn assert_conformant(plan: &Path) {
 fn eight_concurrent_record_writers_lose_no_event_and_tear_none() {
     let (_root, plan) = record_plan();
     let before = events(&plan).len();
-    let writers: Vec<_> = (0..8)
-        .map(|_| {
-            let plan = plan.clone();
-            std::thread::spawn(move || {
-                (0..25)
-                    .filter_map(|_| refused_completion(&plan).err())
-                    .collect::<Vec<_>>()
-            })
-        })
-        .collect();
-    let failures: Vec<String> = writers
-        .into_iter()
-        .flat_map(|w| w.join().unwrap())
-        .collect();
+    let failures = dwp_writers(&plan, 8);
     assert!(failures.is_empty(), "writers failed: {failures:#?}");
     let events = events(&plan);
     assert_eq!(
@@ -186,20 +191,7 @@ fn dwp_and_the_ledger_writing_at_once_interleave_whole_events() {
     let ledgers: Vec<_> = (0..4)
         .map(|_| ledger_writer(&plan, &contract_id, 25))
         .collect();
-    let writers: Vec<_> = (0..4)
-        .map(|_| {
-            let plan = plan.clone();
-            std::thread::spawn(move || {
-                (0..25)
-                    .filter_map(|_| refused_completion(&plan).err())
-                    .collect::<Vec<_>>()
-            })
-        })
-        .collect();
-    let failures: Vec<String> = writers
-        .into_iter()
-        .flat_map(|w| w.join().unwrap())
-        .collect();
+    let failures = dwp_writers(&plan, 4);
     for mut ledger in ledgers {
         assert!(ledger.wait().unwrap().success(), "a ledger stand-in failed");
     }

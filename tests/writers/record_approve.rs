@@ -2,23 +2,9 @@
 //! plan"): an `approval` event citing the live contract, by a human, with the digest of the
 //! plan's markdown and the marker of the note they wrote (rules 12, 19, 20).
 
-use crate::common::{dwp, fixture_copy, refused, writing_nothing};
-use serde_json::Value;
+use crate::common::{dwp, fixture_plan, journal_events, refused, writing_nothing};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
-
-fn fixture_plan(case: &str) -> (tempfile::TempDir, PathBuf) {
-    let (root, name) = fixture_copy(case);
-    let plan = root.path().join(name);
-    (root, plan)
-}
-
-fn journal(plan: &Path) -> Vec<Value> {
-    let text = std::fs::read_to_string(plan.join("journal.ndjson")).unwrap();
-    text.lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
-}
 
 /// The human's note, beside the plan.
 fn note(plan: &Path) -> PathBuf {
@@ -59,7 +45,7 @@ fn rule_19_an_approval_cites_the_live_contract_with_the_markdowns_digest_and_ope
     let run = approve(&plan, &note, &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let report = run.payload();
-    let approval = journal(&plan).pop().unwrap();
+    let approval = journal_events(&plan).pop().unwrap();
     assert_eq!(approval["type"], "approval");
     assert_eq!(approval["contract_id"], report["contract_id"]);
     assert_eq!(approval["plan_digest"], markdown_digest(&plan).as_str());
@@ -106,7 +92,7 @@ fn the_same_approval_again_writes_nothing_and_a_changed_markdown_is_approved_ane
     std::fs::write(&readme, text).unwrap();
     let anew = approve(&plan, &note, &["--pre-approved"]);
     assert_eq!(anew.payload()["unchanged"], false);
-    let approval = journal(&plan).pop().unwrap();
+    let approval = journal_events(&plan).pop().unwrap();
     assert_eq!(approval["plan_digest"], markdown_digest(&plan).as_str());
     assert_eq!(approval["mechanism"], "pre_authorization");
 }

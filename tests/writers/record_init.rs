@@ -3,7 +3,7 @@
 //! order of rule 19 (manifest, stamped contract, approval), each document in the public ledger's
 //! bytes, every step resumable, and nothing ever rewritten (rule 20).
 
-use crate::common::{dwp, refused, repo_root, writing_nothing};
+use crate::common::{dwp, journal_events, refused, repo_root, writing_nothing};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -49,13 +49,6 @@ fn init_as(plan: &Path, draft: &Path, note: &Path, extra: &[&str]) -> crate::com
         .run_utf8()
 }
 
-fn journal(plan: &Path) -> Vec<Value> {
-    let text = std::fs::read_to_string(plan.join("journal.ndjson")).unwrap();
-    text.lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
-}
-
 // Rule 19: manifest, then contract, then approval; the documents in the ledger's own bytes.
 #[test]
 fn rule_19_init_writes_manifest_contract_and_approval_in_the_ledgers_bytes() {
@@ -74,7 +67,7 @@ fn rule_19_init_writes_manifest_contract_and_approval_in_the_ledgers_bytes() {
             "{file} in the public ledger's bytes"
         );
     }
-    let events = journal(&plan);
+    let events = journal_events(&plan);
     assert_eq!(events.len(), 1, "the approval is the first event");
     assert_eq!(events[0]["type"], "approval");
     assert_eq!(events[0]["contract_id"], report["contract_id"]);
@@ -120,7 +113,7 @@ fn rule_19_an_interrupted_init_is_completed_by_running_it_again() {
         for (file, bytes) in &finished {
             assert_eq!(&std::fs::read(plan.join(file)).unwrap(), bytes, "{file}");
         }
-        assert_eq!(journal(&plan).len(), 1);
+        assert_eq!(journal_events(&plan).len(), 1);
     }
 }
 

@@ -4,23 +4,9 @@
 //! does (a torn tail cut at its line start, a lost final newline restored, each recorded by a
 //! `journal_repair` event and a PROGRESS.md line) and the projection is written.
 
-use crate::common::{dwp, fixture_copy, refused, snapshot, writing_nothing};
+use crate::common::{dwp, fixture_plan, journal_events, refused, snapshot, writing_nothing};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-
-/// A copy of the plan of the conformance fixture `case`: (its temporary folder, the plan).
-fn fixture_plan(case: &str) -> (tempfile::TempDir, PathBuf) {
-    let (root, name) = fixture_copy(case);
-    let plan = root.path().join(name);
-    (root, plan)
-}
-
-fn journal_lines(plan: &Path) -> Vec<Value> {
-    let text = std::fs::read_to_string(plan.join("journal.ndjson")).unwrap();
-    text.lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
-}
+use std::path::Path;
 
 /// The verdict and the snapshot's agreement, as `dwp verify --json` states them.
 fn verified(plan: &Path) -> (String, String) {
@@ -91,7 +77,7 @@ fn write_cuts_a_torn_tail_at_its_line_start_records_the_repair_and_projects_the_
         before[..cut],
         "every complete event is kept, byte for byte"
     );
-    let repair = journal_lines(&plan).pop().unwrap();
+    let repair = journal_events(&plan).pop().unwrap();
     assert_eq!(repair["type"], "journal_repair");
     assert_eq!(repair["byte_offset"], cut);
     assert_eq!(repair["seq"], highest + 1);
@@ -127,7 +113,7 @@ fn write_restores_a_lost_final_newline_and_keeps_the_complete_event() {
     let after = std::fs::read(plan.join("journal.ndjson")).unwrap();
     assert_eq!(after[..before.len()], before[..]);
     assert_eq!(after[before.len()], b'\n');
-    let repair = journal_lines(&plan).pop().unwrap();
+    let repair = journal_events(&plan).pop().unwrap();
     assert_eq!(repair["byte_offset"], before.len());
     assert!(
         repair["cause"]
@@ -168,7 +154,7 @@ fn a_repair_is_numbered_above_the_archived_segments() {
         .args(["reconcile", plan.to_str().unwrap(), "--write", "--json"])
         .run_utf8();
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let lines = journal_lines(&plan);
+    let lines = journal_events(&plan);
     assert_eq!(lines.len(), 1);
     assert_eq!(lines[0]["seq"], 5, "the archive holds seq 1 to 4");
     assert_eq!(lines[0]["byte_offset"], 0);

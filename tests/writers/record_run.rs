@@ -5,7 +5,7 @@
 //! nothing; dwp exits with the command's own code. The plan's `T-convert-guides` is started,
 //! with one failed run of `AC-guides-build` (seq 5); its contract allows `python3` and `mkdocs`.
 
-use crate::common::{dwp, fixture_copy, refused, verify_codes};
+use crate::common::{dwp, fixture_copy, journal_events, refused, verify_codes};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -16,15 +16,8 @@ fn fixture_plan() -> (tempfile::TempDir, PathBuf) {
     (root, plan)
 }
 
-fn journal(plan: &Path) -> Vec<Value> {
-    let text = std::fs::read_to_string(plan.join("journal.ndjson")).unwrap();
-    text.lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
-}
-
 fn gate_runs(plan: &Path) -> usize {
-    journal(plan)
+    journal_events(plan)
         .iter()
         .filter(|e| e["type"] == "gate_run")
         .count()
@@ -101,10 +94,10 @@ fn criterion_state(plan: &Path, task: &str, criterion: &str) -> Value {
 #[test]
 fn a_passing_run_records_one_observed_gate_run_whose_log_satisfies_the_criterion() {
     let (root, plan) = fixture_plan();
-    let before = journal(&plan);
+    let before = journal_events(&plan);
     let run = guides_gate(&plan, &["python3", "-c", "print('built')"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let after = journal(&plan);
+    let after = journal_events(&plan);
     assert_eq!(after.len(), before.len() + 1, "one event, nothing else");
     let event = after.last().unwrap();
     assert_eq!(event["type"], "gate_run");
@@ -159,7 +152,7 @@ fn a_failing_command_is_recorded_with_its_exit_code_and_dwp_exits_with_it() {
     let report = run.payload();
     assert_eq!(report["exit_code"], 3);
     assert_eq!(report["satisfied"], false);
-    let event = journal(&plan).pop().unwrap();
+    let event = journal_events(&plan).pop().unwrap();
     assert_eq!(event["exit_code"], 3);
     let log = std::fs::read_to_string(plan.join(event["evidence_path"].as_str().unwrap())).unwrap();
     assert!(log.ends_with("--- exit 3 ---\n"), "{log}");
@@ -187,7 +180,7 @@ fn the_log_and_its_name_are_the_public_ledgers_byte_for_byte() {
     let script = "import sys; print('out'); print('err', file=sys.stderr); sys.exit(3)";
     let run = guides_gate(&plan, &["python3", "-c", script]);
     assert_eq!(run.code, 3, "{}", run.stderr);
-    let event = journal(&plan).pop().unwrap();
+    let event = journal_events(&plan).pop().unwrap();
     let command = event["command"].as_str().unwrap();
     let log = event["evidence_path"].as_str().unwrap();
     let written = std::fs::read_to_string(plan.join(log)).unwrap();
@@ -224,7 +217,7 @@ fn a_timeout_and_a_signal_are_recorded_as_the_ledger_records_them() {
         &["python3", "-c", "import time; time.sleep(30)"],
     );
     assert_eq!(slow.code, 124, "{}", slow.stderr);
-    let event = journal(&plan).pop().unwrap();
+    let event = journal_events(&plan).pop().unwrap();
     assert_eq!(event["exit_code"], 124);
     assert_eq!(event["timeout_seconds"], 1);
     let log = std::fs::read_to_string(plan.join(event["evidence_path"].as_str().unwrap())).unwrap();
@@ -242,7 +235,7 @@ fn a_timeout_and_a_signal_are_recorded_as_the_ledger_records_them() {
         ],
     );
     assert_eq!(killed.code, 128 + 9, "{}", killed.stderr);
-    let event = journal(&plan).pop().unwrap();
+    let event = journal_events(&plan).pop().unwrap();
     // Python's returncode for a process killed by signal 9.
     assert_eq!(event["exit_code"], -9);
     let log = std::fs::read_to_string(plan.join(event["evidence_path"].as_str().unwrap())).unwrap();
@@ -488,7 +481,7 @@ fn the_lock_is_taken_after_the_run_and_the_refusals_judged_again_under_it() {
         &["python3", "-c", &cut],
     );
     refused.assert_refusal("run", 1, &["dwp ran the command, but", "has no task_start"]);
-    assert_eq!(journal(&plan).len(), 3, "nothing appended");
+    assert_eq!(journal_events(&plan).len(), 3, "nothing appended");
     assert!(!plan.join(".ledger.lock").exists());
 }
 
@@ -539,7 +532,7 @@ fn rule_22_only_dwp_run_appends_an_observed_gate_run() {
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(gate_runs(&plan), before + 1);
-    let event = journal(&plan).pop().unwrap();
+    let event = journal_events(&plan).pop().unwrap();
     assert_eq!(event["trust"], "observed");
     assert_eq!(event["actor"]["kind"], "helper");
     assert!(

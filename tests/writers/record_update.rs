@@ -4,23 +4,9 @@
 //! nothing when the journal derives the completion and records a `refusal` when it does not
 //! (rules 21, 23). `state.json` is projected again after every append.
 
-use crate::common::{dwp, fixture_copy, refused, writing_nothing};
-use serde_json::Value;
-use std::path::{Path, PathBuf};
+use crate::common::{dwp, fixture_plan, journal_events, refused, writing_nothing};
+use std::path::Path;
 use std::process::Command;
-
-fn fixture_plan(case: &str) -> (tempfile::TempDir, PathBuf) {
-    let (root, name) = fixture_copy(case);
-    let plan = root.path().join(name);
-    (root, plan)
-}
-
-fn journal(plan: &Path) -> Vec<Value> {
-    let text = std::fs::read_to_string(plan.join("journal.ndjson")).unwrap();
-    text.lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
-}
 
 fn update(plan: &Path, task: &str, status: &str) -> crate::common::Run {
     let path = plan.to_str().unwrap();
@@ -43,11 +29,11 @@ fn snapshot_agreement(plan: &Path) -> String {
 #[test]
 fn a_start_appends_one_task_start_with_the_work_trees_fingerprint_and_projects_the_state() {
     let (_root, plan) = fixture_plan("record-valid-v7-in-progress");
-    let before = journal(&plan);
+    let before = journal_events(&plan);
     let run = update(&plan, "T-convert-reference", "in_progress");
     assert_eq!(run.code, 0, "{}", run.stderr);
     let report = run.payload();
-    let after = journal(&plan);
+    let after = journal_events(&plan);
     assert_eq!(after.len(), before.len() + 1);
     let start = after.last().unwrap();
     assert_eq!(start["type"], "task_start");
@@ -105,7 +91,7 @@ fn a_start_in_a_repository_records_head_and_the_dirty_paths() {
     let head = git(&["rev-parse", "HEAD"]).trim().to_owned();
     std::fs::write(root.path().join("notes.txt"), "work in progress\n").unwrap();
     assert_eq!(update(&plan, "T-convert-reference", "in_progress").code, 0);
-    let start = journal(&plan).pop().unwrap();
+    let start = journal_events(&plan).pop().unwrap();
     assert_eq!(start["fingerprint"]["revision"], head.as_str());
     assert_eq!(start["fingerprint"]["dirty"], "?? notes.txt");
 }
@@ -115,7 +101,7 @@ fn a_start_in_a_repository_records_head_and_the_dirty_paths() {
 #[test]
 fn rule_19_a_start_without_an_approval_of_the_live_contract_is_refused_and_recorded() {
     let (_root, plan) = fixture_plan("record-dwp111-approval-cites-draft");
-    let before = journal(&plan);
+    let before = journal_events(&plan);
     let path = plan.to_str().unwrap();
     let run = dwp()
         .args([
@@ -132,7 +118,7 @@ fn rule_19_a_start_without_an_approval_of_the_live_contract_is_refused_and_recor
         1,
         &["no approval event cites the live contract", "rule 19"],
     );
-    let after = journal(&plan);
+    let after = journal_events(&plan);
     assert_eq!(after.len(), before.len() + 1, "one refusal, no task_start");
     let refusal = after.last().unwrap();
     assert_eq!(refusal["type"], "refusal");
@@ -145,7 +131,7 @@ fn rule_19_a_start_without_an_approval_of_the_live_contract_is_refused_and_recor
 #[test]
 fn a_start_before_the_prerequisites_are_completed_is_refused_and_recorded() {
     let (_root, plan) = fixture_plan("record-valid-v7-in-progress");
-    let before = journal(&plan);
+    let before = journal_events(&plan);
     let path = plan.to_str().unwrap();
     let run = dwp()
         .args([
@@ -162,7 +148,7 @@ fn a_start_before_the_prerequisites_are_completed_is_refused_and_recorded() {
         1,
         &["prerequisite(s) not completed", "T-convert-guides"],
     );
-    let after = journal(&plan);
+    let after = journal_events(&plan);
     assert_eq!(after.len(), before.len() + 1);
     assert_eq!(after.last().unwrap()["type"], "refusal");
     assert!(
@@ -184,7 +170,7 @@ fn rule_23_completion_is_derived_never_declared() {
     assert_eq!(run.payload()["transition"], "complete");
 
     let (_root, open) = fixture_plan("record-valid-v7-in-progress");
-    let before = journal(&open).len();
+    let before = journal_events(&open).len();
     let path = open.to_str().unwrap();
     let run = dwp()
         .args([
@@ -197,7 +183,7 @@ fn rule_23_completion_is_derived_never_declared() {
         ])
         .run_utf8();
     run.assert_refusal("update", 1, &["is not complete", "rule 23"]);
-    let after = journal(&open);
+    let after = journal_events(&open);
     assert_eq!(after.len(), before + 1);
     let refusal = after.last().unwrap();
     assert_eq!(refusal["type"], "refusal");

@@ -201,16 +201,7 @@ pub(super) fn reconcile<W: Write>(
         print_keyed(out, "reconcile", stamp, report);
         return;
     }
-    for repair in &report.repairs {
-        let _ = out.paint("mended:", Paint::Unsure);
-        let _ = writeln!(
-            out,
-            " journal.ndjson at byte {} ({}) · journal_repair at seq {} · PROGRESS.md appended",
-            repair.byte_offset,
-            inert_line(&repair.cause),
-            repair.seq
-        );
-    }
+    mended(out, &report.repairs);
     let plan = std::path::Path::new(&report.plan);
     if report.written {
         let _ = out.paint("reconciled:", Paint::Good);
@@ -256,16 +247,7 @@ pub(super) fn update<W: Write>(
         print_keyed(out, "update", stamp, report);
         return;
     }
-    for repair in &report.repairs {
-        let _ = out.paint("mended:", Paint::Unsure);
-        let _ = writeln!(
-            out,
-            " journal.ndjson at byte {} ({}) · journal_repair at seq {}",
-            repair.byte_offset,
-            inert_line(&repair.cause),
-            repair.seq
-        );
-    }
+    mended(out, &report.repairs);
     let seq = report.seq.map(|s| s.to_string()).unwrap_or_default();
     match (report.transition, report.unchanged) {
         (RecordTransition::Start, false) => {
@@ -354,16 +336,7 @@ pub(super) fn run<W: Write>(
         print_keyed(out, "run", stamp, report);
         return;
     }
-    for repair in &report.repairs {
-        let _ = out.paint("mended:", Paint::Unsure);
-        let _ = writeln!(
-            out,
-            " journal.ndjson at byte {} ({}) · journal_repair at seq {}",
-            repair.byte_offset,
-            inert_line(&repair.cause),
-            repair.seq
-        );
-    }
+    mended(out, &report.repairs);
     let verdict = match report.exit_code {
         0 => ("passes", Paint::Good),
         _ => ("fails", Paint::Bad),
@@ -402,4 +375,19 @@ pub(super) fn run<W: Write>(
         report.stderr_bytes,
         report.log_sha256
     );
+}
+
+/// One line per mend the journal's writer made on opening it (a torn tail cut, a newline put
+/// back), each recorded by a `journal_repair` event and a PROGRESS.md line.
+fn mended<W: Write>(out: &mut Inert<W>, repairs: &[crate::steps::record_writer::Repair]) {
+    for repair in repairs {
+        let _ = out.paint("mended:", Paint::Unsure);
+        let _ = writeln!(
+            out,
+            " journal.ndjson at byte {} ({}) · journal_repair at seq {} · PROGRESS.md appended",
+            repair.byte_offset,
+            inert_line(&repair.cause),
+            repair.seq
+        );
+    }
 }

@@ -29,7 +29,8 @@ pub struct Expect<'a> {
     pub plan: Option<&'a str>,
 }
 
-const ENVELOPE: [&str; 8] = [
+/// The envelope of an event: what is not its payload.
+pub const ENVELOPE: [&str; 8] = [
     "schema",
     "type",
     "seq",

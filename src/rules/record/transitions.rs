@@ -5,6 +5,7 @@
 //! invariant's latest evaluation is missing, stale or failed (rule 21), or a criterion lacks
 //! accepted evidence inside the task's window. The reasons are the public ledger's words.
 
+use super::events::ENVELOPE;
 use super::projection::TaskState;
 use crate::plan::record::{Event, Json};
 use serde_json::{Map, Value, json};
@@ -111,18 +112,6 @@ pub fn same_event(
         .map(Event::seq)
         .next_back()
 }
-
-/// The envelope of an event: what is not its payload.
-const ENVELOPE: [&str; 8] = [
-    "schema",
-    "type",
-    "seq",
-    "ts",
-    "plan",
-    "contract_id",
-    "actor",
-    "note",
-];
 
 /// Why `task` cannot be completed now (the refusal to record), or `None` when its completion is
 /// derived: no open delegation of it, every invariant's latest evaluation a pass at or after
