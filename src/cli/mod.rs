@@ -111,6 +111,11 @@ pub enum Command {
         "    --original \"alert runbook link\" --observed \"the runbook is task 6\" \\",
         "    --disposition \"deferred requirement\" --destination 6 \\",
         "    --reason \"one place for the runbook\" --authority developer --affected 5,6",
+        "# Amend a record plan's contract: revision 2 staged, recorded, approved, then live",
+        "R2=conformance-fixtures/record-valid-v7-amended/PLAN_021_docs_site_migration",
+        "dwp amend conformance-fixtures/record-valid-v7-in-progress/PLAN_021_docs_site_migration \\",
+        "    --contract $R2/contracts/contract.r2.json --by maria.lopez \\",
+        "    --reason \"orphan guides were unreachable\" --note $R2/notes/amend-r2.md",
     ])]
     Amend(Box<AmendArgs>),
     /// Record the user's approval: state.json, the README's Approval row and PROGRESS.md.
@@ -592,35 +597,55 @@ pub struct RunArgs {
     pub command: Vec<String>,
 }
 
+/// The flags of a record plan's amendment: given one, the v5 amendment's flags are not required
+/// (and are refused there).
+const RECORD_AMEND_FLAGS: [&str; 3] = ["contract", "by", "note"];
+
 #[derive(Debug, Args)]
 pub struct AmendArgs {
     /// The plan folder, or its state.json (default: the plan folder this directory is in).
     #[arg(value_name = "PLAN")]
     pub target: Option<PathBuf>,
     /// The task whose criterion changes (its id, 1..N).
-    #[arg(long, value_name = "N")]
-    pub task: u64,
+    #[arg(long, value_name = "N", required_unless_present_any = RECORD_AMEND_FLAGS)]
+    pub task: Option<u64>,
     /// The original criterion, verbatim.
-    #[arg(long, value_name = "TEXT")]
-    pub original: String,
+    #[arg(long, value_name = "TEXT", required_unless_present_any = RECORD_AMEND_FLAGS)]
+    pub original: Option<String>,
     /// What was observed.
-    #[arg(long, value_name = "TEXT")]
-    pub observed: String,
+    #[arg(long, value_name = "TEXT", required_unless_present_any = RECORD_AMEND_FLAGS)]
+    pub observed: Option<String>,
     /// revised criterion, deferred requirement, unexecuted scenario or failed gate.
-    #[arg(long, value_name = "DISPOSITION", value_parser = parse_disposition)]
-    pub disposition: Disposition,
+    #[arg(long, value_name = "DISPOSITION", value_parser = parse_disposition, required_unless_present_any = RECORD_AMEND_FLAGS)]
+    pub disposition: Option<Disposition>,
     /// The revised criterion (required with --disposition "revised criterion").
     #[arg(long, value_name = "TEXT")]
     pub revised: Option<String>,
-    /// Why the criterion changes.
+    /// Why the criterion changes (a record plan: why its contract changes).
     #[arg(long, value_name = "TEXT")]
     pub reason: String,
-    /// Who stands behind it: user, developer or evidence.
-    #[arg(long, value_name = "AUTHORITY", value_parser = parse_authority)]
-    pub authority: Authority,
+    /// Who stands behind it: user, developer or evidence (a record plan's is a person: --by).
+    #[arg(long, value_name = "AUTHORITY", value_parser = parse_authority, required_unless_present_any = RECORD_AMEND_FLAGS)]
+    pub authority: Option<Authority>,
     /// The affected task ids, e.g. 2,3.
-    #[arg(long, value_name = "IDS")]
-    pub affected: String,
+    #[arg(long, value_name = "IDS", required_unless_present_any = RECORD_AMEND_FLAGS)]
+    pub affected: Option<String>,
+    /// A record plan's amendment: the contract draft, the live contract edited, to become its
+    /// next revision.
+    #[arg(long, value_name = "DRAFT")]
+    pub contract: Option<PathBuf>,
+    /// A record plan's amendment: the human who authorizes the revision (its authority and
+    /// approver).
+    #[arg(long, value_name = "NAME")]
+    pub by: Option<String>,
+    /// A record plan's amendment: the note the human wrote, recorded by its path and sha256 as
+    /// the authority marker of the amendment and its approval.
+    #[arg(long, value_name = "FILE")]
+    pub note: Option<PathBuf>,
+    /// A record plan's amendment: how the revision is approved (default: as the live contract
+    /// says).
+    #[arg(long, value_name = "MECHANISM", value_parser = ["plan_authorship", "pre_authorization"])]
+    pub mechanism: Option<String>,
     /// The task a deferred requirement moves to (required with "deferred requirement").
     #[arg(long, value_name = "N")]
     pub destination: Option<u64>,
@@ -917,6 +942,11 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
             }
         }
         Command::Amend(args) => {
+            if let Some(dir) = record_plan_to_write(&args.target)? {
+                let request = record_amend_request(&dir, args)?;
+                let amended = crate::commands::amend::amend_record(&dir, &request)?;
+                return Ok((Outcome::RecordAmend(amended), format));
+            }
             check_sha256(args.expected_sha256.as_deref())?;
             let request = amend_request(args)?;
             Outcome::Amend(crate::commands::amend::amend(
@@ -1653,16 +1683,81 @@ fn record_run_request(
     })
 }
 
+/// `dwp amend` of a record plan: a new revision of its contract, so `--contract`, `--by` and
+/// `--note` (the human's marker, rule 12) are required, and the v5 amendment's flags refused.
+fn record_amend_request(
+    dir: &Path,
+    args: &AmendArgs,
+) -> Result<crate::commands::amend::RecordAmendRequest, Error> {
+    let v5_only = [
+        (args.task.is_some(), "--task"),
+        (args.original.is_some(), "--original"),
+        (args.observed.is_some(), "--observed"),
+        (args.disposition.is_some(), "--disposition"),
+        (args.revised.is_some(), "--revised"),
+        (args.authority.is_some(), "--authority"),
+        (args.affected.is_some(), "--affected"),
+        (args.destination.is_some(), "--destination"),
+        (!args.invalidate.is_empty(), "--invalidate"),
+        (!args.preserve.is_empty(), "--preserve"),
+        (args.expected_sha256.is_some(), "--expected-sha256"),
+        (args.dry_run, "--dry-run"),
+        (
+            args.signed.agent.is_some() || args.signed.model.is_some(),
+            "--agent",
+        ),
+    ];
+    let usage = || {
+        format!(
+            "`dwp amend {} --contract DRAFT --by NAME --reason TEXT --note FILE`",
+            crate::term::path_word(dir)
+        )
+    };
+    if let Some((_, flag)) = v5_only.iter().find(|(given, _)| *given) {
+        return Err(Error::Usage(format!(
+            "{flag} belongs to a v5 plan's amendment record; a record plan's amendment is the next revision of its contract, approved by a human (the authority is --by NAME): {}",
+            usage()
+        )));
+    }
+    let (Some(contract), Some(by), Some(note)) = (&args.contract, &args.by, &args.note) else {
+        return Err(Error::Usage(format!(
+            "a record plan's amendment is a new revision of its contract, authorized by a human: give --contract DRAFT, --by NAME and --note FILE (the note they wrote): {}",
+            usage()
+        )));
+    };
+    Ok(crate::commands::amend::RecordAmendRequest {
+        contract: from_here(contract),
+        by: by.clone(),
+        reason: args.reason.clone(),
+        note: from_here(note),
+        mechanism: args.mechanism.clone(),
+        wait: wait_duration(args.wait)?,
+    })
+}
+
 fn amend_request(args: &AmendArgs) -> Result<crate::commands::amend::AmendRequest, Error> {
+    let record_only = [
+        (args.contract.is_some(), "--contract"),
+        (args.by.is_some(), "--by"),
+        (args.note.is_some(), "--note"),
+        (args.mechanism.is_some(), "--mechanism"),
+    ];
+    if let Some((_, flag)) = record_only.iter().find(|(given, _)| *given) {
+        return Err(Error::Usage(format!(
+            "{flag} amends a record plan's contract; this plan records its amendment in the task's log: --task, --original, --observed, --disposition, --authority, --affected"
+        )));
+    }
+    // clap requires each of them unless a record plan's flag is given, refused above.
+    let missing = |flag: &str| Error::Usage(format!("{flag} is required (command line)"));
     Ok(crate::commands::amend::AmendRequest {
-        task: args.task,
-        original: args.original.clone(),
-        observed: args.observed.clone(),
-        disposition: args.disposition,
+        task: args.task.ok_or_else(|| missing("--task"))?,
+        original: args.original.clone().ok_or_else(|| missing("--original"))?,
+        observed: args.observed.clone().ok_or_else(|| missing("--observed"))?,
+        disposition: args.disposition.ok_or_else(|| missing("--disposition"))?,
         revised: args.revised.clone(),
         reason: args.reason.clone(),
-        authority: args.authority,
-        affected: args.affected.clone(),
+        authority: args.authority.ok_or_else(|| missing("--authority"))?,
+        affected: args.affected.clone().ok_or_else(|| missing("--affected"))?,
         destination: args.destination,
         invalidate: args.invalidate.clone(),
         preserve: args.preserve.clone(),

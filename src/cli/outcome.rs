@@ -62,6 +62,8 @@ pub enum Outcome {
     },
     /// A record plan made of a contract draft (`dwp init --contract`).
     RecordInit(crate::commands::init::RecordInitReport),
+    /// A record plan's contract amended to its next revision (`dwp amend`).
+    RecordAmend(crate::commands::amend::RecordAmendReport),
     /// A record plan approved (`dwp approve`).
     RecordApprove(crate::commands::approve::RecordApproveReport),
     /// A record plan's gate run by dwp and recorded as an observed `gate_run` (`dwp run`); the
@@ -161,6 +163,7 @@ impl Outcome {
             Outcome::Update { .. }
             | Outcome::RecordUpdate(_)
             | Outcome::RecordApprove(_)
+            | Outcome::RecordAmend(_)
             | Outcome::RecordInit(_)
             | Outcome::Amend(_)
             | Outcome::Approve(_)

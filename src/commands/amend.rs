@@ -18,6 +18,10 @@
 //! Running the same `dwp amend` again adds nothing twice: a block identical to the task's
 //! latest amendment of today is not appended again, nor its PROGRESS.md line, and evidence
 //! already invalidated is never prefixed twice.
+//!
+//! On a record plan (DWP v6/v7) it amends the live contract instead: a new revision of it,
+//! staged, recorded by an `amendment` event and its approval, then made live
+//! ([`crate::steps::record_amend`]).
 
 use crate::clock;
 use crate::error::{Error, Result};
@@ -32,6 +36,8 @@ use crate::store;
 use serde::Serialize;
 use std::path::Path;
 use std::time::Duration;
+
+pub use crate::steps::record_amend::{RecordAmendReport, RecordAmendRequest, amend_record};
 
 /// The longest free-text field dwp writes into an amendment block.
 const MAX_FIELD_CHARS: usize = 2000;

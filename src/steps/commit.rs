@@ -9,6 +9,8 @@
 //! - then the edits of existing files: one is replaced durably and atomically on its own
 //!   (`store::write_atomic`); several go through an intent record (`store::intent`), so a kill
 //!   between them is completed by the next writer;
+//! - a rename (a staged file made live under its name) is a change of its own, atomic in one
+//!   folder (`store::rename_file`);
 //! - a change that edits nothing touches nothing, and a file given the bytes it holds is not
 //!   rewritten.
 //!
@@ -40,6 +42,10 @@ pub enum Edit {
     CreateDir { path: PathBuf },
     /// Remove the file, which the planner read as bytes of this sha256.
     Remove { path: PathBuf, sha256: String },
+    /// Rename the file `path` to `to`, a new name in its folder: the one edit of its change
+    /// (an intent record cannot complete half of a rename), which makes a staged file live in
+    /// one step (an amendment's revision).
+    Rename { path: PathBuf, to: PathBuf },
     /// Remove the writer lock directory, which is the one `lock` names: only recorded for the
     /// next writer ([`record_for_next_writer`]) by `dwp lock recover --force`, which removes
     /// it itself.
@@ -57,6 +63,7 @@ impl Edit {
             | Edit::NewFile { path, .. }
             | Edit::CreateDir { path }
             | Edit::Remove { path, .. }
+            | Edit::Rename { path, .. }
             | Edit::RemoveLock { path, .. } => path,
         }
     }
@@ -142,6 +149,14 @@ impl Change {
         });
     }
 
+    /// Rename the file `path` to `to`, a new name in its folder (see [`Edit::Rename`]).
+    pub fn rename(&mut self, path: &Path, to: &Path) {
+        self.edits.push(Edit::Rename {
+            path: path.to_path_buf(),
+            to: to.to_path_buf(),
+        });
+    }
+
     /// Remove the writer lock directory `path`, which is the directory `lock` names.
     pub fn remove_lock(&mut self, path: &Path, lock: &store::lock_dir::Identity) {
         self.edits.push(Edit::RemoveLock {
@@ -187,6 +202,10 @@ impl Change {
                 }
                 Edit::RemoveLock { .. } => {
                     out.push_str(&format!("- lock {relative}/\n"));
+                    continue;
+                }
+                Edit::Rename { to, .. } => {
+                    out.push_str(&format!("renamed {relative} to {}\n", self.relative(to)?));
                     continue;
                 }
             };
@@ -263,6 +282,7 @@ fn carry_out_alone(dir: &Path, edit: &Edit) -> Result<()> {
         Edit::Append { path, line } => intent::append_unless_there(dir, path, line).map(|_| ()),
         Edit::CreateDir { path } => store::create_dir(path, dir),
         Edit::Remove { path, .. } => store::remove_file(path, dir).map(|_| ()),
+        Edit::Rename { path, to } => store::rename_file(path, to, dir),
         // A lock is removed by `dwp lock recover`, never by a change: one carried out finds
         // the recorded lock gone, or stops.
         Edit::RemoveLock { path, lock } => {
@@ -289,6 +309,10 @@ fn add_to_record(record: &mut intent::Transaction, edit: &Edit) -> Result<()> {
         Edit::CreateDir { path } => record.create_dir(path),
         Edit::Remove { path, sha256 } => record.remove_known(path, sha256),
         Edit::RemoveLock { path, lock } => record.remove_lock(path, lock),
+        Edit::Rename { path, .. } => Err(crate::Error::rejected(
+            path.display().to_string(),
+            "a rename is a change of its own: an intent record cannot complete half of one",
+        )),
     }
 }
 

@@ -11,6 +11,7 @@ pub mod gate_log;
 pub mod materialize;
 pub mod process;
 pub mod publication;
+pub mod record_amend;
 pub mod record_materialize;
 pub mod record_writer;
 pub mod updater;

@@ -13,6 +13,11 @@
 //! A torn archive is history: it is never repaired in place, and nothing is written. Every
 //! event appended after that is judged by the reader's own checks ([`crate::rules::record::mint`])
 //! and numbered above every seq of the archives and the live file.
+//!
+//! An amendment also writes the contract's revisions under the same lock
+//! ([`RecordWriter::commit_files`]), and its approval cites the revision it stages before that
+//! revision is live ([`RecordWriter::append_citing`]); finishing projects `state.json` from the
+//! plan as it then stands.
 
 use crate::error::{Error, Result};
 use crate::plan::record::{JOURNAL, RecordGeneration, RecordPlan};
@@ -71,6 +76,8 @@ pub struct RecordWriter {
     pub repairs: Vec<Repair>,
     /// Whether an event was appended (the snapshot is projected again on finishing).
     appended: bool,
+    /// Whether files other than the journal were written (the plan is read again on finishing).
+    rewritten: bool,
     /// Released last: every field above is done with the files by then.
     lock: LockGuard,
 }
@@ -115,6 +122,7 @@ impl RecordWriter {
             next_seq: 1,
             repairs: Vec::new(),
             appended: false,
+            rewritten: false,
             // Set once the journal is mended (the mend reads the plan while it appends).
             plan: RecordPlan::unlisted(plan_dir, String::new()),
             derived,
@@ -180,7 +188,54 @@ impl RecordWriter {
                 "a gate_run is appended only by dwp run, once it ran the command and wrote its log (rule 22); nothing was written",
             ));
         }
-        self.append_minted(kind, payload, actor, note)
+        let id = self.contract_id.clone();
+        self.append_minted(&id, kind, payload, actor, note)
+    }
+
+    /// [`RecordWriter::append`] of an event citing `contract_id` instead of the live contract:
+    /// only an amendment's approval, which cites the revision it stages before that revision
+    /// goes live (rule 24). Judged as every event is, under the live contract.
+    pub fn append_citing(
+        &mut self,
+        contract_id: &str,
+        kind: &str,
+        payload: Map<String, Value>,
+        actor: Value,
+        note: Option<&str>,
+    ) -> Result<Value> {
+        if kind == "gate_run" {
+            return self.append(kind, payload, actor, note);
+        }
+        self.append_minted(contract_id, kind, payload, actor, note)
+    }
+
+    /// Judge the event [`RecordWriter::append_citing`] would append, writing nothing: a writer
+    /// of several steps judges each event before its first write.
+    pub fn judge_event(
+        &self,
+        contract_id: &str,
+        kind: &str,
+        payload: &Map<String, Value>,
+        actor: &Value,
+        note: Option<&str>,
+    ) -> Result<()> {
+        let minted = self.mint_next(contract_id, kind, payload.clone(), actor.clone(), note);
+        minted.map(|_| ())
+    }
+
+    /// Write `change`, files of the plan other than its journal (an amendment's revisions of
+    /// the contract), under this writer's lock; finishing reads the plan again, so `state.json`
+    /// is projected from the files as they then stand.
+    pub fn commit_files(&mut self, change: Change) -> Result<()> {
+        let journal = self.plan_dir.join(JOURNAL);
+        if change.edits().iter().any(|edit| edit.path() == journal) {
+            return Err(Error::rejected(
+                self.journal_name(),
+                "is written by its events only; nothing was written",
+            ));
+        }
+        self.rewritten = true;
+        commit(change)
     }
 
     /// Append the `gate_run` of a gate dwp itself ran (as the public ledger's gate executor, the
@@ -201,26 +256,29 @@ impl RecordWriter {
                 ),
             ));
         }
-        self.append_minted("gate_run", payload, mint::helper(), None)
+        let id = self.contract_id.clone();
+        self.append_minted(&id, "gate_run", payload, mint::helper(), None)
     }
 
     fn append_minted(
         &mut self,
+        contract_id: &str,
         kind: &str,
         payload: Map<String, Value>,
         actor: Value,
         note: Option<&str>,
     ) -> Result<Value> {
-        let Minted { event, line } = self.mint_next(kind, payload, actor, note)?;
+        let Minted { event, line } = self.mint_next(contract_id, kind, payload, actor, note)?;
         self.journal.append(&line)?;
         self.next_seq += 1;
         self.appended = true;
         Ok(event)
     }
 
-    /// The next event, numbered and judged, not yet written.
+    /// The next event, citing `contract_id`, numbered and judged, not yet written.
     fn mint_next(
         &self,
+        contract_id: &str,
         kind: &str,
         payload: Map<String, Value>,
         actor: Value,
@@ -229,7 +287,7 @@ impl RecordWriter {
         let ts = crate::clock::now_rfc3339();
         let live = Live {
             contract: &self.contract,
-            id: self.contract_id.clone(),
+            id: contract_id.to_owned(),
             generation: self.generation,
         };
         mint::mint(&live, self.next_seq, &ts, kind, payload, actor, note)
@@ -241,7 +299,7 @@ impl RecordWriter {
     /// between an append and the projection is made whole by the next one), then release the
     /// lock.
     pub fn finish(mut self) -> Result<Projected> {
-        if self.appended {
+        if self.appended || self.rewritten {
             self.read_again()?;
         }
         let snapshot = self.plan.snapshot.as_ref().and_then(|s| s.as_ref().ok());
@@ -275,27 +333,11 @@ impl RecordWriter {
     /// when the plan has no markdown or a markdown file cannot be read.
     pub fn approve(&mut self, by: &str, mechanism: &str, marker: &str) -> Result<Approved> {
         use crate::rules::record::transitions;
-        let plan = &self.plan;
-        if plan.markdown().is_empty() {
-            return Err(Error::rejected(
-                self.plan_dir.display().to_string(),
-                "holds no markdown (*.md): an approval digests the plan the authority approved, and a folder of records alone is not approvable (rule 20); nothing was written",
-            ));
-        }
-        let Some(digest) = crate::rules::record::markdown_digest(plan) else {
-            return Err(Error::rejected(
-                self.plan_dir.display().to_string(),
-                "a markdown file of the plan cannot be read, so nothing can say what was approved; nothing was written",
-            )
-            .with_hint(format!(
-                "`dwp verify {}` names it",
-                crate::term::path_word(&self.plan_dir)
-            )));
-        };
+        let digest = self.plan_digest()?;
         let payload = transitions::approval_payload(by, mechanism, &digest);
         let actor = serde_json::json!({"kind": "human", "identity": by});
         let arena = bumpalo::Bump::new();
-        let journal = plan.journal(&arena);
+        let journal = self.plan.journal(&arena);
         let found = transitions::same_event(
             &journal.events,
             "approval",
@@ -316,6 +358,29 @@ impl RecordWriter {
             found: found.is_some(),
             plan_digest: digest,
         })
+    }
+
+    /// The digest of the plan's markdown an approval records (rule 20); refused, naming why,
+    /// when the plan has no markdown or a markdown file cannot be read.
+    pub fn plan_digest(&self) -> Result<String> {
+        let plan = &self.plan;
+        if plan.markdown().is_empty() {
+            return Err(Error::rejected(
+                self.plan_dir.display().to_string(),
+                "holds no markdown (*.md): an approval digests the plan the authority approved, and a folder of records alone is not approvable (rule 20); nothing was written",
+            ));
+        }
+        let Some(digest) = crate::rules::record::markdown_digest(plan) else {
+            return Err(Error::rejected(
+                self.plan_dir.display().to_string(),
+                "a markdown file of the plan cannot be read, so nothing can say what was approved; nothing was written",
+            )
+            .with_hint(format!(
+                "`dwp verify {}` names it",
+                crate::term::path_word(&self.plan_dir)
+            )));
+        };
+        Ok(digest)
     }
 
     /// Number events above every seq read, then cut a torn live tail or restore a lost final
@@ -384,8 +449,9 @@ impl RecordWriter {
         note: &str,
     ) -> Result<()> {
         let payload = mint::repair_payload(byte_offset, cause);
+        let id = self.contract_id.clone();
         let Minted { event, line } =
-            self.mint_next("journal_repair", payload, mint::helper(), Some(note))?;
+            self.mint_next(&id, "journal_repair", payload, mint::helper(), Some(note))?;
         let seq = event.get("seq").and_then(Value::as_i64).unwrap_or_default();
         let ts = event.get("ts").and_then(Value::as_str).unwrap_or_default();
         let mut mended = kept;

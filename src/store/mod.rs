@@ -125,6 +125,37 @@ pub fn remove_file(path: &Path, root: &Path) -> crate::Result<bool> {
     }
 }
 
+/// Rename the file `from` to `to`, a name of the same folder inside `root`, atomically, and
+/// make the new entry durable (the folder fsynced). Refused when something stands at `to`: a
+/// rename here never replaces a file (the writer checked under its lock that nothing does).
+pub fn rename_file(from: &Path, to: &Path, root: &Path) -> crate::Result<()> {
+    let fail = |e: io::Error| io_failure("rename", from, e);
+    let (parent, old_name) = inside::parent_and_name(from).map_err(fail)?;
+    let (new_parent, new_name) = inside::parent_and_name(to).map_err(fail)?;
+    if parent != new_parent {
+        return Err(crate::Error::rejected(
+            to.display().to_string(),
+            format!(
+                "is not in the folder of {}: a rename stays in its folder",
+                from.display()
+            ),
+        ));
+    }
+    let folder = inside::open_folder(parent, root).map_err(fail)?;
+    match rustix::fs::statat(&folder.fd, new_name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW) {
+        Err(rustix::io::Errno::NOENT) => {}
+        Ok(_) => {
+            return Err(crate::Error::rejected(
+                to.display().to_string(),
+                "already stands: a rename never replaces a file",
+            ));
+        }
+        Err(e) => return Err(fail(e.into())),
+    }
+    rustix::fs::renameat(&folder.fd, old_name, &folder.fd, new_name).map_err(|e| fail(e.into()))?;
+    atomic::sync_folder(&folder)
+}
+
 /// The names in the folder `path` inside `root`, sorted (`.` and `..` left out).
 pub fn list_dir(path: &Path, root: &Path) -> crate::Result<Vec<String>> {
     Ok(list_entries(path, root)?
@@ -512,6 +543,26 @@ mod tests {
         let expected: Vec<usize> = items.iter().map(read).collect();
         assert_eq!(read_each(&items, read), expected);
         assert_eq!(read_each(&items[..10], read), expected[..10]);
+    }
+
+    /// A rename moves the file under its new name in the same folder, and never replaces one.
+    #[test]
+    fn a_rename_stays_in_its_folder_and_never_replaces_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir(root.join("contracts")).unwrap();
+        let from = root.join("contracts/.c.pending");
+        std::fs::write(&from, "staged\n").unwrap();
+        let to = root.join("contracts/c.json");
+        rename_file(&from, &to, root).unwrap();
+        assert_eq!(std::fs::read_to_string(&to).unwrap(), "staged\n");
+        assert!(!from.exists());
+
+        std::fs::write(&from, "other\n").unwrap();
+        assert!(rename_file(&from, &to, root).is_err());
+        assert!(rename_file(&from, &root.join("c.json"), root).is_err());
+        assert_eq!(std::fs::read_to_string(&to).unwrap(), "staged\n");
+        assert!(from.exists());
     }
 
     /// Receipts and records hold sha256 as 64 lower-case hex digits (FIPS 180-2 test vectors).

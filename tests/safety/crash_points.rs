@@ -387,6 +387,38 @@ const RECORD_INIT: Writer = Writer {
     next: RECORD_INIT_ARGS,
 };
 
+/// The in-progress record plan with a draft of its next revision beside its contract (not a
+/// `*.json` name: the plan does not read it): AC-guides-build's observable check revised.
+fn record_to_amend(root: &Path) -> PathBuf {
+    let plan = record_in_progress(root);
+    let contract = std::fs::read(plan.join("contract.json")).unwrap();
+    let mut draft: serde_json::Value = serde_json::from_slice(&contract).unwrap();
+    draft["acceptance"]["criteria"][1]["observable_check"] =
+        "a strict build of the guides exits 0 and reports no orphan page".into();
+    std::fs::write(plan.join("amend.contract"), draft.to_string()).unwrap();
+    plan
+}
+
+const RECORD_AMEND_ARGS: &[&str] = &[
+    "amend",
+    "--contract",
+    "PLAN/amend.contract",
+    "--by",
+    "maria.lopez",
+    "--reason",
+    "orphan guides built cleanly but were unreachable from the navigation",
+    "--note",
+    "PLAN/approval-note.txt",
+];
+
+const RECORD_AMEND: Writer = Writer {
+    name: "amend --contract (a record plan's next revision)",
+    plan: record_to_amend,
+    args: RECORD_AMEND_ARGS,
+    // Rule 24: an interrupted amendment is completed by running it again.
+    next: RECORD_AMEND_ARGS,
+};
+
 const RECORD_RUN: Writer = Writer {
     name: "run (a record plan's observed gate_run)",
     plan: record_in_progress,
@@ -428,6 +460,11 @@ fn every_crash_point_of_a_journal_mend_leaves_a_plan_its_next_writer_makes_whole
 #[test]
 fn every_crash_point_of_a_record_init_leaves_a_plan_its_next_writer_makes_whole() {
     explore(&RECORD_INIT);
+}
+
+#[test]
+fn every_crash_point_of_a_record_amendment_leaves_a_plan_its_next_writer_makes_whole() {
+    explore(&RECORD_AMEND);
 }
 
 #[test]
@@ -991,6 +1028,8 @@ fn settled(plan: &Path) -> Settled {
         regex::Regex::new(&format!(r"/\S*/{}\b", regex::escape(&name))).expect("a fixed pattern");
     let age = regex::Regex::new(r"\b\d+[dhms]( \d+[dhms])? old\b").expect("a fixed pattern");
     let gate_cwd = regex::Regex::new(r#""cwd":"/[^"]*""#).expect("a fixed pattern");
+    let note =
+        regex::Regex::new(r"human authority marker: note \S+ sha256:").expect("a fixed pattern");
     common::snapshot(plan)
         .into_iter()
         .filter(|(path, _)| {
@@ -1003,6 +1042,10 @@ fn settled(plan: &Path) -> Settled {
             // A record plan's gate records the folder it ran in (the plan's parent), which
             // differs from a copy to its original.
             let text = gate_cwd.replace_all(&text, r#""cwd":"ROOT""#);
+            // A human-authority marker names the note as the command line gave it, from the
+            // folder dwp ran in: `/` for a traced run, the plan's parent for the next writer,
+            // so an amendment's two events may name one note two ways.
+            let text = note.replace_all(&text, "human authority marker: note NOTE sha256:");
             (path, age.replace_all(&text, "N old").into_owned())
         })
         .collect()

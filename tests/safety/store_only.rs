@@ -151,6 +151,7 @@ const WRITERS: &[&str] = &[
     "append_line(",
     "store::create_dir(",
     "store::remove_file(",
+    "store::rename_file(",
     "open_append(",
     "Transaction::new(",
 ];

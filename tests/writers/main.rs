@@ -2,8 +2,9 @@
 //! `approve`, `finalize`, `lock`, `init`/`migrate`, `new`, `reconcile`, `run`, `update` and its
 //! `--tick`) and `--dry-run` across the multi-file writers, and every writer on a published plan;
 //! a record plan's lock, the public ledger's own (`ledger_lock`), its reconciliation
-//! (`record_reconcile`), its tasks' starts and completions (`record_update`) and its observed
-//! gates (`record_run`).
+//! (`record_reconcile`), its tasks' starts and completions (`record_update`), its observed
+//! gates (`record_run`), its approval (`record_approve`), its making (`record_init`) and its
+//! contract's amendment (`record_amend`).
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -19,6 +20,7 @@ mod new;
 mod observed;
 mod published;
 mod reconcile;
+mod record_amend;
 mod record_approve;
 mod record_e2e;
 mod record_init;

@@ -4,7 +4,9 @@
 //! its lock is the ledger's own, `tests/writers/ledger_lock.rs`; `dwp reconcile` regenerates its
 //! state from its journal, `tests/writers/record_reconcile.rs`; `dwp update` starts a task and
 //! finds it completed, `tests/writers/record_update.rs`; `dwp run` records an observed gate,
-//! `tests/writers/record_run.rs`.)
+//! `tests/writers/record_run.rs`; `dwp approve` and `dwp init --contract` record a human's
+//! approval, `tests/writers/record_approve.rs` and `tests/writers/record_init.rs`; `dwp amend`
+//! makes the next revision of its contract, `tests/writers/record_amend.rs`.)
 
 use crate::common::{dwp, fixture_copy, refused};
 use std::path::PathBuf;
@@ -19,32 +21,11 @@ fn record_plan() -> (tempfile::TempDir, PathBuf) {
 fn rule_18_every_writer_refuses_a_record_plan_and_writes_nothing() {
     let (_root, plan) = record_plan();
     let path = plan.to_str().unwrap();
-    let writers: [(&str, Vec<&str>); 5] = [
+    let writers: [(&str, Vec<&str>); 4] = [
         ("init", vec!["init", path]),
         ("migrate", vec!["migrate", path, "--to", "v5"]),
         ("finalize", vec!["finalize", path]),
         ("finalize --check", vec!["finalize", path, "--check"]),
-        (
-            "amend",
-            vec![
-                "amend",
-                path,
-                "--task",
-                "1",
-                "--original",
-                "x",
-                "--observed",
-                "y",
-                "--disposition",
-                "failed gate",
-                "--authority",
-                "user",
-                "--affected",
-                "1",
-                "--reason",
-                "z",
-            ],
-        ),
     ];
     for (command, args) in writers {
         let run = refused(

@@ -65,6 +65,7 @@ pub fn print<W: Write>(out: &mut Inert<W>, outcome: &Outcome, format: Format) {
         Outcome::RecordReconcile(report) => record::reconcile(out, report, json),
         Outcome::RecordUpdate(report) => record::update(out, report, json),
         Outcome::RecordApprove(report) => record::approve(out, report, json),
+        Outcome::RecordAmend(report) => record::amend(out, report, json),
         Outcome::RecordInit(report) => record::init(out, report, json),
         Outcome::RecordRun(report) => record::run(out, report, json),
         Outcome::Verify {

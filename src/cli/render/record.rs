@@ -377,6 +377,75 @@ pub(super) fn run<W: Write>(
     );
 }
 
+pub(super) fn amend<W: Write>(
+    out: &mut Inert<W>,
+    report: &crate::commands::amend::RecordAmendReport,
+    json: Option<Stamp>,
+) {
+    use crate::steps::record_materialize::Step;
+    if let Some(stamp) = json {
+        print_keyed(out, "amend", stamp, report);
+        return;
+    }
+    mended(out, &report.repairs);
+    let short = |id: &str| id.chars().take(12).collect::<String>();
+    let Some(steps) = &report.steps else {
+        let _ = out.paint("unchanged:", Paint::Muted);
+        let _ = writeln!(
+            out,
+            " {} · the live contract (revision {}, {} {}) already is this draft: nothing written",
+            report.plan,
+            report.revision,
+            report.contract_file,
+            short(&report.contract_id)
+        );
+        return;
+    };
+    let word = |step: Step| match step {
+        Step::Written => "written",
+        Step::Found => "found",
+    };
+    let _ = out.paint("amended:", Paint::Good);
+    let _ = writeln!(
+        out,
+        " {} · revision {} contract {} (parent {}) · by {} ({})",
+        report.plan,
+        report.revision,
+        short(&report.contract_id),
+        short(report.parent_contract_id.as_deref().unwrap_or("-")),
+        inert_line(&report.authority),
+        report.mechanism.as_deref().unwrap_or("-")
+    );
+    let pending = crate::plan::record::pending_file(report.revision);
+    let seq = |seq: Option<i64>| seq.map_or("-".to_owned(), |s| s.to_string());
+    let _ = writeln!(
+        out,
+        "  {} {} (contract.json's bytes begin the chain) · {pending} {}",
+        crate::plan::record::revision_file(1),
+        word(steps.chain),
+        word(steps.pending)
+    );
+    let _ = writeln!(
+        out,
+        "  amendment at seq {} {} · approval of the new revision at seq {} {} · {} live",
+        seq(report.amendment_seq),
+        word(steps.amendment),
+        seq(report.approval_seq),
+        word(steps.approval),
+        report.contract_file
+    );
+    let listed = |ids: &[String]| match ids {
+        [] => "none".to_owned(),
+        ids => inert_line(&ids.join(", ")).into_owned(),
+    };
+    let _ = writeln!(
+        out,
+        "  evidence invalidated: {} (earlier gate runs no longer count) · affected tasks: {}",
+        listed(&report.invalidated),
+        listed(&report.affected_tasks)
+    );
+}
+
 /// One line per mend the journal's writer made on opening it (a torn tail cut, a newline put
 /// back), each recorded by a `journal_repair` event and a PROGRESS.md line.
 fn mended<W: Write>(out: &mut Inert<W>, repairs: &[crate::steps::record_writer::Repair]) {

@@ -115,6 +115,17 @@ pub const CHAIN: &str = "contracts";
 pub const JOURNAL: &str = "journal.ndjson";
 pub const SNAPSHOT: &str = "state.json";
 
+/// The chain's file of revision `n` (`contracts/contract.r2.json`).
+pub fn revision_file(n: i64) -> String {
+    format!("{CHAIN}/contract.r{n}.json")
+}
+
+/// Where an amendment stages revision `n` before it goes live: not a `*.json` name, so never
+/// read as a revision (`contracts/.contract.r2.json.pending`).
+pub fn pending_file(n: i64) -> String {
+    format!("{CHAIN}/.contract.r{n}.json.pending")
+}
+
 /// Whether `dir` is a record plan (rule 16 of docs/record-plans.md): it holds a `contract.json`
 /// or a `contracts/` chain, or a `manifest.json` carrying a contract pointer (written first, so
 /// that a plan whose materialization stopped before its contract is still found). Detected by
@@ -176,6 +187,12 @@ impl Doc {
 
     pub fn value(&self) -> Option<&Value> {
         self.read().as_ref().ok()
+    }
+
+    /// The bytes read, when they are a JSON document (an amendment copies `contract.json`'s
+    /// bytes as they are).
+    pub fn bytes(&self) -> Option<&[u8]> {
+        self.value().map(|_| self.bytes.as_slice())
     }
 }
 

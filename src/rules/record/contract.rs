@@ -39,8 +39,9 @@ pub fn stamp_mismatch(contract: &Value) -> Option<(String, String)> {
     (stamped.as_str() != Some(computed.as_str())).then(|| (stamped.to_string(), computed))
 }
 
-/// The canonical bytes without the chain fields: what "changed in substance" compares.
-fn substance(contract: &Value) -> Vec<u8> {
+/// The canonical bytes without the chain fields: what "changed in substance" compares (the
+/// public ledger's `revision_content_bytes`).
+pub fn substance(contract: &Value) -> Vec<u8> {
     match contract {
         Value::Object(map) => {
             let body: serde_json::Map<String, Value> = map

@@ -3,6 +3,7 @@
 //! own, then what the records say together (approval, snapshot, gate logs, task order), and the
 //! state the journal derives, which is what `status` and `next` show.
 
+pub mod amendment;
 pub mod contract;
 pub mod events;
 pub mod evidence;
@@ -199,7 +200,8 @@ fn judge_on(plan: &RecordPlan, cross: bool, two_cores: bool) -> Judged {
 static AMENDMENT_TAG: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"amendment to revision \d+ contract ([0-9a-f]{64})").unwrap());
 
-/// The contract revision an amendment written by the public ledger introduces, from its note.
+/// The contract revision an amendment written by the public ledger introduces, from its note
+/// (the tag [`amendment::tag`] writes).
 pub fn amendment_tag<'e>(event: &'e Event) -> Option<&'e str> {
     let note = event.str("note")?;
     AMENDMENT_TAG
