@@ -1386,6 +1386,12 @@ static RUNNING: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
 /// that lists the candidates, each as a PLAN argument that works from here.
 fn plan_at_root(here: &Path) -> Result<PathBuf, Error> {
     const LISTED: usize = 10;
+    // Taken once per process: a command that asks twice (a record plan's writer or another)
+    // gets the same plan, and the note is printed once.
+    static TAKEN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    if let Some(plan) = TAKEN.get() {
+        return Ok(plan.clone());
+    }
     let candidates = match crate::plan::pick_plan(here, crate::rules::record::view::in_progress) {
         Ok((plan, why)) => {
             // Said, since the command may write: the user sees which plan it took.
@@ -1396,7 +1402,7 @@ fn plan_at_root(here: &Path) -> Result<PathBuf, Error> {
                 RUNNING.get().copied().unwrap_or_default(),
                 crate::term::path_word(&plan)
             );
-            return Ok(plan);
+            return Ok(TAKEN.get_or_init(|| plan).clone());
         }
         Err(candidates) => candidates,
     };

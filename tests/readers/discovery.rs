@@ -346,6 +346,12 @@ fn at_a_repository_root_a_command_without_plan_takes_the_one_plan_in_progress() 
         task_status(&root.join(".dwp/plans/PLAN_open_plan"), 2),
         "in_progress"
     );
+    // A writer asks which plan it writes once, and says so once.
+    assert_eq!(
+        update.stderr.matches("no PLAN given").count(),
+        1,
+        "{update:?}"
+    );
     let run = dwp_in(root, &["run", "--task", "2", "--", "true"]);
     assert_eq!(run.code, 0, "{run:?}");
     let logs = root.join(".dwp/plans/PLAN_open_plan/analysis_results/gates");
