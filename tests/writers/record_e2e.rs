@@ -1,10 +1,10 @@
 //! An agent drives a v7 record plan from its markdown and a contract draft to every task
 //! completed, using only dwp (issue #33): `init --contract` (manifest, contract, approval), then
-//! for each task `next` names, `update --status in_progress`, one `run` per criterion of its
-//! gate intent, and `update --status completed`; at each step `verify` finds the plan
-//! CONFORMANT with `state.json` agreeing with its journal.
+//! the lines `dwp next` prints, run as printed (each task's start, then a gate run per open
+//! criterion with the contract's declared check), until none is left; after each task `verify`
+//! finds the plan CONFORMANT with `state.json` agreeing with its journal.
 
-use crate::common::{Run, dwp, repo_root};
+use crate::common::{Run, dwp, repo_root, run_printed};
 use serde_json::Value;
 use std::path::Path;
 
@@ -46,6 +46,23 @@ fn an_agent_drives_a_v7_plan_from_its_draft_to_every_task_completed_with_dwp_alo
     draft.as_object_mut().unwrap().remove("contract_id");
     // No invariant: evaluating one is an observation, which dwp does not write.
     draft["invariants"] = Value::Array(Vec::new());
+    // Every check a python3 script of the repository (where the gates run), which passes.
+    for task in draft["tasks"].as_array_mut().unwrap() {
+        for intent in task["gate_intent"].as_array_mut().unwrap() {
+            let criterion = intent["criterion"].as_str().unwrap().to_owned();
+            let script = format!(
+                "scripts/check_{}.py",
+                criterion.to_lowercase().replace('-', "_")
+            );
+            std::fs::create_dir_all(folder.join("scripts")).unwrap();
+            std::fs::write(
+                folder.join(&script),
+                format!("print('{criterion} holds')\n"),
+            )
+            .unwrap();
+            intent["check"] = format!("python3 {script}").into();
+        }
+    }
     std::fs::write(folder.join("draft.json"), draft.to_string()).unwrap();
     std::fs::write(folder.join("note.md"), "Approved as written.\n").unwrap();
 
@@ -63,29 +80,32 @@ fn an_agent_drives_a_v7_plan_from_its_draft_to_every_task_completed_with_dwp_alo
     );
     assert_conformant(folder, plan);
 
-    let mut completed = Vec::new();
-    for _ in 0..10 {
+    // The agent runs what `dwp next` prints, as printed, until nothing is left.
+    let mut ran = Vec::new();
+    for _ in 0..20 {
         let next = ok(dwp_in(folder, &["next", plan, "--json"]), "next").payload();
         let Some(task) = next["ready"].as_array().unwrap().first().cloned() else {
             break;
         };
-        let id = task["id"].as_str().unwrap().to_owned();
-        let start = ["update", plan, "--task", &id, "--status", "in_progress"];
-        ok(dwp_in(folder, &start), "start");
-        for criterion in task["open_criteria"].as_array().unwrap() {
-            let criterion = criterion.as_str().unwrap();
-            let check = format!("print('{criterion} holds')");
-            let gate = ["run", plan, "--task", &id, "--criterion", criterion, "--"];
-            ok(
-                dwp_in(folder, &[&gate[..], &["python3", "-c", &check]].concat()),
-                "run",
-            );
+        for step in task["steps"].as_array().unwrap() {
+            let step = step.as_str().unwrap();
+            ok(run_printed(step, folder), step);
+            ran.push(step.split(" -- ").next().unwrap().to_owned());
         }
-        let complete = ["update", plan, "--task", &id, "--status", "completed"];
-        ok(dwp_in(folder, &complete), "complete");
         assert_conformant(folder, plan);
-        completed.push(id);
     }
+    let completed: Vec<&str> = ran
+        .iter()
+        .filter(|step| step.starts_with("dwp run"))
+        .map(|step| {
+            step.split(" --task ")
+                .nth(1)
+                .unwrap()
+                .split(' ')
+                .next()
+                .unwrap()
+        })
+        .collect();
     assert_eq!(
         completed,
         [

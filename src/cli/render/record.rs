@@ -127,6 +127,9 @@ pub(super) fn next<W: Write>(out: &mut Inert<W>, set: &ReadySet, json: Option<St
         ReadyAction::Approve => {
             let _ = out.paint("no approval cites the live contract:", Paint::Bad);
             let _ = writeln!(out, " nothing opens the tasks until one does");
+            if let Some(step) = &set.approve_step {
+                let _ = writeln!(out, "approve it (the approver's name and note):\n  {step}");
+            }
         }
         ReadyAction::Work => {}
     }
@@ -166,6 +169,13 @@ pub(super) fn next<W: Write>(out: &mut Inert<W>, set: &ReadySet, json: Option<St
             inert_line(&task.id),
             task.waits_for.join(", ")
         );
+    }
+    let steps: Vec<&String> = set.ready.iter().flat_map(|t| &t.steps).collect();
+    if set.action == ReadyAction::Work && !steps.is_empty() {
+        let _ = writeln!(out, "run next:");
+        for step in steps {
+            let _ = writeln!(out, "  {}", inert_line(step));
+        }
     }
 }
 

@@ -6,6 +6,7 @@ use super::{Approval, Derived, SnapshotAgreement};
 use crate::plan::record::RecordPlan;
 use serde::Serialize;
 use serde_json::Value;
+use std::collections::HashMap;
 
 /// A record plan's status.
 #[derive(Debug, Clone, Serialize)]
@@ -80,6 +81,10 @@ pub struct ReadySet {
     /// Whether an approval cites the live contract: nothing opens the tasks before one does.
     pub approved: bool,
     pub action: ReadyAction,
+    /// The approval that opens the tasks, to run as printed (`NAME` and `FILE` the approver's),
+    /// when none cites the live contract.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approve_step: Option<String>,
     /// Every task not completed whose prerequisites are, in contract order.
     pub ready: Vec<ReadyTask>,
     /// Tasks waiting on prerequisites not completed.
@@ -107,6 +112,10 @@ pub struct ReadyTask {
     pub parallel_safe: bool,
     /// Its criteria without accepted evidence yet.
     pub open_criteria: Vec<Value>,
+    /// The dwp commands that move it on, to run as printed: its start; once started, a gate
+    /// run per open criterion (the contract's declared check, where it is one argv); once
+    /// every criterion has its evidence, the completion.
+    pub steps: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -216,6 +225,8 @@ pub fn ready(plan: &RecordPlan, derived: &Derived, path: String) -> ReadySet {
         .map(|t| (t.id_str(), t.status))
         .collect();
     let status_of = |id: &str| statuses.get(id).copied();
+    let checks = declared_checks(plan, derived);
+    let word = crate::term::shell_word(&path).into_owned();
     let mut ready = Vec::new();
     let mut waiting = Vec::new();
     for (task, shape) in derived.projection.tasks.iter().zip(&derived.graph) {
@@ -229,17 +240,20 @@ pub fn ready(plan: &RecordPlan, derived: &Derived, path: String) -> ReadySet {
             .cloned()
             .collect();
         if waits_for.is_empty() {
+            let open_criteria: Vec<Value> = task
+                .criteria
+                .iter()
+                .filter(|c| c.satisfied.is_none())
+                .map(|c| c.criterion.clone())
+                .collect();
+            let steps = task_steps(&word, &shape.id, task.status, &open_criteria, &checks);
             ready.push(ReadyTask {
                 id: shape.id.clone(),
                 title: task.title.clone(),
                 status: task.status,
                 parallel_safe: shape.parallel_safe,
-                open_criteria: task
-                    .criteria
-                    .iter()
-                    .filter(|c| c.satisfied.is_none())
-                    .map(|c| c.criterion.clone())
-                    .collect(),
+                open_criteria,
+                steps,
             });
         } else {
             waiting.push(WaitingTask {
@@ -265,9 +279,72 @@ pub fn ready(plan: &RecordPlan, derived: &Derived, path: String) -> ReadySet {
         total: derived.projection.tasks.len(),
         approved,
         action,
+        approve_step: (action == ReadyAction::Approve)
+            .then(|| format!("dwp approve {word} --by NAME --note FILE")),
         ready,
         waiting,
     }
+}
+
+/// The check each `(task, criterion)` of the live contract's gate intent declares.
+fn declared_checks(plan: &RecordPlan, derived: &Derived) -> HashMap<(String, String), String> {
+    let docs = plan.first_contract.iter().chain(&plan.chain);
+    let contract = docs
+        .filter(|doc| doc.name == derived.contract_file)
+        .find_map(|doc| doc.value());
+    let tasks = contract
+        .and_then(|c| c.get("tasks"))
+        .and_then(Value::as_array);
+    let mut checks = HashMap::new();
+    for task in tasks.into_iter().flatten() {
+        let id = task.get("id").and_then(Value::as_str).unwrap_or_default();
+        let intents = task.get("gate_intent").and_then(Value::as_array);
+        for intent in intents.into_iter().flatten() {
+            let criterion = intent.get("criterion").and_then(Value::as_str);
+            let check = intent.get("check").and_then(Value::as_str);
+            if let (Some(criterion), Some(check)) = (criterion, check) {
+                checks.insert((id.to_owned(), criterion.to_owned()), check.to_owned());
+            }
+        }
+    }
+    checks
+}
+
+/// The commands that move a ready task on (see [`ReadyTask::steps`]).
+fn task_steps(
+    plan: &str,
+    task: &str,
+    status: TaskStatus,
+    open: &[Value],
+    checks: &HashMap<(String, String), String>,
+) -> Vec<String> {
+    if status == TaskStatus::Pending {
+        return vec![format!(
+            "dwp update {plan} --task {task} --status in_progress"
+        )];
+    }
+    if open.is_empty() {
+        return vec![format!(
+            "dwp update {plan} --task {task} --status completed"
+        )];
+    }
+    open.iter()
+        .filter_map(Value::as_str)
+        .filter_map(|criterion| {
+            let check = checks.get(&(task.to_owned(), criterion.to_owned()))?;
+            let argv = one_argv(check)?;
+            Some(format!(
+                "dwp run {plan} --task {task} --criterion {criterion} -- {argv}"
+            ))
+        })
+        .collect()
+}
+
+/// A declared check as the words of one argv, when it is one: words of plain characters, no
+/// shell syntax (a check that needs a shell is not printed as a line to run).
+fn one_argv(check: &str) -> Option<&str> {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c) || c == ' ';
+    (!check.trim().is_empty() && check.chars().all(plain)).then_some(check.trim())
 }
 
 /// What `dwp verify` adds to a record plan's verdict: the passing facts, said as the public
@@ -299,5 +376,38 @@ pub fn facts(derived: &Derived) -> RecordFacts {
         snapshot: derived.snapshot,
         completed: derived.completed(),
         total: derived.projection.tasks.len(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn checks(check: &str) -> HashMap<(String, String), String> {
+        let key = ("T-docs".to_owned(), "AC-build".to_owned());
+        HashMap::from([(key, check.to_owned())])
+    }
+
+    // A hint is a promise: a step is printed only when it runs as printed.
+    #[test]
+    fn a_started_task_steps_are_its_declared_checks_when_each_is_one_argv() {
+        let open = [Value::from("AC-build")];
+        let steps = task_steps(
+            "P",
+            "T-docs",
+            TaskStatus::InProgress,
+            &open,
+            &checks("mkdocs build -f docs/mkdocs.yml"),
+        );
+        assert_eq!(
+            steps,
+            ["dwp run P --task T-docs --criterion AC-build -- mkdocs build -f docs/mkdocs.yml"]
+        );
+        let shell = checks("make docs && ./check.sh | tee out");
+        assert!(task_steps("P", "T-docs", TaskStatus::InProgress, &open, &shell).is_empty());
+        let pending = task_steps("P", "T-docs", TaskStatus::Pending, &open, &shell);
+        assert_eq!(pending, ["dwp update P --task T-docs --status in_progress"]);
+        let done = task_steps("P", "T-docs", TaskStatus::InProgress, &[], &shell);
+        assert_eq!(done, ["dwp update P --task T-docs --status completed"]);
     }
 }
