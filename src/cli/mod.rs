@@ -1010,11 +1010,10 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
                 (standard.is_some(), "--standard"),
                 (*dry_run, "--dry-run"),
             ];
-            if let Some((_, flag)) = given.iter().find(|(given, _)| *given) {
-                return Err(Error::Usage(format!(
-                    "{flag} makes a v5 plan's manifest; with --contract, init makes a record plan"
-                )));
-            }
+            refuse_given(
+                &given,
+                "makes a v5 plan's manifest; with --contract, init makes a record plan",
+            )?;
             let (Some(by), Some(note)) = (by, note) else {
                 return Err(Error::Usage(
                     "--contract makes a record plan approved by a human: give --by NAME and --note FILE (the note they wrote)".into(),
@@ -1321,6 +1320,15 @@ fn plan_to_write(target: &Option<PathBuf>) -> Result<PathBuf, Error> {
     Ok(plan)
 }
 
+/// The first of `flags` (given, its name) that was given, refused as a usage error: `FLAG
+/// {why}` (a flag of one kind of plan given for the other).
+fn refuse_given(flags: &[(bool, &str)], why: &str) -> Result<(), Error> {
+    match flags.iter().find(|(given, _)| *given) {
+        Some((_, flag)) => Err(Error::Usage(format!("{flag} {why}"))),
+        None => Ok(()),
+    }
+}
+
 /// [`plan_arg`] for `dwp lock status` and `dwp lock recover`: a record plan is taken too (not
 /// refused as [`plan_to_write`] refuses it), since its lock is the public ledger's own
 /// `.ledger.lock`, which dwp inspects and recovers like any plan's (`plan::lock_target`).
@@ -1597,11 +1605,10 @@ fn record_update_request(
         ),
         (args.dry_run, "--dry-run"),
     ];
-    if let Some((_, flag)) = v5_only.iter().find(|(given, _)| *given) {
-        return Err(Error::Usage(format!(
-            "{flag} records what a v5 state holds; a record plan's journal records starts, gate runs (`dwp run`) and refusals, and derives the rest"
-        )));
-    }
+    refuse_given(
+        &v5_only,
+        "records what a v5 state holds; a record plan's journal records starts, gate runs (`dwp run`) and refusals, and derives the rest",
+    )?;
     Ok(crate::commands::update::RecordUpdateRequest {
         task: task.clone(),
         transition,
@@ -1620,11 +1627,10 @@ fn record_approve_request(
     given: &[(bool, &str)],
     wait: f64,
 ) -> Result<crate::commands::approve::RecordApproveRequest, Error> {
-    if let Some((_, flag)) = given.iter().find(|(given, _)| *given) {
-        return Err(Error::Usage(format!(
-            "{flag} guards a v5 state; a record plan's approval is an event appended to its journal"
-        )));
-    }
+    refuse_given(
+        given,
+        "guards a v5 state; a record plan's approval is an event appended to its journal",
+    )?;
     let Some(note) = note else {
         return Err(Error::Usage(format!(
             "a record plan's approval is a human's: give --note FILE, the note they wrote (recorded by its path and sha256): `dwp approve {} --by {} --note FILE`",
@@ -1674,11 +1680,10 @@ fn record_run_request(
             "--agent",
         ),
     ];
-    if let Some((_, flag)) = v5_only.iter().find(|(given, _)| *given) {
-        return Err(Error::Usage(format!(
-            "{flag} belongs to a v5 plan's gate record; a record plan's gate runs at its repository root, as the public ledger runs it, and its gate_run is dwp's own"
-        )));
-    }
+    refuse_given(
+        &v5_only,
+        "belongs to a v5 plan's gate record; a record plan's gate runs at its repository root, as the public ledger runs it, and its gate_run is dwp's own",
+    )?;
     Ok(crate::commands::run::RecordRunRequest {
         task,
         criterion,
@@ -1719,12 +1724,13 @@ fn record_amend_request(
             crate::term::path_word(dir)
         )
     };
-    if let Some((_, flag)) = v5_only.iter().find(|(given, _)| *given) {
-        return Err(Error::Usage(format!(
-            "{flag} belongs to a v5 plan's amendment record; a record plan's amendment is the next revision of its contract, approved by a human (the authority is --by NAME): {}",
+    refuse_given(
+        &v5_only,
+        &format!(
+            "belongs to a v5 plan's amendment record; a record plan's amendment is the next revision of its contract, approved by a human (the authority is --by NAME): {}",
             usage()
-        )));
-    }
+        ),
+    )?;
     let (Some(contract), Some(by), Some(note)) = (&args.contract, &args.by, &args.note) else {
         return Err(Error::Usage(format!(
             "a record plan's amendment is a new revision of its contract, authorized by a human: give --contract DRAFT, --by NAME and --note FILE (the note they wrote): {}",
@@ -1748,11 +1754,10 @@ fn amend_request(args: &AmendArgs) -> Result<crate::commands::amend::AmendReques
         (args.note.is_some(), "--note"),
         (args.mechanism.is_some(), "--mechanism"),
     ];
-    if let Some((_, flag)) = record_only.iter().find(|(given, _)| *given) {
-        return Err(Error::Usage(format!(
-            "{flag} amends a record plan's contract; this plan records its amendment in the task's log: --task, --original, --observed, --disposition, --authority, --affected"
-        )));
-    }
+    refuse_given(
+        &record_only,
+        "amends a record plan's contract; this plan records its amendment in the task's log: --task, --original, --observed, --disposition, --authority, --affected",
+    )?;
     // clap requires each of them unless a record plan's flag is given, refused above.
     let missing = |flag: &str| Error::Usage(format!("{flag} is required (command line)"));
     Ok(crate::commands::amend::AmendRequest {

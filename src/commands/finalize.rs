@@ -100,8 +100,7 @@ fn finalize_locked(plan: &LoadedPlan, request: &FinalizeRequest) -> Result<Publi
 
 /// A candidate file: a bounded read of a regular file (a symlink may not lead out of its folder).
 fn read_candidate(path: &Path) -> Result<Vec<u8>> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
-    store::read_artifact(path, dir.unwrap_or(Path::new("."))).map_err(|failure| {
+    store::read_given(path).map_err(|failure| {
         Error::rejected(
             path.display().to_string(),
             format!("the candidate cannot be read: {failure}"),

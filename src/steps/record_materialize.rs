@@ -11,7 +11,7 @@
 //! contract, a stamped contract that differs, or a contract chain (rule 20).
 
 use crate::error::{Error, Result};
-use crate::plan::record::{CONTRACT, MANIFEST, RecordGeneration, RecordPlan};
+use crate::plan::record::{CONTRACT, MANIFEST, RecordGeneration};
 use crate::steps::commit::{Change, commit};
 use crate::steps::record_writer::{RecordWriter, Repair, human_marker, read_given_file};
 use crate::store::lock_dir;
@@ -262,7 +262,7 @@ impl Draft {
 /// The plan must have markdown for the approval to digest (rule 20): refused before anything
 /// is written, as the public ledger refuses it.
 fn refuse_without_markdown(plan_dir: &Path) -> Result<()> {
-    if RecordPlan::load(plan_dir).markdown_names.is_empty() {
+    if !crate::plan::record::has_markdown(plan_dir) {
         return Err(Error::rejected(
             plan_dir.display().to_string(),
             "holds no markdown (*.md): an approval digests the plan the authority approved, and a folder of records alone is not approvable (rule 20); nothing was written",

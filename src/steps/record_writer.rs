@@ -543,9 +543,7 @@ pub fn human_marker(path: &Path) -> Result<String> {
 /// A file the caller names (a note, a contract draft), wherever it is: a regular file, read
 /// whole; `what` names it in the refusal.
 pub fn read_given_file(path: &Path, what: &str) -> Result<Vec<u8>> {
-    let absolute = std::path::absolute(path).map_err(|e| Error::io("read", path, e))?;
-    let dir = absolute.parent().unwrap_or(Path::new("/"));
-    crate::store::read_artifact(&absolute, dir).map_err(|failure| {
+    crate::store::read_given(path).map_err(|failure| {
         Error::rejected(
             path.display().to_string(),
             format!("the {what} cannot be read ({failure})"),

@@ -441,6 +441,15 @@ fn regular_sized(
     Ok((file, meta.len()))
 }
 
+/// A file the caller names on the command line (a candidate state, a note, a contract draft),
+/// wherever it is: read as [`read_artifact`] reads one, beneath its own folder (so a symlink may
+/// not lead out of it), the path made absolute first so a bare name is read where it stands.
+pub fn read_given(path: &Path) -> Result<Vec<u8>, ReadFailure> {
+    let absolute = std::path::absolute(path).map_err(ReadFailure::Io)?;
+    let dir = absolute.parent().unwrap_or(Path::new("/"));
+    read_artifact(&absolute, dir)
+}
+
 /// Open a regular file inside `plan_dir` to read it as a stream (a ledger), as
 /// [`read_artifact`] opens it: every component beneath the plan, never blocking.
 pub fn open_regular(path: &Path, plan_dir: &Path) -> Result<std::fs::File, ReadFailure> {

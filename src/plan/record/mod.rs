@@ -242,11 +242,7 @@ impl RecordPlan {
             .filter(|(name, _)| journal::archive_range(name).is_some())
             .map(|(name, _)| name.clone())
             .collect();
-        let markdown_names: Vec<String> = listing
-            .iter()
-            .filter(|(name, kind)| name.ends_with(".md") && *kind != Entry::Directory)
-            .map(|(name, _)| name.clone())
-            .collect();
+        let markdown_names = markdown_names(&listing);
         RecordPlan {
             dir: dir.to_path_buf(),
             manifest: stands(MANIFEST).then(|| Doc::load(dir, MANIFEST)),
@@ -366,6 +362,22 @@ pub fn json_int(value: &Json) -> Option<i64> {
         Json::Number(_) if !value.is_f64() => value.as_i64(),
         _ => None,
     }
+}
+
+/// The plan's top-level markdown files in a listing of its folder, by name: what an approval
+/// digests.
+fn markdown_names(listing: &[(String, Entry)]) -> Vec<String> {
+    let files = listing.iter();
+    files
+        .filter(|(name, kind)| name.ends_with(".md") && *kind != Entry::Directory)
+        .map(|(name, _)| name.clone())
+        .collect()
+}
+
+/// Whether the folder `dir` holds markdown an approval can digest (rule 20), read from its
+/// listing alone.
+pub fn has_markdown(dir: &Path) -> bool {
+    store::list_entries(dir, dir).is_ok_and(|listing| !markdown_names(&listing).is_empty())
 }
 
 fn load_chain(dir: &Path) -> (Vec<Doc>, Option<String>) {
