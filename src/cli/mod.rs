@@ -570,6 +570,10 @@ pub struct RunArgs {
     /// task's gate_intent, named before the run.
     #[arg(long, value_name = "AC")]
     pub criterion: Option<String>,
+    /// A record plan's invariant the command checks (`INV-...`), instead of a task's gate: its
+    /// evaluation is recorded, a pass when the command exits 0, a failure otherwise.
+    #[arg(long, value_name = "INV", conflicts_with_all = ["task", "criterion"])]
+    pub invariant: Option<String>,
     /// Kill the command, its process group and every process it left (setsid ones too) after this
     /// many seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 600.0)]
@@ -916,10 +920,20 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
                     sink,
                 )?),
                 None => {
-                    if args.criterion.is_some() {
-                        return Err(Error::Usage(
-                            "--criterion names a record plan's acceptance criterion; this plan's gates are its tasks' commands".into(),
-                        ));
+                    let record_only = [
+                        (
+                            args.criterion.is_some(),
+                            "--criterion names a record plan's acceptance criterion",
+                        ),
+                        (
+                            args.invariant.is_some(),
+                            "--invariant names a record plan's invariant",
+                        ),
+                    ];
+                    if let Some((_, flag)) = record_only.iter().find(|(given, _)| *given) {
+                        return Err(Error::Usage(format!(
+                            "{flag}; this plan's gates are its tasks' commands"
+                        )));
                     }
                     let request = crate::commands::run::RunRequest {
                         task: args.task.as_ref().map(TaskArg::number).transpose()?,
@@ -1653,6 +1667,33 @@ fn record_run_request(
     args: &RunArgs,
     timeout: std::time::Duration,
 ) -> Result<crate::commands::run::RecordRunRequest, Error> {
+    let v5_only = [
+        (args.cwd.is_some(), "--cwd"),
+        (args.expected_sha256.is_some(), "--expected-sha256"),
+        (
+            args.signed.agent.is_some() || args.signed.model.is_some(),
+            "--agent",
+        ),
+    ];
+    refuse_given(
+        &v5_only,
+        "belongs to a v5 plan's gate record; a record plan's gate runs at its repository root, as the public ledger runs it, and its gate_run is dwp's own",
+    )?;
+    let subject = match &args.invariant {
+        Some(id) => crate::commands::run::RunSubject::Invariant(id.clone()),
+        None => record_gate_subject(args)?,
+    };
+    Ok(crate::commands::run::RecordRunRequest {
+        subject,
+        argv: args.command.clone(),
+        timeout,
+        pass_env: args.pass_env.clone(),
+        wait: wait_duration(args.wait)?,
+    })
+}
+
+/// A record plan's gate names its task by id and the criterion it is evidence for.
+fn record_gate_subject(args: &RunArgs) -> Result<crate::commands::run::RunSubject, Error> {
     let task = match &args.task {
         Some(TaskArg::Id(task)) => task.clone(),
         Some(TaskArg::Number(number)) => {
@@ -1672,26 +1713,7 @@ fn record_run_request(
             "a record plan's gate names the criterion it is evidence for: --criterion AC-..., one of {task}'s gate_intent (\"some command exited 0\" is not acceptance evidence)"
         )));
     };
-    let v5_only = [
-        (args.cwd.is_some(), "--cwd"),
-        (args.expected_sha256.is_some(), "--expected-sha256"),
-        (
-            args.signed.agent.is_some() || args.signed.model.is_some(),
-            "--agent",
-        ),
-    ];
-    refuse_given(
-        &v5_only,
-        "belongs to a v5 plan's gate record; a record plan's gate runs at its repository root, as the public ledger runs it, and its gate_run is dwp's own",
-    )?;
-    Ok(crate::commands::run::RecordRunRequest {
-        task,
-        criterion,
-        argv: args.command.clone(),
-        timeout,
-        pass_env: args.pass_env.clone(),
-        wait: wait_duration(args.wait)?,
-    })
+    Ok(crate::commands::run::RunSubject::Gate { task, criterion })
 }
 
 /// `dwp amend` of a record plan: a new revision of its contract, so `--contract`, `--by` and

@@ -345,25 +345,54 @@ pub fn plan_of(target: &Path) -> PathBuf {
     crate::plan::resolve_target(target).0
 }
 
-/// What `dwp run` asks of a record plan (DWP v6/v7): one gate of `task`, for `criterion` of its
-/// `gate_intent`.
+/// What `dwp run` asks of a record plan (DWP v6/v7): one gate, or one evaluation of an
+/// invariant.
 #[derive(Debug, Clone)]
 pub struct RecordRunRequest {
-    pub task: String,
-    pub criterion: String,
+    pub subject: RunSubject,
     pub argv: Vec<String>,
     pub timeout: Duration,
     pub pass_env: Vec<String>,
     pub wait: Duration,
 }
 
-/// What one `dwp run` on a record plan observed and recorded: one `gate_run` event, `observed`,
-/// and its log.
+/// What a record plan's run is evidence for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunSubject {
+    /// `criterion` of `task`'s `gate_intent`: the run is recorded as a `gate_run`.
+    Gate { task: String, criterion: String },
+    /// A plan-scoped invariant (`INV-...`): the run is recorded as an `observation` of its
+    /// evaluation, `INV-x: pass` when the check exits 0, `INV-x: fail: ...` otherwise.
+    Invariant(String),
+}
+
+impl RunSubject {
+    /// The folder of `gates/` its logs are kept in: the task's, or the invariant's.
+    fn log_owner(&self) -> &str {
+        match self {
+            RunSubject::Gate { task, .. } => task,
+            RunSubject::Invariant(id) => id,
+        }
+    }
+}
+
+/// What one `dwp run` on a record plan observed and recorded: one `observed` event (a
+/// `gate_run`, or an `observation` evaluating an invariant) and its log.
 #[derive(Debug, Clone, Serialize)]
 pub struct RecordRunReport {
     pub plan: String,
-    pub task: String,
-    pub criterion: String,
+    /// The event recorded: `gate_run` or `observation`.
+    pub event: &'static str,
+    /// The gate's task and criterion (a gate run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub criterion: Option<String>,
+    /// The invariant evaluated and the statement recorded (an evaluation).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub invariant: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub statement: Option<String>,
     /// The command as the event records it (shell words).
     pub command: String,
     /// Where it ran, as the event records it (absolute).
@@ -371,9 +400,10 @@ pub struct RecordRunReport {
     pub timeout_seconds: u64,
     /// How it ended: `exit 0`, `timed out after 5 s`, `killed by signal 9`.
     pub ended: String,
-    /// The exit code the event records: the command's own, -N for signal N, 124 timed out.
+    /// The exit code the event records (a gate run's `exit_code`; an evaluation's verdict): the
+    /// command's own, -N for signal N, 124 timed out.
     pub exit_code: i64,
-    /// The `gate_run` event's seq.
+    /// The event's seq.
     pub seq: i64,
     /// The log, relative to the plan folder (the event's `evidence_path`), and its sha256.
     pub log: String,
@@ -386,7 +416,7 @@ pub struct RecordRunReport {
     /// The names of the variables passed from dwp's environment.
     pub env: Vec<String>,
     /// The run satisfies the criterion (it exited 0 and the criterion accepts observed
-    /// evidence).
+    /// evidence), or the invariant passed.
     pub satisfied: bool,
     pub contract_id: String,
     /// The mends of the live journal the writer made on opening it.
@@ -397,7 +427,8 @@ pub struct RecordRunReport {
 }
 
 /// Run the gate of `request` for a task of the record plan at `plan_dir`, streaming its output
-/// to `sink`, and record what dwp observed as one `gate_run` (the public ledger's `gate`).
+/// to `sink`, and record what dwp observed as one `gate_run` (the public ledger's `gate`); or
+/// run an invariant's check and record its evaluation as one `observation`.
 ///
 /// Everything the ledger would refuse is refused before the command runs, writing nothing; the
 /// plan's lock is taken only once it ended (a long gate holds no lock, which the ledger breaks
@@ -459,33 +490,61 @@ fn record_gate(
     request: &RecordRunRequest,
     gate: &RanGate,
 ) -> Result<RecordRunReport> {
-    use crate::rules::record::gate_run;
+    use crate::rules::record::{gate_run, invariant};
     let mut writer = crate::steps::record_writer::RecordWriter::open(plan_dir, request.wait)?;
     if let Some(refusal) = judge(&writer, request) {
         writer.finish()?;
         let ran = "dwp ran the command, but ";
-        return Err(refused_gate(plan_dir, request, refusal, ran));
+        return Err(refused_run(plan_dir, request, refusal, ran));
     }
     let recorded = gate.exit_code;
     let seq = writer.next_seq();
-    let log = gate_run::log_name(&request.task, seq, &gate.command);
+    let owner = request.subject.log_owner();
+    let log = gate_run::log_name(owner, seq, &gate.command);
     let bytes = gate_log_bytes(gate);
     let log_sha256 = crate::store::sha256_hex(&bytes);
-    write_log(plan_dir, &request.task, &log, bytes)?;
-    let event = writer.append_gate_run(gate_run::payload(&gate_run::GateRun {
-        task: &request.task,
-        criterion: &request.criterion,
-        command: &gate.command,
-        cwd: &gate.cwd,
-        timeout_seconds: request.timeout.as_secs(),
-        exit_code: recorded,
-        evidence_path: &log,
-    }))?;
+    write_log(plan_dir, owner, &log, bytes)?;
+    let (event, satisfied) = match &request.subject {
+        RunSubject::Gate { task, criterion } => {
+            let event = writer.append_gate_run(gate_run::payload(&gate_run::GateRun {
+                task,
+                criterion,
+                command: &gate.command,
+                cwd: &gate.cwd,
+                timeout_seconds: request.timeout.as_secs(),
+                exit_code: recorded,
+                evidence_path: &log,
+            }))?;
+            (
+                event,
+                gate_run::satisfies(writer.contract(), criterion, recorded),
+            )
+        }
+        RunSubject::Invariant(id) => {
+            let statement = invariant::statement(id, recorded);
+            let event = writer.append_evaluation(invariant::payload(&statement, &log))?;
+            (event, recorded == 0)
+        }
+    };
     let (stdout, stderr) = (&gate.ran.stdout, &gate.ran.stderr);
+    let (task, criterion, invariant) = match &request.subject {
+        RunSubject::Gate { task, criterion } => (Some(task), Some(criterion), None),
+        RunSubject::Invariant(id) => (None, None, Some(id)),
+    };
     let report = RecordRunReport {
         plan: plan_dir.display().to_string(),
-        task: request.task.clone(),
-        criterion: request.criterion.clone(),
+        event: if invariant.is_some() {
+            "observation"
+        } else {
+            "gate_run"
+        },
+        task: task.cloned(),
+        criterion: criterion.cloned(),
+        invariant: invariant.cloned(),
+        statement: event
+            .get("statement")
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned),
         command: gate.command.clone(),
         cwd: gate.cwd.display().to_string(),
         timeout_seconds: request.timeout.as_secs(),
@@ -503,7 +562,7 @@ fn record_gate(
             .iter()
             .any(|s| s.total > s.tail.len() as u64),
         env: gate.env.clone(),
-        satisfied: gate_run::satisfies(writer.contract(), &request.criterion, recorded),
+        satisfied,
         contract_id: writer.contract_id().to_owned(),
         repairs: writer.repairs.clone(),
         exit: exit_code(&gate.ending),
@@ -556,35 +615,48 @@ fn judge_unlocked(plan_dir: &Path, request: &RecordRunRequest) -> Result<()> {
             crate::term::path_word(plan_dir)
         )));
     };
-    let refusal = crate::rules::record::gate_run::refusal(
-        contract,
-        &derived.projection.tasks,
-        &request.task,
-        &request.criterion,
-        &request.argv[0],
-    );
-    if let Some(refusal) = refusal {
-        return Err(refused_gate(plan_dir, request, refusal, ""));
+    if let Some(refusal) = refusal(contract, &derived, request) {
+        return Err(refused_run(plan_dir, request, refusal, ""));
     }
-    let task_folder = format!("gates/{}", request.task);
-    gate_log::check_folders(plan_dir, &["gates", &task_folder], |path| {
+    let folder = format!("gates/{}", request.subject.log_owner());
+    gate_log::check_folders(plan_dir, &["gates", &folder], |path| {
         crate::store::entry(path, plan_dir).ok()
     })
 }
 
-/// The ledger's refusals, judged on the plan as the writer read it under the lock.
+/// Why the ledger would not record the run `request` asks for, judged on the plan as the
+/// writer read it under the lock.
 fn judge(
     writer: &crate::steps::record_writer::RecordWriter,
     request: &RecordRunRequest,
-) -> Option<crate::rules::record::gate_run::Refusal> {
+) -> Option<RunRefusal> {
     let (_, derived) = writer.plan();
-    crate::rules::record::gate_run::refusal(
-        writer.contract(),
-        &derived.projection.tasks,
-        &request.task,
-        &request.criterion,
-        &request.argv[0],
-    )
+    refusal(writer.contract(), derived, request)
+}
+
+/// Why a record plan's run would not be recorded: a gate's refusal, or an evaluation's.
+enum RunRefusal {
+    Gate(crate::rules::record::gate_run::Refusal),
+    Invariant(crate::rules::record::invariant::Refusal),
+}
+
+fn refusal(
+    contract: &serde_json::Value,
+    derived: &crate::rules::record::Derived,
+    request: &RecordRunRequest,
+) -> Option<RunRefusal> {
+    use crate::rules::record::{gate_run, invariant};
+    let program = &request.argv[0];
+    match &request.subject {
+        RunSubject::Gate { task, criterion } => {
+            let tasks = &derived.projection.tasks;
+            gate_run::refusal(contract, tasks, task, criterion, program).map(RunRefusal::Gate)
+        }
+        RunSubject::Invariant(id) => {
+            let approved = derived.approval.is_some();
+            invariant::refusal(contract, approved, id, program).map(RunRefusal::Invariant)
+        }
+    }
 }
 
 /// Write the log `name` (relative to the plan folder) as a new file, with the folders it needs.
@@ -597,42 +669,114 @@ fn write_log(plan_dir: &Path, task: &str, name: &str, bytes: Vec<u8>) -> Result<
 }
 
 /// A refusal of the ledger's, in words; `ran` opens it when the command ran already.
-fn refused_gate(
+fn refused_run(
     plan_dir: &Path,
     request: &RecordRunRequest,
+    refusal: RunRefusal,
+    ran: &str,
+) -> Error {
+    match (&request.subject, refusal) {
+        (RunSubject::Gate { task, criterion }, RunRefusal::Gate(refusal)) => {
+            refused_gate(plan_dir, task, criterion, refusal, ran)
+        }
+        (RunSubject::Invariant(id), RunRefusal::Invariant(refusal)) => {
+            refused_evaluation(plan_dir, id, refusal, ran)
+        }
+        _ => unreachable!("a run's refusal is of its own subject"),
+    }
+}
+
+fn refused_gate(
+    plan_dir: &Path,
+    task: &str,
+    criterion: &str,
     refusal: crate::rules::record::gate_run::Refusal,
     ran: &str,
 ) -> Error {
     use crate::rules::record::gate_run::Refusal;
     let plan = crate::term::path_word(plan_dir);
-    let task = &request.task;
     let nothing = "nothing was recorded";
     let (message, hint) = match refusal {
         Refusal::UnknownTask { known } => (
-            format!("{ran}the live contract has no task {task} (its tasks: {}); {nothing}", known.join(", ")),
+            format!(
+                "{ran}the live contract has no task {task} (its tasks: {}); {nothing}",
+                known.join(", ")
+            ),
             format!("`dwp status {plan}` lists the tasks and their criteria"),
         ),
         Refusal::Undeclared { declared } => (
             format!(
                 "{ran}criterion {} is not declared in {task}'s gate_intent ({}): the linkage cannot be chosen after the run; {nothing}",
-                request.criterion,
-                if declared.is_empty() { "none".to_owned() } else { declared.join(", ") }
+                criterion,
+                if declared.is_empty() {
+                    "none".to_owned()
+                } else {
+                    declared.join(", ")
+                }
             ),
             format!("`dwp status {plan}` lists each task's criteria"),
         ),
         Refusal::NotStarted => (
-            format!("{ran}{task} has no task_start: observed evidence is recorded only inside a task's attempt; {nothing}"),
+            format!(
+                "{ran}{task} has no task_start: observed evidence is recorded only inside a task's attempt; {nothing}"
+            ),
             format!("start it first: `dwp update {plan} --task {task} --status in_progress`"),
         ),
-        Refusal::OutsideClasses { program, declared } => (
-            format!(
-                "{ran}`{program}` is outside the contract's allowed_command_classes ({}); {nothing}",
-                declared.join(", ")
-            ),
-            "run the gate with a program the contract declares; another one needs an amendment of the contract".to_owned(),
-        ),
+        Refusal::OutsideClasses { program, declared } => {
+            outside_classes(ran, &program, &declared, "gate")
+        }
     };
     Error::rejected(format!("--task {task}"), message).with_hint(hint)
+}
+
+fn refused_evaluation(
+    plan_dir: &Path,
+    id: &str,
+    refusal: crate::rules::record::invariant::Refusal,
+    ran: &str,
+) -> Error {
+    use crate::rules::record::invariant::Refusal;
+    let plan = crate::term::path_word(plan_dir);
+    let nothing = "nothing was recorded";
+    let (message, hint) = match refusal {
+        Refusal::Unknown { declared } => (
+            format!(
+                "{ran}the live contract declares no invariant {id} (its invariants: {}); {nothing}",
+                if declared.is_empty() {
+                    "none".to_owned()
+                } else {
+                    declared.join(", ")
+                }
+            ),
+            format!(
+                "`dwp status {plan}` lists the live contract's invariants; another one is added by an amendment"
+            ),
+        ),
+        Refusal::Unapproved => (
+            format!(
+                "{ran}no approval cites the live contract: nothing is evaluated under a contract nobody approved (rule 19); {nothing}"
+            ),
+            format!("`dwp status {plan}` shows the approval the plan has"),
+        ),
+        Refusal::OutsideClasses { program, declared } => {
+            outside_classes(ran, &program, &declared, "check")
+        }
+    };
+    Error::rejected(format!("--invariant {id}"), message).with_hint(hint)
+}
+
+/// A program outside the contract's command classes: the message and hint, for a `gate` or a
+/// `check`.
+fn outside_classes(ran: &str, program: &str, declared: &[String], run: &str) -> (String, String) {
+    (
+        format!(
+            "{ran}`{program}` is outside the contract's allowed_command_classes ({}); nothing was recorded",
+            declared.join(", ")
+        ),
+        format!(
+            "run the {run} with a program the contract declares; another one needs an amendment of the contract"
+        ),
+    )
 }
 
 /// The command could not be started: the ledger records nothing for a command that never ran.

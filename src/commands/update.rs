@@ -287,7 +287,7 @@ fn incomplete(plan_dir: &Path, task: &str, reason: &str) -> crate::Error {
         format!("{task} is not complete: {reason} (completion is derived from the journal, rule 23); the refusal is recorded in the journal"),
     )
     .with_hint(format!(
-        "`dwp status {}` shows each criterion and the evidence it has",
+        "`dwp status {}` shows each criterion's evidence and each invariant's latest evaluation",
         crate::term::path_word(plan_dir)
     ))
 }

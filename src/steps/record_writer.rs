@@ -242,6 +242,16 @@ impl RecordWriter {
     /// only producer of observed gate evidence), written by dwp: refused unless the log its
     /// `evidence_path` names is already a file of the plan, so no event cites a missing log.
     pub fn append_gate_run(&mut self, payload: Map<String, Value>) -> Result<Value> {
+        self.append_observed("gate_run", payload)
+    }
+
+    /// Append the `observation` evaluating an invariant by a check dwp itself ran, as
+    /// [`RecordWriter::append_gate_run`] appends a gate's: written by dwp, citing its log.
+    pub fn append_evaluation(&mut self, payload: Map<String, Value>) -> Result<Value> {
+        self.append_observed("observation", payload)
+    }
+
+    fn append_observed(&mut self, kind: &str, payload: Map<String, Value>) -> Result<Value> {
         let log = payload.get("evidence_path").and_then(Value::as_str);
         let present = log.is_some_and(|log| {
             let path = self.plan_dir.join(log);
@@ -251,13 +261,13 @@ impl RecordWriter {
             return Err(Error::rejected(
                 self.journal_name(),
                 format!(
-                    "a gate_run must cite its log, written first, and {} is no file of the plan; nothing was written",
+                    "a {kind} must cite its log, written first, and {} is no file of the plan; nothing was written",
                     log.unwrap_or("(none)")
                 ),
             ));
         }
         let id = self.contract_id.clone();
-        self.append_minted(&id, "gate_run", payload, mint::helper(), None)
+        self.append_minted(&id, kind, payload, mint::helper(), None)
     }
 
     fn append_minted(

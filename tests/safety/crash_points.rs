@@ -437,9 +437,30 @@ const RECORD_RUN: Writer = Writer {
     next: NEXT_WRITER,
 };
 
+const RECORD_EVALUATION: Writer = Writer {
+    name: "run --invariant (a record plan's observed evaluation)",
+    plan: record_in_progress,
+    args: &[
+        "run",
+        "PLAN",
+        "--invariant",
+        "INV-wiki-read-only",
+        "--",
+        "python3",
+        "-c",
+        "print('the wiki is untouched')",
+    ],
+    next: NEXT_WRITER,
+};
+
 #[test]
 fn every_crash_point_of_a_record_gate_run_leaves_a_plan_its_next_writer_makes_whole() {
     explore(&RECORD_RUN);
+}
+
+#[test]
+fn every_crash_point_of_an_invariant_evaluation_leaves_a_plan_its_next_writer_makes_whole() {
+    explore(&RECORD_EVALUATION);
 }
 
 #[test]

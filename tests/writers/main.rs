@@ -3,7 +3,7 @@
 //! `--tick`) and `--dry-run` across the multi-file writers, and every writer on a published plan;
 //! a record plan's lock, the public ledger's own (`ledger_lock`), its reconciliation
 //! (`record_reconcile`), its tasks' starts and completions (`record_update`), its observed
-//! gates (`record_run`), its approval (`record_approve`), its making (`record_init`) and its
+//! gates (`record_run`), its invariants' evaluations (`record_invariant`), its approval (`record_approve`), its making (`record_init`) and its
 //! contract's amendment (`record_amend`).
 
 #[path = "../common/mod.rs"]
@@ -24,6 +24,7 @@ mod record_amend;
 mod record_approve;
 mod record_e2e;
 mod record_init;
+mod record_invariant;
 mod record_plans;
 mod record_reconcile;
 mod record_run;

@@ -1,8 +1,9 @@
 //! An agent drives a v7 record plan from its markdown and a contract draft to every task
 //! completed, using only dwp (issue #33): `init --contract` (manifest, contract, approval), then
 //! the lines `dwp next` prints, run as printed (each task's start, then a gate run per open
-//! criterion with the contract's declared check), until none is left; after each task `verify`
-//! finds the plan CONFORMANT with `state.json` agreeing with its journal.
+//! criterion with the contract's declared check), then the invariant's check and the task's
+//! completion confirmed, until no task is left; after each task `verify` finds the plan
+//! CONFORMANT with `state.json` agreeing with its journal.
 
 use crate::common::{Run, dwp, repo_root, run_printed};
 use serde_json::Value;
@@ -44,8 +45,14 @@ fn an_agent_drives_a_v7_plan_from_its_draft_to_every_task_completed_with_dwp_alo
     let contract = std::fs::read(repo_root().join(FIXTURE).join("contract.json")).unwrap();
     let mut draft: Value = serde_json::from_slice(&contract).unwrap();
     draft.as_object_mut().unwrap().remove("contract_id");
-    // No invariant: evaluating one is an observation, which dwp does not write.
-    draft["invariants"] = Value::Array(Vec::new());
+    // The invariant's check, a python3 script too: after each task's gates the agent evaluates
+    // it (`dwp run --invariant`) and confirms the completion (rule 21).
+    std::fs::create_dir_all(folder.join("scripts")).unwrap();
+    std::fs::write(
+        folder.join("scripts/check_wiki_untouched.py"),
+        "print('the wiki export is untouched')\n",
+    )
+    .unwrap();
     // Every check a python3 script of the repository (where the gates run), which passes.
     for task in draft["tasks"].as_array_mut().unwrap() {
         for intent in task["gate_intent"].as_array_mut().unwrap() {
@@ -92,6 +99,24 @@ fn an_agent_drives_a_v7_plan_from_its_draft_to_every_task_completed_with_dwp_alo
             ok(run_printed(step, folder), step);
             ran.push(step.split(" -- ").next().unwrap().to_owned());
         }
+        let steps = task["steps"].as_array().unwrap();
+        if !steps
+            .iter()
+            .any(|s| s.as_str().unwrap().starts_with("dwp run"))
+        {
+            assert_conformant(folder, plan);
+            continue;
+        }
+        // Its gates ran: evaluate the invariant, then confirm the completion.
+        let id = task["id"].as_str().unwrap();
+        let check = ["python3", "scripts/check_wiki_untouched.py"];
+        let evaluate = [
+            &["run", plan, "--invariant", "INV-wiki-read-only", "--"],
+            &check[..],
+        ];
+        ok(dwp_in(folder, &evaluate.concat()), "the invariant's check");
+        let complete = ["update", plan, "--task", id, "--status", "completed"];
+        ok(dwp_in(folder, &complete), "the completion");
         assert_conformant(folder, plan);
     }
     let completed: Vec<&str> = ran

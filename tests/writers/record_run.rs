@@ -389,7 +389,7 @@ fn a_gate_without_its_criterion_or_with_a_v5_flag_is_a_usage_error() {
 }
 
 #[test]
-fn a_criterion_on_a_numbered_plan_is_a_usage_error() {
+fn a_criterion_or_an_invariant_on_a_numbered_plan_is_a_usage_error() {
     let (root, name) = fixture_copy("valid-full-v5");
     let plan = root.path().join(name);
     refused(
@@ -402,6 +402,19 @@ fn a_criterion_on_a_numbered_plan_is_a_usage_error() {
                 .arg("run")
                 .arg(&plan)
                 .args(["--task", "1", "--criterion", "AC-x", "--", "true"])
+                .run_utf8()
+        },
+    );
+    refused(
+        &plan,
+        "run",
+        2,
+        &["--invariant names a record plan's invariant"],
+        || {
+            dwp()
+                .arg("run")
+                .arg(&plan)
+                .args(["--invariant", "INV-x", "--", "true"])
                 .run_utf8()
         },
     );

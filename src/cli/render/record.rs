@@ -97,6 +97,23 @@ pub(super) fn status<W: Write>(out: &mut Inert<W>, status: &RecordStatus, json: 
             let _ = writeln!(out, "      {}: {state}", bare(&criterion.criterion));
         }
     }
+    for invariant in &status.invariants {
+        let state = match &invariant.latest {
+            Some(latest) => format!(
+                "{} at seq {} ({})",
+                if latest.passed { "passed" } else { "failed" },
+                latest.seq,
+                latest.trust.as_deref().unwrap_or("no trust")
+            ),
+            None => "never evaluated".to_owned(),
+        };
+        let _ = writeln!(
+            out,
+            "  invariant {}: {}",
+            inert_line(&invariant.id),
+            inert_line(&state)
+        );
+    }
     for delegation in &status.open_delegations {
         let _ = writeln!(
             out,
@@ -351,25 +368,33 @@ pub(super) fn run<W: Write>(
         0 => ("passes", Paint::Good),
         _ => ("fails", Paint::Bad),
     };
+    let (subject, check) = match (&report.task, &report.criterion, &report.invariant) {
+        (Some(task), Some(criterion), _) => (format!("{task} · {criterion}"), "gate"),
+        (_, _, Some(invariant)) => (invariant.clone(), "check"),
+        _ => (String::new(), "command"),
+    };
     let _ = write!(
         out,
-        "{} · {} · gate `{}` ",
-        report.task,
-        report.criterion,
+        "{subject} · {check} `{}` ",
         inert_line(&report.command)
     );
     let _ = out.paint(verdict.0, verdict.1);
     let _ = writeln!(
         out,
-        " ({}) · observed by dwp · gate_run at seq {}",
-        report.ended, report.seq
+        " ({}) · observed by dwp · {} at seq {}",
+        report.ended, report.event, report.seq
     );
-    let criterion = match (report.satisfied, report.exit_code) {
-        (true, _) => "satisfied by this run",
-        (false, 0) => "open: it does not accept observed evidence",
-        (false, _) => "open: this run did not pass",
-    };
-    let _ = writeln!(out, "  {}: {criterion}", report.criterion);
+    if let Some(criterion) = &report.criterion {
+        let state = match (report.satisfied, report.exit_code) {
+            (true, _) => "satisfied by this run",
+            (false, 0) => "open: it does not accept observed evidence",
+            (false, _) => "open: this run did not pass",
+        };
+        let _ = writeln!(out, "  {criterion}: {state}");
+    }
+    if let Some(statement) = &report.statement {
+        let _ = writeln!(out, "  recorded: {}", inert_line(statement));
+    }
     let _ = writeln!(out, "  ran in: {}", inert_line(&report.cwd));
     let log = std::path::Path::new(&report.plan).join(&report.log);
     let kept = if report.truncated {

@@ -1,7 +1,8 @@
 //! What the journal and the gate logs let dwp check beyond the public verifier: an observed gate
-//! whose log is missing or shows another exit code, a gate citing another task's log, a task
+//! or invariant evaluation whose log is missing or shows another exit code, a gate citing another task's log, a task
 //! started before its prerequisites were completed, and delegations left open.
 
+use super::invariant::{self, Verdict};
 use crate::findings::Code;
 use crate::plan::record::{Event, Json};
 use crate::store::ReadFailure;
@@ -11,18 +12,25 @@ use std::collections::{HashMap, HashSet};
 /// A problem found at one event: the event's index in the journal, the code and the message.
 pub type EventFinding = (usize, Code, String);
 
-/// The observed gate runs whose logs must be read: `(event index, evidence path)`.
+/// The observed runs whose logs must be read, `(event index, evidence path)`: each observed
+/// gate run, and each observed evaluation of an invariant (which only a check dwp ran records).
 pub fn observed_gates(events: &[Event]) -> Vec<(usize, String)> {
     events
         .iter()
         .enumerate()
-        .filter(|(_, e)| e.kind() == Some("gate_run") && e.str("trust") == Some("observed"))
+        .filter(|(_, e)| e.str("trust") == Some("observed"))
+        .filter(|(_, e)| match e.kind() {
+            Some("gate_run") => true,
+            Some("observation") => e.str("statement").and_then(invariant::evaluated).is_some(),
+            _ => false,
+        })
         .filter_map(|(i, e)| Some((i, e.str("evidence_path")?.to_owned())))
         .collect()
 }
 
-/// Judge each observed gate against its log as read: the log must be there, inside the plan
-/// folder, and end with the public gate runner's `--- exit N ---` line for the recorded code.
+/// Judge each observed run against its log as read: the log must be there, inside the plan
+/// folder, and end with the public gate runner's `--- exit N ---` line for what the event
+/// records (a gate run's exit code; an invariant's pass, exit 0, or fail, any other).
 pub fn log_findings(
     events: &[Event],
     gates: &[(usize, String)],
@@ -31,34 +39,48 @@ pub fn log_findings(
     let mut found = Vec::new();
     for ((index, path), log) in gates.iter().zip(logs) {
         let event = &events[*index];
-        let gate = format!(
-            "the gate run at seq {} ({})",
-            event.seq(),
-            event.str("task").unwrap_or("?")
-        );
+        let evaluation = event.str("statement").and_then(invariant::evaluated);
+        let run = match evaluation {
+            Some((id, _)) => format!("the evaluation of {id} at seq {}", event.seq()),
+            None => format!(
+                "the gate run at seq {} ({})",
+                event.seq(),
+                event.str("task").unwrap_or("?")
+            ),
+        };
         let bytes = match log {
             Ok(bytes) => bytes,
             Err(failure) => {
-                let message = format!("{gate}: its log {path} {failure}");
+                let message = format!("{run}: its log {path} {failure}");
                 found.push((*index, Code::GateLogMissing, message));
                 continue;
             }
         };
-        let recorded = event.value.get("exit_code").and_then(Json::as_i64);
-        match (last_exit(&bytes), recorded) {
-            (Some(shown), Some(recorded)) if shown == recorded => {}
-            (Some(shown), Some(recorded)) => found.push((
+        let Some(shown) = last_exit(&bytes) else {
+            found.push((
                 *index,
                 Code::GateLogExit,
-                format!("{gate} records exit code {recorded}, but its log {path} ends with exit {shown}"),
-            )),
-            (None, _) => found.push((
-                *index,
-                Code::GateLogExit,
-                format!("{gate}: its log {path} does not end with the gate runner's `--- exit N ---` line"),
-            )),
+                format!("{run}: its log {path} does not end with the gate runner's `--- exit N ---` line"),
+            ));
+            continue;
+        };
+        let disagrees = match evaluation {
+            Some((_, Verdict::Pass)) => (shown != 0).then(|| "records a pass".to_owned()),
+            Some((_, Verdict::Fail)) => (shown == 0).then(|| "records a failure".to_owned()),
             // An exit code that is no integer is an invalid event already.
-            (Some(_), None) => {}
+            None => match event.value.get("exit_code").and_then(Json::as_i64) {
+                Some(recorded) if recorded != shown => {
+                    Some(format!("records exit code {recorded}"))
+                }
+                _ => None,
+            },
+        };
+        if let Some(recorded) = disagrees {
+            found.push((
+                *index,
+                Code::GateLogExit,
+                format!("{run} {recorded}, but its log {path} ends with exit {shown}"),
+            ));
         }
     }
     found
@@ -487,6 +509,47 @@ mod tests {
     #[test]
     fn an_observed_gate_whose_log_is_missing_is_refused() {
         assert_eq!(logged(json!(0), Err(())), vec![Code::GateLogMissing]);
+    }
+
+    fn evaluation(statement: &str, trust: &str) -> Value {
+        json!({"type": "observation", "seq": 4, "statement": statement, "trust": trust,
+               "evidence_path": "gates/INV-a/004-check.log"})
+    }
+
+    fn evaluation_logged(statement: &str, log: &[u8]) -> Vec<Code> {
+        let events = events(vec![evaluation(statement, "observed")]);
+        let gates = observed_gates(&events);
+        assert_eq!(gates, vec![(0, "gates/INV-a/004-check.log".to_owned())]);
+        log_findings(&events, &gates, vec![Ok(log.to_vec())])
+            .into_iter()
+            .map(|(_, code, _)| code)
+            .collect()
+    }
+
+    // Rule 21 with rule 22: an observed invariant evaluation rests on the log of the check dwp
+    // ran, so its verdict is the log's exit line.
+    #[test]
+    fn an_observed_invariant_evaluation_shows_its_verdict_in_its_log() {
+        let pass = "INV-a: pass";
+        let fail = "INV-a: fail: the check exited 1";
+        assert_eq!(evaluation_logged(pass, b"--- exit 0 ---\n"), vec![]);
+        assert_eq!(evaluation_logged(fail, b"--- exit 1 ---\n"), vec![]);
+        assert_eq!(
+            evaluation_logged(pass, b"--- exit 1 ---\n"),
+            vec![Code::GateLogExit]
+        );
+        assert_eq!(
+            evaluation_logged(fail, b"--- exit 0 ---\n"),
+            vec![Code::GateLogExit]
+        );
+        assert_eq!(evaluation_logged(pass, b"ok\n"), vec![Code::GateLogExit]);
+    }
+
+    #[test]
+    fn an_asserted_evaluation_or_another_observation_has_no_log_read() {
+        let asserted = evaluation("INV-a: pass", "asserted");
+        let other = evaluation("the build is green", "observed");
+        assert_eq!(observed_gates(&events(vec![asserted, other])), vec![]);
     }
 
     #[test]

@@ -57,19 +57,24 @@ pub fn refusal(
     if state.started.as_ref().is_none_or(Value::is_null) {
         return Some(Refusal::NotStarted);
     }
+    command_class(contract, program)
+        .err()
+        .map(|(program, declared)| Refusal::OutsideClasses { program, declared })
+}
+
+/// Whether `program` is one of the contract's `allowed_command_classes`; if not, its base name
+/// and the classes declared. The ledger compares the base name of the command's first word.
+pub fn command_class(contract: &Value, program: &str) -> Result<(), (String, Vec<String>)> {
     let classes: Vec<String> = strings(contract.pointer("/scope/allowed_command_classes"));
-    // The ledger compares the base name of the command's first word.
     let base = Path::new(program)
         .file_name()
         .map(|name| name.to_string_lossy().into_owned())
         .unwrap_or_default();
     if classes.contains(&base) {
-        return None;
+        Ok(())
+    } else {
+        Err((base, classes))
     }
-    Some(Refusal::OutsideClasses {
-        program: base,
-        declared: classes,
-    })
 }
 
 /// The criteria of `task`'s `gate_intent`, sorted.

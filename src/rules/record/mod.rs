@@ -8,6 +8,7 @@ pub mod contract;
 pub mod events;
 pub mod evidence;
 pub mod gate_run;
+pub mod invariant;
 pub mod mint;
 pub mod projection;
 mod standalone;

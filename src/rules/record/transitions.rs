@@ -6,6 +6,7 @@
 //! accepted evidence inside the task's window. The reasons are the public ledger's words.
 
 use super::events::ENVELOPE;
+use super::invariant::{self, Verdict};
 use super::projection::TaskState;
 use crate::plan::record::{Event, Json};
 use serde_json::{Map, Value, json};
@@ -170,25 +171,26 @@ fn invariant_findings(contract: &Value, events: &[Event], start: Option<i64>) ->
         .filter_map(|i| i.get("id").and_then(Value::as_str));
     let mut findings = Vec::new();
     for id in ids {
-        let (pass, fail) = (format!("{id}: pass"), format!("{id}: fail"));
-        let latest = events.iter().rfind(|e| {
-            e.kind() == Some("observation")
-                && e.str("statement")
-                    .is_some_and(|s| s == pass || s == fail || s.starts_with(&format!("{fail}:")))
+        let latest = events.iter().rev().find_map(|e| {
+            let statement = e
+                .str("statement")
+                .filter(|_| e.kind() == Some("observation"));
+            let (of, verdict) = invariant::evaluated(statement?)?;
+            (of == id).then_some((e, verdict))
         });
         match latest {
             None => findings.push(format!("{id} never evaluated")),
-            Some(event) if start.is_some_and(|start| event.seq() < start) => {
+            Some((event, _)) if start.is_some_and(|start| event.seq() < start) => {
                 findings.push(format!(
                     "{id} last evaluated at seq {}, before the task start {}",
                     event.seq(),
                     start.unwrap_or_default()
                 ));
             }
-            Some(event) if event.str("statement") != Some(pass.as_str()) => {
+            Some((event, Verdict::Fail)) => {
                 findings.push(format!("{id} failed (seq {})", event.seq()));
             }
-            Some(_) => {}
+            Some((_, Verdict::Pass)) => {}
         }
     }
     findings

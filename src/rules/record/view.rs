@@ -1,6 +1,7 @@
 //! What `dwp status` and `dwp next` show of a record plan: the state its journal derives (never
 //! the snapshot file's), and the ready set, every task whose prerequisites are completed.
 
+use super::invariant;
 use super::projection::TaskStatus;
 use super::{Approval, Derived, SnapshotAgreement};
 use crate::plan::record::RecordPlan;
@@ -26,7 +27,27 @@ pub struct RecordStatus {
     /// The journal has a torn tail: what is shown is derived from the events before it.
     pub torn: bool,
     pub tasks: Vec<RecordTask>,
+    /// The contract's invariants and the latest evaluation of each (rule 21: a task completes
+    /// only while each passed at or after its start).
+    pub invariants: Vec<InvariantState>,
     pub open_delegations: Vec<Delegation>,
+}
+
+/// An invariant of the live contract and its latest evaluation in the journal.
+#[derive(Debug, Clone, Serialize)]
+pub struct InvariantState {
+    pub id: String,
+    pub statement: Value,
+    /// The latest evaluation, `None` when it was never evaluated.
+    pub latest: Option<Evaluation>,
+}
+
+/// One evaluation of an invariant: where, its verdict, and how it is known.
+#[derive(Debug, Clone, Serialize)]
+pub struct Evaluation {
+    pub seq: i64,
+    pub passed: bool,
+    pub trust: Option<String>,
 }
 
 /// The live contract.
@@ -205,6 +226,7 @@ pub fn status(plan: &RecordPlan, derived: &Derived) -> RecordStatus {
         events: derived.events,
         torn: derived.torn,
         tasks,
+        invariants: invariants(plan),
         open_delegations: derived
             .open_delegations
             .iter()
@@ -214,6 +236,44 @@ pub fn status(plan: &RecordPlan, derived: &Derived) -> RecordStatus {
             })
             .collect(),
     }
+}
+
+/// The live contract's invariants, each with its latest evaluation in the journal.
+fn invariants(plan: &RecordPlan) -> Vec<InvariantState> {
+    let Some(contract) = plan.live_contract().and_then(|doc| doc.value()) else {
+        return Vec::new();
+    };
+    let arena = bumpalo::Bump::new();
+    let journal = plan.journal(&arena);
+    let declared = contract.get("invariants").and_then(Value::as_array);
+    let mut states: Vec<InvariantState> = declared
+        .into_iter()
+        .flatten()
+        .filter_map(|i| {
+            Some(InvariantState {
+                id: i.get("id")?.as_str()?.to_owned(),
+                statement: i.get("statement").cloned().unwrap_or(Value::Null),
+                latest: None,
+            })
+        })
+        .collect();
+    for event in journal
+        .events
+        .iter()
+        .filter(|e| e.kind() == Some("observation"))
+    {
+        let Some((id, verdict)) = event.str("statement").and_then(invariant::evaluated) else {
+            continue;
+        };
+        if let Some(state) = states.iter_mut().find(|s| s.id == id) {
+            state.latest = Some(Evaluation {
+                seq: event.seq(),
+                passed: verdict == invariant::Verdict::Pass,
+                trust: event.str("trust").map(str::to_owned),
+            });
+        }
+    }
+    states
 }
 
 /// The ready set of a record plan.
