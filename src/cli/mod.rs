@@ -199,20 +199,27 @@ pub enum Command {
         )]
         wait: f64,
     },
-    /// A new plan folder that verify accepts as it stands, materialized as `dwp init` does.
+    /// A new plan folder: a v5 plan verify accepts as it stands, or a v7 record plan's draft.
     #[command(after_help = examples![
         "# A Full plan of two tasks (a Final Review is appended as the third)",
         "dwp new PLAN_payment_retries --tasks \"Add retry queue\" \"Wire the worker\"",
         "# A Lite plan: every task a section of the README",
         "dwp new PLAN_small_fix --format lite --tasks \"Fix the parser\"",
+        "# A v7 record plan: its markdown and a contract draft for `dwp init --contract`",
+        "dwp new PLAN_docs_move --generation v7 --tasks \"List the pages\" \"Convert them\"",
     ])]
     New {
         /// The new plan folder; its name must be a plan name (PLAN_ then 2 to 5 lower-case words joined by `_`).
         #[arg(value_name = "PLAN")]
         target: PathBuf,
-        /// full: one task file per task; lite: every task a section of the README.
-        #[arg(long, value_name = "FORMAT", value_parser = parse_format, default_value = "full")]
-        format: PlanFormat,
+        /// full: one task file per task; lite: every task a section of the README (v5 plans;
+        /// default full).
+        #[arg(long, value_name = "FORMAT", value_parser = parse_format)]
+        format: Option<PlanFormat>,
+        /// v5 (the default): markdown, manifest.json and state.json; v7: a record plan's
+        /// markdown and a contract draft (contract.draft.json) for `dwp init --contract`.
+        #[arg(long, value_name = "VERSION", value_parser = parse_new_generation)]
+        generation: Option<NewGeneration>,
         /// The tasks' titles, in order; a Final Review is appended unless the last is one.
         #[arg(long, value_name = "TITLE", num_args = 1.., required = true)]
         tasks: Vec<String>,
@@ -764,6 +771,23 @@ fn parse_authority(text: &str) -> Result<Authority, String> {
     text.parse()
 }
 
+/// The plans `dwp new` makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NewGeneration {
+    V5,
+    V7,
+}
+
+fn parse_new_generation(text: &str) -> Result<NewGeneration, String> {
+    match text {
+        "v5" => Ok(NewGeneration::V5),
+        "v7" => Ok(NewGeneration::V7),
+        _ => Err(format!(
+            "`{text}` is not v5 or v7: dwp new makes a v5 plan, or a v7 record plan's markdown and contract draft"
+        )),
+    }
+}
+
 fn parse_generation(text: &str) -> Result<Generation, String> {
     match text {
         "v2" => Ok(Generation::V2),
@@ -1066,6 +1090,7 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
         Command::New {
             target,
             format,
+            generation,
             tasks,
             title,
             goal,
@@ -1073,18 +1098,39 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
             agent,
             model,
         } => {
-            let request = crate::commands::new::NewRequest {
-                format: *format,
-                tasks: tasks.clone(),
-                title: title.clone(),
-                goal: goal.clone(),
-                context: context.clone(),
-                creator: crate::commands::init::Creator {
-                    agent: agent.clone(),
-                    model: model.clone(),
-                },
-            };
-            Outcome::New(crate::commands::new::new(&from_here(target), &request)?)
+            if *generation == Some(NewGeneration::V7) {
+                let v5_only = [
+                    (format.is_some(), "--format"),
+                    (agent.is_some() || model.is_some(), "--agent and --model"),
+                ];
+                refuse_given(
+                    &v5_only,
+                    "belongs to a v5 plan: a v7 record plan's markdown is free-form, and its manifest is written by `dwp init --contract`",
+                )?;
+                let request = crate::commands::new::RecordNewRequest {
+                    tasks: tasks.clone(),
+                    title: title.clone(),
+                    goal: goal.clone(),
+                    context: context.clone(),
+                };
+                Outcome::RecordNew(crate::commands::new::new_record(
+                    &from_here(target),
+                    &request,
+                )?)
+            } else {
+                let request = crate::commands::new::NewRequest {
+                    format: format.unwrap_or(PlanFormat::Full),
+                    tasks: tasks.clone(),
+                    title: title.clone(),
+                    goal: goal.clone(),
+                    context: context.clone(),
+                    creator: crate::commands::init::Creator {
+                        agent: agent.clone(),
+                        model: model.clone(),
+                    },
+                };
+                Outcome::New(crate::commands::new::new(&from_here(target), &request)?)
+            }
         }
         Command::Migrate {
             target,
@@ -1314,10 +1360,9 @@ fn plan_arg(target: &Option<PathBuf>) -> Result<PathBuf, Error> {
     Ok(plan)
 }
 
-/// [`plan_arg`] for a command that writes the plan (or its lock): a record plan (DWP v6/v7) is
-/// refused, whole, before anything is read for writing. dwp reads record plans and does not
-/// write them yet; a runner that does not run their loop says so and stops (rule 18 of
-/// docs/record-plans.md).
+/// [`plan_arg`] for a command that writes only v5 plans: a record plan (DWP v6/v7) is refused,
+/// whole, before anything is read for writing, naming the commands that do write it (rule 18 of
+/// docs/record-plans.md: a runner that does not run their loop says so and stops).
 fn plan_to_write(target: &Option<PathBuf>) -> Result<PathBuf, Error> {
     let plan = plan_arg(target)?;
     let (dir, _) = crate::plan::resolve_target(&plan);
@@ -1325,11 +1370,9 @@ fn plan_to_write(target: &Option<PathBuf>) -> Result<PathBuf, Error> {
         let word = crate::term::path_word(&dir);
         return Err(Error::rejected(
             dir.display().to_string(),
-            "a record plan (DWP v6/v7: a contract, an append-only journal, a derived state.json): dwp reads it (validate, verify, status, next) but does not write it; its journal is written by its own ledger",
+            "is a record plan (DWP v6/v7: a contract, an append-only journal, a derived state.json): this command writes v5 plans only, and writes nothing here; a record plan is written by `dwp init --contract`, `approve`, `update`, `run`, `amend` and `reconcile --write`",
         )
-        .with_hint(format!(
-            "`dwp status {word}` shows what its journal derives; `dwp next {word}` the tasks ready now"
-        )));
+        .with_hint(format!("`dwp next {word}` says what comes next in it")));
     }
     Ok(plan)
 }

@@ -46,6 +46,7 @@ pub enum Outcome {
     Approve(ApproveOutcome),
     Init(InitOutcome),
     New(NewOutcome),
+    RecordNew(crate::commands::new::RecordNewOutcome),
     Migrate(MigrateOutcome),
     LockStatus {
         lock: PathBuf,
@@ -169,6 +170,7 @@ impl Outcome {
             | Outcome::Approve(_)
             | Outcome::Init(_)
             | Outcome::New(_)
+            | Outcome::RecordNew(_)
             | Outcome::Migrate(_)
             | Outcome::LockStatus { .. }
             | Outcome::LockRecover { .. }

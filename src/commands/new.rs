@@ -76,49 +76,14 @@ pub fn new(given: &Path, request: &NewRequest) -> Result<NewOutcome> {
     let target = destination(given);
     let target = target.as_path();
     let (titles, final_review_added) = titles(&request.tasks)?;
-    for (flag, text) in [
-        ("--title", &request.title),
-        ("--goal", &request.goal),
-        ("--context", &request.context),
-    ] {
-        if let Some(text) = text {
-            check_text(flag, text)?;
-        }
-    }
+    check_texts(&request.title, &request.goal, &request.context)?;
     let tasks = plan_tasks(&titles, request.format);
     let standard = crate::rules::conformance::NEWEST_STANDARD;
     let readme = readme(&name, request, &tasks, standard);
     check_reads_back(&readme, &tasks)?;
-    if target != given {
-        make_plan_home()?;
-    }
-    if store::staging::exists(target)? {
-        return Err(Error::rejected(
-            target.display().to_string(),
-            "already exists: dwp new makes a new folder and never writes into one",
-        )
-        .with_hint(format!(
-            "name a folder that does not exist yet; if this one is a plan, `dwp next {}` says what comes next in it",
-            crate::term::path_word(target)
-        )));
-    }
-    let staging = store::staging::begin(target)?;
-    let built = build(&staging, &name, request, &tasks, &readme);
-    let init = match built {
-        Ok(init) => init,
-        Err(error) => {
-            store::staging::discard(&staging);
-            return Err(error);
-        }
-    };
-    if !store::staging::finish(&staging, target)? {
-        store::staging::discard(&staging);
-        return Err(Error::rejected(
-            target.display().to_string(),
-            "appeared while the plan was being made: it was left as it is",
-        )
-        .with_hint("name another folder"));
-    }
+    let init = make_folder(given, target, |staging| {
+        build(staging, &name, request, &tasks, &readme)
+    })?;
     let path = target.display().to_string();
     let word = shell_word(&path).into_owned();
     let mut placeholders = Vec::new();
@@ -144,6 +109,148 @@ pub fn new(given: &Path, request: &NewRequest) -> Result<NewOutcome> {
             format!("dwp next {word}"),
         ],
     })
+}
+
+/// What `dwp new --generation v7` is asked to make.
+#[derive(Debug, Clone)]
+pub struct RecordNewRequest {
+    pub tasks: Vec<String>,
+    pub title: Option<String>,
+    pub goal: Option<String>,
+    pub context: Option<String>,
+}
+
+/// One task of a new record plan: its id, the criterion its gate is evidence for, its file.
+#[derive(Debug, Clone, Serialize)]
+pub struct RecordNewTask {
+    pub id: String,
+    pub criterion: String,
+    pub title: String,
+    pub file: String,
+}
+
+/// What `dwp new --generation v7` made.
+#[derive(Debug, Clone, Serialize)]
+pub struct RecordNewOutcome {
+    pub plan: String,
+    /// The folder as the caller named it.
+    pub path: String,
+    pub generation: &'static str,
+    pub tasks: Vec<RecordNewTask>,
+    /// The contract draft, in the plan folder.
+    pub draft: String,
+    /// Where the placeholders the author replaces before approval stand.
+    pub placeholders: Vec<String>,
+    /// The `dwp` lines that come next, in order.
+    pub run: Vec<String>,
+}
+
+/// Make the record plan (DWP v7) `given` names: its markdown and a contract draft
+/// ([`crate::rules::record::draft`]), written whole as [`new`] writes a plan. Nothing is
+/// stamped or approved: `dwp init --contract` does both once the author wrote the draft.
+pub fn new_record(given: &Path, request: &RecordNewRequest) -> Result<RecordNewOutcome> {
+    use crate::rules::record::draft;
+    let name = plan_name(given)?;
+    let target = destination(given);
+    let target = target.as_path();
+    let titles = task_titles(&request.tasks)?;
+    check_texts(&request.title, &request.goal, &request.context)?;
+    let tasks = draft::tasks(&titles).map_err(|why| Error::Usage(format!("--tasks: {why}")))?;
+    let title = request.title.clone().unwrap_or_else(|| title_of(&name));
+    let (goal, context) = (request.goal.as_deref(), request.context.as_deref());
+    let now = crate::clock::now_rfc3339();
+    let contract = draft::contract(&name, &title, goal, &tasks, &now);
+    let mut files = vec![
+        (
+            "README.md".to_owned(),
+            draft::readme(&title, goal, context, &tasks),
+        ),
+        ("PROGRESS.md".to_owned(), draft::progress()),
+    ];
+    for task in &tasks {
+        files.push((format!("{}.md", task.id), draft::task_file(task)));
+    }
+    let mut contract_bytes = crate::plan::pyjson::pretty(&contract);
+    contract_bytes.push(b'\n');
+    make_folder(given, target, |staging| {
+        let mut change = Change::new(staging, "dwp new");
+        for (file, text) in files {
+            change.new_file(&staging.join(file), text.into_bytes());
+        }
+        change.new_file(&staging.join(draft::DRAFT), contract_bytes);
+        crate::steps::commit::commit(change)
+    })?;
+    let path = target.display().to_string();
+    let word = shell_word(&path).into_owned();
+    let draft_path = target.join(draft::DRAFT).display().to_string();
+    let mut placeholders = vec![draft::DRAFT.to_owned()];
+    if goal.is_none() || context.is_none() {
+        placeholders.push("README.md".to_owned());
+    }
+    placeholders.extend(tasks.iter().map(|t| format!("{}.md", t.id)));
+    Ok(RecordNewOutcome {
+        plan: name,
+        path,
+        generation: "v7",
+        tasks: tasks
+            .into_iter()
+            .map(|t| RecordNewTask {
+                file: format!("{}.md", t.id),
+                id: t.id,
+                criterion: t.criterion,
+                title: t.title,
+            })
+            .collect(),
+        draft: draft::DRAFT.to_owned(),
+        placeholders,
+        run: vec![
+            format!(
+                "dwp init {word} --contract {} --by NAME --note NOTE.md",
+                shell_word(&draft_path)
+            ),
+            format!("dwp next {word}"),
+        ],
+    })
+}
+
+/// Make the folder `target` (`given`, resolved by [`destination`]) whole: built by `build` in a
+/// staging folder beside it, renamed into place at the end. An existing folder is refused,
+/// never written into; a build that fails leaves nothing.
+fn make_folder<T>(
+    given: &Path,
+    target: &Path,
+    build: impl FnOnce(&Path) -> Result<T>,
+) -> Result<T> {
+    if target != given {
+        make_plan_home()?;
+    }
+    if store::staging::exists(target)? {
+        return Err(Error::rejected(
+            target.display().to_string(),
+            "already exists: dwp new makes a new folder and never writes into one",
+        )
+        .with_hint(format!(
+            "name a folder that does not exist yet; if this one is a plan, `dwp next {}` says what comes next in it",
+            crate::term::path_word(target)
+        )));
+    }
+    let staging = store::staging::begin(target)?;
+    let built = match build(&staging) {
+        Ok(built) => built,
+        Err(error) => {
+            store::staging::discard(&staging);
+            return Err(error);
+        }
+    };
+    if !store::staging::finish(&staging, target)? {
+        store::staging::discard(&staging);
+        return Err(Error::rejected(
+            target.display().to_string(),
+            "appeared while the plan was being made: it was left as it is",
+        )
+        .with_hint("name another folder"));
+    }
+    Ok(built)
 }
 
 /// The markdown written into the staging folder, then materialized there under the plan's name.
@@ -228,6 +335,26 @@ fn is_final_review(title: &str) -> bool {
 /// The titles as given, with the Final Review appended unless the last one is it; a Final
 /// Review anywhere else is refused (the Final Review closes the plan).
 fn titles(given: &[String]) -> Result<(Vec<String>, bool)> {
+    let mut titles = task_titles(given)?;
+    if let Some(index) = titles[..titles.len() - 1]
+        .iter()
+        .position(|t| is_final_review(t))
+    {
+        return Err(Error::Usage(format!(
+            "--tasks: task {} `{}` is a Final Review but not the last task: the Final Review closes the plan (dwp appends one when the last title is not)",
+            index + 1,
+            given[index]
+        )));
+    }
+    let added = !titles.last().is_some_and(|t| is_final_review(t));
+    if added {
+        titles.push(FINAL_REVIEW.to_owned());
+    }
+    Ok((titles, added))
+}
+
+/// The titles as given, each one line of text, its decorations removed.
+fn task_titles(given: &[String]) -> Result<Vec<String>> {
     if given.is_empty() {
         return Err(Error::Usage("--tasks takes at least one title".to_owned()));
     }
@@ -248,19 +375,23 @@ fn titles(given: &[String]) -> Result<(Vec<String>, bool)> {
                 index + 1
             )));
         }
-        if is_final_review(&normal) && index + 1 < given.len() {
-            return Err(Error::Usage(format!(
-                "--tasks: task {} `{title}` is a Final Review but not the last task: the Final Review closes the plan (dwp appends one when the last title is not)",
-                index + 1
-            )));
-        }
         titles.push(normal);
     }
-    let added = !titles.last().is_some_and(|t| is_final_review(t));
-    if added {
-        titles.push(FINAL_REVIEW.to_owned());
+    Ok(titles)
+}
+
+/// `--title`, `--goal` and `--context`, each when given.
+fn check_texts(
+    title: &Option<String>,
+    goal: &Option<String>,
+    context: &Option<String>,
+) -> Result<()> {
+    for (flag, text) in [("--title", title), ("--goal", goal), ("--context", context)] {
+        if let Some(text) = text {
+            check_text(flag, text)?;
+        }
     }
-    Ok((titles, added))
+    Ok(())
 }
 
 /// Text given on the command line: no control character but the newline and the tab.

@@ -639,8 +639,11 @@ pub fn refusal(findings: Vec<Finding>, what: &str) -> crate::Error {
         Some(path) => format!("{}: {path}", first.file),
         None => first.file.clone(),
     };
-    crate::Error::rejected(place, format!("{what}: {}{more}", first.message))
-        .with_hint("`dwp validate` lists every problem")
+    let hint = first
+        .hint
+        .as_deref()
+        .unwrap_or("`dwp validate` lists every problem");
+    crate::Error::rejected(place, format!("{what}: {}{more}", first.message)).with_hint(hint)
 }
 
 #[cfg(test)]

@@ -4,16 +4,18 @@
 //! after it is still found as a record plan), the stamped contract, then the approval, the
 //! first event, which opens the tasks.
 //!
-//! Everything is judged before anything is written: the draft (schema, the rules its schema
-//! cannot say, its plan naming this folder), the markdown the approval digests (rule 20), the
-//! human's note. Each step finds what an earlier, interrupted run wrote and goes on from there;
+//! Everything is judged before anything is written: the draft (no placeholder `dwp new` wrote
+//! left, schema, the rules its schema cannot say, its plan naming this folder), the markdown the
+//! approval digests (rule 20; no placeholder left), the human's note. Each step finds what an earlier, interrupted run wrote and goes on from there;
 //! what it never does is rewrite: a manifest of another generation or pointing at another
 //! contract, a stamped contract that differs, or a contract chain (rule 20).
 
 use crate::error::{Error, Result};
 use crate::plan::record::{CONTRACT, MANIFEST, RecordGeneration};
 use crate::steps::commit::{Change, commit};
-use crate::steps::record_writer::{RecordWriter, Repair, human_marker, read_given_file};
+use crate::steps::record_writer::{
+    RecordWriter, Repair, human_marker, read_given_file, refuse_placeholders,
+};
 use crate::store::lock_dir;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -64,6 +66,9 @@ pub fn materialize_record(
     let draft = Draft::read(&request.contract, plan_dir)?;
     let marker = human_marker(&request.note)?;
     refuse_without_markdown(plan_dir)?;
+    let plan = crate::plan::record::RecordPlan::load(plan_dir);
+    refuse_placeholders(plan_dir, plan.markdown())?;
+    drop(plan);
     let (manifest, contract) = {
         let lock = lock_dir::acquire(&lock_dir::ledger_target(plan_dir), request.wait)?;
         crate::store::intent::complete_pending(plan_dir)?;
@@ -134,6 +139,19 @@ impl Draft {
             .map_err(|e| Error::rejected(file.clone(), format!("is not a JSON document ({e})")))?;
         if let Value::Object(map) = &mut value {
             map.remove("contract_id");
+        }
+        if let Some((at, text)) = crate::rules::record::draft::placeholder_in_json(&value) {
+            return Err(Error::rejected(
+                file.clone(),
+                format!(
+                    "still holds a placeholder at {at} (`{}`): a contract is stamped as approved, never edited after, so every field is written first; nothing was written",
+                    crate::term::inert_line(&text)
+                ),
+            )
+            .with_hint(format!(
+                "write each `To be written before approval: ...` of {}, then run this again",
+                crate::term::path_word(path)
+            )));
         }
         let (_, findings) = crate::rules::record::standalone_document(&file, &value);
         if let Some(first) = findings.first() {

@@ -344,6 +344,7 @@ impl RecordWriter {
     pub fn approve(&mut self, by: &str, mechanism: &str, marker: &str) -> Result<Approved> {
         use crate::rules::record::transitions;
         let digest = self.plan_digest()?;
+        refuse_placeholders(&self.plan_dir, self.plan.markdown())?;
         let payload = transitions::approval_payload(by, mechanism, &digest);
         let actor = serde_json::json!({"kind": "human", "identity": by});
         let arena = bumpalo::Bump::new();
@@ -535,6 +536,32 @@ fn unjudgeable(plan_dir: &Path, findings: &[crate::findings::Finding]) -> Error 
         "`dwp validate {}` lists every problem of the plan's records",
         crate::term::path_word(plan_dir)
     ))
+}
+
+/// Refuse, writing nothing, an approval of markdown that still holds a placeholder `dwp new`
+/// wrote for its author (`To be written before approval: ...`): what is approved is written.
+pub fn refuse_placeholders(
+    plan_dir: &Path,
+    markdown: &[crate::plan::record::MarkdownFile],
+) -> Result<()> {
+    let files = markdown
+        .iter()
+        .filter_map(|(name, bytes)| Some((name.as_str(), bytes.as_deref().ok()?)));
+    let Some((file, line, text)) = crate::rules::record::draft::placeholder_in_markdown(files)
+    else {
+        return Ok(());
+    };
+    Err(Error::rejected(
+        plan_dir.join(&file).display().to_string(),
+        format!(
+            "line {line} still holds a placeholder (`{}`): what is approved must be written first; nothing was written",
+            crate::term::inert_line(&text)
+        ),
+    )
+    .with_hint(format!(
+        "write line {line} of {}, then run this again",
+        crate::term::path_word(&plan_dir.join(&file))
+    )))
 }
 
 /// The public ledger's human-authority marker for the note at `path` (rule 12).

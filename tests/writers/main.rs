@@ -25,6 +25,7 @@ mod record_approve;
 mod record_e2e;
 mod record_init;
 mod record_invariant;
+mod record_new;
 mod record_plans;
 mod record_reconcile;
 mod record_run;

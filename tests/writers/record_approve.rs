@@ -134,6 +134,27 @@ fn rule_20_a_plan_without_markdown_cannot_be_approved() {
     });
 }
 
+// Rule 20: what is approved is written; markdown still holding a placeholder `dwp new` writes
+// (`To be written before approval: ...`) is refused, naming the file and line.
+#[test]
+fn rule_20_markdown_still_holding_a_placeholder_cannot_be_approved() {
+    let (_root, plan) = fixture_plan("record-dwp111-approval-cites-draft");
+    let readme = plan.join("README.md");
+    let text = std::fs::read_to_string(&readme).unwrap();
+    let lines = text.lines().count();
+    let placeholder = "To be written before approval: the rollback plan.";
+    std::fs::write(&readme, format!("{text}{placeholder}\n")).unwrap();
+    let note = note(&plan);
+    let path = plan.to_str().unwrap();
+    let line = format!("line {} still holds a placeholder", lines + 1);
+    refused(&plan, "approve", 1, &["README.md", &line], || {
+        dwp()
+            .args(["approve", path, "--by", "ana", "--note"])
+            .arg(&note)
+            .run_utf8()
+    });
+}
+
 #[test]
 fn the_flags_of_a_v5_approval_are_refused_on_a_record_plan_and_the_note_on_a_v5_plan() {
     let (_root, plan) = fixture_plan("record-dwp111-approval-cites-draft");

@@ -1,6 +1,6 @@
 //! Rule 18 of docs/record-plans.md: a runner that does not run the record-plan loop says so and
-//! stops. Every dwp command that writes a plan and does not yet run that loop refuses a record
-//! plan (DWP v6/v7) whole, writing nothing, and its hint runs as printed. (`dwp lock` takes one:
+//! stops. Every dwp command that writes only v5 plans refuses a record plan (DWP v6/v7) whole,
+//! writing nothing, naming the commands that write one, and its hint runs as printed. (`dwp lock` takes one:
 //! its lock is the ledger's own, `tests/writers/ledger_lock.rs`; `dwp reconcile` regenerates its
 //! state from its journal, `tests/writers/record_reconcile.rs`; `dwp update` starts a task and
 //! finds it completed, `tests/writers/record_update.rs`; `dwp run` records an observed gate,
@@ -32,11 +32,15 @@ fn rule_18_every_writer_refuses_a_record_plan_and_writes_nothing() {
             &plan,
             command,
             1,
-            &["a record plan", "does not write it"],
+            &[
+                "is a record plan",
+                "writes v5 plans only",
+                "init --contract",
+            ],
             || dwp().args(&args).run_utf8(),
         );
         assert!(
-            run.stderr.contains(&format!("dwp status {path}")),
+            run.stderr.contains(&format!("`dwp next {path}`")),
             "{}",
             run.stderr
         );

@@ -56,6 +56,7 @@ pub fn print<W: Write>(out: &mut Inert<W>, outcome: &Outcome, format: Format) {
         Outcome::Approve(approve) => plan::approve(out, approve, json),
         Outcome::Init(init) => plan::init(out, init, json),
         Outcome::New(new) => plan::new(out, new, json),
+        Outcome::RecordNew(new) => record::new(out, new, json),
         Outcome::Migrate(migrate) => plan::migrate(out, migrate, json),
         Outcome::LockStatus { lock, holder } => plan::lock_status(out, lock, holder.as_ref(), json),
         Outcome::LockRecover { lock, recovery } => {

@@ -354,6 +354,44 @@ pub(super) fn init<W: Write>(
     );
 }
 
+pub(super) fn new<W: Write>(
+    out: &mut Inert<W>,
+    outcome: &crate::commands::new::RecordNewOutcome,
+    json: Option<Stamp>,
+) {
+    if let Some(stamp) = json {
+        print_keyed(out, "new", stamp, outcome);
+        return;
+    }
+    let count = outcome.tasks.len();
+    let _ = write!(out, "{} ", inert_line(&outcome.path));
+    let _ = out.paint("created:", Paint::Good);
+    let _ = writeln!(
+        out,
+        " record plan {} (markdown and a contract draft, not yet stamped or approved), {count} task{}",
+        outcome.generation,
+        if count == 1 { "" } else { "s" }
+    );
+    for task in &outcome.tasks {
+        let _ = writeln!(
+            out,
+            "  {} · {}: {} ({})",
+            task.id,
+            task.criterion,
+            inert_line(&task.title),
+            task.file
+        );
+    }
+    let _ = writeln!(
+        out,
+        "write before approval (placeholders `To be written before approval: ...` stand there now): {}; then the user stamps and approves it with a note of theirs, and `dwp next` says what to run:",
+        outcome.placeholders.join(", ")
+    );
+    for line in &outcome.run {
+        let _ = writeln!(out, "  {}", inert_line(line));
+    }
+}
+
 pub(super) fn run<W: Write>(
     out: &mut Inert<W>,
     report: &crate::commands::run::RecordRunReport,

@@ -114,6 +114,8 @@ pub const CONTRACT: &str = "contract.json";
 pub const CHAIN: &str = "contracts";
 pub const JOURNAL: &str = "journal.ndjson";
 pub const SNAPSHOT: &str = "state.json";
+/// The contract draft `dwp new --generation v7` writes, which `dwp init --contract` stamps.
+pub const DRAFT: &str = "contract.draft.json";
 
 /// The chain's file of revision `n` (`contracts/contract.r2.json`).
 pub fn revision_file(n: i64) -> String {
@@ -128,11 +130,12 @@ pub fn pending_file(n: i64) -> String {
 
 /// Whether `dir` is a record plan (rule 16 of docs/record-plans.md): it holds a `contract.json`
 /// or a `contracts/` chain, or a `manifest.json` carrying a contract pointer (written first, so
-/// that a plan whose materialization stopped before its contract is still found). Detected by
-/// its artifacts, never by a version string.
+/// that a plan whose materialization stopped before its contract is still found), or the
+/// contract draft `dwp new --generation v7` wrote. Detected by its artifacts, never by a
+/// version string.
 pub fn is_record_plan(dir: &Path) -> bool {
     let present = |name: &str| !store::is_absent(&dir.join(name));
-    if present(CONTRACT) || present(CHAIN) {
+    if present(CONTRACT) || present(CHAIN) || present(DRAFT) {
         return true;
     }
     let Ok(bytes) = store::read_artifact(&dir.join(MANIFEST), dir) else {
@@ -222,6 +225,9 @@ pub struct RecordPlan {
     markdown: OnceLock<Vec<MarkdownFile>>,
     /// Why the plan folder itself could not be listed: nothing of it was read.
     pub unlisted: Option<String>,
+    /// A contract draft `dwp new --generation v7` wrote (`contract.draft.json`) stands in the
+    /// folder, not yet stamped by `dwp init --contract`.
+    pub draft: bool,
 }
 
 impl RecordPlan {
@@ -256,6 +262,7 @@ impl RecordPlan {
             markdown_names,
             markdown: OnceLock::new(),
             unlisted: None,
+            draft: stands(DRAFT),
         }
     }
 
@@ -272,6 +279,7 @@ impl RecordPlan {
             markdown_names: Vec::new(),
             markdown: OnceLock::new(),
             unlisted: Some(why),
+            draft: false,
         }
     }
 

@@ -5,6 +5,7 @@
 
 pub mod amendment;
 pub mod contract;
+pub mod draft;
 pub mod events;
 pub mod evidence;
 pub mod gate_run;
@@ -261,6 +262,20 @@ impl<'p> Judge<'p> {
         if let Some(why) = &plan.chain_unlisted {
             self.push(Code::Unreadable, crate::plan::record::CHAIN, why.clone());
         }
+        if plan.first_contract.is_none() && plan.chain.is_empty() && plan.draft {
+            let draft = crate::plan::record::DRAFT;
+            let finding = self.push(
+                Code::RecordContractMissing,
+                crate::plan::record::CONTRACT,
+                format!("is not stamped yet: the plan holds only its draft, {draft}, which nobody approved (rule 19)"),
+            );
+            let dir = crate::term::path_word(&plan.dir);
+            let draft_path = crate::term::path_word(&plan.dir.join(draft));
+            finding.hint = Some(format!(
+                "write each `To be written before approval: ...` of {draft_path}, then stamp and approve it: `dwp init {dir} --contract {draft_path} --by NAME --note FILE`"
+            ));
+            return None;
+        }
         if plan.first_contract.is_none() && plan.chain.is_empty() {
             self.push(
                 Code::RecordContractMissing,
@@ -356,6 +371,10 @@ impl<'p> Judge<'p> {
         let plan = self.plan;
         let name = crate::plan::record::MANIFEST;
         let Some(doc) = &plan.manifest else {
+            if plan.draft && live.is_none() {
+                // A plan of its draft alone: its manifest comes with the stamp (DWP100 says so).
+                return;
+            }
             self.push(
                 Code::Unreadable,
                 name,
