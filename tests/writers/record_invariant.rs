@@ -54,6 +54,17 @@ fn rule_21_a_passing_check_records_an_observed_evaluation_that_opens_the_complet
         1,
         &["INV-wiki-read-only never evaluated"],
     );
+    let next = dwp().args(["next", plan.to_str().unwrap()]).run_utf8();
+    assert!(
+        next.stdout
+            .contains("invariant INV-wiki-read-only: never evaluated")
+            && next
+                .stdout
+                .contains("--invariant INV-wiki-read-only -- <its check>"),
+        "{}",
+        next.stdout
+    );
+
     let before = journal_events(&plan).len();
 
     let run = evaluate(
@@ -87,6 +98,14 @@ fn rule_21_a_passing_check_records_an_observed_evaluation_that_opens_the_complet
     assert_eq!(invariant["id"], "INV-wiki-read-only");
     assert_eq!(invariant["latest"]["passed"], true);
     assert_eq!(invariant["latest"]["seq"], event["seq"]);
+
+    let next = dwp()
+        .args(["next", plan.to_str().unwrap(), "--json"])
+        .run_utf8();
+    assert_eq!(
+        next.payload()["invariants_to_evaluate"],
+        serde_json::json!([])
+    );
 
     let done = complete(&plan, "T-inventory");
     assert_eq!(done.code, 0, "{}", done.stderr);

@@ -194,6 +194,19 @@ pub(super) fn next<W: Write>(out: &mut Inert<W>, set: &ReadySet, json: Option<St
             let _ = writeln!(out, "  {}", inert_line(step));
         }
     }
+    for invariant in &set.invariants_to_evaluate {
+        let state = match &invariant.latest {
+            Some(latest) => format!("failed at seq {}", latest.seq),
+            None => "never evaluated".to_owned(),
+        };
+        let _ = writeln!(
+            out,
+            "invariant {}: {state}; a task's completion is confirmed only once it passed in the task's attempt: run its check with dwp run {} --invariant {} -- <its check>",
+            inert_line(&invariant.id),
+            crate::term::shell_word(&set.path),
+            inert_line(&invariant.id)
+        );
+    }
 }
 
 /// The passing facts of a record plan's verdict, under its header.

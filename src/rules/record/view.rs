@@ -110,6 +110,9 @@ pub struct ReadySet {
     pub ready: Vec<ReadyTask>,
     /// Tasks waiting on prerequisites not completed.
     pub waiting: Vec<WaitingTask>,
+    /// The contract's invariants whose latest evaluation is not a pass (rule 21: a task's
+    /// completion is confirmed only once each passed in its attempt), with that evaluation.
+    pub invariants_to_evaluate: Vec<InvariantState>,
 }
 
 /// What comes next in a record plan.
@@ -343,6 +346,10 @@ pub fn ready(plan: &RecordPlan, derived: &Derived, path: String) -> ReadySet {
             .then(|| format!("dwp approve {word} --by NAME --note FILE")),
         ready,
         waiting,
+        invariants_to_evaluate: invariants(plan)
+            .into_iter()
+            .filter(|i| !i.latest.as_ref().is_some_and(|e| e.passed))
+            .collect(),
     }
 }
 
