@@ -1912,6 +1912,15 @@ fn help_hint(command: &str) -> String {
     }
 }
 
+/// Whether a word of `args` after the command names a record plan's folder (a command line
+/// clap refused, so which word is the PLAN argument is not known).
+fn names_a_record_plan(args: &[String]) -> bool {
+    args.iter()
+        .skip(1)
+        .filter(|arg| !arg.starts_with('-'))
+        .any(|arg| crate::plan::record::is_record_plan(Path::new(arg)))
+}
+
 /// A command line clap refuses, told the way dwp tells its own usage errors: `dwp <command>:
 /// <what> (command line)`, a hint naming the help that lists the arguments (after clap's own
 /// tip, when it has one), exit 2, and with `--json` the one JSON document. A request for help
@@ -1945,6 +1954,15 @@ fn refuse_arguments(refused: clap::Error) -> Exit {
         .collect::<Vec<_>>()
         .join(" ");
     let what = what.trim_start_matches("error: ");
+    let record_amend = command == "amend"
+        && refused.kind() == ErrorKind::MissingRequiredArgument
+        && names_a_record_plan(&args);
+    let what = match record_amend {
+        true => {
+            "a record plan is amended by the next revision of its contract: --contract DRAFT --by NAME --reason TEXT --note FILE (the v5 amendment's flags do not apply)"
+        }
+        false => what,
+    };
     let mut hints: Vec<String> = rendered
         .lines()
         .filter_map(|line| line.trim_start().strip_prefix("tip: "))

@@ -392,6 +392,15 @@ fn rule_12_a_record_amendment_needs_its_draft_authority_and_note() {
         &["--task", "v5 plan's amendment"],
         || fixture.amend_with(&draft, &["--task", "2"]),
     );
+    // Without --contract, clap asks for the v5 amendment's flags; on a record plan dwp names
+    // the record amendment's instead.
+    refused(
+        &fixture.plan,
+        "amend",
+        2,
+        &["a record plan is amended by the next revision of its contract: --contract DRAFT"],
+        || dwp().args(["amend", path, "--reason", REASON]).run_utf8(),
+    );
     let (v5_root, v5) = fixture_copy("valid-full-v5");
     let v5 = v5_root.path().join(v5);
     refused(
