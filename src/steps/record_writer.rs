@@ -74,8 +74,8 @@ pub struct RecordWriter {
     next_seq: i64,
     /// What opening the writer mended.
     pub repairs: Vec<Repair>,
-    /// Whether an event was appended (the snapshot is projected again on finishing).
-    appended: bool,
+    /// The lines appended (the snapshot is projected again from them on finishing).
+    appended: Vec<u8>,
     /// Whether files other than the journal were written (the plan is read again on finishing).
     rewritten: bool,
     /// Released last: every field above is done with the files by then.
@@ -121,7 +121,7 @@ impl RecordWriter {
             generation: derived.generation,
             next_seq: 1,
             repairs: Vec::new(),
-            appended: false,
+            appended: Vec::new(),
             rewritten: false,
             // Set once the journal is mended (the mend reads the plan while it appends).
             plan: RecordPlan::unlisted(plan_dir, String::new()),
@@ -281,7 +281,7 @@ impl RecordWriter {
         let Minted { event, line } = self.mint_next(contract_id, kind, payload, actor, note)?;
         self.journal.append(&line)?;
         self.next_seq += 1;
-        self.appended = true;
+        self.appended.extend_from_slice(&line);
         Ok(event)
     }
 
@@ -309,7 +309,14 @@ impl RecordWriter {
     /// between an append and the projection is made whole by the next one), then release the
     /// lock.
     pub fn finish(mut self) -> Result<Projected> {
-        if self.appended || self.rewritten {
+        // Events alone appended: the plan as read, each event judged as it was appended, is
+        // the plan now (the journal file refuses an append behind the lock), so it is projected
+        // again without being read or judged again. Other files written: read it again.
+        let appended = std::mem::take(&mut self.appended);
+        if !self.rewritten && !appended.is_empty() && self.plan.extend_live(&appended) {
+            self.derived.projection =
+                crate::rules::record::project_again(&self.plan, &self.derived, &self.contract);
+        } else if self.rewritten || !appended.is_empty() {
             self.read_again()?;
         }
         let snapshot = self.plan.snapshot.as_ref().and_then(|s| s.as_ref().ok());
@@ -482,7 +489,8 @@ impl RecordWriter {
         }
         self.journal = journal;
         self.next_seq += 1;
-        self.appended = true;
+        // Replaced, not appended to: finishing reads the plan again.
+        self.rewritten = true;
         self.repairs.push(Repair {
             seq,
             byte_offset,

@@ -294,6 +294,19 @@ impl RecordPlan {
         })
     }
 
+    /// Add `bytes`, appended by this process's writer, to the live journal as read: `false`
+    /// (nothing done) when the live file was not read whole at loading.
+    pub fn extend_live(&mut self, bytes: &[u8]) -> bool {
+        let live = self.journal_files.iter_mut().find(|s| s.range.is_none());
+        match live.map(|s| &mut s.read) {
+            Some(Ok(read)) => {
+                read.extend_from_slice(bytes);
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// The journal's events, read from its files.
     pub fn journal<'a>(&'a self, arena: &'a bumpalo::Bump) -> Journal<'a> {
         crate::profile::time("frame journal", || {

@@ -827,6 +827,25 @@ fn event_findings(
     findings
 }
 
+/// The projection of `plan`'s journal under its live `contract`, as `derived` names it, judging
+/// nothing: for a writer that judged the plan when it opened it and each event it appended
+/// since (`steps::record_writer`).
+pub fn project_again(plan: &RecordPlan, derived: &Derived, contract: &Value) -> Projection {
+    let arena = bumpalo::Bump::new();
+    let journal = plan.journal(&arena);
+    let archives = journal
+        .archives()
+        .map(|(name, (first, last))| (name, first, last))
+        .collect();
+    let inputs = projection::Inputs {
+        contract,
+        contract_id: &derived.contract_id,
+        generation: derived.generation,
+        archives,
+    };
+    projection::project(&inputs, &journal.events)
+}
+
 /// sha256 of the plan's top-level markdown, sorted by name and concatenated: what an approval
 /// digests. `None` when a file could not be read.
 pub fn markdown_digest(plan: &RecordPlan) -> Option<String> {
