@@ -115,6 +115,20 @@ fn rule_21_a_passing_check_records_an_observed_evaluation_that_opens_the_complet
         "a completion appends nothing"
     );
     assert_eq!(verified(&plan), ("CONFORMANT".to_owned(), Vec::new()));
+
+    // A task started after the pass needs a pass of its own: next lists the invariant again.
+    let start = dwp()
+        .arg("update")
+        .arg(&plan)
+        .args(["--task", "T-convert-reference", "--status", "in_progress"])
+        .run_utf8();
+    assert_eq!(start.code, 0, "{}", start.stderr);
+    let next = dwp()
+        .args(["next", plan.to_str().unwrap(), "--json"])
+        .run_utf8();
+    let listed = &next.payload()["invariants_to_evaluate"];
+    assert_eq!(listed[0]["id"], "INV-wiki-read-only", "{listed}");
+    assert_eq!(listed[0]["latest"]["passed"], true);
 }
 
 #[test]

@@ -196,6 +196,10 @@ pub(super) fn next<W: Write>(out: &mut Inert<W>, set: &ReadySet, json: Option<St
     }
     for invariant in &set.invariants_to_evaluate {
         let state = match &invariant.latest {
+            Some(latest) if latest.passed => format!(
+                "passed last at seq {}, before a task in progress started",
+                latest.seq
+            ),
             Some(latest) => format!("failed at seq {}", latest.seq),
             None => "never evaluated".to_owned(),
         };

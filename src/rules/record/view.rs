@@ -110,8 +110,9 @@ pub struct ReadySet {
     pub ready: Vec<ReadyTask>,
     /// Tasks waiting on prerequisites not completed.
     pub waiting: Vec<WaitingTask>,
-    /// The contract's invariants whose latest evaluation is not a pass (rule 21: a task's
-    /// completion is confirmed only once each passed in its attempt), with that evaluation.
+    /// The contract's invariants a task in progress still needs a pass of (rule 21: a task's
+    /// completion is confirmed only once each passed in its attempt), with the latest
+    /// evaluation of each.
     pub invariants_to_evaluate: Vec<InvariantState>,
 }
 
@@ -346,11 +347,22 @@ pub fn ready(plan: &RecordPlan, derived: &Derived, path: String) -> ReadySet {
             .then(|| format!("dwp approve {word} --by NAME --note FILE")),
         ready,
         waiting,
-        invariants_to_evaluate: invariants(plan)
-            .into_iter()
-            .filter(|i| !i.latest.as_ref().is_some_and(|e| e.passed))
-            .collect(),
+        invariants_to_evaluate: to_evaluate(plan, derived),
     }
+}
+
+/// The invariants a task in progress still needs a pass of (rule 21): never evaluated, failed
+/// last, or passed last before the latest start of a task in progress.
+fn to_evaluate(plan: &RecordPlan, derived: &Derived) -> Vec<InvariantState> {
+    let tasks = derived.projection.tasks.iter();
+    let in_progress = tasks.filter(|t| t.status == TaskStatus::InProgress);
+    let latest_start = in_progress
+        .filter_map(|t| t.started.as_ref().and_then(Value::as_i64))
+        .max();
+    let passed = |e: &Evaluation| e.passed && latest_start.is_none_or(|start| e.seq >= start);
+    let mut states = invariants(plan);
+    states.retain(|i| !i.latest.as_ref().is_some_and(passed));
+    states
 }
 
 /// The check each `(task, criterion)` of the live contract's gate intent declares.
