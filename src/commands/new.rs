@@ -205,7 +205,7 @@ pub fn new_record(given: &Path, request: &RecordNewRequest) -> Result<RecordNewO
         placeholders,
         run: vec![
             format!(
-                "dwp init {word} --contract {} --by NAME --note NOTE.md",
+                "dwp init {word} --contract {} --by NAME --note FILE",
                 shell_word(&draft_path)
             ),
             format!("dwp next {word}"),

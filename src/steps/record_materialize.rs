@@ -6,8 +6,8 @@
 //!
 //! Everything is judged before anything is written: the draft (no placeholder `dwp new` wrote
 //! left, schema, the rules its schema cannot say, its plan naming this folder), the markdown the
-//! approval digests (rule 20; no placeholder left), the human's note. Each step finds what an earlier, interrupted run wrote and goes on from there;
-//! what it never does is rewrite: a manifest of another generation or pointing at another
+//! approval digests (rule 20; no placeholder left), the human's note. Each step finds what an
+//! earlier, interrupted run wrote and goes on from there; what it never does is rewrite: a manifest of another generation or pointing at another
 //! contract, a stamped contract that differs, or a contract chain (rule 20).
 
 use crate::error::{Error, Result};

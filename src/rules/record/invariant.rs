@@ -8,6 +8,7 @@
 //! back ([`super::evidence::log_findings`]), so an observed evaluation cannot claim a pass its
 //! log does not show.
 
+use crate::plan::record::Event;
 use serde_json::{Map, Value};
 
 /// What an evaluation found.
@@ -30,6 +31,27 @@ pub fn evaluated(statement: &str) -> Option<(&str, Verdict)> {
         _ if rest.starts_with("fail:") => Some((id, Verdict::Fail)),
         _ => None,
     }
+}
+
+/// Each invariant `contract` declares, in its order, with its latest evaluation in `events`
+/// and that evaluation's verdict (`None`: never evaluated).
+pub fn latest<'e>(
+    contract: &Value,
+    events: &'e [Event<'e>],
+) -> Vec<(String, Option<(&'e Event<'e>, Verdict)>)> {
+    let mut found: Vec<(String, Option<(&Event, Verdict)>)> = declared(contract)
+        .into_iter()
+        .map(|id| (id, None))
+        .collect();
+    for event in events.iter().filter(|e| e.kind() == Some("observation")) {
+        let Some((id, verdict)) = event.str("statement").and_then(evaluated) else {
+            continue;
+        };
+        if let Some((_, latest)) = found.iter_mut().find(|(declared, _)| declared == id) {
+            *latest = Some((event, verdict));
+        }
+    }
+    found
 }
 
 /// The statement of an evaluation of `id` whose check exited `exit_code`.

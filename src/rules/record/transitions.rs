@@ -164,20 +164,8 @@ pub fn completion_refused(
 /// Each declared invariant whose latest evaluation (an observation `INV-x: pass`, `INV-x: fail`
 /// or `INV-x: fail: why`) is missing, earlier than `start`, or a failure.
 fn invariant_findings(contract: &Value, events: &[Event], start: Option<i64>) -> Vec<String> {
-    let invariants = contract.get("invariants").and_then(Value::as_array);
-    let ids = invariants
-        .into_iter()
-        .flatten()
-        .filter_map(|i| i.get("id").and_then(Value::as_str));
     let mut findings = Vec::new();
-    for id in ids {
-        let latest = events.iter().rev().find_map(|e| {
-            let statement = e
-                .str("statement")
-                .filter(|_| e.kind() == Some("observation"));
-            let (of, verdict) = invariant::evaluated(statement?)?;
-            (of == id).then_some((e, verdict))
-        });
+    for (id, latest) in invariant::latest(contract, events) {
         match latest {
             None => findings.push(format!("{id} never evaluated")),
             Some((event, _)) if start.is_some_and(|start| event.seq() < start) => {

@@ -249,35 +249,30 @@ fn invariants(plan: &RecordPlan) -> Vec<InvariantState> {
     };
     let arena = bumpalo::Bump::new();
     let journal = plan.journal(&arena);
-    let declared = contract.get("invariants").and_then(Value::as_array);
-    let mut states: Vec<InvariantState> = declared
+    let statements = contract.get("invariants").and_then(Value::as_array);
+    let statement_of = |id: &str| {
+        let declared = statements.into_iter().flatten();
+        let found = declared
+            .into_iter()
+            .find(|i| i.get("id").and_then(Value::as_str) == Some(id));
+        found
+            .and_then(|i| i.get("statement"))
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    let latest = invariant::latest(contract, &journal.events);
+    latest
         .into_iter()
-        .flatten()
-        .filter_map(|i| {
-            Some(InvariantState {
-                id: i.get("id")?.as_str()?.to_owned(),
-                statement: i.get("statement").cloned().unwrap_or(Value::Null),
-                latest: None,
-            })
-        })
-        .collect();
-    for event in journal
-        .events
-        .iter()
-        .filter(|e| e.kind() == Some("observation"))
-    {
-        let Some((id, verdict)) = event.str("statement").and_then(invariant::evaluated) else {
-            continue;
-        };
-        if let Some(state) = states.iter_mut().find(|s| s.id == id) {
-            state.latest = Some(Evaluation {
+        .map(|(id, latest)| InvariantState {
+            statement: statement_of(&id),
+            latest: latest.map(|(event, verdict)| Evaluation {
                 seq: event.seq(),
                 passed: verdict == invariant::Verdict::Pass,
                 trust: event.str("trust").map(str::to_owned),
-            });
-        }
-    }
-    states
+            }),
+            id,
+        })
+        .collect()
 }
 
 /// The ready set of a record plan.
