@@ -635,8 +635,9 @@ fn a_run_on_a_blocked_task_records_the_gate_and_resolves_nothing() {
     assert_eq!(plan.state()["tasks"][1]["status"], "in_progress");
 }
 
-/// dwp turns huge pages off for itself (docs/PERFORMANCE.md "Third pass"); the setting is
-/// inherited across exec, so the command it runs must get the one dwp inherited, not dwp's own.
+/// The huge-page setting is inherited across exec: the command dwp runs must get the one dwp
+/// inherited (dwp once turned huge pages off for itself, docs/PERFORMANCE.md "What was removed";
+/// nothing of dwp's own may leak into a gate's environment).
 #[test]
 fn the_command_gets_the_huge_page_setting_dwp_inherited() {
     let own = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
