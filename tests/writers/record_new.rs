@@ -220,3 +220,38 @@ fn a_title_with_nothing_to_make_an_id_of_is_refused() {
     run.assert_refusal("new", 2, &["no letter or digit"]);
     assert!(!root.path().join("PLAN_docs_site_move").exists());
 }
+
+// At a repository root a bare name is made under `.dwp/plans/`, where a command given no plan
+// finds it, and its hints name it there.
+#[test]
+fn at_a_repository_root_the_draft_is_made_under_dwp_plans_and_found_there() {
+    let repo = tempfile::tempdir().unwrap();
+    crate::common::git(repo.path(), &["init", "--quiet"]);
+    let made = dwp_in(
+        repo.path(),
+        &[
+            "new",
+            "PLAN_docs_site_move",
+            "--generation",
+            "v7",
+            "--tasks",
+            "One",
+        ],
+    );
+    assert_eq!(made.code, 0, "{}", made.stderr);
+    let home = repo.path().join(".dwp/plans/PLAN_docs_site_move");
+    assert!(
+        home.join("contract.draft.json").is_file(),
+        "{}",
+        made.stdout
+    );
+    let next = dwp_in(repo.path(), &["next"]);
+    assert_eq!(next.code, 1);
+    assert!(
+        hint_command(&next).starts_with(
+            "dwp init .dwp/plans/PLAN_docs_site_move --contract .dwp/plans/PLAN_docs_site_move/contract.draft.json"
+        ),
+        "{}",
+        next.stderr
+    );
+}
