@@ -492,10 +492,11 @@ fn record_gate(
 ) -> Result<RecordRunReport> {
     use crate::rules::record::{gate_run, invariant};
     let mut writer = crate::steps::record_writer::RecordWriter::open(plan_dir, request.wait)?;
-    if let Some(refusal) = judge(&writer, request) {
+    let (_, derived) = writer.plan();
+    let ran = "dwp ran the command, but ";
+    if let Some(refused) = refused(plan_dir, writer.contract(), derived, request, ran) {
         writer.finish()?;
-        let ran = "dwp ran the command, but ";
-        return Err(refused_run(plan_dir, request, refusal, ran));
+        return Err(refused);
     }
     let recorded = gate.exit_code;
     let seq = writer.next_seq();
@@ -615,8 +616,8 @@ fn judge_unlocked(plan_dir: &Path, request: &RecordRunRequest) -> Result<()> {
             crate::term::path_word(plan_dir)
         )));
     };
-    if let Some(refusal) = refusal(contract, &derived, request) {
-        return Err(refused_run(plan_dir, request, refusal, ""));
+    if let Some(refused) = refused(plan_dir, contract, &derived, request, "") {
+        return Err(refused);
     }
     let folder = format!("gates/{}", request.subject.log_owner());
     gate_log::check_folders(plan_dir, &["gates", &folder], |path| {
@@ -624,37 +625,28 @@ fn judge_unlocked(plan_dir: &Path, request: &RecordRunRequest) -> Result<()> {
     })
 }
 
-/// Why the ledger would not record the run `request` asks for, judged on the plan as the
-/// writer read it under the lock.
-fn judge(
-    writer: &crate::steps::record_writer::RecordWriter,
-    request: &RecordRunRequest,
-) -> Option<RunRefusal> {
-    let (_, derived) = writer.plan();
-    refusal(writer.contract(), derived, request)
-}
-
-/// Why a record plan's run would not be recorded: a gate's refusal, or an evaluation's.
-enum RunRefusal {
-    Gate(crate::rules::record::gate_run::Refusal),
-    Invariant(crate::rules::record::invariant::Refusal),
-}
-
-fn refusal(
+/// Why the ledger would not record the run `request` asks for under `contract`, whose journal
+/// derives `derived`, in words (`ran` opens them when the command ran already); `None` when it
+/// would.
+fn refused(
+    plan_dir: &Path,
     contract: &serde_json::Value,
     derived: &crate::rules::record::Derived,
     request: &RecordRunRequest,
-) -> Option<RunRefusal> {
+    ran: &str,
+) -> Option<Error> {
     use crate::rules::record::{gate_run, invariant};
     let program = &request.argv[0];
     match &request.subject {
         RunSubject::Gate { task, criterion } => {
             let tasks = &derived.projection.tasks;
-            gate_run::refusal(contract, tasks, task, criterion, program).map(RunRefusal::Gate)
+            let refusal = gate_run::refusal(contract, tasks, task, criterion, program)?;
+            Some(refused_gate(plan_dir, task, criterion, refusal, ran))
         }
         RunSubject::Invariant(id) => {
             let approved = derived.approval.is_some();
-            invariant::refusal(contract, approved, id, program).map(RunRefusal::Invariant)
+            let refusal = invariant::refusal(contract, approved, id, program)?;
+            Some(refused_evaluation(plan_dir, id, refusal, ran))
         }
     }
 }
@@ -668,24 +660,7 @@ fn write_log(plan_dir: &Path, task: &str, name: &str, bytes: Vec<u8>) -> Result<
     crate::steps::commit::commit(change)
 }
 
-/// A refusal of the ledger's, in words; `ran` opens it when the command ran already.
-fn refused_run(
-    plan_dir: &Path,
-    request: &RecordRunRequest,
-    refusal: RunRefusal,
-    ran: &str,
-) -> Error {
-    match (&request.subject, refusal) {
-        (RunSubject::Gate { task, criterion }, RunRefusal::Gate(refusal)) => {
-            refused_gate(plan_dir, task, criterion, refusal, ran)
-        }
-        (RunSubject::Invariant(id), RunRefusal::Invariant(refusal)) => {
-            refused_evaluation(plan_dir, id, refusal, ran)
-        }
-        _ => unreachable!("a run's refusal is of its own subject"),
-    }
-}
-
+/// A gate's refusal, in the ledger's words.
 fn refused_gate(
     plan_dir: &Path,
     task: &str,
@@ -708,11 +683,7 @@ fn refused_gate(
             format!(
                 "{ran}criterion {} is not declared in {task}'s gate_intent ({}): the linkage cannot be chosen after the run; {nothing}",
                 criterion,
-                if declared.is_empty() {
-                    "none".to_owned()
-                } else {
-                    declared.join(", ")
-                }
+                listed(&declared)
             ),
             format!("`dwp status {plan}` lists each task's criteria"),
         ),
@@ -729,6 +700,7 @@ fn refused_gate(
     Error::rejected(format!("--task {task}"), message).with_hint(hint)
 }
 
+/// An invariant evaluation's refusal, in the same words.
 fn refused_evaluation(
     plan_dir: &Path,
     id: &str,
@@ -742,11 +714,7 @@ fn refused_evaluation(
         Refusal::Unknown { declared } => (
             format!(
                 "{ran}the live contract declares no invariant {id} (its invariants: {}); {nothing}",
-                if declared.is_empty() {
-                    "none".to_owned()
-                } else {
-                    declared.join(", ")
-                }
+                listed(&declared)
             ),
             format!(
                 "`dwp status {plan}` lists the live contract's invariants; another one is added by an amendment"
@@ -763,6 +731,14 @@ fn refused_evaluation(
         }
     };
     Error::rejected(format!("--invariant {id}"), message).with_hint(hint)
+}
+
+/// `ids` joined for a message, `none` when there are none.
+fn listed(ids: &[String]) -> String {
+    match ids.is_empty() {
+        true => "none".to_owned(),
+        false => ids.join(", "),
+    }
 }
 
 /// A program outside the contract's command classes: the message and hint, for a `gate` or a

@@ -65,10 +65,9 @@ pub fn materialize_record(
     crate::Error::check_length("--by", &request.by, 100)?;
     let draft = Draft::read(&request.contract, plan_dir)?;
     let marker = human_marker(&request.note)?;
-    refuse_without_markdown(plan_dir)?;
-    let plan = crate::plan::record::RecordPlan::load(plan_dir);
-    refuse_placeholders(plan_dir, plan.markdown())?;
-    drop(plan);
+    let markdown = crate::plan::record::read_markdown(plan_dir);
+    refuse_without_markdown(plan_dir, &markdown)?;
+    refuse_placeholders(plan_dir, &markdown)?;
     let (manifest, contract) = {
         let lock = lock_dir::acquire(&lock_dir::ledger_target(plan_dir), request.wait)?;
         crate::store::intent::complete_pending(plan_dir)?;
@@ -279,8 +278,11 @@ impl Draft {
 
 /// The plan must have markdown for the approval to digest (rule 20): refused before anything
 /// is written, as the public ledger refuses it.
-fn refuse_without_markdown(plan_dir: &Path) -> Result<()> {
-    if !crate::plan::record::has_markdown(plan_dir) {
+fn refuse_without_markdown(
+    plan_dir: &Path,
+    markdown: &[crate::plan::record::MarkdownFile],
+) -> Result<()> {
+    if markdown.is_empty() {
         return Err(Error::rejected(
             plan_dir.display().to_string(),
             "holds no markdown (*.md): an approval digests the plan the authority approved, and a folder of records alone is not approvable (rule 20); nothing was written",

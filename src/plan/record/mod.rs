@@ -395,10 +395,14 @@ fn markdown_names(listing: &[(String, Entry)]) -> Vec<String> {
         .collect()
 }
 
-/// Whether the folder `dir` holds markdown an approval can digest (rule 20), read from its
-/// listing alone.
-pub fn has_markdown(dir: &Path) -> bool {
-    store::list_entries(dir, dir).is_ok_and(|listing| !markdown_names(&listing).is_empty())
+/// The top-level markdown of the folder `dir`, what an approval digests (rule 20), with its
+/// bytes, sorted by name; none when the folder cannot be listed. Nothing else of it is read.
+pub fn read_markdown(dir: &Path) -> Vec<MarkdownFile> {
+    let names = store::list_entries(dir, dir)
+        .map(|listing| markdown_names(&listing))
+        .unwrap_or_default();
+    let read = read_files(dir, &names);
+    names.into_iter().zip(read).collect()
 }
 
 fn load_chain(dir: &Path) -> (Vec<Doc>, Option<String>) {
