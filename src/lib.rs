@@ -17,7 +17,7 @@
 //!   (`plan::LoadedPlan`, each file read at most once per command);
 //! - [`store`]: bytes on disk (the only module that opens plan files), the lock, intent records,
 //!   git;
-//! - the base: [`error`], [`clock`], [`findings`], [`term`], [`diff`], [`profile`].
+//! - the base: [`error`], [`clock`], [`findings`], [`term`], [`diff`], [`profile`], [`dispose`].
 //!
 //! `synth` generates synthetic plans for the tests and benchmarks; it is built only for them
 //! (the `synth` feature, which the crate's own dev-dependency on itself turns on), never into
@@ -27,6 +27,7 @@ pub mod cli;
 pub mod clock;
 pub mod commands;
 pub mod diff;
+pub mod dispose;
 pub mod error;
 pub mod findings;
 pub mod plan;

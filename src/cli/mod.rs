@@ -854,6 +854,8 @@ impl Command {
 pub fn main() -> ExitCode {
     crate::steps::process::ignore_file_size_signal();
     crate::profile::start();
+    // One command, then the process ends: the large trees it read are left to the OS.
+    crate::dispose::free_nothing_at_exit();
     let exit = run_main();
     if let Some(timings) = crate::profile::report() {
         eprint!("{timings}");

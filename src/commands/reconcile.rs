@@ -388,7 +388,7 @@ fn snapshot_and_projection(
             crate::term::path_word(&plan.dir)
         )));
     };
-    Ok((snapshot, derived.projection.bytes()))
+    Ok((snapshot, derived.projection.bytes().to_vec()))
 }
 
 /// `state.json`'s bytes (`None`: absent).

@@ -157,14 +157,18 @@ fn verify_record(dir: &Path, strict: bool) -> PlanReport {
     let judged = crate::profile::time("record rules", || crate::rules::record::verify(&plan));
     let mut findings = judged.findings;
     findings.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
+    let record = judged
+        .derived
+        .as_ref()
+        .map(crate::rules::record::view::facts);
+    let size = plan.size();
+    crate::dispose::dispose(judged.derived, size);
+    crate::dispose::dispose(plan, size);
     PlanReport {
         plan: dir.display().to_string(),
         verdict: VerifyVerdict::of(&findings, strict),
         findings,
-        record: judged
-            .derived
-            .as_ref()
-            .map(crate::rules::record::view::facts),
+        record,
     }
 }
 

@@ -14,6 +14,7 @@
 //!   Python's `repr(float)`: shortest round-trip digits, scientific with a signed two-digit
 //!   exponent below 1e-4 and from 1e16 up (`1e-05`, `1e+16`), else fixed with at least `.0`.
 
+use crate::plan::record::Json;
 use serde_json::{Map, Number, Value};
 use std::fmt::Write as _;
 
@@ -30,6 +31,72 @@ pub fn pretty(value: &Value) -> Vec<u8> {
     let mut out = String::new();
     write_value(&mut out, value, Some(0));
     out.into_bytes()
+}
+
+/// A document for [`pretty_parts`], its parts borrowed from where they are held: the bytes
+/// [`pretty`] writes for the `Value` the parts make, without building that `Value` (a record
+/// plan's snapshot has thousands of objects, each a map of owned keys as a `Value`).
+#[derive(Debug)]
+pub enum Part<'a> {
+    Null,
+    Bool(bool),
+    Text(&'a str),
+    Unsigned(u64),
+    Value(&'a Value),
+    /// A value read from a journal line.
+    Record(&'a Json<'a>),
+    List(Vec<Part<'a>>),
+    /// An object's fields, each key once, in any order: they are written sorted.
+    Fields(Vec<(&'a str, Part<'a>)>),
+}
+
+/// [`pretty`] of the `Value` that `part` makes.
+pub fn pretty_parts(part: &Part) -> Vec<u8> {
+    let mut out = String::new();
+    write_part(&mut out, part, 0);
+    out.into_bytes()
+}
+
+fn write_part(out: &mut String, part: &Part, depth: usize) {
+    match part {
+        Part::Null => out.push_str("null"),
+        Part::Bool(b) => write_value(out, &Value::Bool(*b), Some(depth)),
+        Part::Text(text) => write_string(out, text),
+        Part::Unsigned(n) => {
+            let _ = write!(out, "{n}");
+        }
+        Part::Value(value) => write_value(out, value, Some(depth)),
+        Part::Record(Json::Null) => out.push_str("null"),
+        Part::Record(Json::Bool(b)) => write_value(out, &Value::Bool(*b), Some(depth)),
+        Part::Record(Json::String(text)) => write_string(out, text),
+        Part::Record(Json::Number(lexeme)) => write_lexeme(out, lexeme),
+        // Nested records are rare in a snapshot: their `Value`'s writer sorts their keys.
+        Part::Record(nested) => write_value(out, &nested.to_value(), Some(depth)),
+        Part::List(items) => {
+            write_container(out, ('[', ']'), items.iter(), Some(depth), |out, item| {
+                write_part(out, item, depth + 1)
+            })
+        }
+        Part::Fields(fields) => {
+            let mut fields: Vec<_> = fields.iter().collect();
+            fields.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            debug_assert!(
+                fields.windows(2).all(|w| w[0].0 != w[1].0),
+                "a key written twice"
+            );
+            write_container(
+                out,
+                ('{', '}'),
+                fields.into_iter(),
+                Some(depth),
+                |out, (key, item)| {
+                    write_string(out, key);
+                    out.push_str(": ");
+                    write_part(out, item, depth + 1);
+                },
+            )
+        }
+    }
 }
 
 /// The id of a record plan's contract: lowercase hex sha256 of [`canonical`] of the contract
@@ -151,7 +218,11 @@ fn write_string(out: &mut String, text: &str) {
 
 /// A number as Python writes the value `json.loads` reads from its lexeme.
 fn write_number(out: &mut String, number: &Number) {
-    let lexeme = number.as_str();
+    write_lexeme(out, number.as_str())
+}
+
+/// A number from the lexeme serde_json's reader accepted ([`write_number`]).
+fn write_lexeme(out: &mut String, lexeme: &str) {
     if lexeme.contains(['.', 'e', 'E']) {
         // A lexeme serde_json accepted always parses; overflow gives infinity, as in Python.
         write_float(out, lexeme.parse::<f64>().unwrap_or(f64::NAN));
@@ -354,5 +425,37 @@ mod tests {
         let nested = json!({"inner": {"contract_id": 1}});
         let body = br#"{"inner":{"contract_id":1}}"#;
         assert_eq!(contract_id(&nested), crate::store::sha256_hex(body));
+    }
+
+    #[test]
+    fn parts_write_the_bytes_of_the_value_they_make() {
+        let arena = bumpalo::Bump::new();
+        let line = r#"{"n":-0,"f":1e16,"t":"tab\there \u00e9","o":{"z":[1.5,null],"a":true}}"#;
+        let record = crate::plan::record::Json::read(line, &arena).unwrap().value;
+        let field = |key| Part::Record(record.get(key).unwrap());
+        let contract = json!({"y": [2, {"b": "\u{1F600}", "a": []}]});
+        let parts = Part::Fields(vec![
+            ("zeta", Part::List(vec![field("n"), field("f"), field("t")])),
+            ("nested", field("o")),
+            ("alpha", Part::Value(&contract)),
+            ("empty", Part::Fields(Vec::new())),
+            (
+                "flags",
+                Part::List(vec![Part::Bool(false), Part::Null, Part::Unsigned(7)]),
+            ),
+            ("text", Part::Text("\"q\"")),
+        ]);
+        let value = json!({
+            "zeta": [record.get("n").unwrap().to_value(), record.get("f").unwrap().to_value(), "tab\there \u{e9}"],
+            "nested": record.get("o").unwrap().to_value(),
+            "alpha": contract,
+            "empty": {},
+            "flags": [false, null, 7],
+            "text": "\"q\"",
+        });
+        assert_eq!(
+            String::from_utf8(pretty_parts(&parts)).unwrap(),
+            String::from_utf8(pretty(&value)).unwrap()
+        );
     }
 }

@@ -320,7 +320,7 @@ impl RecordWriter {
             self.read_again()?;
         }
         let snapshot = self.plan.snapshot.as_ref().and_then(|s| s.as_ref().ok());
-        let bytes = self.derived.projection.bytes();
+        let bytes = self.derived.projection.bytes().to_vec();
         let projected = Projected {
             written: snapshot != Some(&bytes),
             old_sha256: snapshot

@@ -5,7 +5,7 @@
 //! (`journal-archive-NNNNNN-NNNNNN.ndjson`) come first, their events in seq order, then the live
 //! file's in file order: the whole history every reader of the plan uses.
 
-use super::value::Json;
+use super::value::{Json, Reader};
 use crate::store::{self, ReadFailure};
 use bumpalo::Bump;
 use serde_json::Value;
@@ -232,10 +232,11 @@ fn frame<'a>(bytes: &'a [u8], file: usize, arena: &'a Bump) -> Framed<'a> {
 /// The events of `bytes`, line by line, up to the first line that does not read.
 fn read_lines<'a>(bytes: &'a [u8], file: usize, arena: &'a Bump) -> (Vec<Event<'a>>, Option<Torn>) {
     let mut events = Vec::new();
+    let mut reader = Reader::new(arena);
     let mut start = 0;
     let ends = memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len()));
     for (index, end) in ends.enumerate() {
-        match read_line(&bytes[start..end], file, index, start, arena) {
+        match read_line(&bytes[start..end], file, index, start, &mut reader) {
             Some(Ok(event)) => events.push(event),
             Some(Err(tear)) => return (events, Some(tear)),
             None => {}
@@ -251,7 +252,7 @@ fn read_line<'a>(
     file: usize,
     index: usize,
     offset: usize,
-    arena: &'a Bump,
+    reader: &mut Reader<'a>,
 ) -> Option<Result<Event<'a>, Torn>> {
     if line.iter().all(|b| is_python_space(*b)) {
         return None;
@@ -265,7 +266,7 @@ fn read_line<'a>(
     let Ok(text) = std::str::from_utf8(line) else {
         return Some(Err(tear("undecodable bytes in the line")));
     };
-    let Ok(read) = Json::read(text, arena) else {
+    let Ok(read) = reader.read(text) else {
         return Some(Err(tear("the line does not parse (a torn append)")));
     };
     // Python's reader takes a key written twice (the last one counts); dwp's strict one

@@ -315,6 +315,20 @@ impl RecordPlan {
     }
 
     /// How many bytes of journal were read.
+    /// About how many bytes of files the plan was read from: its journal, contracts, manifest
+    /// and snapshot.
+    pub fn size(&self) -> usize {
+        let docs = self
+            .manifest
+            .iter()
+            .chain(&self.first_contract)
+            .chain(&self.chain);
+        let snapshot = self.snapshot.as_ref().and_then(|s| s.as_ref().ok());
+        self.journal_len()
+            + docs.map(|d| d.bytes.len()).sum::<usize>()
+            + snapshot.map_or(0, Vec::len)
+    }
+
     pub fn journal_len(&self) -> usize {
         let files = self.journal_files.iter();
         files

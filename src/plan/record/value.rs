@@ -49,23 +49,7 @@ impl<'a> Json<'a> {
     /// Read `text` as exactly one JSON value (whitespace around it allowed), laying out what
     /// it does not borrow in `arena`.
     pub fn read(text: &'a str, arena: &'a Bump) -> Result<Read<'a>, serde_json::Error> {
-        let mut scratch = Scratch {
-            repeated: None,
-            entries: Vec::new(),
-            items: Vec::new(),
-        };
-        let mut reader = serde_json::Deserializer::from_str(text);
-        let value = ValueReader {
-            arena,
-            path: &Path::Root,
-            scratch: &mut scratch,
-        }
-        .deserialize(&mut reader)?;
-        reader.end()?;
-        Ok(Read {
-            value,
-            repeated: scratch.repeated,
-        })
+        Reader::new(arena).read(text)
     }
 
     /// `value` laid out in `arena` (numbers keep their lexeme).
@@ -238,6 +222,47 @@ impl<'a> Object<'a> {
 
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+}
+
+/// A reader of many texts into one arena (a journal's lines): the room its stacks took for one
+/// text is used again for the next.
+pub struct Reader<'a> {
+    arena: &'a Bump,
+    scratch: Scratch<'a>,
+}
+
+impl<'a> Reader<'a> {
+    pub fn new(arena: &'a Bump) -> Reader<'a> {
+        Reader {
+            arena,
+            scratch: Scratch {
+                repeated: None,
+                entries: Vec::new(),
+                items: Vec::new(),
+            },
+        }
+    }
+
+    /// [`Json::read`] of `text`.
+    pub fn read(&mut self, text: &'a str) -> Result<Read<'a>, serde_json::Error> {
+        let scratch = &mut self.scratch;
+        // A text that does not parse leaves the levels it opened on the stacks.
+        scratch.entries.clear();
+        scratch.items.clear();
+        scratch.repeated = None;
+        let mut reader = serde_json::Deserializer::from_str(text);
+        let value = ValueReader {
+            arena: self.arena,
+            path: &Path::Root,
+            scratch: &mut *scratch,
+        }
+        .deserialize(&mut reader)?;
+        reader.end()?;
+        Ok(Read {
+            value,
+            repeated: scratch.repeated.take(),
+        })
     }
 }
 

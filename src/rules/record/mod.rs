@@ -23,7 +23,7 @@ use crate::plan::record::{
     Doc, DocProblem, Event, Journal, Json, RecordGeneration, RecordPlan, UrlGeneration,
     url_generation,
 };
-use crate::plan::schemas::{RecordSchema, validate_record};
+use crate::plan::schemas::{RecordSchema, Violation, validate_record};
 use crate::store::ReadFailure;
 use projection::{Projection, TaskStatus};
 use regex::Regex;
@@ -141,6 +141,19 @@ fn both<A, B: Send>(
     (first_done, second_done)
 }
 
+/// `(first(), second())`, on two cores when `two_cores`, both in rayon's pool: what either
+/// hands out (the reads of many files) goes to whichever core is free.
+fn join<A: Send, B: Send>(
+    two_cores: bool,
+    first: impl FnOnce() -> A + Send,
+    second: impl FnOnce() -> B + Send,
+) -> (A, B) {
+    match two_cores {
+        true => rayon::join(first, second),
+        false => (first(), second()),
+    }
+}
+
 fn judge(plan: &RecordPlan, cross: bool) -> Judged {
     judge_on(plan, cross, plan.journal_len() >= TWO_CORES_FROM)
 }
@@ -170,7 +183,7 @@ fn judge_on(plan: &RecordPlan, cross: bool, two_cores: bool) -> Judged {
         two_cores,
         || plan.journal(&arena),
         || {
-            let live = crate::profile::time("record contracts", || judge.contracts());
+            let live = crate::profile::time("record contracts", || judge.contracts(two_cores));
             judge.manifest(live.as_ref());
             let graph = live.as_ref().map(|l| evidence::TaskGraph::of(l.value));
             (live, graph)
@@ -181,14 +194,26 @@ fn judge_on(plan: &RecordPlan, cross: bool, two_cores: bool) -> Judged {
         journal: &journal,
         findings: judge.findings,
     };
-    crate::profile::time("record journal", || {
-        judge.journal(live.as_ref(), graph.as_ref(), two_cores)
-    });
-    let derived = live.zip(graph).map(|(live, graph)| {
-        crate::profile::time("record derive", || {
-            judge.derive(&live, &graph, cross, two_cores)
-        })
-    });
+    let check_journal = || {
+        let mut checks = Judge {
+            plan,
+            journal: &journal,
+            findings: Vec::new(),
+        };
+        crate::profile::time("record journal", || {
+            checks.journal(live.as_ref(), graph.as_ref(), two_cores)
+        });
+        checks.findings
+    };
+    let derived = match live.as_ref().zip(graph.as_ref()) {
+        Some((live, graph)) => Some(crate::profile::time("record derive", || {
+            judge.derive(live, graph, cross, two_cores, check_journal)
+        })),
+        None => {
+            judge.findings.extend(check_journal());
+            None
+        }
+    };
     // A snapshot holding the projection's bytes is JSON: only another one is read as such.
     let agrees = derived
         .as_ref()
@@ -248,7 +273,11 @@ impl<'p> Judge<'p> {
 
     /// A document's schema violations as findings; whether there were none.
     fn schema(&mut self, doc: &Doc, schema: RecordSchema, value: &Value) -> bool {
-        let violations = validate_record(schema, value);
+        self.schema_violations(doc, validate_record(schema, value))
+    }
+
+    /// [`Judge::schema`] of violations already found.
+    fn schema_violations(&mut self, doc: &Doc, violations: Vec<Violation>) -> bool {
         for violation in &violations {
             self.push(Code::SchemaViolation, &doc.name, violation.message.clone())
                 .path = Some(violation.path.clone());
@@ -256,8 +285,9 @@ impl<'p> Judge<'p> {
         violations.is_empty()
     }
 
-    /// Every contract file judged; the live one returned when it can be trusted.
-    fn contracts(&mut self) -> Option<Live<'p>> {
+    /// Every contract file judged; the live one returned when it can be trusted. With
+    /// `two_cores`, a contract's id is computed while its schema and rules are checked.
+    fn contracts(&mut self, two_cores: bool) -> Option<Live<'p>> {
         let plan = self.plan;
         if let Some(why) = &plan.chain_unlisted {
             self.push(Code::Unreadable, crate::plan::record::CHAIN, why.clone());
@@ -286,6 +316,7 @@ impl<'p> Judge<'p> {
         }
         let live_name = plan.live_contract().map(|doc| doc.name.as_str());
         let mut live = None;
+        let mut live_breaks = Vec::new();
         for doc in plan.contract_files() {
             let Some(value) = self.read(doc) else {
                 continue;
@@ -319,8 +350,19 @@ impl<'p> Judge<'p> {
                 RecordGeneration::V6 => RecordSchema::ContractV6,
                 RecordGeneration::V7 => RecordSchema::ContractV7,
             };
-            let valid = self.schema(doc, schema, value);
-            if let Some((stamped, computed)) = contract::stamp_mismatch(value) {
+            let ((violations, breaks), stamp) = join(
+                two_cores,
+                || {
+                    let violations = validate_record(schema, value);
+                    // The rules are said only of a live contract that fits its schema.
+                    let breaks =
+                        (is_live && violations.is_empty()).then(|| contract::rule_breaks(value));
+                    (violations, breaks)
+                },
+                || contract::stamp_mismatch(value),
+            );
+            let valid = self.schema_violations(doc, violations);
+            if let Some((stamped, computed)) = stamp {
                 self.push(
                     Code::ContractId,
                     &doc.name,
@@ -335,9 +377,12 @@ impl<'p> Judge<'p> {
                     generation,
                 });
             }
+            if is_live {
+                live_breaks = breaks.unwrap_or_default();
+            }
         }
         if let Some(live) = &live {
-            for message in contract::rule_breaks(live.value) {
+            for message in live_breaks {
                 self.push(Code::ContractRules, &live.doc.name, message);
             }
         }
@@ -538,13 +583,15 @@ impl<'p> Judge<'p> {
     }
 
     /// The derived state, and with `cross` what the records say together: the projection on
-    /// one core, the checks of events against the task graph and the gate logs on the other.
+    /// one core; on the other, `check_journal` (each event on its own, whose findings come
+    /// first) and the checks of events against the task graph and the gate logs.
     fn derive(
         &mut self,
         live: &Live,
         graph: &evidence::TaskGraph,
         cross: bool,
         two_cores: bool,
+        check_journal: impl FnOnce() -> Vec<Finding> + Send,
     ) -> Derived {
         let plan = self.plan;
         let journal = self.journal;
@@ -567,13 +614,20 @@ impl<'p> Judge<'p> {
             let agreement = crate::profile::time("record snapshot", || {
                 snapshot_agreement(plan, &projection, torn)
             });
+            // The approval's digest reads every markdown file: read while the other core checks
+            // the events, not after.
+            if events.iter().any(|e| e.kind() == Some("approval")) {
+                plan.markdown();
+            }
             (projection, agreement)
         };
         let check_events = || match cross {
             true => event_checks(plan, events, graph),
             false => Vec::new(),
         };
-        let ((projection, agreement), mut at_events) = both(two_cores, project, check_events);
+        let ((projection, agreement), (journal_findings, mut at_events)) =
+            join(two_cores, project, || (check_journal(), check_events()));
+        self.findings.extend(journal_findings);
         let mut derived = Derived {
             generation: live.generation,
             contract_file: live.doc.name.clone(),
@@ -712,7 +766,9 @@ fn snapshot_agreement(plan: &RecordPlan, projection: &Projection, torn: bool) ->
         (_, true) => SnapshotAgreement::NotCompared,
         (None, false) => SnapshotAgreement::Missing,
         (Some(Err(_)), false) => SnapshotAgreement::NotCompared,
-        (Some(Ok(bytes)), false) if *bytes == projection.bytes() => SnapshotAgreement::Agrees,
+        (Some(Ok(bytes)), false) if bytes.as_slice() == projection.bytes() => {
+            SnapshotAgreement::Agrees
+        }
         (Some(Ok(_)), false) => SnapshotAgreement::Stale,
     }
 }
@@ -918,7 +974,7 @@ mod tests {
                 let two = judge_on(&plan, true, true);
                 let shown = |j: &Judged| format!("{:?}", j.findings);
                 assert_eq!(shown(&one), shown(&two), "{}", dir.display());
-                let bytes = |j: &Judged| j.derived.as_ref().map(|d| d.projection.bytes());
+                let bytes = |j: &Judged| j.derived.as_ref().map(|d| d.projection.bytes().to_vec());
                 assert_eq!(bytes(&one), bytes(&two), "{}", dir.display());
                 judged += 1;
             }

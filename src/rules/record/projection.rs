@@ -8,10 +8,11 @@
 //! `gate_intent` names has accepted, passing evidence recorded at or after its latest start and
 //! after any approved amendment that invalidated that criterion's evidence.
 
+use crate::plan::pyjson::{Part, pretty_parts};
 use crate::plan::record::value::NULL;
 use crate::plan::record::{Event, Json, RecordGeneration, SNAPSHOT_URL};
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// A task as the journal leaves it.
@@ -64,15 +65,15 @@ impl TaskState {
 #[derive(Debug)]
 pub struct Projection {
     pub tasks: Vec<TaskState>,
-    pub document: Value,
+    /// The contract's `plan` (its name), as the snapshot holds it.
+    pub plan: Value,
+    bytes: Vec<u8>,
 }
 
 impl Projection {
     /// The bytes `state.json` must hold.
-    pub fn bytes(&self) -> Vec<u8> {
-        let mut bytes = crate::plan::pyjson::pretty(&self.document);
-        bytes.push(b'\n');
-        bytes
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
     }
 }
 
@@ -101,8 +102,9 @@ pub fn project(inputs: &Inputs, events: &[Event]) -> Projection {
                 .collect()
         })
         .unwrap_or_default();
-    let document = document(inputs, events, &tasks);
-    Projection { tasks, document }
+    let bytes = snapshot_bytes(inputs, events, &tasks);
+    let plan = inputs.contract.get("plan").cloned().unwrap_or(Value::Null);
+    Projection { tasks, plan, bytes }
 }
 
 /// The events grouped once, so that each task is derived without a pass over the journal.
@@ -289,10 +291,12 @@ fn criterion_state(
     }
 }
 
-fn document(inputs: &Inputs, events: &[Event], tasks: &[TaskState]) -> Value {
+/// The snapshot's bytes: `json.dumps(state, sort_keys=True, indent=2) + "\n"`.
+fn snapshot_bytes(inputs: &Inputs, events: &[Event], tasks: &[TaskState]) -> Vec<u8> {
     let mut positions: BTreeMap<&str, (i64, &Json)> = BTreeMap::new();
     let mut updated_at: Option<&str> = None;
-    let mut samples = Map::new();
+    // Per limit, its latest sample (a later one replaces an earlier, as in a dict).
+    let mut samples: BTreeMap<&str, &Event> = BTreeMap::new();
     let mut checkpoint = &NULL;
     for event in events {
         let kind = event.kind().unwrap_or("");
@@ -308,12 +312,7 @@ fn document(inputs: &Inputs, events: &[Event], tasks: &[TaskState]) -> Value {
         }
         match kind {
             "resource_sample" => {
-                let key = event.str("limit_id").unwrap_or("null").to_owned();
-                let field = |k: &str| field(event, k);
-                samples.insert(
-                    key,
-                    json!({"value": field("value"), "seq": field("seq"), "trust": field("trust")}),
-                );
+                samples.insert(event.str("limit_id").unwrap_or("null"), event);
             }
             "intervention" if event.str("category") == Some("new_authority") => {
                 checkpoint = event.value.get("question").unwrap_or(&NULL);
@@ -322,77 +321,112 @@ fn document(inputs: &Inputs, events: &[Event], tasks: &[TaskState]) -> Value {
         }
     }
     let contract = inputs.contract;
+    let from_contract = |key: &str| contract.get(key).map_or(Part::Null, Part::Value);
     let limits = contract
         .get("resource_envelope")
-        .and_then(|r| r.get("limits"))
-        .cloned()
-        .unwrap_or(json!([]));
-    let positions: Map<String, Value> = positions
-        .into_iter()
-        .map(|(kind, (_, seq))| (kind.to_owned(), json!({"seq": seq.to_value()})))
-        .collect();
-    let mut document = json!({
-        "schema": SNAPSHOT_URL,
-        "plan": contract.get("plan").cloned().unwrap_or(Value::Null),
-        "contract_id": inputs.contract_id,
-        "contract_revision": contract.get("revision").cloned().unwrap_or(json!(1)),
-        "generated_by": inputs.generation.ledger_identity(),
-        "updated_at": updated_at.unwrap_or(""),
-        "checkpoint": checkpoint.to_value(),
-        "blocker": null,
+        .and_then(|r| r.get("limits"));
+    let samples = samples.into_iter().map(|(limit, event)| {
+        let sample = ["value", "seq", "trust"].map(|key| (key, record(event, key)));
+        (limit, Part::Fields(sample.into()))
     });
-    // The large parts are moved in: `json!` would copy them through serialization.
-    let resources = Map::from_iter([
-        ("limits".to_owned(), limits),
-        ("latest_samples".to_owned(), Value::Object(samples)),
-    ]);
-    document["tasks"] = Value::Array(tasks.iter().map(task_document).collect());
-    document["positions"] = Value::Object(positions);
-    document["resources"] = Value::Object(resources);
+    let positions = positions
+        .into_iter()
+        .map(|(kind, (_, seq))| (kind, Part::Fields(vec![("seq", Part::Record(seq))])));
+    let mut document = vec![
+        ("schema", Part::Text(SNAPSHOT_URL)),
+        ("plan", from_contract("plan")),
+        ("contract_id", Part::Value(inputs.contract_id)),
+        (
+            "contract_revision",
+            contract
+                .get("revision")
+                .map_or(Part::Unsigned(1), Part::Value),
+        ),
+        (
+            "generated_by",
+            Part::Text(inputs.generation.ledger_identity()),
+        ),
+        ("updated_at", Part::Text(updated_at.unwrap_or(""))),
+        ("checkpoint", Part::Record(checkpoint)),
+        ("blocker", Part::Null),
+        (
+            "tasks",
+            Part::List(tasks.iter().map(task_document).collect()),
+        ),
+        ("positions", Part::Fields(positions.collect())),
+        (
+            "resources",
+            Part::Fields(vec![
+                ("limits", limits.map_or(Part::List(Vec::new()), Part::Value)),
+                ("latest_samples", Part::Fields(samples.collect())),
+            ]),
+        ),
+    ];
     if !inputs.archives.is_empty() {
-        let archives: Vec<Value> = inputs
-            .archives
-            .iter()
-            .map(|(file, first, last)| json!({"file": file, "first_seq": first, "last_seq": last}))
-            .collect();
-        document["archives"] = Value::Array(archives);
+        let archives = inputs.archives.iter().map(|(file, first, last)| {
+            let archive = [
+                ("file", Part::Text(file)),
+                ("first_seq", Part::Unsigned(*first)),
+                ("last_seq", Part::Unsigned(*last)),
+            ];
+            Part::Fields(archive.into())
+        });
+        document.push(("archives", Part::List(archives.collect())));
     }
-    document
+    let mut bytes = pretty_parts(&Part::Fields(document));
+    bytes.push(b'\n');
+    bytes
 }
 
-fn task_document(task: &TaskState) -> Value {
-    let criteria: Vec<Value> = task
-        .criteria
-        .iter()
-        .map(|c| match &c.satisfied {
-            Some((via_seq, trust, evidence_path)) => json!({
-                "criterion": c.criterion,
-                "satisfied": true,
-                "via_seq": via_seq,
-                "trust": trust,
-                "evidence_path": evidence_path,
-            }),
-            None => json!({
-                "criterion": c.criterion,
-                "satisfied": false,
-                "started_seq": task.started.clone().unwrap_or(Value::Null),
-                "stale_seqs": c.stale,
-            }),
-        })
-        .collect();
-    let mut document = json!({
-        "id": task.id,
-        "title": task.title,
-        "status": task.status.word(),
-        "started_seq": task.started.clone().unwrap_or(Value::Null),
+/// An event's field as a part of the snapshot (`null` when missing).
+fn record<'e>(event: &'e Event<'e>, key: &str) -> Part<'e> {
+    event.value.get(key).map_or(Part::Null, Part::Record)
+}
+
+fn task_document(task: &TaskState) -> Part<'_> {
+    let started = task.started.as_ref().map_or(Part::Null, Part::Value);
+    let criteria = task.criteria.iter().map(|c| {
+        let fields = match &c.satisfied {
+            Some((via_seq, trust, evidence_path)) => vec![
+                ("criterion", Part::Value(&c.criterion)),
+                ("satisfied", Part::Bool(true)),
+                ("via_seq", Part::Value(via_seq)),
+                ("trust", Part::Value(trust)),
+                ("evidence_path", Part::Value(evidence_path)),
+            ],
+            None => vec![
+                ("criterion", Part::Value(&c.criterion)),
+                ("satisfied", Part::Bool(false)),
+                (
+                    "started_seq",
+                    task.started.as_ref().map_or(Part::Null, Part::Value),
+                ),
+                (
+                    "stale_seqs",
+                    Part::List(c.stale.iter().map(Part::Value).collect()),
+                ),
+            ],
+        };
+        Part::Fields(fields)
     });
-    document["criteria"] = Value::Array(criteria);
-    document
+    Part::Fields(vec![
+        ("id", Part::Value(&task.id)),
+        ("title", Part::Value(&task.title)),
+        ("status", Part::Text(task.status.word())),
+        ("started_seq", started),
+        ("criteria", Part::List(criteria.collect())),
+    ])
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    /// The snapshot the projection writes, read back.
+    fn document(projection: &Projection) -> Value {
+        serde_json::from_slice(projection.bytes()).expect("the snapshot is JSON")
+    }
 
     const APPROVED: &str = "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1";
 
@@ -463,7 +497,7 @@ mod tests {
         assert_eq!(task.started, Some(json!(3)));
         assert_eq!(task.criteria[0].stale, vec![json!(2)]);
         assert_eq!(
-            p.document["tasks"][0]["criteria"][0]["stale_seqs"],
+            document(&p)["tasks"][0]["criteria"][0]["stale_seqs"],
             json!([2])
         );
     }
@@ -477,7 +511,7 @@ mod tests {
         let task = read_task(&p);
         assert_eq!(task.status, TaskStatus::Completed);
         assert_eq!(
-            p.document["tasks"][0]["criteria"][0],
+            document(&p)["tasks"][0]["criteria"][0],
             json!({"criterion": "AC-reads", "satisfied": true, "via_seq": 2,
                    "trust": "observed", "evidence_path": "gates/T-read/2.log"})
         );
@@ -575,8 +609,8 @@ mod tests {
             earlier,
             late_render,
         ]);
-        assert_eq!(p.document["updated_at"], json!(ts(2)));
-        assert_eq!(projected(vec![]).document["updated_at"], json!(""));
+        assert_eq!(document(&p)["updated_at"], json!(ts(2)));
+        assert_eq!(document(&projected(vec![]))["updated_at"], json!(""));
     }
 
     #[test]
@@ -588,7 +622,7 @@ mod tests {
             gate(4, "T-read", "AC-reads", json!(1)),
         ]);
         assert_eq!(
-            p.document["positions"],
+            document(&p)["positions"],
             json!({"gate_run": {"seq": 4}, "task_start": {"seq": 3}})
         );
     }
@@ -609,12 +643,12 @@ mod tests {
             sample(3, Some("tokens"), 2.5),
         ]);
         assert_eq!(
-            p.document["resources"]["latest_samples"],
+            document(&p)["resources"]["latest_samples"],
             json!({"tokens": {"value": 2.5, "seq": 3, "trust": "imported"},
                    "null": {"value": 5.0, "seq": 2, "trust": "imported"}})
         );
         assert_eq!(
-            p.document["resources"]["limits"],
+            document(&p)["resources"]["limits"],
             json!([{"id": "tokens", "limit": 10}])
         );
     }
@@ -630,27 +664,27 @@ mod tests {
             ask(2, "new_authority", "may I widen the scope?"),
             ask(3, "environment_repair", "may I install the toolchain?"),
         ]);
-        assert_eq!(p.document["checkpoint"], json!("may I widen the scope?"));
-        assert_eq!(projected(vec![]).document["checkpoint"], Value::Null);
+        assert_eq!(document(&p)["checkpoint"], json!("may I widen the scope?"));
+        assert_eq!(document(&projected(vec![]))["checkpoint"], Value::Null);
     }
 
     #[test]
     fn archives_are_listed_only_when_present() {
-        assert!(projected(vec![]).document.get("archives").is_none());
+        assert!(document(&projected(vec![])).get("archives").is_none());
         let p = project_with(
             &contract(),
             vec![("journal-archive-000001-000040.ndjson", 1, 40)],
             &[],
         );
         assert_eq!(
-            p.document["archives"],
+            document(&p)["archives"],
             json!([{"file": "journal-archive-000001-000040.ndjson", "first_seq": 1, "last_seq": 40}])
         );
     }
 
     #[test]
     fn the_snapshot_bytes_end_with_one_newline() {
-        let bytes = projected(vec![start(1, "T-read")]).bytes();
+        let bytes = projected(vec![start(1, "T-read")]).bytes().to_vec();
         assert!(bytes.ends_with(b"}\n"));
         assert!(!bytes.ends_with(b"\n\n"));
     }

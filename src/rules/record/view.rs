@@ -152,9 +152,8 @@ pub struct WaitingTask {
 fn plan_name(plan: &RecordPlan, derived: &Derived) -> String {
     derived
         .projection
-        .document
-        .get("plan")
-        .and_then(Value::as_str)
+        .plan
+        .as_str()
         .map(str::to_owned)
         .or_else(|| plan.folder_name())
         .unwrap_or_default()
