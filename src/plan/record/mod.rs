@@ -310,11 +310,21 @@ impl RecordPlan {
     /// The journal's events, read from its files.
     pub fn journal<'a>(&'a self, arena: &'a bumpalo::Bump) -> Journal<'a> {
         crate::profile::time("frame journal", || {
-            Journal::frame(&self.journal_files, arena)
+            Journal::frame(&self.journal_files, arena, None)
         })
     }
 
-    /// How many bytes of journal were read.
+    /// [`RecordPlan::journal`], a large file's second half read on another core into `helper`.
+    pub fn journal_on_two_cores<'a>(
+        &'a self,
+        arena: &'a bumpalo::Bump,
+        helper: &'a mut bumpalo::Bump,
+    ) -> Journal<'a> {
+        crate::profile::time("frame journal", || {
+            Journal::frame(&self.journal_files, arena, Some(helper))
+        })
+    }
+
     /// About how many bytes of files the plan was read from: its journal, contracts, manifest
     /// and snapshot.
     pub fn size(&self) -> usize {
@@ -329,6 +339,7 @@ impl RecordPlan {
             + snapshot.map_or(0, Vec::len)
     }
 
+    /// How many bytes of journal were read.
     pub fn journal_len(&self) -> usize {
         let files = self.journal_files.iter();
         files

@@ -179,9 +179,13 @@ fn judge_on(plan: &RecordPlan, cross: bool, two_cores: bool) -> Judged {
     }
     // The contract's findings come first; the journal is framed meanwhile.
     let arena = bumpalo::Bump::new();
+    let mut helper = bumpalo::Bump::new();
     let (journal, (live, graph)) = both(
         two_cores,
-        || plan.journal(&arena),
+        || match two_cores {
+            true => plan.journal_on_two_cores(&arena, &mut helper),
+            false => plan.journal(&arena),
+        },
         || {
             let live = crate::profile::time("record contracts", || judge.contracts(two_cores));
             judge.manifest(live.as_ref());

@@ -105,7 +105,7 @@ pub fn standalone_document(file: &str, value: &Value) -> (String, Vec<Finding>) 
 pub fn standalone_journal(file: &str, bytes: &[u8]) -> (String, Vec<Finding>) {
     let segments = [Segment::live(bytes.to_vec())];
     let arena = bumpalo::Bump::new();
-    let journal = Journal::frame(&segments, &arena);
+    let journal = Journal::frame(&segments, &arena, None);
     let generation = journal
         .events
         .first()
@@ -139,7 +139,7 @@ pub fn read_untrusted(data: &[u8], contract: &str) {
     let _ = standalone_journal("journal.ndjson", data);
     let segments = [Segment::live(data.to_vec())];
     let arena = bumpalo::Bump::new();
-    let journal = Journal::frame(&segments, &arena);
+    let journal = Journal::frame(&segments, &arena, None);
     if let Ok(contract) = serde_json::from_str::<Value>(contract) {
         let id = contract::effective_id(&contract);
         let inputs = super::projection::Inputs {
