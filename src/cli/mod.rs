@@ -916,7 +916,7 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
             let results: Vec<_> = targets
                 .iter()
                 .chain(&here)
-                .map(|t| crate::commands::validate::validate(&from_here(t)))
+                .map(|t| crate::commands::validate::validate(&named_plan(t)))
                 .collect();
             Outcome::Validate(results)
         }
@@ -1237,7 +1237,7 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
                 crate::commands::verify::verify_many(&[plan_arg(&None)?], strictness, &silent)
             } else {
                 let progress = render::progress::Bar::for_terminal(cli.quiet);
-                let targets: Vec<PathBuf> = targets.iter().map(|t| from_here(t)).collect();
+                let targets: Vec<PathBuf> = targets.iter().map(|t| named_plan(t)).collect();
                 crate::commands::verify::verify_many(&targets, strictness, &progress)
             };
             let (strict, all) = (*strict, *all);
@@ -1407,7 +1407,7 @@ fn record_plan_to_write(target: &Option<PathBuf>) -> Result<Option<PathBuf>, Err
 /// that is gone through its own ladder (it must let the agent stop in the end).
 fn plan_arg_as_given(target: &Option<PathBuf>) -> Result<PathBuf, Error> {
     if let Some(target) = target {
-        return Ok(from_here(target));
+        return Ok(named_plan(target));
     }
     let here = std::env::current_dir().map_err(|e| Error::io("read", Path::new("."), e))?;
     if let Some(plan) = crate::plan::discover_plan(&here) {
@@ -1420,6 +1420,23 @@ fn plan_arg_as_given(target: &Option<PathBuf>) -> Result<PathBuf, Error> {
         "no PLAN given, and {} is in no plan folder: name the plan folder (PLAN_* with README.md, state.json or manifest.json)",
         here.display()
     )))
+}
+
+/// A PLAN argument as a path ([`from_here`]). At a repository root, a bare plan name that names
+/// nothing here is the plan of that name under `.dwp/plans/`, where `dwp new PLAN_x` made it.
+fn named_plan(target: &Path) -> PathBuf {
+    let bare =
+        target.components().count() == 1 && target.to_str().is_some_and(crate::plan::is_plan_name);
+    if bare && crate::store::is_absent(target) {
+        let here = Path::new(".");
+        let home = crate::plan::plan_home(here, &target.to_string_lossy());
+        if crate::plan::is_repository_root(here) && !crate::store::is_absent(&home) {
+            return home
+                .strip_prefix(here)
+                .map_or(home.clone(), Path::to_path_buf);
+        }
+    }
+    from_here(target)
 }
 
 /// A path as everything dwp prints names it, text and JSON alike: relative to the current

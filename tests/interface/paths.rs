@@ -84,3 +84,41 @@ fn a_path_elsewhere_is_printed_as_given() {
     let given = run_in(repo.path(), &["--json", "verify", PLAN]).payload();
     assert_eq!(given["plans"][0]["plan"], PLAN, "{given:#}");
 }
+
+#[test]
+fn a_bare_plan_name_at_a_repository_root_is_the_plan_dwp_new_made_under_dwp_plans() {
+    let (repo, _) = repository();
+    // Each command, and whether what it prints names the plan's folder.
+    for (args, names_it) in [
+        (vec!["--json", "verify", "PLAN_paths_here"], true),
+        (vec!["--json", "next", "PLAN_paths_here"], true),
+        (vec!["--json", "status", "PLAN_paths_here"], false),
+        (vec!["--json", "validate", "PLAN_paths_here"], true),
+    ] {
+        let run = run_in(repo.path(), &args);
+        let printed = format!("{}{}", run.stdout, run.stderr);
+        assert_ne!(run.code, 2, "{args:?} found the plan:\n{printed}");
+        assert!(!printed.contains("no such plan"), "{args:?}:\n{printed}");
+        assert_eq!(printed.contains(PLAN), names_it, "{args:?}:\n{printed}");
+    }
+    // A folder of that name here is the one meant.
+    let here = repo.path().join("PLAN_paths_here");
+    SynthPlan::new("PLAN_paths_here", 2)
+        .write(repo.path())
+        .unwrap();
+    let report = run_in(repo.path(), &["--json", "verify", "PLAN_paths_here"]).payload();
+    assert_eq!(report["plans"][0]["plan"], "PLAN_paths_here", "{report:#}");
+    std::fs::remove_dir_all(&here).unwrap();
+    // A name no plan has stays missing, and outside a repository nothing is looked up.
+    let missing = run_in(repo.path(), &["--json", "verify", "PLAN_nowhere_here"]).payload();
+    assert_eq!(
+        missing["plans"][0]["findings"][0]["code"], "DWP001",
+        "{missing:#}"
+    );
+    let elsewhere = tempfile::tempdir().unwrap();
+    let outside = run_in(elsewhere.path(), &["--json", "verify", "PLAN_paths_here"]).payload();
+    assert_eq!(
+        outside["plans"][0]["findings"][0]["code"], "DWP001",
+        "{outside:#}"
+    );
+}
