@@ -12,6 +12,39 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt::{self, Write as _};
 
+/// An object's field found by comparing its keys in turn, not by hashing the key: with
+/// `preserve_order` a `serde_json` object is an index map keyed by SipHash, and a record plan's
+/// contract objects (a task, a criterion) have a dozen keys at most, which a scan compares in less
+/// time than one hash takes. A key is in an object once (the strict reader refuses a repeat), so
+/// the first match is `get`'s.
+pub trait Field {
+    fn field(&self, key: &str) -> Option<&Self>;
+}
+
+/// From this many keys, an object's field is looked up by its hash.
+const SCANNED_UP_TO: usize = 16;
+
+/// Whether `map` has `key`, found as [`Field`] finds a field.
+pub fn has_key(map: &Map<String, Value>, key: &str) -> bool {
+    match map.len() <= SCANNED_UP_TO {
+        true => map.keys().any(|k| k == key),
+        false => map.contains_key(key),
+    }
+}
+
+impl Field for Value {
+    #[inline]
+    fn field(&self, key: &str) -> Option<&Value> {
+        match self {
+            Value::Object(map) if map.len() <= SCANNED_UP_TO => {
+                map.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v)
+            }
+            Value::Object(map) => map.get(key),
+            _ => None,
+        }
+    }
+}
+
 /// Why a byte string is not one JSON document dwp accepts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsonError {
@@ -264,7 +297,7 @@ impl<'de> Visitor<'de> for StrictSeed<'_, 'de> {
             if object.is_empty() && key == NUMBER_TOKEN {
                 return number_from_lexeme(&map.next_value::<String>()?);
             }
-            if object.contains_key(&key) {
+            if has_key(&object, &key) {
                 let mut message = format!("duplicate key `{key}` in the object at ");
                 message.push_str(&render_path(self.path.borrow().iter()));
                 return Err(A::Error::custom(message));

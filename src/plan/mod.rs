@@ -599,13 +599,12 @@ pub fn is_plan_name(name: &str) -> bool {
     let Some(rest) = name.strip_prefix("PLAN_") else {
         return false;
     };
-    let words: Vec<&str> = rest.split('_').collect();
-    (2..=5).contains(&words.len())
-        && words.iter().all(|w| {
-            !w.is_empty()
-                && w.bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
-        })
+    let word = |w: &str| {
+        !w.is_empty()
+            && w.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+    };
+    rest.split('_').all(word) && (2..=5).contains(&rest.split('_').count())
 }
 
 /// Marker of a publication in progress; writers refuse while it exists.

@@ -150,7 +150,9 @@ const CONTRACT_V7: &str = "https://deepworkplan.com/schema/plan-contract/v7.json
 /// An object holding every key of `required` and only keys `fits` accepts with their value.
 fn object_fits(value: &Value, required: &[&str], fits: impl Fn(&str, &Value) -> bool) -> bool {
     value.as_object().is_some_and(|fields| {
-        required.iter().all(|key| fields.contains_key(*key))
+        required
+            .iter()
+            .all(|key| crate::plan::json::has_key(fields, key))
             && fields.iter().all(|(key, value)| fits(key, value))
     })
 }

@@ -25,18 +25,33 @@ pub struct Event<'a> {
     /// The seq this event's does not rise above: the previous event's in the same file, or the
     /// archives' last for the live file's first event (positions never go backwards).
     pub not_above: Option<i64>,
+    /// Its `type` and integer `seq`, read once: every check asks for them, and a field is
+    /// found by a scan of the event's keys.
+    kind: Option<&'a str>,
+    integer_seq: Option<i64>,
 }
 
 impl<'a> Event<'a> {
     /// An event of the live journal at `line`, from its JSON value laid out in `arena` (for
     /// tools that build events rather than read them).
     pub fn from_value(value: &Value, line: usize, arena: &'a Bump) -> Event<'a> {
+        Event::new(Json::from_value(value, arena), 0, line, None)
+    }
+
+    fn new(value: Json<'a>, file: usize, line: usize, lenient: Option<String>) -> Event<'a> {
+        let kind = match value.get("type") {
+            Some(Json::String(kind)) => Some(*kind),
+            _ => None,
+        };
+        let integer_seq = value.get("seq").and_then(super::json_int);
         Event {
-            value: Json::from_value(value, arena),
-            file: 0,
+            value,
+            file,
             line,
-            lenient: None,
+            lenient,
             not_above: None,
+            kind,
+            integer_seq,
         }
     }
 }
@@ -60,7 +75,7 @@ impl<'a> Event<'a> {
     }
 
     pub fn kind(&self) -> Option<&str> {
-        self.str("type")
+        self.kind
     }
 
     /// `seq` as an integer; anything else counts as 0, as the public ledger's `get('seq', 0)`
@@ -71,7 +86,7 @@ impl<'a> Event<'a> {
 
     /// `seq` when it is an integer (never a float or a bool).
     pub fn integer_seq(&self) -> Option<i64> {
-        self.value.get("seq").and_then(super::json_int)
+        self.integer_seq
     }
 }
 
@@ -350,13 +365,7 @@ fn read_line<'a>(
         "$" => format!("the key `{key}` is written twice"),
         _ => format!("the key `{key}` is written twice in the object at {path}"),
     });
-    Some(Ok(Event {
-        value: read.value,
-        file,
-        line: index + 1,
-        lenient,
-        not_above: None,
-    }))
+    Some(Ok(Event::new(read.value, file, index + 1, lenient)))
 }
 
 /// Mark each event whose integer seq does not rise above the previous one's, in file order.

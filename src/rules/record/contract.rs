@@ -1,6 +1,7 @@
 //! A record plan's contract: its identity (rule 1), the rules its schema cannot say (rules 4, 5,
 //! 7, 8) and the revision chain (rule 2), as docs/record-plans.md states them.
 
+use crate::plan::json::Field;
 use crate::plan::pyjson;
 use crate::plan::record::{RecordGeneration, UrlGeneration, as_int, url_generation};
 use crate::plan::typed_schema::CAPABILITIES;
@@ -15,7 +16,7 @@ pub fn computed_id(contract: &Value) -> String {
 /// The id a contract goes by: its stamp when it has one, else the computed id (the public
 /// ledger's `stamped or compute_contract_id(...)`).
 pub fn effective_id(contract: &Value) -> Value {
-    match contract.get("contract_id") {
+    match contract.field("contract_id") {
         Some(stamp) if is_truthy(stamp) => stamp.clone(),
         _ => Value::String(computed_id(contract)),
     }
@@ -34,7 +35,7 @@ fn is_truthy(value: &Value) -> bool {
 
 /// A stamped id that is not the computed one: `(stamped, computed)`.
 pub fn stamp_mismatch(contract: &Value) -> Option<(String, String)> {
-    let stamped = contract.get("contract_id")?;
+    let stamped = contract.field("contract_id")?;
     let computed = computed_id(contract);
     (stamped.as_str() != Some(computed.as_str())).then(|| (stamped.to_string(), computed))
 }
@@ -69,13 +70,17 @@ pub fn rule_breaks<'a>(contract: &'a Value) -> Vec<String> {
             .map(Vec::as_slice)
             .unwrap_or(&[])
     };
-    let criteria = list(contract.get("acceptance").and_then(|a| a.get("criteria")));
+    let criteria = list(
+        contract
+            .field("acceptance")
+            .and_then(|a| a.field("criteria")),
+    );
     let criterion_ids = unique_ids(criteria, "acceptance criterion", &mut found);
-    unique_ids(list(contract.get("invariants")), "invariant", &mut found);
-    let tasks = list(contract.get("tasks"));
+    unique_ids(list(contract.field("invariants")), "invariant", &mut found);
+    let tasks = list(contract.field("tasks"));
     unique_ids(tasks, "task", &mut found);
     task_graph(tasks, &criterion_ids, &mut found);
-    permissions(contract.get("permissions"), &mut found);
+    permissions(contract.field("permissions"), &mut found);
     limits(contract, &mut found);
     surfaces(contract, tasks, &mut found);
     closable(criteria, tasks, &mut found);
@@ -86,7 +91,7 @@ fn unique_ids(items: &[Value], what: &str, found: &mut Vec<String>) -> HashSet<S
     let mut seen = HashSet::new();
     for id in items
         .iter()
-        .filter_map(|i| i.get("id"))
+        .filter_map(|i| i.field("id"))
         .filter_map(Value::as_str)
     {
         if !seen.insert(id.to_owned()) {
@@ -101,13 +106,16 @@ fn unique_ids(items: &[Value], what: &str, found: &mut Vec<String>) -> HashSet<S
 /// Prerequisites name declared tasks and form no cycle; every `gate_intent` names a declared
 /// criterion.
 fn task_graph(tasks: &[Value], criteria: &HashSet<String>, found: &mut Vec<String>) {
-    let ids: HashSet<&str> = tasks.iter().filter_map(|t| t.get("id")?.as_str()).collect();
+    let ids: HashSet<&str> = tasks
+        .iter()
+        .filter_map(|t| t.field("id")?.as_str())
+        .collect();
     let mut edges: HashMap<&str, Vec<&str>> = HashMap::new();
     for task in tasks {
-        let Some(id) = task.get("id").and_then(Value::as_str) else {
+        let Some(id) = task.field("id").and_then(Value::as_str) else {
             continue;
         };
-        let prerequisites = task.get("prerequisites").and_then(Value::as_array);
+        let prerequisites = task.field("prerequisites").and_then(Value::as_array);
         for prerequisite in prerequisites
             .into_iter()
             .flatten()
@@ -121,11 +129,11 @@ fn task_graph(tasks: &[Value], criteria: &HashSet<String>, found: &mut Vec<Strin
                 ));
             }
         }
-        let intents = task.get("gate_intent").and_then(Value::as_array);
+        let intents = task.field("gate_intent").and_then(Value::as_array);
         for criterion in intents
             .into_iter()
             .flatten()
-            .filter_map(|g| g.get("criterion")?.as_str())
+            .filter_map(|g| g.field("criterion")?.as_str())
         {
             if !criteria.contains(criterion) {
                 found.push(format!(
@@ -134,7 +142,10 @@ fn task_graph(tasks: &[Value], criteria: &HashSet<String>, found: &mut Vec<Strin
             }
         }
     }
-    let order: Vec<&str> = tasks.iter().filter_map(|t| t.get("id")?.as_str()).collect();
+    let order: Vec<&str> = tasks
+        .iter()
+        .filter_map(|t| t.field("id")?.as_str())
+        .collect();
     if let Some(cycle) = find_cycle(&order, &edges) {
         found.push(format!(
             "the prerequisites form a cycle ({}): the task graph must be a DAG",
@@ -227,20 +238,20 @@ fn permissions(permissions: Option<&Value>, found: &mut Vec<String>) {
 
 fn limits(contract: &Value, found: &mut Vec<String>) {
     let limits = contract
-        .get("resource_envelope")
-        .and_then(|r| r.get("limits"))
+        .field("resource_envelope")
+        .and_then(|r| r.field("limits"))
         .and_then(Value::as_array);
     let mut seen = HashSet::new();
     for limit in limits.into_iter().flatten() {
-        let id = limit.get("id").and_then(Value::as_str).unwrap_or("?");
+        let id = limit.field("id").and_then(Value::as_str).unwrap_or("?");
         if !seen.insert(id) {
             found.push(format!("the limit id {id} is declared twice"));
         }
-        let value = limit.get("limit").and_then(super::events::number);
+        let value = limit.field("limit").and_then(super::events::number);
         if value.is_none_or(|v| v < 0.0) {
             found.push(format!("limit {id} is not a number >= 0"));
         }
-        let reserve = limit.get("reserve").and_then(super::events::number);
+        let reserve = limit.field("reserve").and_then(super::events::number);
         if let (Some(reserve), Some(value)) = (reserve, value)
             && reserve > value
         {
@@ -248,9 +259,9 @@ fn limits(contract: &Value, found: &mut Vec<String>) {
                 "limit {id} reserves {reserve}, more than its limit {value}"
             ));
         }
-        let enforced = limit.get("enforcement").and_then(Value::as_str) == Some("enforced");
+        let enforced = limit.field("enforcement").and_then(Value::as_str) == Some("enforced");
         let metered = limit
-            .get("metering_source")
+            .field("metering_source")
             .and_then(Value::as_str)
             .is_some_and(|s| !s.is_empty());
         if enforced && !metered {
@@ -264,12 +275,16 @@ fn limits(contract: &Value, found: &mut Vec<String>) {
 /// The public ledger refuses a plan that may touch nothing, and a task declaring no surface.
 fn surfaces(contract: &Value, tasks: &[Value], found: &mut Vec<String>) {
     let empty = |v: Option<&Value>| v.and_then(Value::as_array).is_none_or(Vec::is_empty);
-    if empty(contract.get("scope").and_then(|s| s.get("allowed_paths"))) {
+    if empty(
+        contract
+            .field("scope")
+            .and_then(|s| s.field("allowed_paths")),
+    ) {
         found.push("scope.allowed_paths is empty: a plan that may touch nothing cannot run".into());
     }
     for task in tasks {
-        if empty(task.get("touched_surface")) {
-            let id = task.get("id").and_then(Value::as_str).unwrap_or("?");
+        if empty(task.field("touched_surface")) {
+            let id = task.field("id").and_then(Value::as_str).unwrap_or("?");
             found.push(format!("task {id} declares no touched_surface"));
         }
     }
@@ -281,22 +296,24 @@ fn surfaces(contract: &Value, tasks: &[Value], found: &mut Vec<String>) {
 fn closable(criteria: &[Value], tasks: &[Value], found: &mut Vec<String>) {
     let gated: HashSet<&str> = tasks
         .iter()
-        .filter_map(|t| t.get("gate_intent")?.as_array())
+        .filter_map(|t| t.field("gate_intent")?.as_array())
         .flatten()
-        .filter_map(|g| g.get("criterion")?.as_str())
+        .filter_map(|g| g.field("criterion")?.as_str())
         .collect();
     for criterion in criteria {
-        let Some(id) = criterion.get("id").and_then(Value::as_str) else {
+        let Some(id) = criterion.field("id").and_then(Value::as_str) else {
             continue;
         };
         let control = criterion
-            .get("control")
-            .and_then(|c| c.get("kind"))
+            .field("control")
+            .and_then(|c| c.field("kind"))
             .and_then(Value::as_str);
         if matches!(control, Some("regression" | "discrimination")) || !gated.contains(id) {
             continue;
         }
-        let accepted = criterion.get("accepted_evidence").and_then(Value::as_array);
+        let accepted = criterion
+            .field("accepted_evidence")
+            .and_then(Value::as_array);
         let closable = accepted
             .into_iter()
             .flatten()
@@ -323,7 +340,7 @@ pub fn chain_breaks(first: Option<&Value>, chain: &[Revision]) -> Vec<(String, S
     let mut found = Vec::new();
     let mut by_revision: HashMap<i64, &Revision> = HashMap::new();
     for revision in chain {
-        match revision.contract.get("revision").and_then(as_int) {
+        match revision.contract.field("revision").and_then(as_int) {
             Some(n) if n >= 1 => {
                 if let Some(other) = by_revision.insert(n, revision) {
                     found.push((
@@ -350,7 +367,7 @@ pub fn chain_breaks(first: Option<&Value>, chain: &[Revision]) -> Vec<(String, S
             ));
             continue;
         };
-        let parent = revision.contract.get("parent_contract_id");
+        let parent = revision.contract.field("parent_contract_id");
         if n == 1 {
             if parent.is_some() {
                 found.push((
@@ -380,7 +397,7 @@ pub fn chain_breaks(first: Option<&Value>, chain: &[Revision]) -> Vec<(String, S
                 format!("changes nothing of revision {} but its chain fields: a revision changes substance", n - 1),
             ));
         }
-        if previous.contract.get("plan") != revision.contract.get("plan") {
+        if previous.contract.field("plan") != revision.contract.field("plan") {
             found.push((
                 revision.name.to_owned(),
                 "changes the plan: an amendment keeps it".into(),
@@ -409,7 +426,7 @@ pub fn chain_breaks(first: Option<&Value>, chain: &[Revision]) -> Vec<(String, S
 
 /// A contract's generation, when its URL names one.
 pub fn generation(contract: &Value) -> Option<RecordGeneration> {
-    match url_generation(contract.get("schema"), "plan-contract") {
+    match url_generation(contract.field("schema"), "plan-contract") {
         UrlGeneration::Known(generation) => Some(generation),
         _ => None,
     }

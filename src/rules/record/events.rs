@@ -182,7 +182,9 @@ impl<'o> Check<'o, '_> {
             self.fail("`ts` is not an RFC 3339 timestamp");
         }
         match self.get("plan").and_then(Json::as_str) {
-            Some(plan) if PLAN_ID.is_match(plan) => {
+            // A plan name (`PLAN_` and 2 to 5 words) fits the pattern, checked without the regex
+            // engine on every event.
+            Some(plan) if crate::plan::is_plan_name(plan) || PLAN_ID.is_match(plan) => {
                 if let Some(live) = expect.plan.filter(|live| *live != plan) {
                     self.fail(format!("`plan` {plan} is not the contract's plan {live}"));
                 }
@@ -833,6 +835,35 @@ fn is_integer_at_least(value: &Json, floor: i64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_plan_name_fits_the_event_plan_pattern_so_its_regex_is_skipped() {
+        let names = [
+            "PLAN_ab_cd",
+            "PLAN_041_shop_services_split",
+            "PLAN_a_b_c_d_e",
+            "PLAN_a_b_c_d_e_f",
+            "PLAN_ab",
+            "PLAN_Ab_cd",
+            "PLAN_ab__cd",
+            "PLAN_ab_cd_",
+            "PLAN_",
+            "plan_ab_cd",
+            "PLAN_ab-cd_ef",
+            "PLAN_12_ab",
+            "PLAN_0001_ab_cd_ef_gh_ij",
+            "PLAN_é_ab",
+        ];
+        let name_pattern = Regex::new(crate::plan::PLAN_NAME_PATTERN).unwrap();
+        for name in names {
+            let fast = crate::plan::is_plan_name(name);
+            assert_eq!(fast, name_pattern.is_match(name), "{name}");
+            assert!(
+                !fast || PLAN_ID.is_match(name),
+                "{name} skips the regex it would fail"
+            );
+        }
+    }
     use serde_json::json;
 
     const PLAN: &str = "PLAN_record_events";

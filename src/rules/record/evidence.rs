@@ -4,6 +4,7 @@
 
 use super::invariant::{self, Verdict};
 use crate::findings::Code;
+use crate::plan::json::Field;
 use crate::plan::record::{Event, Json};
 use crate::store::ReadFailure;
 use serde_json::Value;
@@ -68,7 +69,7 @@ pub fn log_findings(
             Some((_, Verdict::Pass)) => (shown != 0).then(|| "records a pass".to_owned()),
             Some((_, Verdict::Fail)) => (shown == 0).then(|| "records a failure".to_owned()),
             // An exit code that is no integer is an invalid event already.
-            None => match event.value.get("exit_code").and_then(Json::as_i64) {
+            None => match event.value.field("exit_code").and_then(Json::as_i64) {
                 Some(recorded) if recorded != shown => {
                     Some(format!("records exit code {recorded}"))
                 }
@@ -156,29 +157,31 @@ impl<'c> TaskGraph<'c> {
                 .map(|a| a.iter().filter_map(Value::as_str).collect())
                 .unwrap_or_default()
         };
-        let tasks = contract.get("tasks").and_then(Value::as_array);
+        let tasks = contract.field("tasks").and_then(Value::as_array);
         for task in tasks.into_iter().flatten() {
-            let Some(id) = task.get("id").and_then(Value::as_str) else {
+            let Some(id) = task.field("id").and_then(Value::as_str) else {
                 continue;
             };
             graph
                 .prerequisites
-                .insert(id, strings(task.get("prerequisites")));
-            let intents = task.get("gate_intent").and_then(Value::as_array);
+                .insert(id, strings(task.field("prerequisites")));
+            let intents = task.field("gate_intent").and_then(Value::as_array);
             let criteria = intents
                 .into_iter()
                 .flatten()
-                .filter_map(|g| g.get("criterion")?.as_str())
+                .filter_map(|g| g.field("criterion")?.as_str())
                 .collect();
             graph.criteria.insert(id, criteria);
         }
         let criteria = contract
-            .get("acceptance")
-            .and_then(|a| a.get("criteria"))
+            .field("acceptance")
+            .and_then(|a| a.field("criteria"))
             .and_then(Value::as_array);
         for criterion in criteria.into_iter().flatten() {
-            if let Some(id) = criterion.get("id").and_then(Value::as_str) {
-                let accepted = criterion.get("accepted_evidence").and_then(Value::as_array);
+            if let Some(id) = criterion.field("id").and_then(Value::as_str) {
+                let accepted = criterion
+                    .field("accepted_evidence")
+                    .and_then(Value::as_array);
                 graph
                     .accepted
                     .insert(id, accepted.into_iter().flatten().collect());
@@ -267,13 +270,13 @@ impl<'e> Timeline<'e> {
                 };
                 let trust = event
                     .value
-                    .get("trust")
+                    .field("trust")
                     .unwrap_or(&crate::plan::record::value::NULL);
                 let accepted = graph
                     .accepted
                     .get(criterion)
                     .is_some_and(|a| a.iter().any(|kind| trust == *kind));
-                if accepted && super::projection::is_success(event.value.get("exit_code")) {
+                if accepted && super::projection::is_success(event.value.field("exit_code")) {
                     let passed = self.passed.entry((task, criterion)).or_insert(seq);
                     *passed = (*passed).max(seq);
                 }
@@ -299,7 +302,7 @@ impl<'e> Timeline<'e> {
     fn invalidate(&mut self, amendment: &'e Event<'e>) {
         let criteria = amendment
             .value
-            .get("evidence_invalidated")
+            .field("evidence_invalidated")
             .and_then(Json::as_array);
         for criterion in criteria.into_iter().flatten().filter_map(Json::as_str) {
             let floor = self.invalidated_before.entry(criterion).or_insert(0);

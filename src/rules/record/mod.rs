@@ -19,6 +19,7 @@ pub mod view;
 pub use standalone::{is_record_document, read_untrusted, standalone_document, standalone_journal};
 
 use crate::findings::{Code, Finding, Severity};
+use crate::plan::json::Field;
 use crate::plan::record::{
     Doc, DocProblem, Event, Journal, Json, RecordGeneration, RecordPlan, UrlGeneration,
     url_generation,
@@ -326,7 +327,7 @@ impl<'p> Judge<'p> {
                 continue;
             };
             let is_live = Some(doc.name.as_str()) == live_name;
-            let generation = match url_generation(value.get("schema"), "plan-contract") {
+            let generation = match url_generation(value.field("schema"), "plan-contract") {
                 UrlGeneration::Known(generation) => generation,
                 UrlGeneration::Newer(n) => {
                     self.push(
@@ -343,7 +344,7 @@ impl<'p> Judge<'p> {
                         &doc.name,
                         format!(
                             "`schema` {} is no plan-contract URL of a record generation (v6, v7)",
-                            events::shown(value.get("schema"))
+                            events::shown(value.field("schema"))
                         ),
                     )
                     .path = Some("$.schema".into());
@@ -434,7 +435,7 @@ impl<'p> Judge<'p> {
         let Some(value) = self.read(doc) else {
             return;
         };
-        let generation = match url_generation(value.get("schema"), "plan-manifest") {
+        let generation = match url_generation(value.field("schema"), "plan-manifest") {
             UrlGeneration::Known(generation) => generation,
             UrlGeneration::Newer(n) => {
                 self.push(
@@ -449,7 +450,7 @@ impl<'p> Judge<'p> {
                 self.push(
                     Code::ManifestPairing,
                     name,
-                    format!("`schema` {} is no record-plan manifest URL, yet the folder holds a contract: a plan's records are never of two eras (rule 17)", events::shown(value.get("schema"))),
+                    format!("`schema` {} is no record-plan manifest URL, yet the folder holds a contract: a plan's records are never of two eras (rule 17)", events::shown(value.field("schema"))),
                 )
                 .path = Some("$.schema".into());
                 return;
@@ -499,8 +500,8 @@ impl<'p> Judge<'p> {
             )
             .path = Some("$.contract.id".into());
         }
-        let contract_plan = live.value.get("plan").and_then(Value::as_str);
-        let manifest_plan = value.get("plan").and_then(Value::as_str);
+        let contract_plan = live.value.field("plan").and_then(Value::as_str);
+        let manifest_plan = value.field("plan").and_then(Value::as_str);
         if manifest_plan != contract_plan {
             self.push(
                 Code::ManifestPairing,
@@ -543,7 +544,7 @@ impl<'p> Judge<'p> {
         let expect = events::Expect {
             generation: live.map(|l| l.generation),
             plan: live
-                .and_then(|l| l.value.get("plan"))
+                .and_then(|l| l.value.field("plan"))
                 .and_then(Value::as_str),
         };
         let dir = &self.plan.dir;
@@ -635,10 +636,10 @@ impl<'p> Judge<'p> {
         let mut derived = Derived {
             generation: live.generation,
             contract_file: live.doc.name.clone(),
-            revision: live.value.get("revision").cloned().unwrap_or(Value::Null),
+            revision: live.value.field("revision").cloned().unwrap_or(Value::Null),
             title: live
                 .value
-                .get("title")
+                .field("title")
                 .and_then(Value::as_str)
                 .map(str::to_owned),
             graph: task_shapes(live.value),
@@ -682,7 +683,7 @@ impl<'p> Judge<'p> {
     fn approval(&mut self, live_id: &Value, cross: bool) -> Option<Approval> {
         let cited = self.journal.events.iter().rfind(|e| {
             e.kind() == Some("approval")
-                && e.value.get("contract_id").is_some_and(|id| id == live_id)
+                && e.value.field("contract_id").is_some_and(|id| id == live_id)
         });
         let Some(event) = cited else {
             if cross {
@@ -918,18 +919,18 @@ pub fn markdown_digest(plan: &RecordPlan) -> Option<String> {
 }
 
 fn task_shapes(contract: &Value) -> Vec<TaskShape> {
-    let tasks = contract.get("tasks").and_then(Value::as_array);
+    let tasks = contract.field("tasks").and_then(Value::as_array);
     tasks
         .into_iter()
         .flatten()
         .map(|task| TaskShape {
             id: task
-                .get("id")
+                .field("id")
                 .and_then(Value::as_str)
                 .unwrap_or("")
                 .to_owned(),
             prerequisites: task
-                .get("prerequisites")
+                .field("prerequisites")
                 .and_then(Value::as_array)
                 .map(|p| {
                     p.iter()
@@ -938,7 +939,7 @@ fn task_shapes(contract: &Value) -> Vec<TaskShape> {
                         .collect()
                 })
                 .unwrap_or_default(),
-            parallel_safe: task.get("parallel_safe").and_then(Value::as_bool) == Some(true),
+            parallel_safe: task.field("parallel_safe").and_then(Value::as_bool) == Some(true),
         })
         .collect()
 }

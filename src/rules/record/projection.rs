@@ -8,6 +8,7 @@
 //! `gate_intent` names has accepted, passing evidence recorded at or after its latest start and
 //! after any approved amendment that invalidated that criterion's evidence.
 
+use crate::plan::json::Field;
 use crate::plan::pyjson::{Part, pretty_parts};
 use crate::plan::record::value::NULL;
 use crate::plan::record::{Event, Json, RecordGeneration, SNAPSHOT_URL};
@@ -93,7 +94,7 @@ pub fn project(inputs: &Inputs, events: &[Event]) -> Projection {
     let accepted = accepted_evidence(inputs.contract);
     let tasks: Vec<TaskState> = inputs
         .contract
-        .get("tasks")
+        .field("tasks")
         .and_then(Value::as_array)
         .map(|tasks| {
             tasks
@@ -103,7 +104,11 @@ pub fn project(inputs: &Inputs, events: &[Event]) -> Projection {
         })
         .unwrap_or_default();
     let bytes = snapshot_bytes(inputs, events, &tasks);
-    let plan = inputs.contract.get("plan").cloned().unwrap_or(Value::Null);
+    let plan = inputs
+        .contract
+        .field("plan")
+        .cloned()
+        .unwrap_or(Value::Null);
     Projection { tasks, plan, bytes }
 }
 
@@ -151,7 +156,7 @@ impl<'e> Index<'e> {
 }
 
 fn seq_value<'e>(event: &'e Event<'e>) -> &'e Json<'e> {
-    event.value.get("seq").unwrap_or(&NULL)
+    event.value.field("seq").unwrap_or(&NULL)
 }
 
 /// An event's field as a JSON value (`null` when missing).
@@ -177,7 +182,7 @@ pub fn invalidated_before(events: &[Event]) -> HashMap<String, i64> {
         }
         let invalidated = event
             .value
-            .get("evidence_invalidated")
+            .field("evidence_invalidated")
             .and_then(Json::as_array);
         for criterion in invalidated.into_iter().flatten().filter_map(Json::as_str) {
             let seq = found.entry(criterion.to_owned()).or_insert(0);
@@ -198,14 +203,14 @@ pub fn is_success(exit_code: Option<&Json>) -> bool {
 }
 
 fn task_state(task: &Value, accepted: &HashMap<&str, &[Value]>, index: &Index) -> TaskState {
-    let id = task.get("id").cloned().unwrap_or(Value::Null);
+    let id = task.field("id").cloned().unwrap_or(Value::Null);
     let start = id.as_str().and_then(|id| index.starts.get(id));
-    let intents = task.get("gate_intent").and_then(Value::as_array);
+    let intents = task.field("gate_intent").and_then(Value::as_array);
     let criteria: Vec<CriterionState> = intents
         .into_iter()
         .flatten()
         .map(|intent| {
-            let criterion = intent.get("criterion").unwrap_or(&Value::Null);
+            let criterion = intent.field("criterion").unwrap_or(&Value::Null);
             let wanted = criterion.as_str().and_then(|c| accepted.get(c)).copied();
             let runs = match (id.as_str(), criterion.as_str()) {
                 (Some(task), Some(c)) => index.gates.get(&(task, c)).map(Vec::as_slice),
@@ -232,7 +237,7 @@ fn task_state(task: &Value, accepted: &HashMap<&str, &[Value]>, index: &Index) -
     };
     TaskState {
         id,
-        title: task.get("title").cloned().unwrap_or(Value::Null),
+        title: task.field("title").cloned().unwrap_or(Value::Null),
         status,
         started: start.map(|(_, seq)| seq.to_value()),
         criteria,
@@ -242,15 +247,15 @@ fn task_state(task: &Value, accepted: &HashMap<&str, &[Value]>, index: &Index) -
 /// Each criterion id's `accepted_evidence` (the last criterion of an id wins, as in a dict).
 fn accepted_evidence(contract: &Value) -> HashMap<&str, &[Value]> {
     let criteria = contract
-        .get("acceptance")
-        .and_then(|a| a.get("criteria"))
+        .field("acceptance")
+        .and_then(|a| a.field("criteria"))
         .and_then(Value::as_array);
     criteria
         .into_iter()
         .flatten()
         .filter_map(|c| {
-            let id = c.get("id")?.as_str()?;
-            let accepted = c.get("accepted_evidence").and_then(Value::as_array);
+            let id = c.field("id")?.as_str()?;
+            let accepted = c.field("accepted_evidence").and_then(Value::as_array);
             Some((id, accepted.map(Vec::as_slice).unwrap_or(&[])))
         })
         .collect()
@@ -271,9 +276,11 @@ fn criterion_state(
             stale.push(field(run, "seq"));
             continue;
         }
-        let trust = run.value.get("trust").unwrap_or(&NULL);
+        let trust = run.value.field("trust").unwrap_or(&NULL);
         let accepted = wanted.is_some_and(|w| w.iter().any(|kind| trust == kind));
-        if accepted && is_success(run.value.get("exit_code")) && best.is_none_or(|b| seq > b.seq())
+        if accepted
+            && is_success(run.value.field("exit_code"))
+            && best.is_none_or(|b| seq > b.seq())
         {
             best = Some(run);
         }
@@ -315,7 +322,7 @@ fn snapshot_bytes(inputs: &Inputs, events: &[Event], tasks: &[TaskState]) -> Vec
                 samples.insert(event.str("limit_id").unwrap_or("null"), event);
             }
             "intervention" if event.str("category") == Some("new_authority") => {
-                checkpoint = event.value.get("question").unwrap_or(&NULL);
+                checkpoint = event.value.field("question").unwrap_or(&NULL);
             }
             _ => {}
         }
@@ -323,8 +330,8 @@ fn snapshot_bytes(inputs: &Inputs, events: &[Event], tasks: &[TaskState]) -> Vec
     let contract = inputs.contract;
     let from_contract = |key: &str| contract.get(key).map_or(Part::Null, Part::Value);
     let limits = contract
-        .get("resource_envelope")
-        .and_then(|r| r.get("limits"));
+        .field("resource_envelope")
+        .and_then(|r| r.field("limits"));
     let samples = samples.into_iter().map(|(limit, event)| {
         let sample = ["value", "seq", "trust"].map(|key| (key, record(event, key)));
         (limit, Part::Fields(sample.into()))
@@ -339,7 +346,7 @@ fn snapshot_bytes(inputs: &Inputs, events: &[Event], tasks: &[TaskState]) -> Vec
         (
             "contract_revision",
             contract
-                .get("revision")
+                .field("revision")
                 .map_or(Part::Unsigned(1), Part::Value),
         ),
         (
@@ -670,7 +677,7 @@ mod tests {
 
     #[test]
     fn archives_are_listed_only_when_present() {
-        assert!(document(&projected(vec![])).get("archives").is_none());
+        assert!(document(&projected(vec![])).field("archives").is_none());
         let p = project_with(
             &contract(),
             vec![("journal-archive-000001-000040.ndjson", 1, 40)],
