@@ -255,3 +255,54 @@ fn at_a_repository_root_the_draft_is_made_under_dwp_plans_and_found_there() {
         next.stderr
     );
 }
+
+// `next` prints a line to run for an open criterion only when its declared check is one argv;
+// for one that needs a shell it says what to run instead of nothing, and that line, its check
+// filled in, records the evidence.
+#[test]
+fn next_names_the_run_of_an_open_criterion_whose_check_needs_a_shell() {
+    let (root, plan, run) = new_plan(&[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    write_placeholders(root.path(), &plan);
+    let draft = plan.join("contract.draft.json");
+    let text = std::fs::read_to_string(&draft).unwrap();
+    let shell = text.replace("\"python3 check.py\"", "\"python3 check.py && echo done\"");
+    std::fs::write(&draft, shell).unwrap();
+    let init = [
+        "init",
+        "PLAN_docs_site_move",
+        "--contract",
+        "PLAN_docs_site_move/contract.draft.json",
+        "--by",
+        "ann",
+        "--note",
+        "note.md",
+    ];
+    assert_eq!(dwp_in(root.path(), &init).code, 0);
+    let task = "T-list-the-wiki-pages";
+    let start = [
+        "update",
+        "PLAN_docs_site_move",
+        "--task",
+        task,
+        "--status",
+        "in_progress",
+    ];
+    assert_eq!(dwp_in(root.path(), &start).code, 0);
+    let next = dwp_in(root.path(), &["next", "PLAN_docs_site_move"]);
+    let said = next
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("criterion AC-list-the-wiki-pages of T-list-the-wiki-pages"))
+        .unwrap_or_else(|| panic!("no line for the open criterion:\n{}", next.stdout));
+    let line = said.split("run it with ").nth(1).unwrap();
+    let printed = line.replace("<its check>", "python3 check.py");
+    let ran = run_printed(&printed, root.path());
+    assert_eq!(ran.code, 0, "{printed}: {}", ran.stderr);
+    let next = dwp_in(root.path(), &["next", "PLAN_docs_site_move"]);
+    assert!(
+        !next.stdout.contains("criterion AC-list-the-wiki-pages"),
+        "{}",
+        next.stdout
+    );
+}

@@ -4,6 +4,7 @@
 use super::plan::paint_status;
 use super::{Stamp, print_keyed};
 use crate::rules::record::SnapshotAgreement;
+use crate::rules::record::projection::TaskStatus;
 use crate::rules::record::view::{ReadyAction, ReadySet, RecordFacts, RecordStatus};
 use crate::term::{Inert, Paint, inert_line};
 use serde_json::Value;
@@ -192,6 +193,28 @@ pub(super) fn next<W: Write>(out: &mut Inert<W>, set: &ReadySet, json: Option<St
         let _ = writeln!(out, "run next:");
         for step in steps {
             let _ = writeln!(out, "  {}", inert_line(step));
+        }
+    }
+    // An open criterion whose declared check is no one-argv command gets no line to run as
+    // printed: say what to run instead of nothing.
+    let working = set.action == ReadyAction::Work;
+    let started = set
+        .ready
+        .iter()
+        .filter(|t| t.status == TaskStatus::InProgress);
+    for task in started.filter(|_| working) {
+        for criterion in task.open_criteria.iter().map(bare) {
+            let flag = format!("--criterion {criterion} ");
+            if task.steps.iter().any(|step| step.contains(&flag)) {
+                continue;
+            }
+            let _ = writeln!(
+                out,
+                "criterion {criterion} of {}: its declared check is no one-argv command; run it with dwp run {} --task {} --criterion {criterion} -- <its check>",
+                inert_line(&task.id),
+                crate::term::shell_word(&set.path),
+                inert_line(&task.id)
+            );
         }
     }
     for invariant in &set.invariants_to_evaluate {
