@@ -24,24 +24,24 @@ pub trait Field {
 /// From this many keys, an object's field is looked up by its hash.
 const SCANNED_UP_TO: usize = 16;
 
+/// `map`'s value of `key`, found as [`Field`] finds a field.
+#[inline]
+fn find<'m>(map: &'m Map<String, Value>, key: &str) -> Option<&'m Value> {
+    match map.len() <= SCANNED_UP_TO {
+        true => map.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v),
+        false => map.get(key),
+    }
+}
+
 /// Whether `map` has `key`, found as [`Field`] finds a field.
 pub fn has_key(map: &Map<String, Value>, key: &str) -> bool {
-    match map.len() <= SCANNED_UP_TO {
-        true => map.keys().any(|k| k == key),
-        false => map.contains_key(key),
-    }
+    find(map, key).is_some()
 }
 
 impl Field for Value {
     #[inline]
     fn field(&self, key: &str) -> Option<&Value> {
-        match self {
-            Value::Object(map) if map.len() <= SCANNED_UP_TO => {
-                map.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v)
-            }
-            Value::Object(map) => map.get(key),
-            _ => None,
-        }
+        self.as_object().and_then(|map| find(map, key))
     }
 }
 

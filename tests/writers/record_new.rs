@@ -38,6 +38,18 @@ fn new_plan(extra: &[&str]) -> (tempfile::TempDir, PathBuf, Run) {
     (root, plan, run)
 }
 
+/// The stamp and approval of the draft, by its approver with the note they wrote.
+const INIT: [&str; 8] = [
+    "init",
+    "PLAN_docs_site_move",
+    "--contract",
+    "PLAN_docs_site_move/contract.draft.json",
+    "--by",
+    "ann",
+    "--note",
+    "note.md",
+];
+
 /// What the author writes: every placeholder of the draft and the markdown replaced, the
 /// checks a python3 script of the repository that passes.
 fn write_placeholders(root: &Path, plan: &Path) {
@@ -162,21 +174,7 @@ fn rule_20_init_refuses_markdown_still_holding_a_placeholder() {
         "init",
         1,
         &["T-convert-the-guides.md", "still holds a placeholder"],
-        || {
-            dwp_in(
-                root.path(),
-                &[
-                    "init",
-                    "PLAN_docs_site_move",
-                    "--contract",
-                    "PLAN_docs_site_move/contract.draft.json",
-                    "--by",
-                    "ann",
-                    "--note",
-                    "note.md",
-                ],
-            )
-        },
+        || dwp_in(root.path(), &INIT),
     );
     assert!(run.stderr.contains("hint: write line"), "{}", run.stderr);
 }
@@ -268,17 +266,7 @@ fn next_names_the_run_of_an_open_criterion_whose_check_needs_a_shell() {
     let text = std::fs::read_to_string(&draft).unwrap();
     let shell = text.replace("\"python3 check.py\"", "\"python3 check.py && echo done\"");
     std::fs::write(&draft, shell).unwrap();
-    let init = [
-        "init",
-        "PLAN_docs_site_move",
-        "--contract",
-        "PLAN_docs_site_move/contract.draft.json",
-        "--by",
-        "ann",
-        "--note",
-        "note.md",
-    ];
-    assert_eq!(dwp_in(root.path(), &init).code, 0);
+    assert_eq!(dwp_in(root.path(), &INIT).code, 0);
     let task = "T-list-the-wiki-pages";
     let start = [
         "update",

@@ -4,7 +4,6 @@
 use super::plan::paint_status;
 use super::{Stamp, print_keyed};
 use crate::rules::record::SnapshotAgreement;
-use crate::rules::record::projection::TaskStatus;
 use crate::rules::record::view::{ReadyAction, ReadySet, RecordFacts, RecordStatus};
 use crate::term::{Inert, Paint, inert_line};
 use serde_json::Value;
@@ -198,16 +197,8 @@ pub(super) fn next<W: Write>(out: &mut Inert<W>, set: &ReadySet, json: Option<St
     // An open criterion whose declared check is no one-argv command gets no line to run as
     // printed: say what to run instead of nothing.
     let working = set.action == ReadyAction::Work;
-    let started = set
-        .ready
-        .iter()
-        .filter(|t| t.status == TaskStatus::InProgress);
-    for task in started.filter(|_| working) {
-        for criterion in task.open_criteria.iter().map(bare) {
-            let flag = format!("--criterion {criterion} ");
-            if task.steps.iter().any(|step| step.contains(&flag)) {
-                continue;
-            }
+    for task in set.ready.iter().filter(|_| working) {
+        for criterion in task.unprintable.iter().map(|c| inert_line(c)) {
             let _ = writeln!(
                 out,
                 "criterion {criterion} of {}: its declared check is no one-argv command; run it with dwp run {} --task {} --criterion {criterion} -- <its check>",

@@ -161,12 +161,6 @@ impl<'a> Json<'a> {
     }
 }
 
-impl<'a> crate::plan::json::Field for Json<'a> {
-    fn field(&self, key: &str) -> Option<&Json<'a>> {
-        self.get(key)
-    }
-}
-
 /// Equal as `serde_json::Value`s are (numbers by their lexeme, objects whatever their order).
 impl PartialEq<Value> for Json<'_> {
     fn eq(&self, other: &Value) -> bool {

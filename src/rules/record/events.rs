@@ -835,6 +835,7 @@ fn is_integer_at_least(value: &Json, floor: i64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn every_plan_name_fits_the_event_plan_pattern_so_its_regex_is_skipped() {
@@ -864,7 +865,6 @@ mod tests {
             );
         }
     }
-    use serde_json::json;
 
     const PLAN: &str = "PLAN_record_events";
 

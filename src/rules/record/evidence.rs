@@ -69,7 +69,7 @@ pub fn log_findings(
             Some((_, Verdict::Pass)) => (shown != 0).then(|| "records a pass".to_owned()),
             Some((_, Verdict::Fail)) => (shown == 0).then(|| "records a failure".to_owned()),
             // An exit code that is no integer is an invalid event already.
-            None => match event.value.field("exit_code").and_then(Json::as_i64) {
+            None => match event.value.get("exit_code").and_then(Json::as_i64) {
                 Some(recorded) if recorded != shown => {
                     Some(format!("records exit code {recorded}"))
                 }
@@ -270,13 +270,13 @@ impl<'e> Timeline<'e> {
                 };
                 let trust = event
                     .value
-                    .field("trust")
+                    .get("trust")
                     .unwrap_or(&crate::plan::record::value::NULL);
                 let accepted = graph
                     .accepted
                     .get(criterion)
                     .is_some_and(|a| a.iter().any(|kind| trust == *kind));
-                if accepted && super::projection::is_success(event.value.field("exit_code")) {
+                if accepted && super::projection::is_success(event.value.get("exit_code")) {
                     let passed = self.passed.entry((task, criterion)).or_insert(seq);
                     *passed = (*passed).max(seq);
                 }
@@ -302,7 +302,7 @@ impl<'e> Timeline<'e> {
     fn invalidate(&mut self, amendment: &'e Event<'e>) {
         let criteria = amendment
             .value
-            .field("evidence_invalidated")
+            .get("evidence_invalidated")
             .and_then(Json::as_array);
         for criterion in criteria.into_iter().flatten().filter_map(Json::as_str) {
             let floor = self.invalidated_before.entry(criterion).or_insert(0);

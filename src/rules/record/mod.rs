@@ -683,7 +683,7 @@ impl<'p> Judge<'p> {
     fn approval(&mut self, live_id: &Value, cross: bool) -> Option<Approval> {
         let cited = self.journal.events.iter().rfind(|e| {
             e.kind() == Some("approval")
-                && e.value.field("contract_id").is_some_and(|id| id == live_id)
+                && e.value.get("contract_id").is_some_and(|id| id == live_id)
         });
         let Some(event) = cited else {
             if cross {

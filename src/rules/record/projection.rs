@@ -156,7 +156,7 @@ impl<'e> Index<'e> {
 }
 
 fn seq_value<'e>(event: &'e Event<'e>) -> &'e Json<'e> {
-    event.value.field("seq").unwrap_or(&NULL)
+    event.value.get("seq").unwrap_or(&NULL)
 }
 
 /// An event's field as a JSON value (`null` when missing).
@@ -182,7 +182,7 @@ pub fn invalidated_before(events: &[Event]) -> HashMap<String, i64> {
         }
         let invalidated = event
             .value
-            .field("evidence_invalidated")
+            .get("evidence_invalidated")
             .and_then(Json::as_array);
         for criterion in invalidated.into_iter().flatten().filter_map(Json::as_str) {
             let seq = found.entry(criterion.to_owned()).or_insert(0);
@@ -276,11 +276,9 @@ fn criterion_state(
             stale.push(field(run, "seq"));
             continue;
         }
-        let trust = run.value.field("trust").unwrap_or(&NULL);
+        let trust = run.value.get("trust").unwrap_or(&NULL);
         let accepted = wanted.is_some_and(|w| w.iter().any(|kind| trust == kind));
-        if accepted
-            && is_success(run.value.field("exit_code"))
-            && best.is_none_or(|b| seq > b.seq())
+        if accepted && is_success(run.value.get("exit_code")) && best.is_none_or(|b| seq > b.seq())
         {
             best = Some(run);
         }
@@ -322,7 +320,7 @@ fn snapshot_bytes(inputs: &Inputs, events: &[Event], tasks: &[TaskState]) -> Vec
                 samples.insert(event.str("limit_id").unwrap_or("null"), event);
             }
             "intervention" if event.str("category") == Some("new_authority") => {
-                checkpoint = event.value.field("question").unwrap_or(&NULL);
+                checkpoint = event.value.get("question").unwrap_or(&NULL);
             }
             _ => {}
         }

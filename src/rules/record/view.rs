@@ -141,6 +141,10 @@ pub struct ReadyTask {
     /// run per open criterion (the contract's declared check, where it is one argv); once
     /// every criterion has its evidence, the completion.
     pub steps: Vec<String>,
+    /// Once started, its open criteria whose declared check is no one-argv command: no step
+    /// runs them as printed (the human text says what to run).
+    #[serde(skip)]
+    pub unprintable: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -305,6 +309,13 @@ pub fn ready(plan: &RecordPlan, derived: &Derived, path: String) -> ReadySet {
                 .map(|c| c.criterion.clone())
                 .collect();
             let steps = task_steps(&word, &shape.id, task.status, &open_criteria, &checks);
+            let started = task.status == TaskStatus::InProgress;
+            let unprintable = open_criteria
+                .iter()
+                .filter_map(Value::as_str)
+                .filter(|c| started && run_step(&word, &shape.id, c, &checks).is_none())
+                .map(str::to_owned)
+                .collect();
             ready.push(ReadyTask {
                 id: shape.id.clone(),
                 title: task.title.clone(),
@@ -312,6 +323,7 @@ pub fn ready(plan: &RecordPlan, derived: &Derived, path: String) -> ReadySet {
                 parallel_safe: shape.parallel_safe,
                 open_criteria,
                 steps,
+                unprintable,
             });
         } else {
             waiting.push(WaitingTask {
@@ -403,14 +415,22 @@ fn task_steps(
     }
     open.iter()
         .filter_map(Value::as_str)
-        .filter_map(|criterion| {
-            let check = checks.get(&(task.to_owned(), criterion.to_owned()))?;
-            let argv = one_argv(check)?;
-            Some(format!(
-                "dwp run {plan} --task {task} --criterion {criterion} -- {argv}"
-            ))
-        })
+        .filter_map(|criterion| run_step(plan, task, criterion, checks))
         .collect()
+}
+
+/// The `dwp run` of a criterion's declared check, when the check is one argv.
+fn run_step(
+    plan: &str,
+    task: &str,
+    criterion: &str,
+    checks: &HashMap<(String, String), String>,
+) -> Option<String> {
+    let check = checks.get(&(task.to_owned(), criterion.to_owned()))?;
+    let argv = one_argv(check)?;
+    Some(format!(
+        "dwp run {plan} --task {task} --criterion {criterion} -- {argv}"
+    ))
 }
 
 /// A declared check as the words of one argv, when it is one: words of plain characters, no
