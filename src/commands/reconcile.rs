@@ -299,13 +299,13 @@ pub fn reconcile_record(
     refuse_markdown_flags(plan_dir, request)?;
     if !request.write {
         let plan = crate::plan::record::RecordPlan::load(plan_dir);
-        let (snapshot, projected) = snapshot_and_projection(&plan)?;
+        let (snapshot, projected, end) = snapshot_and_projection(&plan)?;
         check_expected(plan_dir, request, &snapshot)?;
         let sha = snapshot
             .as_deref()
             .map(store::sha256_hex)
             .unwrap_or_default();
-        let to_mend = live_journal_to_mend(&plan);
+        let to_mend = live_journal_to_mend(&end);
         return Ok(RecordReconcileReport {
             plan: plan_dir.display().to_string(),
             in_sync: to_mend.is_none() && snapshot.as_ref() == Some(&projected),
@@ -334,19 +334,10 @@ pub fn reconcile_record(
 }
 
 /// What the live journal's writer would mend on opening it (archived history is never mended).
-fn live_journal_to_mend(plan: &crate::plan::record::RecordPlan) -> Option<String> {
-    let arena = bumpalo::Bump::new();
-    let journal = plan.journal(&arena);
-    let live_tear = journal
-        .torn
-        .iter()
-        .find(|t| journal.segments[t.file].range.is_none());
-    match live_tear {
-        Some(torn) => Some(format!(
-            "a torn tail at byte {} ({})",
-            torn.offset, torn.cause
-        )),
-        None => journal
+fn live_journal_to_mend(end: &crate::rules::record::JournalEnd) -> Option<String> {
+    match &end.live_tear {
+        Some((offset, cause)) => Some(format!("a torn tail at byte {offset} ({cause})")),
+        None => end
             .unframed
             .then(|| "a final event without its newline".to_owned()),
     }
@@ -372,10 +363,11 @@ fn refuse_markdown_flags(plan_dir: &Path, request: &ReconcileRequest) -> Result<
     }
 }
 
-/// `state.json`'s bytes (`None`: absent) and the bytes the journal projects.
+/// `state.json`'s bytes (`None`: absent), the bytes the journal projects, and where the
+/// journal ends.
 fn snapshot_and_projection(
     plan: &crate::plan::record::RecordPlan,
-) -> Result<(Option<Vec<u8>>, Vec<u8>)> {
+) -> Result<(Option<Vec<u8>>, Vec<u8>, crate::rules::record::JournalEnd)> {
     let snapshot = snapshot_of(plan)?;
     let judged = crate::rules::record::validate(plan);
     let Some(derived) = judged.derived else {
@@ -388,7 +380,7 @@ fn snapshot_and_projection(
             crate::term::path_word(&plan.dir)
         )));
     };
-    Ok((snapshot, derived.projection.bytes().to_vec()))
+    Ok((snapshot, derived.projection.bytes().to_vec(), derived.end))
 }
 
 /// `state.json`'s bytes (`None`: absent).

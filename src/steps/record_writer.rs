@@ -107,7 +107,7 @@ impl RecordWriter {
         if as_loaded.map_or(!bytes.is_empty(), |loaded| *loaded != bytes) {
             return Err(changed_while_read(&journal_path));
         }
-        let judged = crate::rules::record::validate(&plan);
+        let judged = crate::rules::record::validate_to_write(&plan);
         let Some(derived) = judged.derived else {
             return Err(unjudgeable(plan_dir, &judged.findings));
         };
@@ -154,7 +154,7 @@ impl RecordWriter {
         if length as u64 != self.journal.len() {
             return Err(changed_while_read(&self.plan_dir.join(JOURNAL)));
         }
-        let judged = crate::rules::record::validate(&plan);
+        let judged = crate::rules::record::validate_to_write(&plan);
         let Some(derived) = judged.derived else {
             return Err(unjudgeable(&self.plan_dir, &judged.findings));
         };
@@ -404,29 +404,18 @@ impl RecordWriter {
     /// Number events above every seq read, then cut a torn live tail or restore a lost final
     /// newline, each with its `journal_repair` event and PROGRESS.md line.
     fn mend(&mut self, plan: &RecordPlan) -> Result<()> {
-        let arena = bumpalo::Bump::new();
-        let journal = plan.journal(&arena);
-        let archive_top = journal.archives().map(|(_, (_, last))| last).max();
-        let highest = journal.events.iter().filter_map(|e| e.integer_seq()).max();
-        let floor = archive_top.map_or(0, |top| i64::try_from(top).unwrap_or(i64::MAX));
-        self.next_seq = highest.unwrap_or(0).max(floor) + 1;
-        if let Some(torn) = journal
-            .torn
-            .iter()
-            .find(|t| journal.segments[t.file].range.is_some())
-        {
+        let end = self.derived.end.clone();
+        self.next_seq = end.next_seq;
+        if let Some((archive, offset, cause)) = end.archive_tear {
             return Err(Error::rejected(
-                plan.dir.join(journal.file_name(torn.file)).display().to_string(),
+                plan.dir.join(archive).display().to_string(),
                 format!(
-                    "is corrupt at byte {} ({}): archived history is never repaired in place; nothing was written",
-                    torn.offset, torn.cause
+                    "is corrupt at byte {offset} ({cause}): archived history is never repaired in place; nothing was written"
                 ),
             )
             .with_hint("restore the archive from an exported copy of the plan"));
         }
-        let live_tear = journal.torn.first().map(|t| (t.offset, t.cause.clone()));
-        let unframed = journal.unframed;
-        drop(journal);
+        let (live_tear, unframed) = (end.live_tear, end.unframed);
         let live = plan.journal_files.iter().find(|s| s.range.is_none());
         let old = live
             .and_then(|s| s.read.as_ref().ok())

@@ -55,6 +55,42 @@ pub struct Derived {
     pub open_delegations: Vec<(String, String)>,
     pub events: usize,
     pub torn: bool,
+    /// Where the journal ends: what its writer must know before it appends.
+    pub end: JournalEnd,
+}
+
+/// Where a journal ends, as read: the seq its next event gets, and what a writer must mend (or
+/// refuse) first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JournalEnd {
+    /// One above every seq read and every seq an archive's name declares.
+    pub next_seq: i64,
+    /// An archive's first tear: the archive's name, the tear's byte offset and cause.
+    pub archive_tear: Option<(String, usize, String)>,
+    /// The live file's tear: its byte offset and cause.
+    pub live_tear: Option<(usize, String)>,
+    /// The live file's last event has no final newline.
+    pub unframed: bool,
+}
+
+impl JournalEnd {
+    fn of(journal: &Journal) -> JournalEnd {
+        let archive_top = journal.archives().map(|(_, (_, last))| last).max();
+        let highest = journal.events.iter().filter_map(|e| e.integer_seq()).max();
+        let floor = archive_top.map_or(0, |top| i64::try_from(top).unwrap_or(i64::MAX));
+        let archived = |file: usize| journal.segments[file].range.is_some();
+        let tear = |archive: bool| {
+            let torn = journal.torn.iter().find(|t| archived(t.file) == archive);
+            torn.map(|t| (t.file, t.offset, t.cause.clone()))
+        };
+        JournalEnd {
+            next_seq: highest.unwrap_or(0).max(floor).saturating_add(1),
+            archive_tear: tear(true)
+                .map(|(file, offset, cause)| (journal.file_name(file).to_owned(), offset, cause)),
+            live_tear: tear(false).map(|(_, offset, cause)| (offset, cause)),
+            unframed: journal.unframed,
+        }
+    }
 }
 
 /// A task's place in the contract's graph.
@@ -72,7 +108,7 @@ pub struct Approval {
     pub authority: Value,
     pub mechanism: Value,
     /// Whether its `plan_digest` is the markdown's digest now (`None`: the markdown could not
-    /// be read whole).
+    /// be read whole, or a writer's judgement did not read it).
     pub digest_matches: Option<bool>,
 }
 
@@ -99,12 +135,42 @@ impl Derived {
 
 /// Judge the documents only (`dwp validate`).
 pub fn validate(plan: &RecordPlan) -> Judged {
-    judge(plan, false)
+    judge(plan, Depth::Documents)
 }
 
 /// Judge everything the records say (`dwp verify`).
 pub fn verify(plan: &RecordPlan) -> Judged {
-    judge(plan, true)
+    judge(plan, Depth::Everything)
+}
+
+/// [`validate`] for a writer, about to append under the plan's lock: the same findings, but
+/// the markdown is not read for the approval's digest (`Approval::digest_matches` is `None`),
+/// which no event a writer appends depends on (an approval digests the markdown itself).
+pub fn validate_to_write(plan: &RecordPlan) -> Judged {
+    judge(plan, Depth::ToWrite)
+}
+
+/// How much a judgement says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Depth {
+    /// What the records say together (`dwp verify`).
+    Everything,
+    /// The documents, and the approval's markdown digest.
+    Documents,
+    /// The documents alone.
+    ToWrite,
+}
+
+impl Depth {
+    /// Whether the records are judged against each other (events, gate logs, markdown).
+    fn cross(self) -> bool {
+        self == Depth::Everything
+    }
+
+    /// Whether the approval's digest is compared with the markdown.
+    fn digests(self) -> bool {
+        self != Depth::ToWrite
+    }
 }
 
 /// The live contract, once it is known to be readable, of a known generation and valid.
@@ -155,13 +221,13 @@ fn join<A: Send, B: Send>(
     }
 }
 
-fn judge(plan: &RecordPlan, cross: bool) -> Judged {
-    judge_on(plan, cross, plan.journal_len() >= TWO_CORES_FROM)
+fn judge(plan: &RecordPlan, depth: Depth) -> Judged {
+    judge_on(plan, depth, plan.journal_len() >= TWO_CORES_FROM)
 }
 
 /// [`judge`], the journal's and the contract's work on two cores when `two_cores`: the same
 /// findings in the same order either way.
-fn judge_on(plan: &RecordPlan, cross: bool, two_cores: bool) -> Judged {
+fn judge_on(plan: &RecordPlan, depth: Depth, two_cores: bool) -> Judged {
     let unread = Journal::unread();
     let mut judge = Judge {
         plan,
@@ -212,7 +278,7 @@ fn judge_on(plan: &RecordPlan, cross: bool, two_cores: bool) -> Judged {
     };
     let derived = match live.as_ref().zip(graph.as_ref()) {
         Some((live, graph)) => Some(crate::profile::time("record derive", || {
-            judge.derive(live, graph, cross, two_cores, check_journal)
+            judge.derive(live, graph, depth, two_cores, check_journal)
         })),
         None => {
             judge.findings.extend(check_journal());
@@ -587,17 +653,18 @@ impl<'p> Judge<'p> {
         self.event_finding(event, Code::UndeclaredGate, message);
     }
 
-    /// The derived state, and with `cross` what the records say together: the projection on
-    /// one core; on the other, `check_journal` (each event on its own, whose findings come
-    /// first) and the checks of events against the task graph and the gate logs.
+    /// The derived state, and at [`Depth::Everything`] what the records say together: the
+    /// projection on one core; on the other, `check_journal` (each event on its own, whose
+    /// findings come first) and the checks of events against the task graph and the gate logs.
     fn derive(
         &mut self,
         live: &Live,
         graph: &evidence::TaskGraph,
-        cross: bool,
+        depth: Depth,
         two_cores: bool,
         check_journal: impl FnOnce() -> Vec<Finding> + Send,
     ) -> Derived {
+        let cross = depth.cross();
         let plan = self.plan;
         let journal = self.journal;
         let events = &journal.events;
@@ -621,7 +688,7 @@ impl<'p> Judge<'p> {
             });
             // The approval's digest reads every markdown file: read while the other core checks
             // the events, not after.
-            if events.iter().any(|e| e.kind() == Some("approval")) {
+            if depth.digests() && events.iter().any(|e| e.kind() == Some("approval")) {
                 plan.markdown();
             }
             (projection, agreement)
@@ -648,11 +715,12 @@ impl<'p> Judge<'p> {
             open_delegations: Vec::new(),
             events: events.len(),
             torn,
+            end: JournalEnd::of(journal),
             projection,
             contract_id,
         };
         derived.approval = crate::profile::time("record approval", || {
-            self.approval(&derived.contract_id, cross)
+            self.approval(&derived.contract_id, depth)
         });
         self.snapshot_findings(agreement, cross);
         for (index, event_id, task) in evidence::open_delegations(events) {
@@ -680,7 +748,8 @@ impl<'p> Judge<'p> {
 
     /// The latest approval citing the live contract (rule 19), and whether the markdown it
     /// approved is still the markdown (rule 20).
-    fn approval(&mut self, live_id: &Value, cross: bool) -> Option<Approval> {
+    fn approval(&mut self, live_id: &Value, depth: Depth) -> Option<Approval> {
+        let cross = depth.cross();
         let cited = self.journal.events.iter().rfind(|e| {
             e.kind() == Some("approval")
                 && e.value.get("contract_id").is_some_and(|id| id == live_id)
@@ -695,7 +764,10 @@ impl<'p> Judge<'p> {
             }
             return None;
         };
-        let digest = markdown_digest(self.plan);
+        let digest = depth
+            .digests()
+            .then(|| markdown_digest(self.plan))
+            .flatten();
         if cross {
             self.unreadable_markdown();
         }
@@ -975,8 +1047,8 @@ mod tests {
                     continue;
                 }
                 let plan = RecordPlan::load(&dir);
-                let one = judge_on(&plan, true, false);
-                let two = judge_on(&plan, true, true);
+                let one = judge_on(&plan, Depth::Everything, false);
+                let two = judge_on(&plan, Depth::Everything, true);
                 let shown = |j: &Judged| format!("{:?}", j.findings);
                 assert_eq!(shown(&one), shown(&two), "{}", dir.display());
                 let bytes = |j: &Judged| j.derived.as_ref().map(|d| d.projection.bytes().to_vec());
@@ -985,6 +1057,77 @@ mod tests {
             }
         }
         assert!(judged >= 25, "only {judged} record fixtures judged");
+    }
+
+    /// A writer's judgement finds what `dwp validate` finds and derives the same state, with
+    /// one difference: it leaves the approval's markdown digest uncompared (`None`).
+    #[test]
+    fn a_writers_judgement_is_validate_without_the_markdown_digest() {
+        let fixtures =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance-fixtures");
+        let mut approved = 0;
+        for entry in std::fs::read_dir(fixtures).unwrap() {
+            let case = entry.unwrap().path();
+            let Ok(plans) = std::fs::read_dir(&case) else {
+                continue;
+            };
+            for plan in plans {
+                let dir = plan.unwrap().path();
+                if !crate::plan::record::is_record_plan(&dir) {
+                    continue;
+                }
+                let (full, to_write) = (
+                    validate(&RecordPlan::load(&dir)),
+                    validate_to_write(&RecordPlan::load(&dir)),
+                );
+                let shown = |j: &Judged| format!("{:?}", j.findings);
+                assert_eq!(shown(&full), shown(&to_write), "{}", dir.display());
+                let (Some(full), Some(to_write)) = (full.derived, to_write.derived) else {
+                    continue;
+                };
+                assert_eq!(full.projection.bytes(), to_write.projection.bytes());
+                assert_eq!(full.end, to_write.end, "{}", dir.display());
+                let digests = |d: &Derived| d.approval.as_ref().map(|a| a.digest_matches);
+                if let Some(compared) = digests(&full) {
+                    assert!(compared.is_some(), "{}", dir.display());
+                    assert_eq!(digests(&to_write), Some(None), "{}", dir.display());
+                    approved += 1;
+                }
+            }
+        }
+        assert!(approved >= 10, "only {approved} approved record fixtures");
+    }
+
+    /// The seq a writer numbers its next event with is above every seq read and every seq an
+    /// archive's name declares (the journal's seq never goes back, rule 10).
+    #[test]
+    fn the_next_seq_is_above_the_events_and_the_archives() {
+        let fixtures =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance-fixtures");
+        let mut archived = 0;
+        for entry in std::fs::read_dir(fixtures).unwrap() {
+            let Ok(plans) = std::fs::read_dir(entry.unwrap().path()) else {
+                continue;
+            };
+            for plan in plans {
+                let dir = plan.unwrap().path();
+                if !crate::plan::record::is_record_plan(&dir) {
+                    continue;
+                }
+                let plan = RecordPlan::load(&dir);
+                let Some(derived) = validate_to_write(&plan).derived else {
+                    continue;
+                };
+                let arena = bumpalo::Bump::new();
+                let journal = plan.journal(&arena);
+                let tops = journal.archives().map(|(_, (_, last))| last as i64);
+                archived += usize::from(journal.archives().next().is_some());
+                let seqs = journal.events.iter().filter_map(|e| e.integer_seq());
+                let highest = seqs.chain(tops).max().unwrap_or(0);
+                assert_eq!(derived.end.next_seq, highest + 1, "{}", dir.display());
+            }
+        }
+        assert!(archived >= 1, "no record fixture has an archive");
     }
 
     #[test]
