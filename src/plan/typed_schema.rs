@@ -3,7 +3,7 @@
 //! a schema validator, and for a state without building a tree of JSON values.
 //!
 //! A process that validates one small plan spends most of its work compiling the two schemas
-//! (docs/PERFORMANCE.md, "Where the time goes"); a 10,000-task state spends it building and
+//! (docs/PERFORMANCE.md, "What is kept, and why"); a 10,000-task state spends it building and
 //! freeing a tree of values per task. Here a state's bytes are typed directly into [`State`] and
 //! every constraint of the schema that typing does not already impose is checked on the typed
 //! value; a manifest (a few hundred bytes, read strictly as a value) is checked key by key.
