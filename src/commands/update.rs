@@ -220,10 +220,8 @@ fn completion_refused(
     writer: &RecordWriter,
     task: &crate::rules::record::projection::TaskState,
 ) -> Refused {
-    let (plan, _) = writer.plan();
-    let arena = bumpalo::Bump::new();
-    let journal = plan.journal(&arena);
-    let refusal = transitions::completion_refused(writer.contract(), &journal.events, task)?;
+    let (_, derived) = writer.plan();
+    let refusal = transitions::completion_refused(derived, task)?;
     let plan_dir = &writer.plan_dir;
     let error = incomplete(plan_dir, task.id_str(), &refusal_reason(&refusal));
     Some((refusal, error))

@@ -209,6 +209,119 @@ fn rule_21_a_completion_waits_for_every_invariant_to_pass_in_the_attempt() {
     run.assert_refusal("update", 1, &["INV-wiki-read-only never evaluated"]);
 }
 
+/// Append to `plan`'s journal an event of `kind` with `fields`, in the envelope of its first
+/// event (actor, contract, plan, schema), numbered after its last.
+fn append_event(plan: &Path, kind: &str, fields: serde_json::Value) {
+    let events = journal_events(plan);
+    let first = &events[0];
+    let mut event = serde_json::json!({
+        "actor": {"identity": "claude-code", "kind": "agent"},
+        "contract_id": first["contract_id"],
+        "plan": first["plan"],
+        "schema": first["schema"],
+        "seq": events.len() + 1,
+        "ts": "2026-06-02T09:00:00Z",
+        "type": kind,
+    });
+    for (key, value) in fields.as_object().unwrap() {
+        event[key] = value.clone();
+    }
+    let mut line = serde_json::to_string(&event).unwrap();
+    line.push('\n');
+    let path = plan.join("journal.ndjson");
+    let mut journal = std::fs::read_to_string(&path).unwrap();
+    journal.push_str(&line);
+    std::fs::write(path, journal).unwrap();
+}
+
+/// `dwp update --status completed` of `task`: refused, recorded, and the reason given.
+fn refused_completion(plan: &Path, task: &str) -> String {
+    let before = journal_events(plan).len();
+    let run = dwp()
+        .args(["update", plan.to_str().unwrap(), "--task", task])
+        .args(["--status", "completed"])
+        .run_utf8();
+    run.assert_refusal("update", 1, &["is not complete", "rule 23"]);
+    let after = journal_events(plan);
+    assert_eq!(after.len(), before + 1, "the refusal is recorded");
+    let refusal = after.last().unwrap();
+    assert_eq!(
+        (&refusal["type"], &refusal["stage"], &refusal["subject"]),
+        (&"refusal".into(), &"gate".into(), &task.into())
+    );
+    refusal["reason"].as_str().unwrap().to_owned()
+}
+
+// Rule 21: the latest evaluation counts, and only inside the task's attempt: one from before
+// the task's latest start, or a failure, refuses the completion.
+#[test]
+fn rule_21_an_invariant_evaluated_before_the_start_or_failed_last_refuses_the_completion() {
+    let (_root, plan) = fixture_plan("record-valid-v7-in-progress");
+    let pass = serde_json::json!({"statement": "INV-wiki-read-only: pass", "trust": "asserted"});
+    append_event(&plan, "observation", pass.clone());
+    let restart = serde_json::json!({
+        "task": "T-inventory",
+        "fingerprint": {"revision": "none", "dirty": ""},
+    });
+    append_event(&plan, "task_start", restart);
+    assert_eq!(
+        refused_completion(&plan, "T-inventory"),
+        "invariant(s) not verified for this attempt: INV-wiki-read-only last evaluated at seq 6, before the task start 7"
+    );
+
+    let (_root, plan) = fixture_plan("record-valid-v7-in-progress");
+    append_event(&plan, "observation", pass);
+    let fail = serde_json::json!({"statement": "INV-wiki-read-only: fail: a page was edited", "trust": "asserted"});
+    append_event(&plan, "observation", fail);
+    assert_eq!(
+        refused_completion(&plan, "T-inventory"),
+        "invariant(s) not verified for this attempt: INV-wiki-read-only failed (seq 7)"
+    );
+}
+
+// Rule 23: every criterion of the task's gate intent needs accepted evidence inside its
+// window; a failed gate is none.
+#[test]
+fn rule_23_a_criterion_without_in_window_evidence_refuses_the_completion() {
+    let (_root, plan) = fixture_plan("record-valid-v7-in-progress");
+    let pass = serde_json::json!({"statement": "INV-wiki-read-only: pass", "trust": "asserted"});
+    append_event(&plan, "observation", pass);
+    assert_eq!(
+        refused_completion(&plan, "T-convert-guides"),
+        "criteria without in-window accepted evidence: AC-guides-build"
+    );
+    // With every invariant passed in the attempt and its gate passed, the same plan derives
+    // T-inventory's completion: nothing is written.
+    let run = writing_nothing(&plan, "a derived completion", || {
+        update(&plan, "T-inventory", "completed")
+    });
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
+// The public ledger's `complete` refuses a task while a delegation of it is still launched.
+#[test]
+fn an_open_delegation_of_the_task_refuses_the_completion() {
+    let (_root, plan) = fixture_plan("record-valid-v7-in-progress");
+    let pass = serde_json::json!({"statement": "INV-wiki-read-only: pass", "trust": "asserted"});
+    append_event(&plan, "observation", pass);
+    let launched = serde_json::json!({
+        "delegation_id": "d-inventory-1",
+        "kind": "claude",
+        "prompt_digest": format!("sha256:{}", "0".repeat(64)),
+        "state": "launched",
+        "target": "/srv/repos/shop/.worktrees/inventory",
+        "task": "T-inventory",
+        "transport": "headless",
+        "via": "agentkit",
+        "worktree": ".worktrees/inventory",
+    });
+    append_event(&plan, "delegation", launched);
+    assert_eq!(
+        refused_completion(&plan, "T-inventory"),
+        "delegation(s) still open: d-inventory-1 — collect or cancel them first"
+    );
+}
+
 #[test]
 fn an_unknown_task_is_refused_and_nothing_is_written() {
     let (_root, plan) = fixture_plan("record-valid-v7-in-progress");

@@ -33,12 +33,18 @@ pub fn evaluated(statement: &str) -> Option<(&str, Verdict)> {
     }
 }
 
+/// An invariant's latest evaluation in the journal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Evaluated {
+    pub seq: i64,
+    pub verdict: Verdict,
+    /// The observation's `trust`, when it has one.
+    pub trust: Option<String>,
+}
+
 /// Each invariant `contract` declares, in its order, with its latest evaluation in `events`
-/// and that evaluation's verdict (`None`: never evaluated).
-pub fn latest<'e>(
-    contract: &Value,
-    events: &'e [Event<'e>],
-) -> Vec<(String, Option<(&'e Event<'e>, Verdict)>)> {
+/// (`None`: never evaluated).
+pub fn latest(contract: &Value, events: &[Event]) -> Vec<(String, Option<Evaluated>)> {
     let mut found: Vec<(String, Option<(&Event, Verdict)>)> = declared(contract)
         .into_iter()
         .map(|id| (id, None))
@@ -51,7 +57,15 @@ pub fn latest<'e>(
             *latest = Some((event, verdict));
         }
     }
+    let evaluated = |(event, verdict): (&Event, Verdict)| Evaluated {
+        seq: event.seq(),
+        verdict,
+        trust: event.str("trust").map(str::to_owned),
+    };
     found
+        .into_iter()
+        .map(|(id, latest)| (id, latest.map(evaluated)))
+        .collect()
 }
 
 /// The statement of an evaluation of `id` whose check exited `exit_code`.

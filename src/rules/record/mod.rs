@@ -57,6 +57,8 @@ pub struct Derived {
     pub torn: bool,
     /// Where the journal ends: what its writer must know before it appends.
     pub end: JournalEnd,
+    /// Each invariant the live contract declares, with its latest evaluation (rule 21).
+    pub invariants: Vec<(String, Option<invariant::Evaluated>)>,
 }
 
 /// Where a journal ends, as read: the seq its next event gets, and what a writer must mend (or
@@ -716,6 +718,7 @@ impl<'p> Judge<'p> {
             events: events.len(),
             torn,
             end: JournalEnd::of(journal),
+            invariants: invariant::latest(live.value, events),
             projection,
             contract_id,
         };

@@ -5,6 +5,7 @@
 //! invariant's latest evaluation is missing, stale or failed (rule 21), or a criterion lacks
 //! accepted evidence inside the task's window. The reasons are the public ledger's words.
 
+use super::Derived;
 use super::events::ENVELOPE;
 use super::invariant::{self, Verdict};
 use super::projection::TaskState;
@@ -116,19 +117,17 @@ pub fn same_event(
 
 /// Why `task` cannot be completed now (the refusal to record), or `None` when its completion is
 /// derived: no open delegation of it, every invariant's latest evaluation a pass at or after
-/// its start, and every criterion of its gate intent satisfied inside its window.
-pub fn completion_refused(
-    contract: &Value,
-    events: &[Event],
-    task: &TaskState,
-) -> Option<Map<String, Value>> {
+/// its start, and every criterion of its gate intent satisfied inside its window; all read from
+/// what the plan's judgement `derived`.
+pub fn completion_refused(derived: &Derived, task: &TaskState) -> Option<Map<String, Value>> {
     let id = task.id_str();
-    let mut open: Vec<String> = super::evidence::open_delegations(events)
-        .into_iter()
-        .filter(|(_, _, of)| of == id)
-        .map(|(_, delegation, _)| delegation)
+    let mut open: Vec<&str> = derived
+        .open_delegations
+        .iter()
+        .filter(|(_, of)| of == id)
+        .map(|(delegation, _)| delegation.as_str())
         .collect();
-    open.sort();
+    open.sort_unstable();
     if !open.is_empty() {
         let reason = format!(
             "delegation(s) still open: {} — collect or cancel them first",
@@ -137,7 +136,7 @@ pub fn completion_refused(
         return Some(refusal(id, "gate", reason));
     }
     let start = task.started.as_ref().and_then(Value::as_i64);
-    let unverified = invariant_findings(contract, events, start);
+    let unverified = invariant_findings(&derived.invariants, start);
     if !unverified.is_empty() {
         let reason = format!(
             "invariant(s) not verified for this attempt: {}",
@@ -163,22 +162,25 @@ pub fn completion_refused(
 
 /// Each declared invariant whose latest evaluation (an observation `INV-x: pass`, `INV-x: fail`
 /// or `INV-x: fail: why`) is missing, earlier than `start`, or a failure.
-fn invariant_findings(contract: &Value, events: &[Event], start: Option<i64>) -> Vec<String> {
+fn invariant_findings(
+    invariants: &[(String, Option<invariant::Evaluated>)],
+    start: Option<i64>,
+) -> Vec<String> {
     let mut findings = Vec::new();
-    for (id, latest) in invariant::latest(contract, events) {
+    for (id, latest) in invariants {
         match latest {
             None => findings.push(format!("{id} never evaluated")),
-            Some((event, _)) if start.is_some_and(|start| event.seq() < start) => {
+            Some(evaluation) if start.is_some_and(|start| evaluation.seq < start) => {
                 findings.push(format!(
                     "{id} last evaluated at seq {}, before the task start {}",
-                    event.seq(),
+                    evaluation.seq,
                     start.unwrap_or_default()
                 ));
             }
-            Some((event, Verdict::Fail)) => {
-                findings.push(format!("{id} failed (seq {})", event.seq()));
+            Some(evaluation) if evaluation.verdict == Verdict::Fail => {
+                findings.push(format!("{id} failed (seq {})", evaluation.seq));
             }
-            Some((_, Verdict::Pass)) => {}
+            Some(_) => {}
         }
     }
     findings

@@ -233,7 +233,7 @@ pub fn status(plan: &RecordPlan, derived: &Derived) -> RecordStatus {
         events: derived.events,
         torn: derived.torn,
         tasks,
-        invariants: invariants(plan),
+        invariants: invariants(plan, derived),
         open_delegations: derived
             .open_delegations
             .iter()
@@ -246,13 +246,11 @@ pub fn status(plan: &RecordPlan, derived: &Derived) -> RecordStatus {
 }
 
 /// The live contract's invariants, each with its latest evaluation in the journal.
-fn invariants(plan: &RecordPlan) -> Vec<InvariantState> {
-    let Some(contract) = plan.live_contract().and_then(|doc| doc.value()) else {
-        return Vec::new();
-    };
-    let arena = bumpalo::Bump::new();
-    let journal = plan.journal(&arena);
-    let statements = contract.get("invariants").and_then(Value::as_array);
+fn invariants(plan: &RecordPlan, derived: &Derived) -> Vec<InvariantState> {
+    let contract = plan.live_contract().and_then(|doc| doc.value());
+    let statements = contract
+        .and_then(|c| c.get("invariants"))
+        .and_then(Value::as_array);
     let statement_of = |id: &str| {
         let declared = statements.into_iter().flatten();
         let found = declared
@@ -263,17 +261,17 @@ fn invariants(plan: &RecordPlan) -> Vec<InvariantState> {
             .cloned()
             .unwrap_or(Value::Null)
     };
-    let latest = invariant::latest(contract, &journal.events);
-    latest
-        .into_iter()
+    derived
+        .invariants
+        .iter()
         .map(|(id, latest)| InvariantState {
-            statement: statement_of(&id),
-            latest: latest.map(|(event, verdict)| Evaluation {
-                seq: event.seq(),
-                passed: verdict == invariant::Verdict::Pass,
-                trust: event.str("trust").map(str::to_owned),
+            statement: statement_of(id),
+            latest: latest.as_ref().map(|evaluation| Evaluation {
+                seq: evaluation.seq,
+                passed: evaluation.verdict == invariant::Verdict::Pass,
+                trust: evaluation.trust.clone(),
             }),
-            id,
+            id: id.clone(),
         })
         .collect()
 }
@@ -366,7 +364,7 @@ fn to_evaluate(plan: &RecordPlan, derived: &Derived) -> Vec<InvariantState> {
         .filter_map(|t| t.started.as_ref().and_then(Value::as_i64))
         .max();
     let passed = |e: &Evaluation| e.passed && latest_start.is_none_or(|start| e.seq >= start);
-    let mut states = invariants(plan);
+    let mut states = invariants(plan, derived);
     states.retain(|i| !i.latest.as_ref().is_some_and(passed));
     states
 }
