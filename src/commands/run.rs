@@ -607,14 +607,11 @@ fn judge_unlocked(plan_dir: &Path, request: &RecordRunRequest) -> Result<()> {
     let judged = crate::rules::record::validate(&plan);
     let contract = plan.live_contract().and_then(|doc| doc.value());
     let (Some(derived), Some(contract)) = (judged.derived, contract) else {
-        return Err(Error::rejected(
-            plan_dir.display().to_string(),
-            "dwp records no gate under a contract it cannot judge; the command is not run",
-        )
-        .with_hint(format!(
-            "`dwp validate {}` lists every problem of the plan's records",
-            crate::term::path_word(plan_dir)
-        )));
+        return Err(crate::steps::record_writer::unjudgeable(
+            plan_dir,
+            &judged.findings,
+            "dwp records no gate under a contract it cannot judge, and runs no command",
+        ));
     };
     if let Some(refused) = refused(plan_dir, contract, &derived, request, "") {
         return Err(refused);

@@ -109,7 +109,7 @@ impl RecordWriter {
         }
         let judged = crate::rules::record::validate_to_write(&plan);
         let Some(derived) = judged.derived else {
-            return Err(unjudgeable(plan_dir, &judged.findings));
+            return Err(unjudgeable(plan_dir, &judged.findings, NO_EVENT));
         };
         let contract = live_contract(&plan, &derived.contract_file)?;
         check(&plan)?;
@@ -156,7 +156,7 @@ impl RecordWriter {
         }
         let judged = crate::rules::record::validate_to_write(&plan);
         let Some(derived) = judged.derived else {
-            return Err(unjudgeable(&self.plan_dir, &judged.findings));
+            return Err(unjudgeable(&self.plan_dir, &judged.findings, NO_EVENT));
         };
         (self.plan, self.derived) = (plan, derived);
         Ok(())
@@ -518,22 +518,27 @@ fn changed_while_read(path: &Path) -> Error {
     )
 }
 
-/// The plan's live contract cannot be judged: name why, and the command that shows the rest.
-fn unjudgeable(plan_dir: &Path, findings: &[crate::findings::Finding]) -> Error {
-    let why = findings
+/// The plan's live contract cannot be judged: `refusal` (what is not done), why (the first
+/// error found), and its hint: that error's own step when it names one (the `dwp init` that
+/// stamps a draft), else the command that lists every problem.
+pub fn unjudgeable(plan_dir: &Path, findings: &[crate::findings::Finding], refusal: &str) -> Error {
+    let first = findings
         .iter()
-        .find(|f| f.severity == crate::findings::Severity::Error)
+        .find(|f| f.severity == crate::findings::Severity::Error);
+    let why = first
         .map(|f| format!("{}: {}", f.file, f.message))
         .unwrap_or_else(|| "its live contract cannot be read".into());
-    Error::rejected(
-        plan_dir.display().to_string(),
-        format!("dwp writes no event under a contract it cannot judge ({why})"),
-    )
-    .with_hint(format!(
-        "`dwp validate {}` lists every problem of the plan's records",
-        crate::term::path_word(plan_dir)
-    ))
+    let hint = first.and_then(|f| f.hint.clone()).unwrap_or_else(|| {
+        format!(
+            "`dwp validate {}` lists every problem of the plan's records",
+            crate::term::path_word(plan_dir)
+        )
+    });
+    Error::rejected(plan_dir.display().to_string(), format!("{refusal} ({why})")).with_hint(hint)
 }
+
+/// What a writer refuses under a contract it cannot judge.
+const NO_EVENT: &str = "dwp writes no event under a contract it cannot judge";
 
 /// Refuse, writing nothing, an approval of markdown that still holds a placeholder `dwp new`
 /// wrote for its author (`To be written before approval: ...`): what is approved is written.

@@ -160,6 +160,65 @@ fn rule_19_verify_and_next_name_the_stamp_and_approval_of_the_draft() {
     );
 }
 
+// Rule 19, and a hint is a promise: a writer asked to record on a plan holding only its draft
+// writes nothing, runs nothing, and names the step that makes the plan, which runs as printed.
+#[test]
+fn rule_19_a_writer_on_the_draft_refuses_and_names_the_stamp_and_approval() {
+    let (root, plan, run) = new_plan(&[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let writers: [&[&str]; 2] = [
+        &[
+            "update",
+            "PLAN_docs_site_move",
+            "--task",
+            "T-list-the-wiki-pages",
+        ],
+        &[
+            "run",
+            "PLAN_docs_site_move",
+            "--task",
+            "T-list-the-wiki-pages",
+        ],
+    ];
+    let tails: [&[&str]; 2] = [
+        &["--status", "in_progress"],
+        &["--criterion", "AC-list-the-wiki-pages", "--", "true"],
+    ];
+    let mut hints = Vec::new();
+    for (writer, tail) in writers.iter().zip(tails) {
+        let args: Vec<&str> = writer.iter().chain(tail).copied().collect();
+        let refusal = writing_nothing(&plan, "a writer on a draft", || dwp_in(root.path(), &args));
+        assert_eq!(refusal.code, 1, "{}", refusal.stderr);
+        assert!(
+            refusal.stderr.contains("cannot judge"),
+            "{}",
+            refusal.stderr
+        );
+        hints.push(hint_command(&refusal));
+    }
+    for hint in &hints {
+        assert!(
+            hint.starts_with(
+                "dwp init PLAN_docs_site_move --contract PLAN_docs_site_move/contract.draft.json"
+            ),
+            "{hint}"
+        );
+    }
+    write_placeholders(root.path(), &plan);
+    let printed = hints[0].replace("NAME", "ann").replace("FILE", "note.md");
+    let made = run_printed(&printed, root.path());
+    assert_eq!(made.code, 0, "{}", made.stderr);
+    let start = dwp_in(
+        root.path(),
+        &writers[0]
+            .iter()
+            .chain(tails[0])
+            .copied()
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(start.code, 0, "{}", start.stderr);
+}
+
 // Rule 20: what is approved is written; a placeholder left in the markdown is refused before
 // anything is written, naming its file and line.
 #[test]

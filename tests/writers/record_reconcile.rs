@@ -221,5 +221,11 @@ fn a_plan_whose_contract_cannot_be_judged_is_never_written() {
             .args(["reconcile", plan.to_str().unwrap(), "--write"])
             .run_utf8()
     });
-    assert!(run.stderr.contains("hint: `dwp validate"), "{}", run.stderr);
+    // The hint is the problem's own (restore the file), naming the command that lists the rest.
+    assert!(
+        run.stderr
+            .contains("hint: restore the file from the plan's history; `dwp validate "),
+        "{}",
+        run.stderr
+    );
 }
