@@ -166,28 +166,28 @@ fn rule_19_verify_and_next_name_the_stamp_and_approval_of_the_draft() {
 fn rule_19_a_writer_on_the_draft_refuses_and_names_the_stamp_and_approval() {
     let (root, plan, run) = new_plan(&[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let writers: [&[&str]; 2] = [
-        &[
-            "update",
-            "PLAN_docs_site_move",
-            "--task",
-            "T-list-the-wiki-pages",
-        ],
-        &[
-            "run",
-            "PLAN_docs_site_move",
-            "--task",
-            "T-list-the-wiki-pages",
-        ],
+    const TASK: &str = "T-list-the-wiki-pages";
+    let start: &[&str] = &[
+        "update",
+        "PLAN_docs_site_move",
+        "--task",
+        TASK,
+        "--status",
+        "in_progress",
     ];
-    let tails: [&[&str]; 2] = [
-        &["--status", "in_progress"],
-        &["--criterion", "AC-list-the-wiki-pages", "--", "true"],
+    let gate: &[&str] = &[
+        "run",
+        "PLAN_docs_site_move",
+        "--task",
+        TASK,
+        "--criterion",
+        "AC-list-the-wiki-pages",
+        "--",
+        "true",
     ];
     let mut hints = Vec::new();
-    for (writer, tail) in writers.iter().zip(tails) {
-        let args: Vec<&str> = writer.iter().chain(tail).copied().collect();
-        let refusal = writing_nothing(&plan, "a writer on a draft", || dwp_in(root.path(), &args));
+    for args in [start, gate] {
+        let refusal = writing_nothing(&plan, "a writer on a draft", || dwp_in(root.path(), args));
         assert_eq!(refusal.code, 1, "{}", refusal.stderr);
         assert!(
             refusal.stderr.contains("cannot judge"),
@@ -208,15 +208,8 @@ fn rule_19_a_writer_on_the_draft_refuses_and_names_the_stamp_and_approval() {
     let printed = hints[0].replace("NAME", "ann").replace("FILE", "note.md");
     let made = run_printed(&printed, root.path());
     assert_eq!(made.code, 0, "{}", made.stderr);
-    let start = dwp_in(
-        root.path(),
-        &writers[0]
-            .iter()
-            .chain(tails[0])
-            .copied()
-            .collect::<Vec<_>>(),
-    );
-    assert_eq!(start.code, 0, "{}", start.stderr);
+    let started = dwp_in(root.path(), start);
+    assert_eq!(started.code, 0, "{}", started.stderr);
 }
 
 // Rule 20: what is approved is written; a placeholder left in the markdown is refused before

@@ -234,6 +234,12 @@ fn append_event(plan: &Path, kind: &str, fields: serde_json::Value) {
     std::fs::write(path, journal).unwrap();
 }
 
+/// The fixture's one invariant evaluated as passing (asserted), now.
+fn pass_the_invariant(plan: &Path) {
+    let pass = serde_json::json!({"statement": "INV-wiki-read-only: pass", "trust": "asserted"});
+    append_event(plan, "observation", pass);
+}
+
 /// `dwp update --status completed` of `task`: refused, recorded, and the reason given.
 fn refused_completion(plan: &Path, task: &str) -> String {
     let before = journal_events(plan).len();
@@ -257,8 +263,7 @@ fn refused_completion(plan: &Path, task: &str) -> String {
 #[test]
 fn rule_21_an_invariant_evaluated_before_the_start_or_failed_last_refuses_the_completion() {
     let (_root, plan) = fixture_plan("record-valid-v7-in-progress");
-    let pass = serde_json::json!({"statement": "INV-wiki-read-only: pass", "trust": "asserted"});
-    append_event(&plan, "observation", pass.clone());
+    pass_the_invariant(&plan);
     let restart = serde_json::json!({
         "task": "T-inventory",
         "fingerprint": {"revision": "none", "dirty": ""},
@@ -270,7 +275,7 @@ fn rule_21_an_invariant_evaluated_before_the_start_or_failed_last_refuses_the_co
     );
 
     let (_root, plan) = fixture_plan("record-valid-v7-in-progress");
-    append_event(&plan, "observation", pass);
+    pass_the_invariant(&plan);
     let fail = serde_json::json!({"statement": "INV-wiki-read-only: fail: a page was edited", "trust": "asserted"});
     append_event(&plan, "observation", fail);
     assert_eq!(
@@ -284,8 +289,7 @@ fn rule_21_an_invariant_evaluated_before_the_start_or_failed_last_refuses_the_co
 #[test]
 fn rule_23_a_criterion_without_in_window_evidence_refuses_the_completion() {
     let (_root, plan) = fixture_plan("record-valid-v7-in-progress");
-    let pass = serde_json::json!({"statement": "INV-wiki-read-only: pass", "trust": "asserted"});
-    append_event(&plan, "observation", pass);
+    pass_the_invariant(&plan);
     assert_eq!(
         refused_completion(&plan, "T-convert-guides"),
         "criteria without in-window accepted evidence: AC-guides-build"
@@ -302,8 +306,7 @@ fn rule_23_a_criterion_without_in_window_evidence_refuses_the_completion() {
 #[test]
 fn an_open_delegation_of_the_task_refuses_the_completion() {
     let (_root, plan) = fixture_plan("record-valid-v7-in-progress");
-    let pass = serde_json::json!({"statement": "INV-wiki-read-only: pass", "trust": "asserted"});
-    append_event(&plan, "observation", pass);
+    pass_the_invariant(&plan);
     let launched = serde_json::json!({
         "delegation_id": "d-inventory-1",
         "kind": "claude",
