@@ -942,7 +942,7 @@ fn run(cli: &Cli) -> Result<(Outcome, Format), Error> {
             match record_plan_to_write(&args.target)? {
                 Some(dir) => Outcome::RecordRun(crate::commands::run::run_record(
                     &dir,
-                    &record_run_request(args, timeout)?,
+                    &record_run_request(&dir, args, timeout)?,
                     sink,
                 )?),
                 None => {
@@ -1726,6 +1726,7 @@ fn record_approve_request(
 /// records what a v5 state holds, or runs the gate elsewhere than the public ledger runs it, is
 /// refused.
 fn record_run_request(
+    plan_dir: &Path,
     args: &RunArgs,
     timeout: std::time::Duration,
 ) -> Result<crate::commands::run::RecordRunRequest, Error> {
@@ -1743,7 +1744,7 @@ fn record_run_request(
     )?;
     let subject = match &args.invariant {
         Some(id) => crate::commands::run::RunSubject::Invariant(id.clone()),
-        None => record_gate_subject(args)?,
+        None => record_gate_subject(plan_dir, args)?,
     };
     Ok(crate::commands::run::RecordRunRequest {
         subject,
@@ -1755,7 +1756,10 @@ fn record_run_request(
 }
 
 /// A record plan's gate names its task by id and the criterion it is evidence for.
-fn record_gate_subject(args: &RunArgs) -> Result<crate::commands::run::RunSubject, Error> {
+fn record_gate_subject(
+    plan_dir: &Path,
+    args: &RunArgs,
+) -> Result<crate::commands::run::RunSubject, Error> {
     let task = match &args.task {
         Some(TaskArg::Id(task)) => task.clone(),
         Some(TaskArg::Number(number)) => {
@@ -1771,8 +1775,9 @@ fn record_gate_subject(args: &RunArgs) -> Result<crate::commands::run::RunSubjec
         }
     };
     let Some(criterion) = args.criterion.clone() else {
+        let plan = crate::term::path_word(plan_dir);
         return Err(Error::Usage(format!(
-            "a record plan's gate names the criterion it is evidence for: --criterion AC-..., one of {task}'s gate_intent (\"some command exited 0\" is not acceptance evidence)"
+            "a record plan's gate names the criterion it is evidence for: --criterion AC-..., one of {task}'s gate_intent (\"some command exited 0\" is not acceptance evidence); `dwp next {plan}` prints the line to run"
         )));
     };
     Ok(crate::commands::run::RunSubject::Gate { task, criterion })

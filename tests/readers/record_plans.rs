@@ -61,6 +61,29 @@ fn rule_25_verify_status_and_next_never_write_to_a_record_plan() {
 }
 
 #[test]
+fn a_count_of_journal_events_takes_the_number_it_counts() {
+    for (case, count) in [
+        ("record-valid-v7-fresh", "1 journal event"),
+        ("record-valid-v7-in-progress", "journal events"),
+    ] {
+        let plan = fixture(case);
+        for command in ["verify", "status"] {
+            let run = dwp().args([command, plan.to_str().unwrap()]).run_utf8();
+            let line = run
+                .stdout
+                .lines()
+                .find(|line| line.trim_start().starts_with("record plan v7:"))
+                .unwrap_or_else(|| panic!("{case} {command}:\n{}", run.stdout));
+            assert!(line.contains(count), "{case} {command}: {line}");
+            assert!(
+                !line.contains(" 1 journal events"),
+                "{case} {command}: {line}"
+            );
+        }
+    }
+}
+
+#[test]
 fn a_torn_tail_is_reported_and_the_journal_is_left_as_it_is() {
     let root = tempfile::tempdir().unwrap();
     let plan = copy_fixture("record-dwp105-torn-tail", root.path());

@@ -388,6 +388,46 @@ fn a_gate_without_its_criterion_or_with_a_v5_flag_is_a_usage_error() {
     missing.assert_stderr_says(&["--criterion AC-...", "not acceptance evidence"]);
 }
 
+/// A hint is a promise: the refusal of a gate without its criterion names `dwp next PLAN`, and
+/// the `dwp run` line that prints, run as printed, records the gate (a stand-in `mkdocs`, the
+/// program the contract's check names, on `PATH`).
+#[test]
+fn a_gate_without_its_criterion_names_next_whose_line_records_the_gate() {
+    let (root, plan) = fixture_plan();
+    let path = plan.to_str().unwrap();
+    let bin = root.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    std::fs::write(bin.join("mkdocs"), "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(
+        bin.join("mkdocs"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let search = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let missing = dwp()
+        .args(["run", path, "--task", "T-convert-guides", "--", "mkdocs"])
+        .run_utf8();
+    assert_eq!(missing.code, 2, "{}", missing.stderr);
+    let named = crate::common::hints::commands_in(&missing.stderr);
+    let next = format!("dwp next {path}");
+    assert_eq!(named.first(), Some(&next), "{}", missing.stderr);
+    let words = crate::common::hints::as_run(&named[0]);
+    let shown = dwp().args(&words[1..]).run_utf8();
+    let line = shown
+        .stdout
+        .lines()
+        .map(str::trim)
+        .find(|line| line.starts_with("dwp run ") && line.contains("--criterion"))
+        .unwrap_or_else(|| panic!("no gate line in:\n{}", shown.stdout));
+    let before = gate_runs(&plan);
+    let words = crate::common::examples::split_like_a_shell(line);
+    let ran = dwp().args(&words[1..]).env("PATH", &search).run_utf8();
+    assert_eq!(ran.code, 0, "{line}\n{}", ran.stderr);
+    assert_eq!(gate_runs(&plan), before + 1);
+    let state = criterion_state(&plan, "T-convert-guides", "AC-guides-build");
+    assert_eq!(state["satisfied"], true, "{state}");
+}
+
 #[test]
 fn a_criterion_or_an_invariant_on_a_numbered_plan_is_a_usage_error() {
     let (root, name) = fixture_copy("valid-full-v5");

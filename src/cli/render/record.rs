@@ -5,7 +5,7 @@ use super::plan::paint_status;
 use super::{Stamp, print_keyed};
 use crate::rules::record::SnapshotAgreement;
 use crate::rules::record::view::{ReadyAction, ReadySet, RecordFacts, RecordStatus};
-use crate::term::{Inert, Paint, inert_line};
+use crate::term::{Inert, Paint, count, inert_line};
 use serde_json::Value;
 use std::io::Write;
 
@@ -46,11 +46,11 @@ pub(super) fn status<W: Write>(out: &mut Inert<W>, status: &RecordStatus, json: 
     );
     let _ = writeln!(
         out,
-        "  record plan {}: contract revision {} ({}), {} journal events; {}",
+        "  record plan {}: contract revision {} ({}), {}; {}",
         status.generation,
         bare(&status.contract.revision),
         inert_line(&status.contract.file),
-        status.events,
+        count(status.events as u64, "journal event", "journal events"),
         snapshot_words(status.snapshot)
     );
     if status.torn {
@@ -231,11 +231,11 @@ pub(super) fn next<W: Write>(out: &mut Inert<W>, set: &ReadySet, json: Option<St
 pub(super) fn facts<W: Write>(out: &mut Inert<W>, facts: &RecordFacts) {
     let _ = writeln!(
         out,
-        "  record plan {}: live contract {} (revision {}), {} journal events",
+        "  record plan {}: live contract {} (revision {}), {}",
         facts.generation,
         inert_line(&facts.contract.file),
         bare(&facts.contract.revision),
-        facts.events
+        count(facts.events as u64, "journal event", "journal events")
     );
     let approval = if facts.approved {
         "an approval cites the live contract id"
