@@ -299,16 +299,17 @@ pub fn reconcile_record(
     refuse_markdown_flags(plan_dir, request)?;
     if !request.write {
         let plan = crate::plan::record::RecordPlan::load(plan_dir);
-        let (snapshot, projected, end) = snapshot_and_projection(&plan)?;
+        let (snapshot, derived) = snapshot_and_derived(&plan)?;
         check_expected(plan_dir, request, &snapshot)?;
         let sha = snapshot
             .as_deref()
             .map(store::sha256_hex)
             .unwrap_or_default();
-        let to_mend = live_journal_to_mend(&end);
+        let to_mend = live_journal_to_mend(&derived.end);
+        let projected = derived.projection.bytes();
         return Ok(RecordReconcileReport {
             plan: plan_dir.display().to_string(),
-            in_sync: to_mend.is_none() && snapshot.as_ref() == Some(&projected),
+            in_sync: to_mend.is_none() && snapshot.as_deref() == Some(projected),
             written: false,
             repairs: Vec::new(),
             to_mend,
@@ -363,13 +364,13 @@ fn refuse_markdown_flags(plan_dir: &Path, request: &ReconcileRequest) -> Result<
     }
 }
 
-/// `state.json`'s bytes (`None`: absent), the bytes the journal projects, and where the
-/// journal ends.
-fn snapshot_and_projection(
+/// `state.json`'s bytes (`None`: absent) and what the journal derives, judged as the writer
+/// that `--write` opens judges it (the markdown is not read: nothing here digests it).
+fn snapshot_and_derived(
     plan: &crate::plan::record::RecordPlan,
-) -> Result<(Option<Vec<u8>>, Vec<u8>, crate::rules::record::JournalEnd)> {
+) -> Result<(Option<Vec<u8>>, crate::rules::record::Derived)> {
     let snapshot = snapshot_of(plan)?;
-    let judged = crate::rules::record::validate(plan);
+    let judged = crate::rules::record::validate_to_write(plan);
     let Some(derived) = judged.derived else {
         return Err(Error::rejected(
             plan.dir.display().to_string(),
@@ -380,7 +381,7 @@ fn snapshot_and_projection(
             crate::term::path_word(&plan.dir)
         )));
     };
-    Ok((snapshot, derived.projection.bytes().to_vec(), derived.end))
+    Ok((snapshot, derived))
 }
 
 /// `state.json`'s bytes (`None`: absent).

@@ -604,7 +604,7 @@ fn check_record_request(request: &RecordRunRequest) -> Result<String> {
 /// read without the lock: nothing is run for a gate that would not be recorded.
 fn judge_unlocked(plan_dir: &Path, request: &RecordRunRequest) -> Result<()> {
     let plan = crate::plan::record::RecordPlan::load(plan_dir);
-    let judged = crate::rules::record::validate(&plan);
+    let judged = crate::rules::record::validate_to_write(&plan);
     let contract = plan.live_contract().and_then(|doc| doc.value());
     let (Some(derived), Some(contract)) = (judged.derived, contract) else {
         return Err(crate::steps::record_writer::unjudgeable(

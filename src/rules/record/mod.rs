@@ -145,9 +145,10 @@ pub fn verify(plan: &RecordPlan) -> Judged {
     judge(plan, Depth::Everything)
 }
 
-/// [`validate`] for a writer, about to append under the plan's lock: the same findings, but
-/// the markdown is not read for the approval's digest (`Approval::digest_matches` is `None`),
-/// which no event a writer appends depends on (an approval digests the markdown itself).
+/// [`validate`] for a writer and the checks made for one (`dwp run` before it runs the
+/// command, `dwp reconcile` saying what `--write` would do): the same findings, but the
+/// markdown is not read for the approval's digest (`Approval::digest_matches` is `None`), which
+/// no event a writer appends depends on (an approval digests the markdown itself).
 pub fn validate_to_write(plan: &RecordPlan) -> Judged {
     judge(plan, Depth::ToWrite)
 }
